@@ -1,0 +1,3 @@
+from coherence.cli import main
+
+raise SystemExit(main())

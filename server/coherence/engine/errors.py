@@ -1,0 +1,21 @@
+"""Errors the engine reports to its callers (CLI, language server) with a message meant for users."""
+
+
+class CoherenceError(Exception):
+    """Base class: ``str(err)`` is a complete, user-facing sentence."""
+
+
+class ConfigurationError(CoherenceError):
+    """No model configured, a missing replay file, a bad setting: the user must act."""
+
+
+class SamplingError(CoherenceError):
+    """The LLM could not be reached or refused every request (bad key, provider down)."""
+
+    def __init__(self, message: str, kind: str = "provider"):
+        super().__init__(message)
+        self.kind = kind  # auth | rate_limit | timeout | connection | provider | config
+
+
+class CheckCancelled(CoherenceError):
+    """A check was superseded or cancelled by the user."""

@@ -1,0 +1,45 @@
+"""What the executor runs: programs on top of a module context."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class ModuleContext:
+    """The module every program is loaded on top of.
+
+    The worker executes ``source`` as module ``module_name`` (the way pytest imports a test module,
+    with ``sys_path`` prepended), then each program's own source is executed in a copy of that
+    namespace.  ``source=None`` means an empty module (corpus replay: candidates are standalone).
+    """
+
+    source: str | None = None
+    filename: str = "<module>"
+    module_name: str = "coherence_target"
+    sys_path: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Program:
+    """One implementation of ``entry_point``.
+
+    ``source=None`` means: use the function the module context itself defines (the user's own
+    function).  Otherwise ``source`` (an alternative, possibly with imports and helpers) is executed
+    in a copy of the module namespace and its ``entry_point`` is called.
+    """
+
+    entry_point: str
+    source: str | None = None
+    label: str = ""  # for messages: "yours", "alternative 3", ...
+
+
+@dataclass(frozen=True)
+class ExecutionLimits:
+    call_timeout: float = 1.0  # seconds of wall time per call
+    program_budget: float = 20.0  # seconds of wall time for one program over all inputs
+    memory_mb: int = 1024  # address-space limit of each program's process
+    file_size_mb: int = 16  # largest file a program may write (in its temp cwd)
+    max_output_kb: int = 64  # captured stdout/stderr kept per call
+    jobs: int = 0  # programs run at once; 0 = number of CPUs
+    extra: dict = field(default_factory=dict, compare=False)

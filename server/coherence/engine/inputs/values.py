@@ -1,0 +1,125 @@
+"""The value model of generated inputs, and its rendering as Python source.
+
+Inputs are built in coherence's own process from the signature alone, so they cannot hold objects
+of the user's classes.  They are plain Python values plus two nodes:
+
+- ``Construct("Point", (1, 2))`` renders as ``Point(1, 2)``; the worker evaluates it in the user's
+  module namespace, so user classes, dataclasses and enums (``Construct("Color.RED")`` with
+  ``attr=True``) resolve there.
+- ``Expr("date(2024, 2, 28)")`` is source taken verbatim from a doctest or a test file.
+
+The worker evaluates ``Input.source()`` afresh for every call, which doubles as the deep copy.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Expr:
+    """Source text used verbatim (cannot be mutated, only evaluated)."""
+
+    source: str
+
+
+@dataclass(frozen=True)
+class Construct:
+    """A call of a name from the user's module: ``callee(*args, **kwargs)``, or ``callee`` alone
+    when ``attr`` is true (enum members: ``Color.RED``)."""
+
+    callee: str
+    args: tuple = ()
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    attr: bool = False
+
+
+def to_source(value: Any) -> str:
+    """Python source that evaluates to ``value`` (in the user's module namespace)."""
+    if isinstance(value, Expr):
+        return value.source
+    if isinstance(value, Construct):
+        if value.attr:
+            return value.callee
+        parts = [to_source(a) for a in value.args]
+        parts += [f"{k}={to_source(v)}" for k, v in value.kwargs]
+        return f"{value.callee}({', '.join(parts)})"
+    if isinstance(value, bool) or value is None:
+        return repr(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "float('nan')"
+        if math.isinf(value):
+            return "float('inf')" if value > 0 else "float('-inf')"
+        return repr(value)
+    if isinstance(value, complex):
+        return f"complex({to_source(value.real)}, {to_source(value.imag)})"
+    if isinstance(value, (int, str, bytes)):
+        return repr(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(to_source(v) for v in value) + "]"
+    if isinstance(value, tuple):
+        if len(value) == 1:
+            return "(" + to_source(value[0]) + ",)"
+        return "(" + ", ".join(to_source(v) for v in value) + ")"
+    if isinstance(value, (set, frozenset)):
+        items = sorted((to_source(v) for v in value))
+        if not items:
+            return "set()" if isinstance(value, set) else "frozenset()"
+        inner = "{" + ", ".join(items) + "}"
+        return inner if isinstance(value, set) else f"frozenset({inner})"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{to_source(k)}: {to_source(v)}" for k, v in value.items()) + "}"
+    raise TypeError(f"cannot render {type(value).__name__} as source")
+
+
+def value_size(value: Any) -> int:
+    """A rough size used to prefer small counterexamples."""
+    if isinstance(value, Expr):
+        return len(value.source)
+    if isinstance(value, Construct):
+        return 1 + sum(value_size(a) for a in value.args) + sum(value_size(v) for _, v in value.kwargs)
+    if isinstance(value, bool) or value is None:
+        return 1
+    if isinstance(value, (int, float)):
+        if isinstance(value, float) and not math.isfinite(value):
+            return 2
+        return 1 + len(str(abs(int(value))))
+    if isinstance(value, complex):
+        return value_size(value.real) + value_size(value.imag)
+    if isinstance(value, (str, bytes)):
+        return 1 + len(value)
+    if isinstance(value, dict):
+        return 1 + sum(value_size(k) + value_size(v) for k, v in value.items())
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return 1 + sum(value_size(v) for v in value)
+    return 10
+
+
+@dataclass(frozen=True)
+class Input:
+    """One call's arguments."""
+
+    args: tuple = ()
+    kwargs: tuple[tuple[str, Any], ...] = ()
+    origin: str = "mutation"  # doctest | test | default | annotation | mutation | shrink
+
+    def source(self) -> str:
+        """Source of ``(args_tuple, kwargs_dict)``; what the worker evaluates per call."""
+        kw = "{" + ", ".join(f"{k!r}: {to_source(v)}" for k, v in self.kwargs) + "}"
+        return f"({to_source(tuple(self.args))}, {kw})"
+
+    def call(self, name: str) -> str:
+        """A pasteable call expression: ``name(1, [2], key='x')``."""
+        parts = [to_source(a) for a in self.args]
+        parts += [f"{k}={to_source(v)}" for k, v in self.kwargs]
+        return f"{name}({', '.join(parts)})"
+
+    def size(self) -> int:
+        return sum(value_size(a) for a in self.args) + sum(value_size(v) for _, v in self.kwargs)
+
+    def key(self) -> str:
+        """Identity for de-duplication."""
+        return self.source()

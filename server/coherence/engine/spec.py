@@ -1,0 +1,105 @@
+"""What the LLM is allowed to see of a function (its Spec), and what it is not (the body).
+
+A ``Spec`` is the signature, docstring and module context of a function.  It never carries the
+body: samples are keyed by ``Spec.spec_hash`` so editing only the body costs no LLM call.  The
+body lives in ``Target``, whose ``body_hash`` keys results instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+
+PARAM_KINDS = (
+    "positional_only",
+    "positional_or_keyword",
+    "var_positional",
+    "keyword_only",
+    "var_keyword",
+)
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str  # one of PARAM_KINDS
+    annotation: str | None = None  # annotation source text, e.g. "List[int]"
+    default: str | None = None  # default value source text, e.g. "None" or "'x'"
+
+
+@dataclass(frozen=True)
+class ClassInfo:
+    """A class defined in the user's module, as far as input generation needs it (AST only)."""
+
+    name: str
+    bases: tuple[str, ...] = ()
+    is_dataclass: bool = False
+    is_enum: bool = False
+    # dataclass fields / __init__ params, in order
+    fields: tuple[Param, ...] = ()
+    # enum member names
+    members: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Spec:
+    name: str
+    signature: str  # "(a: int, b: str = 'x') -> bool"
+    params: tuple[Param, ...]
+    returns: str | None
+    docstring: str | None
+    # Module context shown to the LLM: imports, constants, sibling signatures and docstrings.
+    context: str = ""
+    # Classes of the module (for building inputs from annotations); not part of the hash
+    # beyond what ``context`` already shows.
+    classes: tuple[ClassInfo, ...] = field(default=(), compare=False)
+    is_async: bool = False
+
+    @property
+    def spec_hash(self) -> str:
+        payload = json.dumps(
+            {
+                "name": self.name,
+                "signature": self.signature,
+                "docstring": self.docstring or "",
+                "context": self.context,
+            },
+            sort_keys=True,
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()[:32]
+
+    def header(self) -> str:
+        """``def name(sig):`` plus the docstring: the stub the LLM is asked to complete."""
+        prefix = "async def" if self.is_async else "def"
+        lines = [f"{prefix} {self.name}{self.signature}:"]
+        if self.docstring:
+            doc = self.docstring.replace('"""', '\\"\\"\\"')
+            body = "\n".join(("    " + ln) if ln.strip() else "" for ln in doc.splitlines())
+            lines.append(f'    """{body.lstrip()}\n    """')
+        return "\n".join(lines)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A function marked for checking: its Spec plus what only the executor may see."""
+
+    spec: Spec
+    path: str  # file path as given (may be "<untitled>")
+    line: int  # 1-based line of the ``def`` keyword
+    column: int  # 0-based column of the function name
+    end_line: int
+    name_line: int  # 1-based line holding the function name (== line unless decorators)
+    module_source: str  # the whole module text the function lives in
+    function_source: str  # def ... end, with decorators
+    body_hash: str
+    qualname: str = ""
+    # When set, the function is reported as skipped with this reason instead of checked.
+    skip_reason: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
