@@ -74,9 +74,12 @@ class Spec:
         prefix = "async def" if self.is_async else "def"
         lines = [f"{prefix} {self.name}{self.signature}:"]
         if self.docstring:
-            doc = self.docstring.replace('"""', '\\"\\"\\"')
-            body = "\n".join(("    " + ln) if ln.strip() else "" for ln in doc.splitlines())
-            lines.append(f'    """{body.lstrip()}\n    """')
+            doc = self.docstring.replace('"""', '\\"\\"\\"').splitlines()
+            if len(doc) == 1:
+                lines.append(f'    """{doc[0]}"""')
+            else:
+                body = "\n".join(("    " + ln) if ln.strip() else "" for ln in doc)
+                lines.append(f'    """{body.lstrip()}\n    """')
         return "\n".join(lines)
 
     def to_dict(self) -> dict:

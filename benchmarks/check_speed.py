@@ -1,0 +1,124 @@
+"""Time full checks (m programs x n inputs, sandboxed) against the same calls run bare in-process.
+
+Not a test: it prints figures.  Needs ../shared/corpus.
+
+    python benchmarks/check_speed.py [--tasks 20] [--samples 10] [--inputs 1000] [--sandbox auto]
+
+For each of the first --tasks HumanEval tasks of one model's recorded samples, candidate 0 plays
+the user's function and candidates 1..m-1 the alternatives (the replay provider).  "check" is the
+wall time of ``Checker.check`` (input generation, sandboxed execution, metrics, counterexample);
+"bare" is the wall time of calling the same m programs on the same inputs in this process with no
+isolation at all.  The ratio check/bare is the sandbox's price.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import os
+import signal
+import statistics
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
+
+from coherence.engine.check import Checker  # noqa: E402
+from coherence.engine.config import CheckConfig  # noqa: E402
+from coherence.engine.inputs.generate import generate_inputs  # noqa: E402
+from coherence.engine.markers import target_for  # noqa: E402
+from coherence.engine.sampling.replay import ReplayProvider  # noqa: E402
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+
+
+class _CallTimeout(BaseException):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _CallTimeout
+
+
+def bare_seconds(name: str, programs: list[str], inputs: list[str], call_timeout: float) -> float:
+    """The same calls with no sandbox: exec each program here and call it on every input."""
+    signal.signal(signal.SIGALRM, _alarm)
+    compiled = [compile(src, "<input>", "eval") for src in inputs]
+    devnull = open(os.devnull, "w")
+    start = time.perf_counter()
+    for source in programs:
+        ns: dict = {"__name__": "bare"}
+        try:
+            exec(compile(source, "<program>", "exec"), ns)
+            fn = ns[name]
+        except BaseException:  # noqa: BLE001
+            continue
+        for code in compiled:
+            try:
+                args, kwargs = eval(code, ns)
+                old = sys.stdout
+                sys.stdout = devnull
+                signal.setitimer(signal.ITIMER_REAL, call_timeout)
+                try:
+                    fn(*args, **kwargs)
+                finally:
+                    signal.setitimer(signal.ITIMER_REAL, 0)
+                    sys.stdout = old
+            except BaseException:  # noqa: BLE001
+                pass
+    elapsed = time.perf_counter() - start
+    devnull.close()
+    return elapsed
+
+
+async def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--model", default="gpt_4o")
+    ap.add_argument("--tasks", type=int, default=20)
+    ap.add_argument("--samples", type=int, default=10)
+    ap.add_argument("--inputs", type=int, default=1000)
+    ap.add_argument("--sandbox", default="auto")
+    args = ap.parse_args()
+    corpus = CORPUS / f"humaneval-{args.model}.jsonl.gz"
+    if not corpus.is_file():
+        print(f"corpus not found: {corpus}", file=sys.stderr)
+        return 2
+    rows = [json.loads(line) for line in gzip.open(corpus, "rt")][: args.tasks]
+    config = CheckConfig(samples=args.samples, inputs=args.inputs, sandbox=args.sandbox)
+    provider = ReplayProvider(corpus, skip=1)
+    checker = Checker(config, provider=provider)
+    checks, bares = [], []
+    print(f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'bare s':>8} {'ratio':>6}")
+    for row in rows:
+        name = row["entry_point"]
+        try:
+            target = target_for(row["candidates"][0], name, f"{row['task_id']}.py", docstring=row.get("description"))
+        except (SyntaxError, LookupError) as exc:
+            print(f"{row['task_id']:<16} skipped: {exc}")
+            continue
+        t0 = time.perf_counter()
+        result = await checker.check(target)
+        check_s = time.perf_counter() - t0
+        inputs = generate_inputs(target.spec, args.inputs, module_source=target.module_source, seed=config.seed, time_budget=config.input_budget)
+        programs = [row["candidates"][0]] + [s for s in row["candidates"][1 : args.samples]]
+        bare_s = bare_seconds(name, programs, [i.source() for i in inputs], config.call_timeout)
+        checks.append(check_s)
+        bares.append(bare_s)
+        print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {bare_s:>8.3f} {check_s / max(bare_s, 1e-9):>6.1f}")
+    if not checks:
+        return 1
+    med_c, med_b = statistics.median(checks), statistics.median(bares)
+    ratios = [c / max(b, 1e-9) for c, b in zip(checks, bares)]
+    print()
+    print(f"tasks {len(checks)} · m={args.samples} · n={args.inputs} · sandbox {result.sandbox}")
+    print(f"median seconds per function: check {med_c:.3f} · bare in-process {med_b:.3f} · ratio of medians {med_c / max(med_b, 1e-9):.1f}x · median ratio {statistics.median(ratios):.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(asyncio.run(main()))

@@ -1,0 +1,291 @@
+"""Orchestration: Target -> samples -> inputs -> outcome matrix -> metrics -> CheckResult.
+
+``Checker`` holds what is worth keeping between checks (the LLM provider, the sample cache, the
+executor).  Blocking work (input generation, running the sandbox) happens in threads that only
+wait on worker processes: generated code never runs in this process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+from coherence.engine import counterexample as cx
+from coherence.engine.config import CheckConfig
+from coherence.engine.errors import CheckCancelled, CoherenceError
+from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
+from coherence.engine.execution.executor import ExecutionReport, Executor
+from coherence.engine.inputs import Input
+from coherence.engine.inputs.generate import generate_inputs
+from coherence.engine.markers import find_targets
+from coherence.engine.metrics import score
+from coherence.engine.outcomes import Outcome, label_matrix, outcomes_equal
+from coherence.engine.result import CheckResult
+from coherence.engine.sampling import SampleSet, make_provider, sample_alternatives
+from coherence.engine.sampling.cache import SampleCache
+from coherence.engine.spec import Target
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str, float], None]  # (message, fraction done in [0, 1])
+_MISSING_MODULE = re.compile(r"^(ModuleNotFoundError|ImportError)\b")
+
+
+def module_context_for(target: Target, workspace: str | None) -> ModuleContext:
+    path = Path(target.path)
+    sys_path: list[str] = []
+    if path.name and path.parent != Path(""):
+        sys_path.append(str(path.parent.resolve()))
+    if workspace:
+        sys_path.append(str(Path(workspace).resolve()))
+    stem = re.sub(r"\W", "_", path.stem) or "module"
+    # A private module name: a user file called random.py must not shadow the stdlib in the worker.
+    return ModuleContext(
+        source=target.module_source,
+        filename=str(path),
+        module_name=f"coherence_user_{stem}",
+        sys_path=tuple(dict.fromkeys(sys_path)),
+    )
+
+
+class Checker:
+    def __init__(self, config: CheckConfig, *, provider=None, cache: SampleCache | None = None, executor: Executor | None = None):
+        self.config = config.validated()
+        self._provider = provider
+        self._cache = cache
+        self._executor = executor
+
+    # Built lazily: a replay-only or skipped check must not pay for litellm or a cache file.
+    @property
+    def provider(self):
+        if self._provider is None:
+            self._provider = make_provider(
+                model=self.config.model,
+                api_base=self.config.api_base,
+                replay=self.config.replay,
+                temperature=self.config.temperature,
+                timeout=self.config.llm_timeout,
+                max_concurrency=self.config.max_concurrency,
+            )
+        return self._provider
+
+    @property
+    def cache(self) -> SampleCache | None:
+        if self._cache is None and getattr(self.provider, "cacheable", False):
+            self._cache = SampleCache(self.config.cache_dir)
+        return self._cache
+
+    @property
+    def executor(self) -> Executor:
+        if self._executor is None:
+            limits = ExecutionLimits(call_timeout=self.config.call_timeout, program_budget=self.config.program_budget)
+            self._executor = Executor(python=self.config.python, limits=limits, sandbox=self.config.sandbox)
+        return self._executor
+
+    async def check_source(self, source: str, path: str, **kw) -> list[CheckResult]:
+        """Check every marked function of one module.  A syntax error becomes one error result."""
+        try:
+            targets = find_targets(source, path, mode=self.config.mode)
+        except SyntaxError as exc:
+            return [CheckResult(name="<module>", path=path, line=exc.lineno or 1, status="error", reason=f"syntax error: {exc.msg} (line {exc.lineno})")]
+        results = []
+        for target in targets:
+            results.append(await self.check(target, **kw))
+        return results
+
+    async def check(self, target: Target, *, progress: Progress | None = None, cancel: threading.Event | None = None, samples: SampleSet | None = None) -> CheckResult:
+        """Check one target.  Raises ``CoherenceError`` only for problems the user must fix in their
+        configuration (no model, bad key); everything about the code itself ends up in the result."""
+        started = time.monotonic()
+        result = CheckResult(
+            name=target.name,
+            qualname=target.qualname or target.name,
+            path=target.path,
+            line=target.name_line,
+            column=target.column,
+            end_line=target.end_line,
+            status="skipped",
+            spec_hash=target.spec.spec_hash,
+            body_hash=target.body_hash,
+            delta=self.config.delta,
+            checked_at=time.time(),
+        )
+        if target.skip_reason:
+            result.reason = target.skip_reason
+            return result
+        cfg = self.config
+        report_progress = progress or (lambda msg, frac: None)
+
+        report_progress(f"{target.name}: sampling {cfg.samples - 1} alternatives", 0.0)
+        if samples is None:
+            samples = await sample_alternatives(target.spec, cfg.samples - 1, self.provider, self.cache)
+        result.model = samples.model
+        result.cost_usd = samples.cost_usd
+        result.sampling = samples.summary()
+        valid = samples.valid[: cfg.samples - 1]
+        if not valid:
+            result.status = "error"
+            result.reason = f"no usable alternative implementations ({samples.summary()})"
+            result.seconds = time.monotonic() - started
+            return result
+        _raise_if_cancelled(cancel)
+
+        report_progress(f"{target.name}: generating inputs", 0.2)
+        inputs = await asyncio.to_thread(
+            generate_inputs,
+            target.spec,
+            cfg.inputs,
+            module_source=target.module_source,
+            workspace=cfg.workspace,
+            seed=cfg.seed,
+            time_budget=cfg.input_budget,
+        )
+        if not inputs:
+            result.reason = "could not build any input from the signature"
+            result.seconds = time.monotonic() - started
+            return result
+        _raise_if_cancelled(cancel)
+
+        module = module_context_for(target, cfg.workspace)
+        programs = [Program(target.name, None, "yours")] + [
+            Program(target.name, s.code, f"alternative {i}") for i, s in enumerate(valid, start=1)
+        ]
+        report_progress(f"{target.name}: running {len(programs)} programs × {len(inputs)} inputs", 0.3)
+        rerun = list(range(min(len(inputs), cfg.rerun_inputs)))
+        report = await asyncio.to_thread(
+            self.executor.run, module, programs, [i.source() for i in inputs], rerun=rerun, seed=cfg.seed, cancel=cancel
+        )
+        result.sandbox = report.sandbox
+        if report.module_error:
+            result.status = "error"
+            result.reason = f"your module failed to load in the sandbox: {report.module_error}"
+            result.seconds = time.monotonic() - started
+            return result
+
+        # Alternatives that import a module this interpreter lacks say nothing about the task.
+        dropped = [i for i, err in enumerate(report.load_errors) if i > 0 and err and _MISSING_MODULE.match(err)]
+        if dropped:
+            keep = [i for i in range(len(programs)) if i not in dropped]
+            programs = [programs[i] for i in keep]
+            valid = [valid[i - 1] for i in keep[1:]]
+            report.outcomes = [report.outcomes[i] for i in keep]
+            report.load_errors = [report.load_errors[i] for i in keep]
+            result.sampling += f"; {len(dropped)} dropped: needs a module that is not installed"
+        if len(programs) < 2:
+            result.status = "error"
+            result.reason = f"no runnable alternative implementations ({result.sampling})"
+            result.seconds = time.monotonic() - started
+            return result
+
+        labels = label_matrix(report.outcomes)
+        raised, errors = _raise_matrices(report.outcomes)
+        metrics = score(labels, raised, errors, delta=cfg.delta)
+        result.samples = metrics.programs
+        result.inputs = metrics.inputs
+        result.incoherence = metrics.incoherence
+        result.incoherence_interval = list(metrics.incoherence_interval)
+        result.disagreement = metrics.disagreement
+        result.error_lower_bound = metrics.error_lower_bound
+        result.pac_bound = metrics.pac_bound
+        result.sde = metrics.sde
+        result.dsde = metrics.dsde
+        result.trust = metrics.trust
+        result.clusters = metrics.cluster_sizes
+        result.user_cluster = metrics.user_cluster
+        result.extra["load_errors"] = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}
+        result.extra["timeouts"] = sum(report.timeouts)
+
+        unstable = _nondeterminism(report, rerun)
+        if unstable is not None:
+            x, first, second = unstable
+            result.status = "nondeterministic"
+            result.reason = f"your function gave two different results for {inputs[x].call(target.name)}: {first.render()} then {second.render()}"
+        elif metrics.incoherence > 0:
+            result.status = "incoherent"
+        else:
+            result.status = "coherent"
+
+        members = metrics.cluster_members
+        others = [g for i, g in enumerate(members) if i != metrics.user_cluster]
+        if others:
+            result.disagreeing_code = programs[others[0][0]].source
+            if members[0] is not members[metrics.user_cluster] and len(members[0]) > len(members[metrics.user_cluster]):
+                result.majority_code = programs[members[0][0]].source
+
+        if result.status == "incoherent":
+            report_progress(f"{target.name}: shrinking a counterexample", 0.85)
+            result.counterexample = await asyncio.to_thread(
+                self._counterexample, target, module, programs, inputs, report, labels, raised, metrics, cancel
+            )
+        result.seconds = time.monotonic() - started
+        report_progress(f"{target.name}: done", 1.0)
+        return result
+
+    def _counterexample(self, target, module, programs, inputs, report, labels, raised, metrics, cancel):
+        picked = cx.choose(labels, raised, inputs, metrics)
+        if picked is None:
+            return None
+        x, rival = picked
+        start = inputs[x]
+        try:
+            shrunk = cx.shrink(
+                self.executor,
+                module,
+                programs[0],
+                programs[rival],
+                start,
+                (report.outcomes[0][x], report.outcomes[rival][x]),
+                rounds=self.config.shrink_rounds,
+                seed=self.config.seed,
+                cancel=cancel,
+            )
+            final = self.executor.run(module, programs, [shrunk.source()], seed=self.config.seed, cancel=cancel)
+            outcomes = [row[0] for row in final.outcomes]
+            if outcomes_equal(outcomes[0], outcomes[rival]):
+                raise RuntimeError("shrunk input no longer disagrees")  # fall back to the original
+        except CheckCancelled:
+            raise
+        except Exception as exc:  # noqa: BLE001 - shrinking is a nicety; the unshrunk input stands
+            log.debug("shrinking failed: %s", exc)
+            shrunk = start
+            outcomes = [row[x] for row in report.outcomes]
+        return cx.describe(target.name, shrunk, outcomes, rival, shrunk_from=start)
+
+
+def _raise_matrices(outcomes: list[list[Outcome]]) -> tuple[np.ndarray, np.ndarray]:
+    codes: dict[str, int] = {}
+    raised = np.array([[o.kind == "raise" for o in row] for row in outcomes], dtype=bool)
+    errors = np.array([[codes.setdefault(o.error or "", len(codes)) if o.kind == "raise" else -1 for o in row] for row in outcomes], dtype=np.int64)
+    return raised, errors
+
+
+def _nondeterminism(report: ExecutionReport, rerun: list[int]) -> tuple[int, Outcome, Outcome] | None:
+    for x, again in zip(rerun, report.rerun):
+        first = report.outcomes[0][x]
+        if again.error == "Timeout" or first.error == "Timeout":
+            continue  # a slow call is not evidence of nondeterminism
+        if not outcomes_equal(first, again):
+            return x, first, again
+    return None
+
+
+def _raise_if_cancelled(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise CheckCancelled("check cancelled")
+
+
+def results_key(target: Target, config: CheckConfig) -> str:
+    """Results depend on the spec (samples), the body, the rest of the module, and the settings."""
+    parts = [target.spec.spec_hash, target.body_hash, hashlib.sha256(target.module_source.encode()).hexdigest(), repr(config)]
+    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+
+
+__all__ = ["Checker", "CoherenceError", "Input", "module_context_for", "results_key"]

@@ -1,0 +1,328 @@
+"""Find the functions marked for checking, and cut each into a Spec (what the LLM sees) and a Target.
+
+Markers are matched by name so the user's project needs no import:
+- a ``# coherence`` comment on the ``def`` line, or on the line above it (above the decorators too);
+- a decorator whose name ends in ``generated``: ``@generated``, ``@llm_generated``,
+  ``@coherence.generated``, ``@generated(...)``.
+With ``mode="docstring"`` every function that has a docstring is checked instead.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import re
+import tokenize
+from collections.abc import Iterable
+
+from coherence.engine.spec import ClassInfo, Param, Spec, Target
+
+MARKER_COMMENT = re.compile(r"#\s*coherence\b(?!\s*:\s*(?:off|ignore|skip))", re.IGNORECASE)
+MODES = ("marked", "docstring")
+# Module context shown to the LLM is bounded: a huge module must not become a huge prompt.
+_CONTEXT_LIMIT = 6000
+_CONSTANT_LIMIT = 200
+
+
+def find_targets(source: str, path: str = "<untitled>", *, mode: str = "marked") -> list[Target]:
+    """Every marked function in ``source``, module-level first.
+
+    Raises ``SyntaxError`` when the module does not parse (callers report it, e.g. mid-typing).
+    Functions that are marked but cannot be checked come back with ``skip_reason`` set.
+    """
+    if mode not in MODES:
+        raise ValueError(f"unknown marker mode {mode!r}; expected one of {', '.join(MODES)}")
+    tree = ast.parse(source, filename=path)
+    lines = source.splitlines()
+    classes = tuple(_class_infos(tree))
+    found: list[tuple[ast.AST, str, str | None]] = []  # (node, qualname, skip reason)
+
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.append((node, node.name, None))
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    found.append((item, f"{node.name}.{item.name}", "methods are not checked yet: move the logic into a module-level function"))
+    for node, qual in _nested_functions(tree):
+        found.append((node, qual, "nested functions are not checked: only module-level functions are"))
+
+    targets = []
+    for node, qualname, reason in found:
+        if not _is_marked(node, lines, mode):
+            continue
+        targets.append(_make_target(node, qualname, reason, tree, source, lines, path, classes))
+    return targets
+
+
+def _is_marked(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], mode: str) -> bool:
+    if mode == "docstring":
+        return ast.get_docstring(node) is not None
+    for dec in node.decorator_list:
+        if _decorator_name(dec).endswith("generated"):
+            return True
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    candidates = {node.lineno, first - 1, node.lineno - 1}
+    for ln in candidates:
+        if 1 <= ln <= len(lines) and MARKER_COMMENT.search(_comment_part(lines[ln - 1])):
+            return True
+    return False
+
+
+def _comment_part(line: str) -> str:
+    # Only the comment counts: a string literal "# coherence" on the def line must not mark it.
+    if "#" not in line:
+        return ""
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(line).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return line[line.index("#"):]
+    return " ".join(t.string for t in toks if t.type == tokenize.COMMENT)
+
+
+def _decorator_name(dec: ast.expr) -> str:
+    if isinstance(dec, ast.Call):
+        dec = dec.func
+    parts = []
+    while isinstance(dec, ast.Attribute):
+        parts.append(dec.attr)
+        dec = dec.value
+    if isinstance(dec, ast.Name):
+        parts.append(dec.id)
+    return ".".join(reversed(parts))
+
+
+def _nested_functions(tree: ast.Module) -> Iterable[tuple[ast.AST, str]]:
+    def walk(node: ast.AST, prefix: str, inside_function: bool):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                qual = f"{prefix}{child.name}"
+                if inside_function:
+                    yield child, qual
+                yield from walk(child, qual + ".", True)
+            elif isinstance(child, ast.ClassDef):
+                yield from walk(child, f"{prefix}{child.name}.", inside_function)
+            else:
+                yield from walk(child, prefix, inside_function)
+
+    yield from walk(tree, "", False)
+
+
+def _params(args: ast.arguments) -> tuple[Param, ...]:
+    def ann(a: ast.arg) -> str | None:
+        return ast.unparse(a.annotation) if a.annotation is not None else None
+
+    out: list[Param] = []
+    positional = list(args.posonlyargs) + list(args.args)
+    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
+    for i, (a, d) in enumerate(zip(positional, defaults)):
+        kind = "positional_only" if i < len(args.posonlyargs) else "positional_or_keyword"
+        out.append(Param(a.arg, kind, ann(a), ast.unparse(d) if d is not None else None))
+    if args.vararg:
+        out.append(Param(args.vararg.arg, "var_positional", ann(args.vararg)))
+    for a, d in zip(args.kwonlyargs, args.kw_defaults):
+        out.append(Param(a.arg, "keyword_only", ann(a), ast.unparse(d) if d is not None else None))
+    if args.kwarg:
+        out.append(Param(args.kwarg.arg, "var_keyword", ann(args.kwarg)))
+    return tuple(out)
+
+
+def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    sig = f"({ast.unparse(node.args)})"
+    if node.returns is not None:
+        sig += f" -> {ast.unparse(node.returns)}"
+    return sig
+
+
+def _skip_reason(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    if isinstance(node, ast.AsyncFunctionDef):
+        return "async functions are not checked yet"
+    for sub in ast.walk(node):
+        if sub is not node and isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(sub, (ast.Yield, ast.YieldFrom)) and _owner(node, sub):
+            return "generator functions are not checked yet"
+    if any(_decorator_name(d) in ("overload", "typing.overload") for d in node.decorator_list):
+        return "@overload stubs have no behaviour to check"
+    if any(_decorator_name(d) in ("property", "staticmethod", "classmethod", "abstractmethod") for d in node.decorator_list):
+        return "methods are not checked yet: move the logic into a module-level function"
+    return None
+
+
+def _owner(func: ast.AST, target: ast.AST) -> bool:
+    """True when ``target`` belongs to ``func`` itself, not to a function nested inside it."""
+
+    def search(node: ast.AST) -> bool:
+        for child in ast.iter_child_nodes(node):
+            if child is target:
+                return True
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+                continue
+            if search(child):
+                return True
+        return False
+
+    return search(func)
+
+
+def _make_target(node, qualname, reason, tree, source, lines, path, classes) -> Target:
+    docstring = ast.get_docstring(node, clean=True)
+    spec = Spec(
+        name=node.name,
+        signature=_signature(node),
+        params=_params(node.args),
+        returns=ast.unparse(node.returns) if node.returns is not None else None,
+        docstring=docstring,
+        context=module_context(tree, source, exclude=node),
+        classes=classes,
+        is_async=isinstance(node, ast.AsyncFunctionDef),
+    )
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    end = node.end_lineno or node.lineno
+    function_source = "\n".join(lines[first - 1 : end])
+    if reason is None:
+        reason = _skip_reason(node)
+    if reason is None and any(p.kind == "var_keyword" for p in spec.params) and not any(
+        p.kind in ("positional_only", "positional_or_keyword", "keyword_only") for p in spec.params
+    ):
+        reason = "functions that take only **kwargs have no signature to build inputs from"
+    # Column of the name: "def name" / "async def name" on the def line.
+    def_line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
+    m = re.search(r"\bdef\s+(" + re.escape(node.name) + r")\b", def_line)
+    column = m.start(1) if m else node.col_offset
+    return Target(
+        spec=spec,
+        path=path,
+        line=first,
+        column=column,
+        end_line=end,
+        name_line=node.lineno,
+        module_source=source,
+        function_source=function_source,
+        body_hash=body_hash(node),
+        qualname=qualname,
+        skip_reason=reason,
+    )
+
+
+def body_hash(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    """Hash of what the function does: its AST without the docstring (formatting and comments
+    do not change behaviour, so they do not invalidate results)."""
+    body = node.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    dumped = ast.dump(ast.Module(body=body, type_ignores=[]), annotate_fields=False)
+    dumped += "|" + ast.dump(node.args) + "|" + "|".join(ast.dump(d) for d in node.decorator_list)
+    return hashlib.sha256(dumped.encode()).hexdigest()[:32]
+
+
+def module_context(tree: ast.Module, source: str, exclude: ast.AST | None = None) -> str:
+    """Imports, constants, class skeletons and sibling signatures+docstrings: what a programmer
+    writing this function would see around it.  Never any function body."""
+    parts: list[str] = []
+    for node in tree.body:
+        if node is exclude:
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            parts.append(ast.unparse(node))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            text = ast.unparse(node)
+            if len(text) > _CONSTANT_LIMIT:
+                text = text[:_CONSTANT_LIMIT] + " ...  # (truncated)"
+            parts.append(text)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            parts.append(_stub(node))
+        elif isinstance(node, ast.ClassDef):
+            parts.append(_class_skeleton(node, exclude))
+    text = "\n".join(parts)
+    if len(text) > _CONTEXT_LIMIT:
+        text = text[:_CONTEXT_LIMIT] + "\n# ... (module context truncated)"
+    return text
+
+
+def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef, indent: str = "") -> str:
+    decos = "".join(f"{indent}@{ast.unparse(d)}\n" for d in node.decorator_list)
+    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
+    head = f"{decos}{indent}{prefix} {node.name}{_signature(node)}:"
+    doc = ast.get_docstring(node, clean=True)
+    if doc:
+        doc_lines = doc.splitlines()
+        body = f'\n{indent}    """' + ("\n" + indent + "    ").join(doc_lines) + '"""'
+    else:
+        body = ""
+    return f"{head}{body}\n{indent}    ..."
+
+
+def _class_skeleton(node: ast.ClassDef, exclude: ast.AST | None) -> str:
+    decos = "".join(f"@{ast.unparse(d)}\n" for d in node.decorator_list)
+    bases = ", ".join(ast.unparse(b) for b in node.bases + node.keywords) if (node.bases or node.keywords) else ""
+    head = f"{decos}class {node.name}({bases}):" if bases else f"{decos}class {node.name}:"
+    body: list[str] = []
+    doc = ast.get_docstring(node, clean=True)
+    if doc:
+        body.append('    """' + "\n    ".join(doc.splitlines()) + '"""')
+    for item in node.body:
+        if item is exclude:
+            continue
+        if isinstance(item, (ast.Assign, ast.AnnAssign)):
+            body.append("    " + ast.unparse(item))
+        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            body.append(_stub(item, "    "))
+    if not body:
+        body.append("    ...")
+    return head + "\n" + "\n".join(body)
+
+
+def _class_infos(tree: ast.Module) -> Iterable[ClassInfo]:
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        decos = [_decorator_name(d) for d in node.decorator_list]
+        bases = tuple(ast.unparse(b) for b in node.bases)
+        is_dataclass = any(d.split(".")[-1] == "dataclass" for d in decos)
+        is_enum = any(b.split(".")[-1] in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag") for b in bases)
+        fields: list[Param] = []
+        members: list[str] = []
+        for item in node.body:
+            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and not is_enum:
+                ann = ast.unparse(item.annotation)
+                if ann.startswith(("ClassVar", "typing.ClassVar")):
+                    continue
+                default = ast.unparse(item.value) if item.value is not None else None
+                fields.append(Param(item.target.id, "positional_or_keyword", ann, default))
+            elif isinstance(item, ast.Assign) and is_enum:
+                for t in item.targets:
+                    if isinstance(t, ast.Name) and not t.id.startswith("_"):
+                        members.append(t.id)
+            elif isinstance(item, ast.FunctionDef) and item.name == "__init__" and not is_dataclass:
+                fields = [p for p in _params(item.args) if p.name != "self" and p.kind not in ("var_positional", "var_keyword")]
+        yield ClassInfo(
+            name=node.name,
+            bases=bases,
+            is_dataclass=is_dataclass,
+            is_enum=is_enum,
+            fields=tuple(fields),
+            members=tuple(members),
+        )
+
+
+def target_for(source: str, name: str, path: str = "<memory>", *, docstring: str | None = None) -> Target:
+    """The module-level function ``name`` of ``source`` as a Target, marked or not.
+
+    For replaying recorded programs (benchmarks, ``coherence eval``): ``docstring`` stands in when
+    the recorded function carries none (MBPP states its task in a separate sentence).
+    """
+    tree = ast.parse(source, filename=path)
+    lines = source.splitlines()
+    classes = tuple(_class_infos(tree))
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            target = _make_target(node, name, None, tree, source, lines, path, classes)
+            if docstring and not target.spec.docstring:
+                from dataclasses import replace
+
+                target = replace(target, spec=replace(target.spec, docstring=docstring.strip()))
+            return target
+    raise LookupError(f"{path} defines no module-level function {name!r}")

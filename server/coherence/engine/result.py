@@ -1,0 +1,98 @@
+"""What a check produces, in a form every front end (CLI, SARIF, language server) can render."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+STATUSES = ("coherent", "incoherent", "nondeterministic", "skipped", "error")
+
+
+@dataclass
+class ClusterOutput:
+    """What one group of alternatives returned on the counterexample input."""
+
+    output: str
+    count: int
+
+
+@dataclass
+class Counterexample:
+    call: str  # pasteable: name(args...)
+    yours: str  # rendered outcome of the user's function
+    theirs: str  # rendered outcome of the largest cluster that disagrees with the user
+    alternatives: list[ClusterOutput]  # every alternative's outcome on this input, grouped
+    disagreeing: int  # alternatives whose outcome differs from yours on this input
+    total: int  # alternatives run
+    shrunk_from: str | None = None  # the call before shrinking, when it changed
+
+    def summary(self) -> str:
+        """``7 of 9 alternatives disagree: f(3) -> yours 4, theirs 5``."""
+        return f"{self.disagreeing} of {self.total} alternatives disagree: {self.call} -> yours {self.yours}, theirs {self.theirs}"
+
+
+@dataclass
+class CheckResult:
+    name: str
+    path: str
+    line: int
+    status: str  # one of STATUSES
+    reason: str = ""  # why skipped / error / nondeterministic
+    qualname: str = ""
+    column: int = 0
+    end_line: int = 0
+    samples: int = 0  # m: programs compared, the user's function included
+    inputs: int = 0  # n
+    incoherence: float | None = None
+    incoherence_interval: list[float] | None = None
+    disagreement: float | None = None
+    error_lower_bound: float | None = None
+    dsde: float | None = None
+    sde: float | None = None
+    trust: float | None = None
+    clusters: list[int] = field(default_factory=list)  # sizes, largest first
+    user_cluster: int | None = None  # index into clusters
+    counterexample: Counterexample | None = None
+    pac_bound: float | None = None
+    delta: float = 0.05
+    cost_usd: float = 0.0
+    seconds: float = 0.0
+    model: str = ""
+    sampling: str = ""  # e.g. "9 of 9 alternatives" / "7 of 9 alternatives; 2 failed: rate limited"
+    sandbox: str = ""
+    spec_hash: str = ""
+    body_hash: str = ""
+    # Code of the representative of the largest cluster that disagrees with the user, and of the
+    # largest cluster overall when the user is not in it (for "replace body").
+    disagreeing_code: str | None = None
+    majority_code: str | None = None
+    checked_at: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_problem(self) -> bool:
+        return self.status == "incoherent"
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "CheckResult":
+        data = dict(data)
+        ce = data.get("counterexample")
+        if ce is not None:
+            ce = dict(ce)
+            ce["alternatives"] = [ClusterOutput(**a) for a in ce.get("alternatives", [])]
+            data["counterexample"] = Counterexample(**ce)
+        known = {f for f in cls.__dataclass_fields__}
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+    def headline(self) -> str:
+        """One line for lists, code lenses and logs."""
+        if self.status == "incoherent" and self.counterexample:
+            return f"trust {self.trust:.2f} · disagrees on {self.counterexample.call}"
+        if self.status == "incoherent":
+            return f"trust {self.trust:.2f} · incoherence {self.incoherence:.3f}"
+        if self.status == "coherent":
+            return f"trust {self.trust:.2f} · {self.samples} samples × {self.inputs} inputs"
+        return f"{self.status}: {self.reason}" if self.reason else self.status

@@ -1,0 +1,233 @@
+"""Sampling: m−1 independent alternative implementations of a function, from its Spec only.
+
+    provider = make_provider(model="openai/gpt-4o-mini")          # or replay="samples.jsonl.gz"
+    samples = await sample_alternatives(spec, count=9, provider=provider, cache=SampleCache())
+    samples.valid      # the Samples whose .code defines the function
+    samples.summary()  # "9 of 9 alternatives"
+
+``count`` is the number of alternatives (m − 1; the user's function is the m-th program).  The
+cache is read first and only the shortfall is asked for; new replies (valid or not) are stored,
+transport failures never are.  ``SamplingError`` is raised only when nothing at all could be
+obtained; partial results list their failures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from coherence.engine.errors import ConfigurationError, SamplingError
+from coherence.engine.sampling.cache import CacheKey, SampleCache, default_cache_path
+from coherence.engine.sampling.prompt import (
+    PROMPT_VERSION,
+    SAMPLE_STATUSES,
+    Sample,
+    build_messages,
+    extract_program,
+)
+from coherence.engine.sampling.provider import (
+    NO_RETRY,
+    LiteLLMProvider,
+    Provider,
+    ProviderReply,
+    RetryPolicy,
+)
+from coherence.engine.sampling.replay import ReplayProvider
+from coherence.engine.spec import Spec
+
+__all__ = [
+    "NO_RETRY",
+    "PROMPT_VERSION",
+    "SAMPLE_STATUSES",
+    "CacheKey",
+    "LiteLLMProvider",
+    "Provider",
+    "ProviderReply",
+    "ReplayProvider",
+    "RetryPolicy",
+    "Sample",
+    "SampleCache",
+    "SampleSet",
+    "build_messages",
+    "cache_key",
+    "default_cache_path",
+    "extract_program",
+    "make_provider",
+    "sample_alternatives",
+]
+
+log = logging.getLogger(__name__)
+
+_INVALID_WORDS = {
+    "no_code": "without code",
+    "syntax_error": "with a syntax error",
+    "missing_function": "without the function",
+}
+
+
+@dataclass
+class SampleSet:
+    samples: list[Sample]  # every reply received, valid or not, in order (cached ones first)
+    requested: int
+    failures: list[str]  # transport failures not turned into samples, one per missing sample
+    model: str
+    cost_usd: float = 0.0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    from_cache: int = 0
+
+    @property
+    def valid(self) -> list[Sample]:
+        return [s for s in self.samples if s.status == "ok" and s.code is not None]
+
+    @property
+    def invalid(self) -> list[Sample]:
+        return [s for s in self.samples if not (s.status == "ok" and s.code is not None)]
+
+    def summary(self) -> str:
+        """``"9 of 9 alternatives"`` or
+        ``"7 of 9 alternatives; 1 without the function, 1 failed: rate limited (429)"``."""
+        parts = [f"{len(self.valid)} of {self.requested} alternatives"]
+        extra: list[str] = []
+        bad = Counter(s.status for s in self.invalid)
+        for status in ("missing_function", "syntax_error", "no_code"):
+            if bad.get(status):
+                extra.append(f"{bad[status]} {_INVALID_WORDS[status]}")
+        for status, k in bad.items():
+            if status not in _INVALID_WORDS:
+                extra.append(f"{k} {status}")
+        if self.failures:
+            reasons = Counter(self.failures)
+            if len(reasons) == 1:
+                extra.append(f"{len(self.failures)} failed: {self.failures[0]}")
+            else:
+                listed = ", ".join(f"{k} {r}" for r, k in reasons.most_common())
+                extra.append(f"{len(self.failures)} failed: {listed}")
+        return parts[0] + ("; " + ", ".join(extra) if extra else "")
+
+
+def cache_key(spec: Spec, provider: Provider) -> CacheKey:
+    return CacheKey(spec.spec_hash, provider.model, float(provider.temperature), PROMPT_VERSION)
+
+
+def _kind_of(failures: list[str]) -> str:
+    top = Counter(failures).most_common(1)[0][0] if failures else ""
+    if top.startswith("rate limited"):
+        return "rate_limit"
+    if top.startswith("timeout"):
+        return "timeout"
+    if top.startswith("connection"):
+        return "connection"
+    if top.startswith("authentication"):
+        return "auth"
+    return "provider"
+
+
+_KIND_ADVICE = {
+    "rate_limit": "The provider is rate-limiting this key; wait, lower the concurrency or "
+    "the number of samples.",
+    "timeout": "The provider did not answer in time; raise the timeout or check the server.",
+    "connection": "Could not connect; check the api_base and that the server is running.",
+    "auth": "Check the API key.",
+    "provider": "The provider reported errors; check that it is up and the model name is right.",
+}
+
+
+async def sample_alternatives(
+    spec: Spec, count: int, provider: Provider, cache: SampleCache | None = None
+) -> SampleSet:
+    """``count`` alternatives for ``spec`` (cache first, then the provider for the shortfall)."""
+    result = SampleSet(samples=[], requested=max(0, count), failures=[], model=provider.model)
+    if count <= 0:
+        return result
+    use_cache = cache is not None and bool(getattr(provider, "cacheable", False))
+    key = cache_key(spec, provider) if use_cache else None
+    if use_cache:
+        assert cache is not None and key is not None
+        cached = await asyncio.to_thread(cache.get, key, count)
+        result.samples.extend(cached)
+        result.from_cache = len(cached)
+    need = count - len(result.samples)
+    if need > 0:
+        try:
+            reply = await provider.generate(spec, need)
+        except SamplingError as err:
+            if not result.samples:
+                raise
+            log.warning("sampling %s: %s (using %d cached)", spec.name, err, len(result.samples))
+            result.failures.extend([_failure_label(err)] * need)
+            return result
+        result.samples.extend(reply.samples)
+        result.failures.extend(reply.failures)
+        result.cost_usd += reply.cost_usd
+        result.prompt_tokens += reply.prompt_tokens
+        result.completion_tokens += reply.completion_tokens
+        if use_cache and reply.samples:
+            assert cache is not None and key is not None
+            await asyncio.to_thread(cache.put, key, list(reply.samples))
+    if not result.samples and result.failures:
+        kind = _kind_of(result.failures)
+        reasons = ", ".join(f"{k}× {r}" for r, k in Counter(result.failures).most_common())
+        raise SamplingError(
+            f"Could not get any alternative implementation of {spec.name} from "
+            f"{provider.model}: {reasons}. {_KIND_ADVICE[kind]}",
+            kind=kind,
+        )
+    return result
+
+
+def _failure_label(err: SamplingError) -> str:
+    return {
+        "auth": "authentication failed",
+        "rate_limit": "rate limited",
+        "timeout": "timeout",
+        "connection": "connection error",
+        "config": "configuration error",
+    }.get(err.kind, "provider error")
+
+
+CONFIGURE_HELP = """\
+No model configured: coherence needs an LLM to write alternative implementations (or a replay file).
+Configure one of:
+  --model openai/gpt-4o-mini                  with OPENAI_API_KEY set
+  --model anthropic/claude-3-5-sonnet-latest  with ANTHROPIC_API_KEY set
+  --model gemini/gemini-2.0-flash             with GEMINI_API_KEY set
+  --model ollama/qwen2.5-coder                with --api-base http://localhost:11434 (local, no key)
+  --model openai/<name> --api-base URL        any OpenAI-compatible server (vLLM, llama.cpp, LM Studio)
+  --replay FILE                               recorded samples (.jsonl or .jsonl.gz), no LLM at all
+In the editor, set coherence.model / coherence.apiBase / coherence.replay instead."""
+
+
+def make_provider(
+    *,
+    model: str | None,
+    api_base: str | None = None,
+    replay: str | Path | None = None,
+    temperature: float = 0.6,
+    timeout: float = 60.0,
+    max_concurrency: int = 4,
+    api_key: str | None = None,
+    skip: int = 0,
+    retry: RetryPolicy | None = None,
+) -> Provider:
+    """A provider from settings: ``replay`` wins when given; neither -> ConfigurationError."""
+    if replay is not None and str(replay).strip():
+        return ReplayProvider(replay, skip=skip)
+    if model is None or not str(model).strip():
+        raise ConfigurationError(CONFIGURE_HELP)
+    if temperature < 0:
+        raise ConfigurationError(f"temperature must be >= 0 (got {temperature}).")
+    if timeout <= 0:
+        raise ConfigurationError(f"timeout must be > 0 seconds (got {timeout}).")
+    return LiteLLMProvider(
+        str(model).strip(),
+        api_base=(api_base or None),
+        api_key=(api_key or None),
+        temperature=temperature,
+        timeout=timeout,
+        max_concurrency=max_concurrency,
+        retry=retry,
+    )

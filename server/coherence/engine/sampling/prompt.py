@@ -1,0 +1,358 @@
+"""The prompt that asks an LLM for one alternative implementation, and reading its reply.
+
+The prompt shows the Spec only (``Spec.header()`` and ``Spec.context``), never the user's body:
+an alternative must be an independent reading of the same specification.
+
+``extract_program`` turns one reply into a ``Sample``: the program source that defines the
+function, with the model's demo code (``if __name__ == "__main__":`` blocks, top-level prints,
+asserts and calls of the function) removed, because it would run when the program is loaded.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import textwrap
+from dataclasses import dataclass
+
+from coherence.engine.spec import Spec
+
+# Bump when the prompt or the extraction changes in a way that makes cached samples stale.
+PROMPT_VERSION = "1"
+
+SAMPLE_STATUSES = ("ok", "no_code", "syntax_error", "missing_function")
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One reply of the model, read.
+
+    ``code`` is the program source defining the function (``None`` unless ``status == "ok"``),
+    ``raw`` the reply text as received, ``status`` one of ``ok | no_code | syntax_error |
+    missing_function`` and ``detail`` a short human-readable note (what went wrong or what was
+    stripped).
+    """
+
+    code: str | None
+    raw: str
+    status: str
+    detail: str = ""
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok" and self.code is not None
+
+
+SYSTEM_PROMPT = (
+    "You are an expert Python programmer. You are given the signature and docstring of one "
+    "Python function, plus the module it lives in. Write one complete, correct implementation "
+    "of that function, following the docstring exactly. Handle edge cases the docstring implies. "
+    "Reply with a single ```python code block and nothing else is required."
+)
+
+_INSTRUCTIONS = """\
+Write the function `{name}` with exactly this signature and behaviour:
+
+```python
+{header}
+```
+
+Rules:
+- Reply with ONE ```python code block containing the complete implementation of `{name}`.
+- Keep exactly this name and signature ({kind} `{name}{signature}`).
+- Include any imports and helper functions your implementation needs.
+{context_rule}- Do not write tests, example usage, print statements or an `if __name__ == "__main__":` block.
+- Do not read input from stdin, write files or access the network."""
+
+_CONTEXT_BLOCK = """\
+The function lives in a module that already contains the following (imports, constants, classes \
+and other functions, shown without their bodies where long). It is loaded before your code runs:
+
+```python
+{context}
+```
+
+"""
+
+
+def build_messages(spec: Spec) -> list[dict]:
+    """System + user messages asking for ONE implementation of exactly ``spec.header()``."""
+    context = (spec.context or "").strip("\n")
+    user = ""
+    if context.strip():
+        user += _CONTEXT_BLOCK.format(context=context)
+        context_rule = (
+            "- You may use the imports, constants, classes and functions of the module above; "
+            "do not redefine them.\n"
+        )
+    else:
+        context_rule = ""
+    user += _INSTRUCTIONS.format(
+        name=spec.name,
+        header=spec.header(),
+        signature=spec.signature,
+        kind="async def" if spec.is_async else "def",
+        context_rule=context_rule,
+    )
+    return [
+        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "user", "content": user},
+    ]
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading replies
+# ---------------------------------------------------------------------------------------------
+
+_FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.#-]*)[^\n]*$", re.MULTILINE)
+_PY_TAGS = {"", "python", "py", "python3", "py3", "pycon", "ipython", "python2"}
+_END_MARKER = re.compile(
+    r"^[ \t]*#\s*End of (?:the )?python code\.?[ \t]*$", re.IGNORECASE | re.MULTILINE
+)
+
+
+@dataclass
+class _Block:
+    text: str
+    tree: ast.Module | None
+    error: str = ""
+
+
+def _fenced_blocks(reply: str) -> list[str]:
+    """The contents of the python (or untagged) fenced blocks, in order.  An unclosed last fence
+    (a truncated reply) counts as a block running to the end of the reply."""
+    blocks: list[str] = []
+    pos = 0
+    while True:
+        m = _FENCE_OPEN.search(reply, pos)
+        if m is None:
+            break
+        fence, tag = m.group(1), m.group(2).lower()
+        start = m.end() + 1
+        close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE)
+        c = close.search(reply, start)
+        body = reply[start : c.start()] if c else reply[start:]
+        if tag in _PY_TAGS:
+            blocks.append(body)
+        if c is None:
+            break
+        pos = c.end()
+    return blocks
+
+
+def _clean(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _END_MARKER.sub("", text)
+    # Blocks indented as a whole (inside a list item, say) are dedented.
+    return textwrap.dedent(text).strip("\n") + "\n"
+
+
+def _parse(text: str) -> _Block:
+    cleaned = _clean(text)
+    try:
+        return _Block(cleaned, ast.parse(cleaned))
+    except SyntaxError as e:
+        return _Block(cleaned, None, f"line {e.lineno}: {e.msg}")
+    except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, absurd nesting
+        return _Block(cleaned, None, str(e) or type(e).__name__)
+
+
+def _defines(tree: ast.Module, name: str) -> bool:
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return True
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return True
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if node.target.id == name and node.value is not None:
+                return True
+    return False
+
+
+def _is_main_guard(node: ast.stmt) -> bool:
+    if not isinstance(node, ast.If):
+        return False
+    t = node.test
+    if isinstance(t, ast.Compare) and len(t.ops) == 1 and isinstance(t.ops[0], ast.Eq):
+        sides = [t.left, t.comparators[0]]
+        names = [s for s in sides if isinstance(s, ast.Name) and s.id == "__name__"]
+        consts = [s for s in sides if isinstance(s, ast.Constant) and s.value == "__main__"]
+        return bool(names and consts)
+    return False
+
+
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def _calls(node: ast.AST, names: set[str]) -> bool:
+    """Whether ``node`` calls one of ``names`` when it runs (calls inside nested function,
+    lambda or class bodies do not count: they run later, if ever)."""
+    stack = [node]
+    while stack:
+        sub = stack.pop()
+        if isinstance(sub, ast.Call):
+            f = sub.func
+            if isinstance(f, ast.Name) and f.id in names:
+                return True
+        for child in ast.iter_child_nodes(sub):
+            if not isinstance(child, _SCOPES):
+                stack.append(child)
+    return False
+
+
+_DEFINING = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.ClassDef,
+    ast.Import,
+    ast.ImportFrom,
+)
+
+
+def _is_demo(node: ast.stmt, name: str) -> str | None:
+    """Why a top-level statement is demo code that must not run at load time, or None."""
+    if _is_main_guard(node):
+        return "__main__ block"
+    if isinstance(node, _DEFINING):
+        return None
+    if isinstance(node, ast.Assert):
+        return "top-level assert"
+    if isinstance(node, ast.Expr):
+        if isinstance(node.value, ast.Constant):
+            return None  # a docstring or stray string
+        if _calls(node, {"print", "input", "exit", "quit"}):
+            return "top-level print"
+    if _calls(node, {name}):
+        return f"top-level call of {name}"
+    if isinstance(node, (ast.For, ast.While, ast.With, ast.AsyncWith)) and _calls(
+        node, {"print", "input"}
+    ):
+        return "top-level demo loop"
+    return None
+
+
+def _strip_demos(block: _Block, name: str) -> tuple[str, list[str]]:
+    """The block's text without its demo statements (line-based, comments kept)."""
+    assert block.tree is not None
+    drop: list[tuple[int, int]] = []
+    reasons: list[str] = []
+    for node in block.tree.body:
+        why = _is_demo(node, name)
+        if why:
+            drop.append((node.lineno, node.end_lineno or node.lineno))
+            reasons.append(why)
+    if not drop:
+        return block.text, []
+    lines = block.text.splitlines()
+    keep = [
+        ln
+        for i, ln in enumerate(lines, start=1)
+        if not any(a <= i <= b for a, b in drop)
+    ]
+    text = "\n".join(keep).strip("\n") + "\n"
+    # Drop the comment lines left dangling at the end (``# Example usage:``).
+    out = text.rstrip().splitlines()
+    while out and (not out[-1].strip() or out[-1].lstrip().startswith("#")):
+        out.pop()
+    text = "\n".join(out) + "\n"
+    try:
+        ast.parse(text)
+    except SyntaxError:  # a statement shared a line with another (``x = 1; print(x)``)
+        tree = ast.Module(
+            body=[n for n in block.tree.body if not _is_demo(n, name)], type_ignores=[]
+        )
+        text = ast.unparse(tree) + "\n"
+    return text, sorted(set(reasons))
+
+
+def _support_only(block: _Block, name: str) -> str:
+    """From a block that does not define ``name``: its imports, defs, classes and constants."""
+    assert block.tree is not None
+    keep: list[tuple[int, int]] = []
+    for node in block.tree.body:
+        if isinstance(node, _DEFINING) or (
+            isinstance(node, (ast.Assign, ast.AnnAssign)) and not _calls(node, {name, "print"})
+        ):
+            start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            keep.append((start, node.end_lineno or node.lineno))
+    lines = block.text.splitlines()
+    parts = ["\n".join(lines[a - 1 : b]) for a, b in keep]
+    return "\n".join(parts).strip("\n")
+
+
+def _looks_like_code_for(text: str, name: str) -> bool:
+    return re.search(rf"\b(?:async\s+)?def\s+{re.escape(name)}\s*\(", text) is not None
+
+
+def extract_program(reply: str, name: str) -> Sample:
+    """Read one reply: the program defining ``name``, or why there is none.
+
+    Picks the fenced python block that defines ``name`` (the last one when several do); helper
+    blocks that only define imports/functions/classes/constants are kept in front of it.  Without
+    fences, the whole reply is used if it parses.  ``if __name__ == "__main__":`` blocks, demo
+    prints/asserts/calls and the corpus' ``# End of python code`` marker are stripped.
+    """
+    raw = reply if isinstance(reply, str) else ("" if reply is None else str(reply))
+    if not raw.strip():
+        return Sample(None, raw, "no_code", "empty reply")
+
+    fenced = _fenced_blocks(raw)
+    if fenced:
+        blocks = [_parse(b) for b in fenced if b.strip()]
+    else:
+        blocks = [_parse(raw)]
+        if blocks[0].tree is None and not _looks_like_code_for(raw, name):
+            return Sample(None, raw, "no_code", "no code block in the reply")
+    if not blocks:
+        return Sample(None, raw, "no_code", "empty code block")
+
+    main = [b for b in blocks if b.tree is not None and _defines(b.tree, name)]
+    if main:
+        chosen = main[-1]
+        code, stripped = _strip_demos(chosen, name)
+        helpers = [
+            _support_only(b, name)
+            for b in blocks
+            if b is not chosen and b.tree is not None and not _defines(b.tree, name)
+        ]
+        helpers = [h for h in helpers if h.strip()]
+        if helpers:
+            code = "\n\n".join(helpers) + "\n\n\n" + code
+            try:
+                ast.parse(code)
+            except SyntaxError:  # pragma: no cover - parts parsed on their own
+                code, _ = _strip_demos(chosen, name)
+                helpers = []
+        detail = ""
+        notes = []
+        if stripped:
+            notes.append("stripped " + ", ".join(stripped))
+        if helpers:
+            notes.append(f"kept helpers from {len(helpers)} other block(s)")
+        if len(main) > 1:
+            notes.append(f"{len(main)} blocks define {name}; used the last")
+        detail = "; ".join(notes)
+        return Sample(code, raw, "ok", detail)
+
+    broken = [b for b in blocks if b.tree is None]
+    broken_with_def = [b for b in broken if _looks_like_code_for(b.text, name)]
+    if broken_with_def:
+        return Sample(None, raw, "syntax_error", f"syntax error, {broken_with_def[-1].error}")
+    parsed = [b for b in blocks if b.tree is not None]
+    top_level = [n for b in parsed for n in b.tree.body]  # type: ignore[union-attr]
+    if not fenced and parsed and not any(isinstance(n, (*_DEFINING, ast.Assign)) for n in top_level):
+        return Sample(None, raw, "no_code", "no code block in the reply")
+    if parsed:
+        defined = sorted(
+            {
+                n.name
+                for b in parsed
+                for n in b.tree.body  # type: ignore[union-attr]
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            }
+        )
+        what = f" (defines {', '.join(defined[:5])})" if defined else ""
+        return Sample(None, raw, "missing_function", f"the code does not define {name}{what}")
+    return Sample(None, raw, "syntax_error", f"syntax error, {broken[-1].error}")

@@ -1,0 +1,117 @@
+"""Replaying recorded samples instead of asking an LLM.
+
+A replay file uses the schema of ``../shared/corpus`` (one JSON object per line, ``.jsonl`` or
+``.jsonl.gz``)::
+
+    {"entry_point": "has_close_elements", "task_id": "HumanEval/0", "model": "gpt_4o",
+     "temperature": 0.6, "candidates": ["<python source>", ...], ...}
+
+The first line whose ``entry_point`` equals the function's name is used (or, with ``task_id``,
+the line with that task id).  Candidates are code blocks that end with ``# End of python code``
+and may carry demos; they go through ``extract_program`` like live replies.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+from typing import Any
+
+from coherence.engine.errors import ConfigurationError, SamplingError
+from coherence.engine.sampling.prompt import extract_program
+from coherence.engine.sampling.provider import ProviderReply
+from coherence.engine.spec import Spec
+
+
+class ReplayProvider:
+    """Serves recorded candidates.  ``skip`` drops the first k candidates of every task (the eval
+    uses candidate 0 as "the user's function").  Not cacheable: the file is the cache."""
+
+    cacheable = False
+
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        skip: int = 0,
+        task_id: str | int | None = None,
+        temperature: float | None = None,
+    ) -> None:
+        p = Path(path).expanduser()
+        if not p.is_file():
+            raise ConfigurationError(
+                f"Replay file {p} does not exist. Pass a recorded-samples file (.jsonl or "
+                ".jsonl.gz, one task per line with 'entry_point' and 'candidates')."
+            )
+        self.path = p
+        self.skip = max(0, int(skip))
+        self.task_id = task_id
+        self._entries: list[dict[str, Any]] | None = None
+        self._temperature = temperature
+        self.model = f"replay:{p.name}"
+
+    @property
+    def temperature(self) -> float:
+        if self._temperature is None:
+            entries = self._load()
+            t = entries[0].get("temperature") if entries else None
+            self._temperature = float(t) if isinstance(t, (int, float)) else 0.0
+        return self._temperature
+
+    def _load(self) -> list[dict[str, Any]]:
+        if self._entries is not None:
+            return self._entries
+        opener = gzip.open if self.path.name.endswith(".gz") else open
+        entries: list[dict[str, Any]] = []
+        try:
+            with opener(self.path, "rt", encoding="utf-8") as fh:
+                for lineno, line in enumerate(fh, start=1):
+                    if not line.strip():
+                        continue
+                    try:
+                        obj = json.loads(line)
+                    except json.JSONDecodeError as e:
+                        raise ConfigurationError(
+                            f"Replay file {self.path}, line {lineno}, is not JSON: {e.msg}."
+                        ) from e
+                    if isinstance(obj, dict):
+                        entries.append(obj)
+        except (OSError, EOFError, UnicodeDecodeError) as e:
+            raise ConfigurationError(f"Replay file {self.path} cannot be read: {e}.") from e
+        self._entries = entries
+        return entries
+
+    def _entry(self, name: str) -> dict[str, Any] | None:
+        for e in self._load():
+            if self.task_id is not None:
+                if str(e.get("task_id")) == str(self.task_id):
+                    return e
+            elif e.get("entry_point") == name:
+                return e
+        return None
+
+    def candidates_for(self, name: str) -> list[str]:
+        """All recorded candidates for ``name`` (before ``skip``); SamplingError if none."""
+        e = self._entry(name)
+        if e is None:
+            which = f"task {self.task_id!r}" if self.task_id is not None else f"'{name}'"
+            raise SamplingError(
+                f"The replay file {self.path.name} has no recorded samples for {which} "
+                f"(no line with entry_point '{name}').",
+                kind="config",
+            )
+        cands = e.get("candidates") or []
+        return [c if isinstance(c, str) else "" for c in cands]
+
+    def entry_points(self) -> list[str]:
+        return [str(e.get("entry_point")) for e in self._load() if e.get("entry_point")]
+
+    async def generate(self, spec: Spec, count: int) -> ProviderReply:
+        if count <= 0:
+            return ProviderReply()
+        cands = self.candidates_for(spec.name)[self.skip : self.skip + count]
+        return ProviderReply(samples=[extract_program(c, spec.name) for c in cands])
+
+    def __repr__(self) -> str:
+        return f"ReplayProvider({str(self.path)!r}, skip={self.skip})"
