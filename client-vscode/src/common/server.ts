@@ -1,0 +1,306 @@
+// Starting, stopping and restarting the language client for `<python> -m coherence serve`.
+import { Disposable, LogOutputChannel, commands, window } from 'vscode';
+import {
+    CloseAction,
+    CloseHandlerResult,
+    ConfigurationParams,
+    ErrorAction,
+    ErrorHandler,
+    ErrorHandlerResult,
+    Executable,
+    LanguageClient,
+    LanguageClientOptions,
+    Middleware,
+    RevealOutputChannelOn,
+    State,
+} from 'vscode-languageclient/node';
+import {
+    CONFIG_SECTION,
+    CONTEXT_SERVER_RUNNING,
+    EDITOR_COMMANDS,
+    EXTENSION_ID,
+    SERVER_ARGS,
+    SERVER_ID,
+    SERVER_NAME,
+    STATUS_NOTIFICATION,
+    ServerCommands,
+} from './constants';
+import { traceError, traceInfo, traceVerbose, traceWarn } from './log';
+import {
+    ImportCheck,
+    Interpreter,
+    checkImportable,
+    installInTerminal,
+    logImportFailure,
+    resolveInterpreter,
+} from './python';
+import { getProjectRoot, getServerCwd, getSettings, resolveConfigurationItem } from './settings';
+import { StatusBar, parseStatusParams } from './status';
+
+/** What the server gets as `initializationOptions`. */
+export interface InitializationOptions {
+    settings: ReturnType<typeof getSettings>;
+}
+
+const STOP_TIMEOUT_MS = 2000;
+const MAX_RESTARTS = 4;
+const RESTART_WINDOW_MS = 3 * 60 * 1000;
+
+/**
+ * Like the library's default handler (restart a crashed server up to 4 times in 3 minutes), except
+ * that a server that never got running is not restarted: a missing subcommand or a broken install
+ * would otherwise pop up a notification per retry. The client then reports the failure once
+ * ("couldn't create connection to server") and ServerManager marks the status bar.
+ */
+class ServerErrorHandler implements ErrorHandler {
+    private restarts: number[] = [];
+    hasRun = false;
+
+    error(_error: Error, _message: unknown, count: number | undefined): ErrorHandlerResult {
+        return { action: count !== undefined && count <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown };
+    }
+
+    closed(): CloseHandlerResult {
+        if (!this.hasRun) {
+            return { action: CloseAction.DoNotRestart, handled: true };
+        }
+        const now = Date.now();
+        this.restarts = [...this.restarts.filter((t) => now - t <= RESTART_WINDOW_MS), now];
+        if (this.restarts.length > MAX_RESTARTS) {
+            return {
+                action: CloseAction.DoNotRestart,
+                message: `The Coherence server crashed ${this.restarts.length} times in the last 3 minutes and will not be restarted. See the output, then run "Coherence: Restart Server".`,
+            };
+        }
+        return { action: CloseAction.Restart, message: 'The Coherence server exited; restarting it.', handled: true };
+    }
+}
+
+/**
+ * Palette invocations of checkFunction/checkFile carry no arguments. Fill in the active Python
+ * editor the way the server's own code lenses call them: checkFunction `[uri, line]` (the cursor's
+ * 0-based line; the server checks the marked function at or around it), checkFile `[uri]`.
+ */
+function executeCommandMiddleware(): Middleware['executeCommand'] {
+    return async (command, args, next) => {
+        if (args.length === 0 && EDITOR_COMMANDS.has(command)) {
+            const editor = window.activeTextEditor;
+            if (!editor || editor.document.languageId !== 'python') {
+                void window.showWarningMessage('Coherence: open a Python file to check.');
+                return undefined;
+            }
+            const uri = editor.document.uri.toString();
+            args = command === ServerCommands.checkFunction ? [uri, editor.selection.active.line] : [uri];
+        }
+        traceVerbose(`executeCommand ${command}`, args);
+        return next(command, args);
+    };
+}
+
+/** Resolves `${workspaceFolder}`, `~`, … in answers to `workspace/configuration` for the "coherence" section. */
+function configurationMiddleware(): NonNullable<Middleware['workspace']>['configuration'] {
+    return async (params: ConfigurationParams, token, next) => {
+        const result = await next(params, token);
+        if (!Array.isArray(result)) {
+            return result;
+        }
+        return result.map((item: unknown, i) => {
+            const request = params.items[i];
+            return request?.section === CONFIG_SECTION ? resolveConfigurationItem(item, request.scopeUri) : item;
+        });
+    };
+}
+
+export function createClient(
+    interpreter: string[],
+    cwd: string,
+    channel: LogOutputChannel,
+    errorHandler: ErrorHandler,
+): LanguageClient {
+    const [command, ...leadingArgs] = interpreter;
+    const executable: Executable = {
+        command: command ?? '',
+        args: [...leadingArgs, ...SERVER_ARGS],
+        // No `transport`: TransportKind.stdio would append `--stdio` to the command line, which
+        // `coherence serve` does not take. Without it the client still talks over stdin/stdout.
+        options: { cwd },
+    };
+    traceInfo(`Server command: ${[executable.command, ...(executable.args ?? [])].join(' ')} (cwd ${cwd})`);
+
+    const clientOptions: LanguageClientOptions = {
+        documentSelector: [
+            { scheme: 'file', language: 'python' },
+            { scheme: 'untitled', language: 'python' },
+        ],
+        outputChannel: channel,
+        traceOutputChannel: channel,
+        revealOutputChannelOn: RevealOutputChannelOn.Never,
+        errorHandler,
+        initializationFailedHandler: (error) => {
+            traceError('Server initialization failed:', error);
+            return false;
+        },
+        // A function, so the automatic restarts after a crash send the current settings.
+        initializationOptions: (): InitializationOptions => ({ settings: getSettings(getProjectRoot()?.uri) }),
+        synchronize: { configurationSection: CONFIG_SECTION },
+        middleware: {
+            executeCommand: executeCommandMiddleware(),
+            workspace: { configuration: configurationMiddleware() },
+        },
+    };
+    return new LanguageClient(SERVER_ID, SERVER_NAME, { run: executable, debug: executable }, clientOptions);
+}
+
+function openExtensionSettings(): Thenable<unknown> {
+    return commands.executeCommand('workbench.action.openSettings', `@ext:${EXTENSION_ID}`);
+}
+
+export class ServerManager implements Disposable {
+    private client: LanguageClient | undefined;
+    private clientDisposables: Disposable[] = [];
+    private queue: Promise<void> = Promise.resolve();
+    private disposed = false;
+
+    constructor(
+        private readonly channel: LogOutputChannel,
+        private readonly status: StatusBar,
+    ) {}
+
+    /** Stops the running server, if any, and starts a new one. Calls are serialized. */
+    restart(reason: string): Promise<void> {
+        this.queue = this.queue
+            .then(() => this.doRestart(reason))
+            .catch((error: unknown) => {
+                traceError('Server restart failed:', error);
+                this.status.setState({ kind: 'error', message: `the server failed to start: ${String(error)}` });
+            });
+        return this.queue;
+    }
+
+    private async doRestart(reason: string): Promise<void> {
+        if (this.disposed) {
+            return;
+        }
+        traceInfo(`Starting the server (${reason}).`);
+        await this.stopClient();
+        this.status.setState({ kind: 'starting' });
+
+        const interpreter = await resolveInterpreter(getProjectRoot()?.uri);
+        traceInfo(`Python interpreter (from ${interpreter.source}): ${interpreter.command.join(' ')}`);
+        const cwd = getServerCwd();
+        const check = await checkImportable(interpreter.command, cwd);
+        if (!check.ok) {
+            logImportFailure(interpreter, check);
+            this.status.setState({
+                kind: 'error',
+                message: check.notFound
+                    ? `Python interpreter not found: ${interpreter.command.join(' ')}`
+                    : `coherence is not installed for ${interpreter.command.join(' ')}`,
+            });
+            void this.promptMissingServer(interpreter, check);
+            return;
+        }
+
+        const errorHandler = new ServerErrorHandler();
+        const client = createClient(interpreter.command, cwd, this.channel, errorHandler);
+        this.client = client;
+        this.clientDisposables.push(
+            client.onDidChangeState((e) => {
+                const running = e.newState === State.Running;
+                void commands.executeCommand('setContext', CONTEXT_SERVER_RUNNING, running);
+                if (e.newState === State.Running) {
+                    errorHandler.hasRun = true;
+                    traceVerbose('Server state: running');
+                    this.status.setState({ kind: 'running' });
+                } else if (e.newState === State.Starting) {
+                    traceVerbose('Server state: starting');
+                    this.status.setState({ kind: 'starting' });
+                } else {
+                    // Our own stops dispose this listener first, so this stop is the server's doing
+                    // (a crash; the error handler restarts it unless it crashed too often).
+                    traceVerbose('Server state: stopped');
+                    this.status.setState({
+                        kind: 'error',
+                        message: 'the server stopped; see the output, then run "Coherence: Restart Server"',
+                    });
+                }
+            }),
+            client.onNotification(STATUS_NOTIFICATION, (params: unknown) => {
+                this.status.setCounts(parseStatusParams(params));
+            }),
+        );
+        try {
+            await client.start();
+        } catch (error) {
+            // The client has already shown "couldn't create connection to server" with "Go to output".
+            traceError('The server failed to start:', error);
+        }
+        // start() can also resolve without a running server (when the process exits during
+        // initialize), so look at the state rather than at how start() settled.
+        if (this.client === client && client.isRunning()) {
+            traceInfo('Server started.');
+        } else if (this.client === client) {
+            this.status.setState({ kind: 'error', message: 'the server failed to start; see the output' });
+        }
+    }
+
+    private async promptMissingServer(interpreter: Interpreter, check: ImportCheck & { ok: false }): Promise<void> {
+        const python = interpreter.command.join(' ');
+        const install = 'Install coherence';
+        const openSettings = 'Open settings';
+        const buttons = check.notFound ? [openSettings] : [install, openSettings];
+        const message = check.notFound
+            ? `Coherence: the Python interpreter "${python}" was not found. Select one in the Python extension or set "coherence.interpreter".`
+            : `Coherence: "${python}" cannot import coherence. Install it into that interpreter, or pick another one with "coherence.interpreter".`;
+        const choice = await window.showErrorMessage(message, ...buttons);
+        if (choice === install) {
+            const source = getSettings(getProjectRoot()?.uri).serverInstallSource || 'coherence';
+            installInTerminal(interpreter.command, source);
+            const restart = 'Restart server';
+            const next = await window.showInformationMessage(
+                'Coherence: installing in the terminal. Restart the server when pip has finished.',
+                restart,
+            );
+            if (next === restart) {
+                await this.restart('after install');
+            }
+        } else if (choice === openSettings) {
+            await openExtensionSettings();
+        }
+    }
+
+    private async stopClient(): Promise<void> {
+        const client = this.client;
+        this.client = undefined;
+        this.clientDisposables.forEach((d) => d.dispose());
+        this.clientDisposables = [];
+        void commands.executeCommand('setContext', CONTEXT_SERVER_RUNNING, false);
+        if (!client) {
+            return;
+        }
+        traceInfo('Stopping the server.');
+        try {
+            if (client.needsStop()) {
+                await client.stop(STOP_TIMEOUT_MS);
+            }
+        } catch (error) {
+            traceWarn('Error while stopping the server:', error);
+        }
+        try {
+            await client.dispose(STOP_TIMEOUT_MS);
+        } catch {
+            // Already stopped.
+        }
+    }
+
+    /** Stops the server; used on deactivation. */
+    async stop(): Promise<void> {
+        this.disposed = true;
+        await this.queue;
+        await this.stopClient();
+    }
+
+    dispose(): void {
+        void this.stop();
+    }
+}

@@ -1,0 +1,97 @@
+// The status bar item: server state plus the counts of the `coherence/status` notification.
+import { Disposable, MarkdownString, StatusBarAlignment, StatusBarItem, ThemeColor, window } from 'vscode';
+import { ClientCommands } from './constants';
+
+/** Params of the server's `coherence/status` notification. */
+export interface StatusParams {
+    checking: number;
+    incoherent: number;
+    coherent: number;
+    skipped: number;
+}
+
+export type ServerState = { kind: 'starting' } | { kind: 'running' } | { kind: 'error'; message: string };
+
+function count(value: unknown): number {
+    return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+}
+
+/** Accepts any object and reads the four counts from it, treating missing or bad ones as 0. */
+export function parseStatusParams(params: unknown): StatusParams {
+    const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
+    return {
+        checking: count(p.checking),
+        incoherent: count(p.incoherent),
+        coherent: count(p.coherent),
+        skipped: count(p.skipped),
+    };
+}
+
+export class StatusBar implements Disposable {
+    private readonly item: StatusBarItem;
+    private state: ServerState = { kind: 'starting' };
+    private counts: StatusParams = { checking: 0, incoherent: 0, coherent: 0, skipped: 0 };
+
+    constructor() {
+        this.item = window.createStatusBarItem('coherence.status', StatusBarAlignment.Right, 100);
+        this.item.name = 'Coherence';
+        this.item.command = ClientCommands.showOutput;
+        this.render();
+        this.item.show();
+    }
+
+    setState(state: ServerState): void {
+        this.state = state;
+        if (state.kind === 'starting') {
+            // A new server knows nothing yet: forget the previous one's counts.
+            this.counts = { checking: 0, incoherent: 0, coherent: 0, skipped: 0 };
+        } else if (state.kind !== 'running') {
+            this.counts = { ...this.counts, checking: 0 };
+        }
+        this.render();
+    }
+
+    setCounts(counts: StatusParams): void {
+        this.counts = counts;
+        this.render();
+    }
+
+    private render(): void {
+        const { checking, incoherent, coherent, skipped } = this.counts;
+        const tooltip = new MarkdownString('', true);
+        this.item.backgroundColor = undefined;
+        switch (this.state.kind) {
+            case 'starting':
+                this.item.text = '$(sync~spin) coherence: starting…';
+                tooltip.appendMarkdown('Coherence: starting the language server');
+                break;
+            case 'error':
+                this.item.text = '$(error) coherence';
+                this.item.backgroundColor = new ThemeColor('statusBarItem.errorBackground');
+                tooltip.appendText(`Coherence: ${this.state.message}`);
+                break;
+            case 'running':
+                if (checking > 0) {
+                    this.item.text = '$(sync~spin) coherence: checking…';
+                } else if (incoherent > 0) {
+                    this.item.text = `$(warning) coherence: ${incoherent} incoherent`;
+                } else {
+                    this.item.text = '$(check) coherence';
+                }
+                tooltip.appendMarkdown(
+                    `**Coherence**\n\n` +
+                        `- checking: ${checking}\n` +
+                        `- incoherent: ${incoherent}\n` +
+                        `- coherent: ${coherent}\n` +
+                        `- skipped: ${skipped}\n`,
+                );
+                break;
+        }
+        tooltip.appendMarkdown('\n\nClick to show the output.');
+        this.item.tooltip = tooltip;
+    }
+
+    dispose(): void {
+        this.item.dispose();
+    }
+}
