@@ -22,7 +22,7 @@ from coherence.engine import counterexample as cx
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
-from coherence.engine.execution.executor import ExecutionReport, Executor
+from coherence.engine.execution.executor import BUDGET_EXCEEDED, ExecutionReport, Executor
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.markers import find_targets
@@ -185,6 +185,24 @@ class Checker:
             result.seconds = time.monotonic() - started
             return result
 
+        unstable = _nondeterminism(report, rerun)
+        if unstable is not None:
+            x, first, second = unstable
+            unstable_reason = f"your function gave two different results for {inputs[x].call(target.name)}: {first.render()} then {second.render()}"
+
+        # Inputs some program never reached within its time budget are left out for everyone:
+        # n shrinks, rather than one slow program "disagreeing" on every input it skipped.
+        reached = [x for x in range(len(inputs)) if not any(row[x].error == BUDGET_EXCEEDED for row in report.outcomes)]
+        if len(reached) < len(inputs):
+            result.extra["inputs_over_budget"] = len(inputs) - len(reached)
+            inputs = [inputs[x] for x in reached]
+            report.outcomes = [[row[x] for x in reached] for row in report.outcomes]
+        if not inputs:
+            result.status = "error"
+            result.reason = "every input ran out of the time budget: the programs are too slow for these inputs"
+            result.seconds = time.monotonic() - started
+            return result
+
         labels = label_matrix(report.outcomes)
         raised, errors = _raise_matrices(report.outcomes)
         metrics = score(labels, raised, errors, delta=cfg.delta)
@@ -203,11 +221,9 @@ class Checker:
         result.extra["load_errors"] = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}
         result.extra["timeouts"] = sum(report.timeouts)
 
-        unstable = _nondeterminism(report, rerun)
         if unstable is not None:
-            x, first, second = unstable
             result.status = "nondeterministic"
-            result.reason = f"your function gave two different results for {inputs[x].call(target.name)}: {first.render()} then {second.render()}"
+            result.reason = unstable_reason
         elif metrics.incoherence > 0:
             result.status = "incoherent"
         else:

@@ -28,7 +28,7 @@ class CheckConfig:
     temperature: float = 0.6
     python: str | None = None  # interpreter that runs the code (default: this one)
     call_timeout: float = 1.0
-    program_budget: float = 20.0
+    program_budget: float = 10.0  # seconds for one program over all inputs; inputs past it are dropped
     input_budget: float = 2.0  # seconds for input generation
     llm_timeout: float = 60.0
     max_concurrency: int = 4  # concurrent LLM requests

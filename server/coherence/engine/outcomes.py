@@ -29,3 +29,404 @@ Equality (``outcomes_equal``): ints and floats compare by value, floats with
 canonical order makes that exact, except for floats within tolerance of each other inside sets);
 everything else compares exactly.
 """
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "Outcome",
+    "canonical",
+    "group_outcomes",
+    "label_matrix",
+    "outcomes_equal",
+    "render_canonical",
+]
+
+# Notes on the equality as implemented (the docstring above is the definition):
+# - ``["Z", ...]`` (too large/deep) and ``["X", ...]`` (unrepresentable) compare by digest, so
+#   floats inside a value too large to show lose their tolerance;
+# - lists and tuples are different kinds (``[1, 2]`` != ``(1, 2)``), as in Python;
+# - numbers compare across int and float only at the same position; ``True`` is never ``1``;
+# - the argument changes (``mutated``) follow the same rules; an outcome that changed its
+#   arguments never equals one that did not;
+# - two outcomes with the same ``key`` are equal; tolerance is only consulted when a float
+#   (``"F"``/``"C"``) occurs in one of the keys.
+REL_TOL = 1e-6
+ABS_TOL = 1e-9
+_NUMERIC = ("I", "F")
+_FLOATY = ('["F",', '["C",')
+
+
+def _dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"))
+
+
+@dataclass(frozen=True, eq=False)
+class Outcome:
+    """One call's outcome.  ``==`` and ``hash`` are exact (by ``key``); use ``outcomes_equal``
+    for the tolerant equality of the design."""
+
+    kind: str  # "ok" | "raise"
+    value: Any = None  # canonical form of the return value (ok)
+    mutated: Any = None  # canonical form of the arguments after the call, only if it changed them
+    error: str | None = None  # exception type name (raise)
+
+    @property
+    def key(self) -> str:
+        """Exact identity: the JSON text of ``[kind, value, mutated, error]`` (cached)."""
+        k = self.__dict__.get("_key")
+        if k is None:
+            k = _dumps([self.kind, self.value, self.mutated, self.error])
+            object.__setattr__(self, "_key", k)
+        return k
+
+    @property
+    def ok(self) -> bool:
+        return self.kind == "ok"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Outcome):
+            return NotImplemented
+        return self.key == other.key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __repr__(self) -> str:
+        return f"Outcome({self.render(80)!r})"
+
+    # -- construction ---------------------------------------------------------------------
+    @staticmethod
+    def raised(error: str) -> Outcome:
+        return Outcome("raise", None, None, error)
+
+    @staticmethod
+    def returned(value: Any, mutated: Any = None) -> Outcome:
+        """From canonical forms (see ``canonical`` to get one from a Python value)."""
+        return Outcome("ok", value, mutated, None)
+
+    @staticmethod
+    def from_record(rec: Any) -> Outcome:
+        """From the worker's JSON record: a dict (``kind``/``value``/``mutated``/``error`` or
+        ``k``/``v``/``m``/``e``) or the key list ``[kind, value, mutated, error]``."""
+        if isinstance(rec, (list, tuple)):
+            kind, value, mutated, error = (list(rec) + [None] * 4)[:4]
+        else:
+            kind = rec.get("kind", rec.get("k"))
+            value = rec.get("value", rec.get("v"))
+            mutated = rec.get("mutated", rec.get("m"))
+            error = rec.get("error", rec.get("e"))
+        if kind not in ("ok", "raise"):
+            raise ValueError(f"not an outcome record: {rec!r}")
+        if kind == "raise":
+            return Outcome("raise", None, None, str(error or "Exception"))
+        return Outcome("ok", value, mutated, None)
+
+    @staticmethod
+    def from_key(key: str) -> Outcome:
+        """From the exact key text (what the worker streams); the key is kept as is."""
+        o = Outcome.from_record(json.loads(key))
+        object.__setattr__(o, "_key", key)
+        return o
+
+    # -- display --------------------------------------------------------------------------
+    def render(self, limit: int = 120) -> str:
+        """Python-like display: ``[1, 2]``, ``'abc'``, ``Point(x=1, y=2)``, ``raises ValueError``."""
+        limit = max(int(limit), 8)
+        if self.kind != "ok":
+            return _truncate(f"raises {self.error}", limit)
+        if self.mutated is None:
+            return render_canonical(self.value, limit)
+        items = self.mutated[1] if isinstance(self.mutated, list) and self.mutated[:1] == ["T"] else [self.mutated]
+        noun = "argument" if len(items) == 1 else "arguments"
+        value = render_canonical(self.value, max(12, limit // 3))
+        room = limit - len(value) - len(f" (and changes its {noun} to )")
+        args = ", ".join(render_canonical(a, max(room, 8)) for a in items)
+        return _truncate(f"{value} (and changes its {noun} to {_truncate(args, max(room, 8))})", limit)
+
+
+# ------------------------------------------------------------------------------------------
+# rendering canonical forms
+# ------------------------------------------------------------------------------------------
+
+
+class _Full(Exception):
+    pass
+
+
+def _truncate(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 0)] + "…"
+
+
+def _float_text(v: Any) -> str:
+    if isinstance(v, str):
+        return v  # "nan", "inf", "-inf"
+    return repr(float(v))
+
+
+def render_canonical(c: Any, limit: int = 120) -> str:
+    """Python-like text of a canonical form, cut to ``limit`` characters with "…"."""
+    out: list[str] = []
+    size = [0]
+
+    def put(s: str) -> None:
+        out.append(s)
+        size[0] += len(s)
+        if size[0] > limit:
+            raise _Full
+
+    def seq(items: list, open_: str, close: str, single_comma: bool = False) -> None:
+        put(open_)
+        for j, item in enumerate(items):
+            if j:
+                put(", ")
+            walk(item)
+        if single_comma and len(items) == 1:
+            put(",")
+        put(close)
+
+    def walk(x: Any) -> None:
+        if not isinstance(x, list) or not x:
+            put(repr(x))
+            return
+        tag = x[0]
+        if tag == "N":
+            put("None")
+        elif tag == "B":
+            put("True" if x[1] else "False")
+        elif tag == "I":
+            put(str(x[1]))
+        elif tag == "F":
+            put(_float_text(x[1]))
+        elif tag == "C":
+            re_, im = (float(v) if isinstance(v, str) else v for v in (x[1], x[2]))
+            put(repr(complex(re_, im)))
+        elif tag == "S":
+            put(repr(x[1]))
+        elif tag == "Y":
+            try:
+                put(repr(bytes.fromhex(x[1])))
+            except ValueError:
+                put("b'?'")
+        elif tag == "L":
+            seq(x[1], "[", "]")
+        elif tag == "T":
+            seq(x[1], "(", ")", single_comma=True)
+        elif tag == "E":
+            if not x[1]:
+                put("set()")
+            else:
+                seq(x[1], "{", "}")
+        elif tag == "D":
+            put("{")
+            for j, (k, v) in enumerate(x[1]):
+                if j:
+                    put(", ")
+                walk(k)
+                put(": ")
+                walk(v)
+            put("}")
+        elif tag == "O":
+            state = x[2]
+            put(f"{x[1]}(")
+            if isinstance(state, list) and state[:1] == ["D"] and all(
+                isinstance(k, list) and k[:1] == ["S"] for k, _ in state[1]
+            ):
+                for j, (k, v) in enumerate(state[1]):
+                    if j:
+                        put(", ")
+                    put(f"{k[1]}=")
+                    walk(v)
+            else:
+                walk(state)
+            put(")")
+        elif tag == "R":
+            put(str(x[2]))
+        elif tag == "X":
+            put(f"<{x[1]} object>")
+        elif tag == "Z":
+            put(f"<{x[1]}, too large to show>")
+        elif tag == "CYCLE":
+            put("[...]")
+        else:
+            put(repr(x))
+
+    try:
+        walk(c)
+    except _Full:
+        pass
+    return _truncate("".join(out), limit)
+
+
+# ------------------------------------------------------------------------------------------
+# equality
+# ------------------------------------------------------------------------------------------
+
+
+def _feq(a: Any, b: Any) -> bool:
+    if isinstance(a, str) or isinstance(b, str):
+        return a == b  # "nan" == "nan", "inf" == "inf"
+    return a == b or math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
+
+
+def _num_eq(x: list, y: list) -> bool:
+    if x[0] == "I":
+        x, y = y, x
+    # x is F, y is I
+    f = x[1]
+    if isinstance(f, str):
+        return False
+    try:
+        i = float(int(y[1]))
+    except (OverflowError, ValueError):
+        return False
+    return _feq(f, i)
+
+
+def _has_float(x: Any) -> bool:
+    return any(t in _dumps(x) for t in _FLOATY)
+
+
+def _unordered(a: list, b: list, eq) -> bool:
+    if len(a) != len(b):
+        return False
+    if all(eq(p, q) for p, q in zip(a, b)):
+        return True
+    if not (_has_float(a) or _has_float(b)):
+        return False
+    used = [False] * len(b)
+    for p in a:
+        for j, q in enumerate(b):
+            if not used[j] and eq(p, q):
+                used[j] = True
+                break
+        else:
+            return False
+    return True
+
+
+def _pair_eq(p: list, q: list) -> bool:
+    return _ceq(p[0], q[0]) and _ceq(p[1], q[1])
+
+
+def _ceq(x: Any, y: Any) -> bool:
+    """Tolerant equality of two canonical forms."""
+    if x is y:
+        return True
+    if not isinstance(x, list) or not isinstance(y, list) or not x or not y:
+        return x == y
+    tx, ty = x[0], y[0]
+    if tx != ty:
+        if tx in _NUMERIC and ty in _NUMERIC:
+            return _num_eq(x, y)
+        return False
+    if tx == "F":
+        return _feq(x[1], y[1])
+    if tx in ("L", "T"):
+        a, b = x[1], y[1]
+        return len(a) == len(b) and all(_ceq(p, q) for p, q in zip(a, b))
+    if tx == "E":
+        return _unordered(x[1], y[1], _ceq)
+    if tx == "D":
+        return _unordered(x[1], y[1], _pair_eq)
+    if tx == "C":
+        return _feq(x[1], y[1]) and _feq(x[2], y[2])
+    if tx == "O":
+        return x[1] == y[1] and _ceq(x[2], y[2])
+    return x == y  # N, B, I, S, Y, R, X, Z, CYCLE: exact
+
+
+def outcomes_equal(a: Outcome, b: Outcome) -> bool:
+    """The design's equality of outcomes (numbers by value with tolerance, sets/dicts unordered)."""
+    if a.kind != b.kind:
+        return False
+    if a.kind != "ok":
+        return a.error == b.error
+    ka, kb = a.key, b.key
+    if ka == kb:
+        return True
+    if not any(t in ka or t in kb for t in _FLOATY):
+        return False  # no floats anywhere: the canonical form is exact
+    return _ceq(a.value, b.value) and (
+        (a.mutated is None and b.mutated is None)
+        or (a.mutated is not None and b.mutated is not None and _ceq(a.mutated, b.mutated))
+    )
+
+
+def group_outcomes(outcomes: Sequence[Outcome]) -> list[int]:
+    """Labels of equal outcomes (tolerant equality, closed transitively), numbered by first
+    appearance: ``[o0, o1, o2] -> [0, 1, 0]`` when o0 equals o2."""
+    index: dict[str, int] = {}
+    distinct: list[Outcome] = []
+    ids: list[int] = []
+    for o in outcomes:
+        k = o.key
+        j = index.get(k)
+        if j is None:
+            j = index[k] = len(distinct)
+            distinct.append(o)
+        ids.append(j)
+    r = len(distinct)
+    if r == 1:
+        return [0] * len(ids)
+    parent = list(range(r))
+
+    def find(a: int) -> int:
+        while parent[a] != a:
+            parent[a] = parent[parent[a]]
+            a = parent[a]
+        return a
+
+    oks = [j for j in range(r) if distinct[j].kind == "ok"]
+    floaty = [j for j in oks if any(t in distinct[j].key for t in _FLOATY)]
+    if floaty:
+        for a_pos, a in enumerate(oks):
+            for b in oks[a_pos + 1:]:
+                ra, rb = find(a), find(b)
+                if ra != rb and outcomes_equal(distinct[a], distinct[b]):
+                    parent[rb] = ra
+    labels: dict[int, int] = {}
+    out = []
+    for j in ids:
+        root = find(j)
+        lab = labels.get(root)
+        if lab is None:
+            lab = labels[root] = len(labels)
+        out.append(lab)
+    return out
+
+
+def label_matrix(matrix: Sequence[Sequence[Outcome]]) -> np.ndarray:
+    """m x n int32 labels; column j is ``group_outcomes`` of input j over the programs."""
+    m = len(matrix)
+    n = len(matrix[0]) if m else 0
+    out = np.zeros((m, n), dtype=np.int32)
+    for j in range(n):
+        column = [row[j] for row in matrix]
+        first = column[0].key
+        if all(o.key == first for o in column):
+            continue
+        out[:, j] = group_outcomes(column)
+    return out
+
+
+def canonical(value: Any) -> Any:
+    """The canonical form of a Python value, computed in this process with the worker's own
+    canonicalizer (for tests and for values coherence builds itself)."""
+    global _CANON
+    if _CANON is None:
+        from coherence.engine.execution.worker import make_canonicalizer
+
+        top, dump = make_canonicalizer()
+        _CANON = lambda v: json.loads(dump(top(v), v))  # noqa: E731
+    return _CANON(value)
+
+
+_CANON = None

@@ -42,4 +42,5 @@ class ExecutionLimits:
     file_size_mb: int = 16  # largest file a program may write (in its temp cwd)
     max_output_kb: int = 64  # captured stdout/stderr kept per call
     jobs: int = 0  # programs run at once; 0 = number of CPUs
+    load_timeout: float = 30.0  # seconds to import the module context (and what programs import)
     extra: dict = field(default_factory=dict, compare=False)

@@ -1,0 +1,454 @@
+"""Parent side of execution: start the worker, stream its results, enforce deadlines, clean up.
+
+``Executor.run`` is synchronous (callers run it in a thread).  Generated code only ever runs in
+the worker's processes; nothing it does makes ``run`` raise.  An unusable interpreter raises
+``ConfigurationError``; a set ``cancel`` event kills everything and raises ``CheckCancelled``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from coherence.engine.errors import CheckCancelled, ConfigurationError
+from coherence.engine.execution import sandbox as sb
+from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
+from coherence.engine.outcomes import Outcome
+
+LOAD_ERROR = Outcome.raised("LoadError")
+TIMEOUT = Outcome.raised("Timeout")
+# Inputs a program never got to because it used up its time budget (see ExecutionLimits).
+BUDGET_EXCEEDED = "BudgetExceeded"
+WORKER_CRASH = Outcome.raised("Crash(worker)")
+
+
+@dataclass
+class ExecutionReport:
+    outcomes: list[list[Outcome]]  # [program][input], always m x n
+    rerun: list[Outcome]  # rerun_program on the `rerun` inputs, fresh process, other seeds
+    load_errors: list[str | None]  # per program: why it could not be loaded
+    module_error: str | None  # the module context failed to load (every outcome is LoadError)
+    sandbox: str  # "bwrap" | "guard"
+    seconds: float
+    timeouts: list[int]  # per program: number of Timeout outcomes
+    python: str = ""  # the interpreter that ran the programs (executable)
+    python_version: str = ""
+    diagnostics: list[str] = field(default_factory=list)  # worker-side problems (not the user's)
+
+
+class _Run:
+    """One worker process (a zygote) and the results it streamed."""
+
+    def __init__(self, label: str, n_tasks: int, n_inputs: int):
+        self.label = label
+        self.proc: subprocess.Popen | None = None
+        self.fd = -1
+        self.buf = b""
+        self.module_status_seen = False
+        self.module_error: str | None = None
+        self.load_errors: list[str | None] = [None] * n_tasks
+        self.results: list[list[Outcome | None]] = [[None] * n_inputs for _ in range(n_tasks)]
+        self.done = False
+        self.eof = False
+        self.diagnostics: list[str] = []
+        self.tmp: str | None = None
+        self.stderr = None
+        self._cache: dict[bytes, Outcome] = {}
+
+    def feed(self, data: bytes) -> None:
+        buf = self.buf + data
+        k = buf.rfind(b"\n")
+        if k < 0:
+            self.buf = buf
+            return
+        self.buf = buf[k + 1:]
+        cache = self._cache
+        results = self.results
+        n_tasks = len(results)
+        for line in buf[:k].split(b"\n"):
+            try:
+                t_s, i_s, rest = line.split(b" ", 2)
+                t, i = int(t_s), int(i_s)
+            except ValueError:
+                continue
+            if t >= 0:
+                if t >= n_tasks:
+                    continue
+                if i >= 0:
+                    row = results[t]
+                    if i < len(row) and row[i] is None:  # the first record wins (re-runs repeat)
+                        o = cache.get(rest)
+                        if o is None:
+                            try:
+                                o = Outcome.from_key(rest.decode("ascii"))
+                            except (ValueError, UnicodeDecodeError):
+                                continue
+                            cache[rest] = o
+                        row[i] = o
+                elif i == -1:
+                    msg = _loads(rest)
+                    if msg is not None:
+                        self.load_errors[t] = str(msg)
+            elif i == 0:
+                self.module_status_seen = True
+                msg = _loads(rest)
+                self.module_error = None if msg is None else str(msg)
+            elif i == 1:
+                self.diagnostics.append(f"{self.label}: {_loads(rest)}")
+            elif i == 2:
+                self.done = True
+
+
+def _loads(raw: bytes):
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _proc_table() -> dict[int, tuple[int, int]]:
+    """pid -> (ppid, session) for every process (Linux /proc; empty elsewhere)."""
+    table = {}
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            fields = stat[stat.rfind(b")") + 2:].split()
+            table[int(name)] = (int(fields[1]), int(fields[3]))
+        except (OSError, ValueError, IndexError):
+            continue
+    return table
+
+
+def _descendants(root: int) -> list[int]:
+    """All processes below ``root``, parents before children."""
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in _proc_table().items():
+        children.setdefault(ppid, []).append(pid)
+    out, todo = [], [root]
+    while todo:
+        for child in sorted(children.get(todo.pop(0), [])):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _worker_pids(pids) -> list[int]:
+    """Those of ``pids`` that run worker.py (in order)."""
+    out = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"worker.py" in f.read():
+                    out.append(pid)
+        except OSError:
+            continue
+    return out
+
+
+def _session_members(sid: int) -> list[int]:
+    """Pids in session ``sid``: the guard-mode worker's forked children included."""
+    return [pid for pid, (_, session) in _proc_table().items() if session == sid]
+
+
+class Executor:
+    """Runs programs on inputs in sandboxed worker processes (see ``worker.py``)."""
+
+    def __init__(self, python: str | None = None, limits: ExecutionLimits | None = None, sandbox: str = "auto"):
+        self.python = python
+        self.limits = limits or ExecutionLimits()
+        self.sandbox = sandbox
+
+    # ------------------------------------------------------------------------------------
+    def run(
+        self,
+        module: ModuleContext,
+        programs: Sequence[Program],
+        inputs: Sequence[str],
+        *,
+        rerun: Sequence[int] = (),
+        rerun_program: int = 0,
+        seed: int = 0,
+        cancel: threading.Event | None = None,
+    ) -> ExecutionReport:
+        start = time.monotonic()
+        if cancel is not None and cancel.is_set():
+            raise CheckCancelled("The check was cancelled.")
+        programs = list(programs)
+        inputs = [str(s) for s in inputs]
+        m, n = len(programs), len(inputs)
+        interp = sb.probe_interpreter(self.python)
+        extra = tuple(os.path.abspath(p) for p in module.sys_path if p)
+        mode = sb.choose_mode(self.sandbox, interp, extra)
+        if m == 0:
+            return ExecutionReport([], [], [], None, mode, time.monotonic() - start, [], interp.executable,
+                                   interp.version_text)
+        rerun_idx = [i for i in rerun if 0 <= i < n] if 0 <= rerun_program < m else []
+        uniq = sorted(set(rerun_idx))
+
+        runs: list[_Run] = []
+        rr: _Run | None = None
+        try:
+            main = self._start(mode, interp, extra, module, programs, inputs, seed, hashseed=0, label="worker")
+            runs.append(main)
+            if uniq:
+                rr = self._start(mode, interp, extra, module, [programs[rerun_program]], [inputs[i] for i in uniq],
+                                 seed + 1, hashseed=1, label="rerun worker")
+                runs.append(rr)
+            deadline = start + self._deadline(m, len(uniq) > 0)
+            timed_out = self._pump(runs, deadline, cancel)
+        finally:
+            for r in runs:
+                self._cleanup(r, mode)
+
+        # -- assemble -------------------------------------------------------------------
+        diagnostics: list[str] = []
+        for r in runs:
+            diagnostics += r.diagnostics
+        module_error = self._module_error(main)
+        if module_error is not None:
+            outcomes = [[LOAD_ERROR] * n for _ in range(m)]
+            load_errors: list[str | None] = [module_error] * m
+        else:
+            load_errors = list(main.load_errors)
+            outcomes = []
+            filler = TIMEOUT if timed_out else WORKER_CRASH
+            if not timed_out and not main.done:
+                diagnostics.append("worker: ended before finishing the run")
+            for p in range(m):
+                if load_errors[p] is not None:
+                    outcomes.append([LOAD_ERROR] * n)
+                else:
+                    outcomes.append([o if o is not None else filler for o in main.results[p]])
+        rerun_out: list[Outcome] = []
+        if rr is not None:
+            rr_error = self._module_error(rr)
+            if rr_error is not None or rr.load_errors[0] is not None:
+                by_index = {i: LOAD_ERROR for i in uniq}
+            else:
+                filler = TIMEOUT if timed_out else WORKER_CRASH
+                by_index = {i: (rr.results[0][k] or filler) for k, i in enumerate(uniq)}
+            rerun_out = [by_index[i] for i in rerun_idx]
+        timeouts = [sum(1 for o in row if o.kind == "raise" and o.error in ("Timeout", BUDGET_EXCEEDED)) for row in outcomes]
+        return ExecutionReport(
+            outcomes=outcomes,
+            rerun=rerun_out,
+            load_errors=load_errors,
+            module_error=module_error,
+            sandbox=mode,
+            seconds=time.monotonic() - start,
+            timeouts=timeouts,
+            python=interp.executable,
+            python_version=interp.version_text,
+            diagnostics=diagnostics,
+        )
+
+    # ------------------------------------------------------------------------------------
+    def _deadline(self, m: int, with_rerun: bool) -> float:
+        lim = self.limits
+        jobs = lim.jobs if lim.jobs and lim.jobs > 0 else _cpu_count()
+        waves = math.ceil(m / max(1, jobs)) + (1 if with_rerun else 0)
+        per_program = lim.program_budget + lim.call_timeout + 2.0
+        return 2 * lim.load_timeout + 10.0 + waves * per_program
+
+    def _start(self, mode, interp, extra, module, programs, inputs, seed, hashseed, label) -> _Run:
+        run = _Run(label, len(programs), len(inputs))
+        lim = self.limits
+        if mode == "bwrap":
+            tmp = sb.BWRAP_TMP
+            cwd = "/"
+        else:
+            tmp = run.tmp = tempfile.mkdtemp(prefix="coherence-run-")
+            cwd = tmp
+        env = sb.base_env(tmp, hashseed)
+        cmd = sb.worker_command(mode, interp, env, extra)
+        r, w = os.pipe()
+        job = {
+            "fd": w,
+            "tmp": tmp,
+            "path": list(interp.path),
+            "site_dirs": list(interp.site_dirs),
+            # reads the children may not do (the user's home), except what they need
+            "private": [os.path.expanduser("~")] if os.path.expanduser("~") not in ("", "/") else [],
+            "allow": list(interp.prefixes) + list(interp.path) + list(interp.site_dirs) + list(extra)
+            + [os.path.dirname(interp.executable), os.path.dirname(sb.WORKER)],
+            "module": {
+                "source": module.source,
+                "filename": module.filename,
+                "module_name": module.module_name,
+                "sys_path": list(extra),
+            },
+            "programs": [{"entry_point": p.entry_point, "source": p.source, "label": p.label} for p in programs],
+            "inputs": list(inputs),
+            "seed": int(seed),
+            "limits": {
+                "call_timeout": lim.call_timeout,
+                "program_budget": lim.program_budget,
+                "load_timeout": lim.load_timeout,
+                "memory_mb": lim.memory_mb,
+                "file_size_mb": lim.file_size_mb,
+                "max_output_kb": lim.max_output_kb,
+                "jobs": lim.jobs,
+            },
+        }
+        data = json.dumps(job).encode("utf-8")
+        run.stderr = tempfile.TemporaryFile()
+        try:
+            run.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=run.stderr,
+                pass_fds=(w,),
+                start_new_session=True,
+                env=env,
+                cwd=cwd,
+            )
+        except OSError as exc:
+            os.close(r)
+            os.close(w)
+            run.stderr.close()
+            raise ConfigurationError(f"Could not start the Python interpreter {interp.executable!r}: {exc}.") from exc
+        os.close(w)
+        run.fd = r
+        try:
+            run.proc.stdin.write(data)
+            run.proc.stdin.close()
+        except OSError:
+            pass  # the worker died at once; its exit status tells why
+        return run
+
+    def _pump(self, runs: list[_Run], deadline: float, cancel: threading.Event | None) -> bool:
+        """Read results until every worker is finished.  Returns True if the deadline hit."""
+        fds = {r.fd: r for r in runs}
+        while fds:
+            if cancel is not None and cancel.is_set():
+                for r in runs:
+                    self._kill(r)
+                raise CheckCancelled("The check was cancelled.")
+            now = time.monotonic()
+            if now >= deadline:
+                for r in runs:
+                    self._kill(r)
+                return True
+            try:
+                ready = select.select(list(fds), [], [], min(0.05, max(deadline - now, 0.0)))[0]
+            except InterruptedError:
+                continue
+            for fd in ready:
+                run = fds[fd]
+                try:
+                    data = os.read(fd, 1 << 20)
+                except InterruptedError:
+                    continue
+                except OSError:
+                    data = b""
+                if data:
+                    run.feed(data)
+                else:
+                    run.eof = True
+                    del fds[fd]
+            # a worker that finished but whose pipe a stray process keeps open
+            for fd, run in list(fds.items()):
+                if run.done and run.proc is not None and run.proc.poll() is not None:
+                    del fds[fd]
+        return False
+
+    def _kill(self, run: _Run) -> None:
+        """Stop a worker and everything below it.  First SIGTERM to the zygote, which kills and
+        reaps its children (so nothing is orphaned), then SIGKILL whatever is left."""
+        proc = run.proc
+        if proc is None:
+            return
+        tree = _descendants(proc.pid)
+        if proc.poll() is None:
+            workers = _worker_pids([proc.pid] + tree)
+            if workers:
+                try:
+                    os.kill(workers[0], signal.SIGTERM)
+                except OSError:
+                    pass
+                try:
+                    proc.wait(timeout=1.0)
+                except subprocess.TimeoutExpired:
+                    pass
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        for pid in set(tree) | set(_descendants(proc.pid)) | set(_session_members(proc.pid)):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def _cleanup(self, run: _Run, mode: str) -> None:
+        proc = run.proc
+        if proc is not None:
+            try:
+                proc.wait(timeout=2.0 if run.done else 0.2)
+            except subprocess.TimeoutExpired:
+                pass
+            if not (run.done and proc.returncode == 0):  # a clean exit reaped everything itself
+                self._kill(run)
+            try:
+                proc.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                pass
+            if run.stderr is not None and proc.returncode not in (0, None) and not run.module_status_seen:
+                try:
+                    run.stderr.seek(0)
+                    tail = run.stderr.read()[-2000:].decode("utf-8", "replace").strip()
+                except OSError:
+                    tail = ""
+                run.diagnostics.append(
+                    f"{run.label}: exited with status {proc.returncode}" + (f": {tail.splitlines()[-1]}" if tail else "")
+                )
+        if run.fd >= 0:
+            try:
+                os.close(run.fd)
+            except OSError:
+                pass
+            run.fd = -1
+        if run.stderr is not None:
+            run.stderr.close()
+        if run.tmp:
+            shutil.rmtree(run.tmp, ignore_errors=True)
+
+    def _module_error(self, run: _Run) -> str | None:
+        if run.module_status_seen:
+            return run.module_error
+        proc = run.proc
+        code = proc.returncode if proc is not None else None
+        if code is not None and code < 0:
+            try:
+                how = signal.Signals(-code).name
+            except ValueError:
+                how = f"signal {-code}"
+            return f"the worker died while loading the module ({how})"
+        if code is not None:
+            return f"the worker exited (status {code}) while loading the module"
+        return "the worker did not finish loading the module in time"

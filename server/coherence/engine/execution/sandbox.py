@@ -1,0 +1,299 @@
+"""How the worker is started: the interpreter, its environment, and the sandbox around it.
+
+Two modes, both with the worker's own guards (audit hook, rlimits, privilege drop, no network
+calls, writes only in a private temp dir):
+
+- ``bwrap``: the worker runs under bubblewrap: the file system read-only (``--ro-bind / /``),
+  private ``/tmp``, ``/dev``, ``/proc``, no network (a fresh network namespace), a new session,
+  killed with its parent, a scrubbed environment, and the user's home directory hidden except the
+  parts the interpreter and the module context need (re-bound read-only).
+- ``guard``: no bubblewrap (missing, or its probe fails): the same worker, with the same guards,
+  started directly in a new session with a scrubbed environment.
+
+Probes (interpreter facts, whether bubblewrap works) run once per interpreter and are cached.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from coherence.engine.errors import ConfigurationError
+
+WORKER = str(Path(__file__).with_name("worker.py"))
+
+# Environment variables the worker may see (plus LC_*).  Everything else (API keys, tokens,
+# proxies, the editor's variables) is dropped.
+ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "LD_LIBRARY_PATH", "SYSTEMROOT")
+ENV_FIXED = {
+    "PYTHONHASHSEED": "0",
+    "PYTHONDONTWRITEBYTECODE": "1",
+    "PYTHONIOENCODING": "utf-8",
+    "PYTHONUNBUFFERED": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "OMP_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+    "VECLIB_MAXIMUM_THREADS": "1",
+    "MPLBACKEND": "Agg",
+}
+BWRAP_TMP = "/tmp/coherence-run"
+
+_PROBE = r"""
+import json, os, sys
+info = {
+    "executable": sys.executable,
+    "version": list(sys.version_info[:3]),
+    "implementation": sys.implementation.name,
+    "prefix": sys.prefix, "base_prefix": getattr(sys, "base_prefix", sys.prefix),
+    "exec_prefix": sys.exec_prefix,
+    "base_exec_prefix": getattr(sys, "base_exec_prefix", sys.exec_prefix),
+    "path": [p for p in sys.path if p],
+    "site_dirs": [], "user_base": None, "user_site": None,
+}
+try:
+    import site
+    dirs = list(site.getsitepackages()) if hasattr(site, "getsitepackages") else []
+    if site.ENABLE_USER_SITE:
+        info["user_site"] = site.getusersitepackages()
+        dirs.append(info["user_site"])
+    info["user_base"] = site.getuserbase()
+    info["site_dirs"] = dirs
+except Exception:
+    pass
+print("COHERENCE-PROBE" + json.dumps(info))
+"""
+
+
+@dataclass(frozen=True)
+class Interpreter:
+    """Facts about the Python interpreter that runs the worker (from a probe, cached)."""
+
+    requested: str
+    executable: str
+    version: tuple[int, int, int]
+    prefixes: tuple[str, ...]
+    path: tuple[str, ...]  # its sys.path with site processing (.pth entries included)
+    site_dirs: tuple[str, ...]
+    user_base: str | None
+    stamp: tuple = ()
+
+    @property
+    def version_text(self) -> str:
+        return ".".join(map(str, self.version))
+
+
+_lock = threading.Lock()
+_interpreters: dict[str, Interpreter] = {}
+_bwrap_ok: dict[tuple, bool] = {}
+
+
+def base_env(home: str, hashseed: int = 0) -> dict[str, str]:
+    """The scrubbed environment of the worker."""
+    env = {}
+    for key, value in os.environ.items():
+        if key in ENV_ALLOW or key.startswith("LC_"):
+            env[key] = value
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update(ENV_FIXED)
+    env["PYTHONHASHSEED"] = str(hashseed)
+    env["HOME"] = home
+    env["TMPDIR"] = home
+    return env
+
+
+def probe_interpreter(python: str | None = None) -> Interpreter:
+    """Run ``python`` once to learn its executable, version and paths; cached per path."""
+    python = python or sys.executable
+    with _lock:
+        cached = _interpreters.get(python)
+    if cached is not None and cached.stamp == _stamp(cached.site_dirs):
+        return cached
+    exe = shutil.which(python) if os.sep not in python else python
+    if not exe or not os.path.exists(exe):
+        raise ConfigurationError(f"The Python interpreter {python!r} was not found.")
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith("LC_") or k in ("HOME", "VIRTUAL_ENV", "PYENV_VERSION", "PYENV_ROOT", "CONDA_PREFIX")}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    try:
+        proc = subprocess.run(
+            [exe, "-c", _PROBE],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+            env=env,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise ConfigurationError(f"The Python interpreter {python!r} could not be started: {exc}.") from exc
+    out = proc.stdout.decode("utf-8", "replace")
+    marker = out.rfind("COHERENCE-PROBE")
+    if proc.returncode != 0 or marker < 0:
+        tail = (proc.stderr.decode("utf-8", "replace").strip().splitlines() or ["no output"])[-1]
+        raise ConfigurationError(
+            f"The Python interpreter {python!r} does not work (exit status {proc.returncode}: {tail[:300]})."
+        )
+    try:
+        info = json.loads(out[marker + len("COHERENCE-PROBE"):].strip().splitlines()[0])
+    except (ValueError, IndexError) as exc:
+        raise ConfigurationError(f"The Python interpreter {python!r} gave an unreadable answer.") from exc
+    version = tuple(int(v) for v in info.get("version", (0, 0, 0)))
+    if info.get("implementation") != "cpython" or version < (3, 8):
+        raise ConfigurationError(
+            f"The Python interpreter {python!r} is {info.get('implementation')} "
+            f"{'.'.join(map(str, version))}; coherence needs CPython 3.8 or newer to run code."
+        )
+    prefixes = []
+    for key in ("prefix", "base_prefix", "exec_prefix", "base_exec_prefix"):
+        value = info.get(key)
+        if value and value not in prefixes:
+            prefixes.append(value)
+    executable = info.get("executable") or exe
+    interp = Interpreter(
+        requested=python,
+        executable=executable,
+        version=version,  # type: ignore[arg-type]
+        prefixes=tuple(prefixes),
+        path=tuple(p for p in info.get("path", []) if isinstance(p, str)),
+        site_dirs=tuple(p for p in info.get("site_dirs", []) if isinstance(p, str)),
+        user_base=info.get("user_base"),
+    )
+    object.__setattr__(interp, "stamp", _stamp(interp.site_dirs))
+    with _lock:
+        _interpreters[python] = interp
+    return interp
+
+
+def _stamp(dirs) -> tuple:
+    """Modification times of the site directories: a new install (.pth file) means re-probe."""
+    out = []
+    for d in dirs:
+        try:
+            out.append(os.stat(d).st_mtime_ns)
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+def _hidden_roots() -> list[str]:
+    roots = ["/tmp"]
+    home = os.path.expanduser("~")
+    if home and home != "/" and os.path.isdir(home):
+        roots.append(os.path.realpath(home))
+    return roots
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def _exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
+    """Paths that must stay visible (read-only) although they lie under a hidden root."""
+    wanted: list[str] = []
+    candidates = list(interp.prefixes) + list(interp.path) + list(interp.site_dirs) + list(extra)
+    candidates.append(os.path.dirname(interp.executable))
+    candidates.append(os.path.dirname(WORKER))
+    for p in candidates:
+        if not p or not os.path.isabs(p):
+            continue
+        for q in {os.path.normpath(p), os.path.realpath(p)}:
+            if os.path.exists(q) and q not in wanted:
+                wanted.append(q)
+    roots = _hidden_roots()
+    hidden = [p for p in wanted if any(_under(p, r) and p != r for r in roots)]
+    hidden.sort(key=lambda p: (p.count("/"), p))
+    out: list[str] = []
+    for p in hidden:
+        if not any(_under(p, q) for q in out):
+            out.append(p)
+    return out
+
+
+def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[str, ...] = ()) -> list[str]:
+    """The bubblewrap prefix for running ``interp`` (the command follows after ``--``)."""
+    bwrap = shutil.which("bwrap")
+    if not bwrap:
+        raise ConfigurationError("bubblewrap (bwrap) is not installed.")
+    cmd = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    roots = _hidden_roots()
+    for root in roots:
+        cmd += ["--perms", "0755", "--tmpfs", root]
+    made: set[str] = set(roots)
+    for path in _exposed_paths(interp, extra_paths):
+        root = next(r for r in roots if _under(path, r))
+        # intermediate directories, world-traversable so the dropped user can reach the binds
+        parts = path[len(root):].strip("/").split("/")
+        cur = root
+        for part in parts[:-1]:
+            cur = cur.rstrip("/") + "/" + part
+            if cur not in made:
+                made.add(cur)
+                cmd += ["--perms", "0755", "--dir", cur]
+        cmd += ["--ro-bind", path, path]
+        made.add(path)
+    if os.geteuid() == 0:
+        # privileged bubblewrap: no user namespace (so the worker can drop to "nobody" and the
+        # process limit applies), all capabilities dropped except changing uid/gid and killing
+        # the children that dropped to "nobody" (the watchdog)
+        cmd += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
+                "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                "--cap-add", "CAP_KILL"]
+    else:
+        cmd += ["--unshare-all"]
+    cmd += ["--die-with-parent", "--new-session", "--clearenv"]
+    for key, value in env.items():
+        cmd += ["--setenv", key, value]
+    cmd += ["--chdir", "/tmp"]
+    return cmd
+
+
+def bwrap_works(interp: Interpreter, extra_paths: tuple[str, ...] = ()) -> bool:
+    """Whether bubblewrap can run this interpreter here (probe cached per interpreter/paths)."""
+    if not shutil.which("bwrap"):
+        return False
+    key = (interp.executable, tuple(_exposed_paths(interp, extra_paths)))
+    with _lock:
+        known = _bwrap_ok.get(key)
+    if known is not None:
+        return known
+    ok = False
+    try:
+        env = base_env(BWRAP_TMP)
+        cmd = bwrap_command(interp, env, extra_paths) + [
+            "--", interp.executable, "-S", "-c", "import sys; sys.stdout.write('coherence-ok')"
+        ]
+        proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, env=env)
+        ok = proc.returncode == 0 and b"coherence-ok" in proc.stdout
+    except (OSError, subprocess.SubprocessError, ConfigurationError):
+        ok = False
+    with _lock:
+        _bwrap_ok[key] = ok
+    return ok
+
+
+def choose_mode(requested: str, interp: Interpreter, extra_paths: tuple[str, ...] = ()) -> str:
+    """``auto`` -> ``bwrap`` when it works here, else ``guard``; an explicit ``bwrap`` that does
+    not work is a configuration error."""
+    if requested not in ("auto", "bwrap", "guard"):
+        raise ConfigurationError(f"Unknown sandbox mode {requested!r} (use auto, bwrap or guard).")
+    if requested == "guard":
+        return "guard"
+    ok = bwrap_works(interp, extra_paths)
+    if requested == "bwrap" and not ok:
+        raise ConfigurationError(
+            "The bubblewrap sandbox was requested but does not work here "
+            "(install bubblewrap, or allow unprivileged user namespaces, or use sandbox 'auto')."
+        )
+    return "bwrap" if ok else "guard"
+
+
+def worker_command(mode: str, interp: Interpreter, env: dict[str, str], extra_paths: tuple[str, ...] = ()) -> list[str]:
+    """The full command line that starts the worker in the given mode."""
+    py = [interp.executable, "-S", "-B", WORKER]
+    if mode == "bwrap":
+        return bwrap_command(interp, env, extra_paths) + ["--"] + py
+    return py

@@ -1,0 +1,1615 @@
+"""coherence execution worker: runs programs on inputs and reports canonical outcomes.
+
+STDLIB ONLY.  This file is executed as a script by the *user's* interpreter (any CPython >= 3.8,
+``python -S -B worker.py``), never imported by coherence's server code, so it must not import
+anything from coherence.
+
+Process layout (one run):
+
+    parent (coherence)  --job JSON on stdin-->  zygote (this script)
+                        <--result lines on fd--   |  imports the module context once,
+                                                  |  pre-imports what the programs import,
+                                                  |  compiles every input once,
+                                                  |  then forks one child per program
+                                                  +--> child (program 0)  -- lines --> zygote
+                                                  +--> child (program 1)  ...
+
+Result lines (to the parent, on the descriptor named in the job; never stdout), ASCII:
+
+    "<t> <i> <key>"    outcome of task t on input i; <key> is the JSON text of
+                       [kind, value, mutated, error] (exactly ``Outcome.key``)
+    "<t> -1 <json>"    task t loaded: null, or why it could not be loaded
+    "-1 0 <json>"      module context: null when loaded, or why it failed
+    "-1 1 <json>"      internal diagnostic (a worker problem, not the user's)
+    "-1 2 null"        the run is complete
+
+Children write their lines in that format, in batches, to their own pipe; the zygote forwards
+complete lines as they are.  Each child also publishes, in a shared memory slot, the position of
+the call in progress, how many records it has written and its load state, so that when it dies
+(segfault, os._exit, watchdog kill) the zygote knows which input was responsible, records a
+``Crash(...)``/``Timeout`` outcome for it and forks a fresh child for the inputs left.  When an
+input is re-run that way the parent keeps the first record it got.
+"""
+
+import sys
+import os
+import ast
+import errno
+import io
+import json
+import mmap
+import re
+import select
+import signal
+import struct
+import time
+import types
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - non-Unix
+    resource = None
+
+NOBODY = 65534
+SIZE_CAP = 16 * 1024  # canonical JSON of one value larger than this becomes ["Z", type, sha]
+MAX_DEPTH = 100
+MAX_NODES = 200000
+MAX_ITER_ITEMS = 10000
+GRACE = 0.5  # seconds past a deadline before the watchdog kills
+
+# Imported in the zygote before forking, so children share them.  CORE always; FULL as well when
+# the children (dropped to "nobody") could not read the standard library to import it lazily.
+PREIMPORT_CORE = (
+    "math", "itertools", "collections", "functools", "re", "string", "heapq", "bisect", "operator",
+    "copy", "random",
+)
+PREIMPORT = (
+    # imported lazily by the standard library itself (what a program imports explicitly is found
+    # by scanning its source and imported anyway)
+    "_strptime", "encodings.idna", "encodings.latin_1", "encodings.ascii", "encodings.cp1252",
+    "encodings.utf_16", "encodings.utf_32", "encodings.unicode_escape",
+    "encodings.raw_unicode_escape", "encodings.punycode", "unicodedata",
+    # common enough in helpers and programs to be worth sharing
+    "collections.abc", "fractions", "decimal", "datetime", "enum", "json", "numbers", "struct",
+    "array", "hashlib", "base64", "binascii", "zlib", "textwrap", "weakref", "contextlib",
+)
+
+_enc = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
+_ADDR = re.compile(r"0x[0-9a-fA-F]{4,}")
+
+
+class _Timeout(BaseException):
+    """Raised by the SIGALRM handler inside a call that ran out of time."""
+
+
+class _TooBig(BaseException):
+    pass
+
+
+def _tname(x):
+    try:
+        return type(x).__name__
+    except BaseException:  # pragma: no cover
+        return "object"
+
+
+def _sha(text):
+    if not isinstance(text, bytes):
+        text = text.encode("utf-8", "surrogatepass")
+    import hashlib
+
+    return hashlib.sha256(text).hexdigest()[:32]
+
+
+def _safe_repr(x):
+    try:
+        r = repr(x)
+        return r if isinstance(r, str) else None
+    except _Timeout:
+        raise
+    except BaseException:
+        return None
+
+
+def _stable_digest(x):
+    r = _safe_repr(x)
+    if r is None:
+        return _sha(_tname(x))
+    return _sha(_tname(x) + ":" + _ADDR.sub("0x", r))
+
+
+# --------------------------------------------------------------------------------------------
+# canonical form (see coherence/engine/outcomes.py for the definition)
+# --------------------------------------------------------------------------------------------
+
+
+def make_canonicalizer():
+    import enum
+    import decimal
+    import fractions
+    import itertools
+    import collections
+    import collections.abc as cabc
+
+    Enum = enum.Enum
+    Decimal = decimal.Decimal
+    Fraction = fractions.Fraction
+    deque = collections.deque
+    Mapping = cabc.Mapping
+    KeysView = cabc.KeysView
+    ItemsView = cabc.ItemsView
+    ValuesView = cabc.ValuesView
+    islice = itertools.islice
+    NONE = ["N"]
+    CYCLE = ["CYCLE"]
+    LIM = 1 << 62
+    stack = []
+    nodes = [0]
+    consume = [True]  # materialize iterators? (not for arguments: the call must get them intact)
+
+    def fl(x):
+        if x != x:
+            return "nan"
+        if x > 0:
+            return "inf" if x - x != 0 else x
+        if x < 0:
+            return "-inf" if x - x != 0 else x
+        return x
+
+    def big_int(x):
+        if x.bit_length() > 53000:
+            return ["Z", "int", _sha(format(x, "x"))]
+        return ["I", str(x)]
+
+    def seq(tag, x, d):
+        if d > MAX_DEPTH:
+            return ["Z", _tname(x), _stable_digest(x)]
+        for s in stack:
+            if s is x:
+                return CYCLE
+        n = nodes[0] + len(x)
+        if n > MAX_NODES:
+            raise _TooBig()
+        nodes[0] = n
+        stack.append(x)
+        try:
+            d += 1
+            return [tag, [canon(v, d) for v in x]]
+        finally:
+            stack.pop()
+
+    def mapping(x, d):
+        if d > MAX_DEPTH:
+            return ["Z", _tname(x), _stable_digest(x)]
+        for s in stack:
+            if s is x:
+                return CYCLE
+        n = nodes[0] + 2 * len(x)
+        if n > MAX_NODES:
+            raise _TooBig()
+        nodes[0] = n
+        stack.append(x)
+        try:
+            d += 1
+            items = [[canon(k, d), canon(v, d)] for k, v in x.items()]
+        finally:
+            stack.pop()
+        if len(items) > 1:
+            items.sort(key=lambda kv: _enc(kv[0]))
+        return ["D", items]
+
+    def setlike(x, d):
+        if d > MAX_DEPTH:
+            return ["Z", _tname(x), _stable_digest(x)]
+        for s in stack:
+            if s is x:
+                return CYCLE
+        n = nodes[0] + len(x)
+        if n > MAX_NODES:
+            raise _TooBig()
+        nodes[0] = n
+        stack.append(x)
+        try:
+            d += 1
+            items = [canon(v, d) for v in x]
+        finally:
+            stack.pop()
+        if len(items) > 1:
+            items.sort(key=_enc)
+        return ["E", items]
+
+    def canon(x, d):
+        t = type(x)
+        if t is int:
+            if -LIM < x < LIM:
+                return ["I", str(x)]
+            return big_int(x)
+        if t is str:
+            return ["S", x]
+        if t is float:
+            return ["F", x if x - x == 0 else fl(x)]
+        if t is bool:
+            return ["B", x]
+        if x is None:
+            return NONE
+        if t is list:
+            return seq("L", x, d)
+        if t is tuple:
+            return seq("T", x, d)
+        if t is dict:
+            return mapping(x, d)
+        if t is set or t is frozenset:
+            return setlike(x, d)
+        return other(x, t, d)
+
+    def other(x, t, d):
+        try:
+            if isinstance(x, Enum):
+                return ["R", t.__name__, _safe_repr(x) or t.__name__]
+            if isinstance(x, int):  # int subclasses (not bool: bool cannot be subclassed)
+                return canon(int(x), d)
+            if isinstance(x, float):
+                return ["F", fl(float(x))]
+            if isinstance(x, str):
+                return ["S", str.__str__(x)]
+            if isinstance(x, (bytes, bytearray)):
+                return ["Y", bytes(x).hex()]
+            if isinstance(x, memoryview):
+                return ["Y", x.tobytes().hex()]
+            if isinstance(x, complex):
+                return ["C", fl(x.real), fl(x.imag)]
+            if isinstance(x, (Decimal, Fraction)):
+                try:
+                    return ["F", fl(float(x))]
+                except (OverflowError, ValueError):
+                    return ["X", t.__name__, _sha(str(x))]
+            if isinstance(x, (list, deque)):
+                return seq("L", x, d)
+            if isinstance(x, tuple):
+                return seq("T", x, d)
+            if isinstance(x, (set, frozenset, KeysView, ItemsView)):
+                return setlike(x, d)
+            if isinstance(x, ValuesView):
+                return seq("L", list(x), d)
+            if isinstance(x, (dict, Mapping)):
+                return mapping(x, d)
+            if isinstance(x, BaseException):
+                return ["R", t.__name__, _ADDR.sub("0x", _safe_repr(x) or t.__name__)]
+            if isinstance(x, type):
+                return ["R", "type", getattr(x, "__qualname__", None) or _tname(x)]
+            if isinstance(x, types.ModuleType):
+                return ["R", "module", getattr(x, "__name__", "?")]
+            if isinstance(x, (types.FunctionType, types.BuiltinFunctionType, types.MethodType)):
+                return ["X", t.__name__, _sha(getattr(x, "__qualname__", "") or "")]
+            tolist = getattr(t, "tolist", None)
+            if tolist is not None and callable(tolist):
+                v = x.tolist()
+                if type(v) is not t:
+                    return canon(v, d + 1)
+            if getattr(t, "__next__", None) is not None and getattr(t, "__iter__", None) is not None:
+                if not consume[0]:
+                    return ["X", t.__name__, _sha(t.__name__)]
+                items = list(islice(x, MAX_ITER_ITEMS + 1))
+                stack.append(x)
+                try:
+                    body = [canon(v, d + 1) for v in items]
+                finally:
+                    stack.pop()
+                return ["X", t.__name__, _sha(_enc(body))]
+            state = None
+            dct = getattr(x, "__dict__", None)
+            if isinstance(dct, dict):
+                state = dict(dct)
+            slots = _slot_state(x, t)
+            if state is not None:
+                if slots:
+                    state.update(slots)
+                return _obj(x, t, state, d)
+            r = _safe_repr(x)
+            if r is not None and not _ADDR.search(r):
+                return ["R", t.__name__, r]
+            if slots:
+                return _obj(x, t, slots, d)
+            return ["X", t.__name__, _stable_digest(x)]
+        except (_Timeout, _TooBig):
+            raise
+        except RecursionError:
+            return ["Z", _tname(x), _sha(_tname(x))]
+        except BaseException:
+            return ["X", _tname(x), _stable_digest(x)]
+
+    def _obj(x, t, state, d):
+        if d > MAX_DEPTH:
+            return ["Z", t.__name__, _stable_digest(x)]
+        for s in stack:
+            if s is x:
+                return CYCLE
+        stack.append(x)
+        try:
+            return ["O", t.__name__, mapping(state, d + 1)]
+        finally:
+            stack.pop()
+
+    def _slot_state(x, t):
+        out = {}
+        try:
+            for klass in t.__mro__:
+                names = klass.__dict__.get("__slots__")
+                if names is None:
+                    continue
+                if isinstance(names, str):
+                    names = (names,)
+                for name in names:
+                    if name in ("__dict__", "__weakref__") or name in out:
+                        continue
+                    try:
+                        out[name] = getattr(x, name)
+                    except AttributeError:
+                        pass
+        except (_Timeout, _TooBig):
+            raise
+        except BaseException:
+            pass
+        return out
+
+    def top(x, consume_iterators=True):
+        """Canonical structure of x (never raises except _Timeout)."""
+        del stack[:]
+        nodes[0] = 0
+        consume[0] = consume_iterators
+        try:
+            return canon(x, 0)
+        except _Timeout:
+            raise
+        except _TooBig:
+            return ["Z", _tname(x), _stable_digest(x)]
+        except RecursionError:
+            return ["Z", _tname(x), _sha(_tname(x))]
+        except BaseException:
+            return ["X", _tname(x), _sha(_tname(x))]
+        finally:
+            del stack[:]
+
+    def dump(c, x):
+        """JSON text of canonical structure c (of value x), size-capped."""
+        s = _enc(c)
+        if len(s) > SIZE_CAP:
+            s = _enc(["Z", _tname(x), _sha(s)])
+        return s
+
+    return top, dump
+
+
+# --------------------------------------------------------------------------------------------
+# guards: an audit hook that blocks the dangerous parts of the OS interface
+# --------------------------------------------------------------------------------------------
+
+
+def install_guard(state):
+    """Install the audit hook.  ``state`` (mutable dict) holds the mode and allowed write root:
+
+    mode "load"  : importing user code in the zygote: block processes, network, foreign writes
+    mode "zygote": our own bookkeeping: allow everything
+    mode "child" : running a program: like "load", plus only kill of itself
+    """
+    realpath = os.path.realpath
+    join = os.path.join
+    getcwd = os.getcwd
+    fspath = os.fspath
+    fsdecode = os.fsdecode
+    readlink = os.readlink
+    sep = os.sep
+    WFLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    getpid = os.getpid
+
+    def inside(path, dir_fd=None):
+        try:
+            if isinstance(path, int):
+                return True  # an already-open descriptor
+            p = fspath(path)
+            if isinstance(p, bytes):
+                p = fsdecode(p)
+            if not p.startswith("/") and isinstance(dir_fd, int) and dir_fd >= 0:
+                base = readlink("/proc/self/fd/%d" % dir_fd)
+            else:
+                base = getcwd()
+            full = realpath(join(base, p))
+            root = state["root"]
+            return full == root or full.startswith(root + sep)
+        except BaseException:
+            return False
+
+    def under(path, roots):
+        for r in roots:
+            if path == r or path.startswith(r + sep):
+                return True
+        return False
+
+    def readable(path):
+        """Reads are free except other processes' /proc entries (their environment holds the
+        editor's API keys) and the private directories (the user's home) outside the paths the
+        program legitimately needs (interpreter, site-packages, workspace)."""
+        try:
+            if isinstance(path, int):
+                return True
+            p = fspath(path)
+            if isinstance(p, bytes):
+                p = fsdecode(p)
+            if not p.startswith("/"):
+                p = join(getcwd(), p)
+            if p.startswith("/proc/"):
+                head = p[6:].split("/", 1)[0]
+                if head.isdigit() and int(head) != getpid():
+                    return False
+            private = state.get("private") or ()
+            if private:
+                full = realpath(p)
+                if under(full, private) and not under(full, state.get("allow") or ()):
+                    return False
+            return True
+        except BaseException:
+            return False
+
+    def deny(event):
+        raise PermissionError(errno.EACCES, "blocked by the coherence sandbox: " + event)
+
+    # event -> (indices of path arguments, index of dir_fd argument or None)
+    PATHS = {
+        "os.remove": ((0,), 1),
+        "os.rmdir": ((0,), 1),
+        "os.mkdir": ((0,), 2),
+        "os.rename": ((0, 1), 2),
+        "os.link": ((1,), 3),
+        "os.symlink": ((1,), 2),
+        "os.chmod": ((0,), 2),
+        "os.chown": ((0,), 3),
+        "os.lchown": ((0,), None),
+        "os.utime": ((0,), 3),
+        "os.truncate": ((0,), None),
+        "os.setxattr": ((0,), None),
+        "os.removexattr": ((0,), None),
+        "os.chflags": ((0,), None),
+        "os.lchflags": ((0,), None),
+        "os.mkfifo": ((0,), 2),
+        "os.mknod": ((0,), 3),
+        "shutil.rmtree": ((0,), 1),
+        "shutil.copyfile": ((1,), None),
+        "shutil.copymode": ((1,), None),
+        "shutil.copystat": ((1,), None),
+        "shutil.copytree": ((1,), None),
+        "shutil.move": ((0, 1), None),
+        "shutil.chown": ((0,), None),
+    }
+    PROCS = frozenset((
+        "os.system", "os.exec", "os.posix_spawn", "os.spawn", "subprocess.Popen", "os.fork",
+        "os.forkpty", "pty.spawn", "os.startfile", "socket.connect", "socket.bind",
+        "socket.sendto", "socket.sendmsg", "socket.getaddrinfo", "socket.gethostbyname",
+        "_thread.start_new_thread", "_thread.start_joinable_thread", "os.setuid", "os.setgid",
+        "os.setreuid", "os.setregid", "os.setresuid", "os.setresgid", "os.setgroups",
+        "os.chroot", "os.pidfd_open",
+    ))
+    KILL = frozenset(("os.kill", "os.killpg", "signal.pthread_kill"))
+    WATCH = frozenset(PATHS) | PROCS | KILL | {"open"}
+
+    def hook(event, args):
+        if event not in WATCH:
+            return
+        mode = state["mode"]
+        if mode == "zygote":
+            return
+        if event == "open":
+            try:
+                m = args[1]
+                fl = args[2]
+                writing = (isinstance(m, str) and ("w" in m or "a" in m or "x" in m or "+" in m)) or (
+                    isinstance(fl, int) and fl & WFLAGS
+                )
+            except BaseException:
+                writing = True
+            if writing:
+                if not inside(args[0]):
+                    deny("writing " + str(args[0])[:200])
+            elif mode == "child" and not readable(args[0]):
+                deny("reading " + str(args[0])[:200])
+            return
+        spec = PATHS.get(event)
+        if spec is not None:
+            idx, dfd = spec
+            dir_fd = None
+            if dfd is not None and len(args) > dfd:
+                dir_fd = args[dfd]
+            for k in idx:
+                if k < len(args) and not inside(args[k], dir_fd):
+                    deny(event + " " + str(args[k])[:200])
+            return
+        if event in PROCS:
+            deny(event)
+        if event in KILL:
+            try:
+                pid = args[0]
+            except BaseException:
+                pid = None
+            if event == "os.kill" and (pid == getpid() or pid == 0) and mode == "child":
+                return
+            if event == "signal.pthread_kill":
+                return
+            deny(event)
+
+    sys.addaudithook(hook)
+
+
+# --------------------------------------------------------------------------------------------
+# small helpers
+# --------------------------------------------------------------------------------------------
+
+
+class _Sink(io.TextIOBase):
+    """sys.stdout / sys.stderr replacement: keeps at most ``cap`` characters, drops the rest."""
+
+    def __init__(self, cap):
+        self.cap = cap
+        self.size = 0
+        self.parts = []
+        self.buffer = _ByteSink(self)
+
+    def write(self, s):
+        n = len(s)
+        if self.size < self.cap:
+            self.parts.append(s[: self.cap - self.size])
+        self.size += n
+        return n
+
+    def writelines(self, lines):
+        for s in lines:
+            self.write(s)
+
+    def reset(self):
+        if self.size:
+            self.size = 0
+            self.parts = []
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return 1  # /dev/null in the worker
+
+    def isatty(self):
+        return False
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    def flush(self):
+        pass
+
+
+class _ByteSink(io.RawIOBase):
+    """``sys.stdout.buffer`` of a _Sink: counts what is written, keeps nothing."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def write(self, b):
+        n = len(b)
+        self.owner.size += n
+        return n
+
+    def writable(self):
+        return True
+
+
+def _describe_exc(e):
+    """``Type: message`` (one line), like the last line of a traceback."""
+    name = _tname(e)
+    if isinstance(e, SyntaxError):
+        where = ""
+        if e.lineno:
+            where = " (line %d%s)" % (e.lineno, ", column %d" % e.offset if e.offset else "")
+        return "%s: %s%s" % (name, e.msg, where)
+    try:
+        msg = str(e)
+    except BaseException:
+        msg = ""
+    msg = (msg.strip().splitlines() or [""])[0][:500]
+    return "%s: %s" % (name, msg) if msg else name
+
+
+def _signal_name(sig):
+    try:
+        return signal.Signals(sig).name
+    except (ValueError, AttributeError):
+        return "signal %d" % sig
+
+
+def _status_reason(status):
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        if sig == getattr(signal, "SIGXCPU", -1):
+            return "Timeout"
+        return "Crash(%s)" % _signal_name(sig)
+    if os.WIFEXITED(status):
+        return "Crash(exit %d)" % os.WEXITSTATUS(status)
+    return "Crash(unknown)"
+
+
+def _module_imports(tree):
+    """Modules a source imports (anywhere), plus the submodules it reaches through attributes
+    of imported names (``np.random.rand`` -> ``numpy.random``): packages load those lazily,
+    which a child that dropped its privileges may no longer be able to do."""
+    names = []
+    alias = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                names.append(a.name)
+                if a.asname:
+                    alias[a.asname] = a.name
+                else:
+                    alias[a.name.split(".")[0]] = a.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level == 0 and node.module:
+                names.append(node.module)
+                for a in node.names:
+                    names.append(node.module + "." + a.name)
+                    alias[a.asname or a.name] = node.module + "." + a.name
+    if alias:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute):
+                parts = []
+                cur = node
+                while isinstance(cur, ast.Attribute):
+                    parts.append(cur.attr)
+                    cur = cur.value
+                if isinstance(cur, ast.Name) and cur.id in alias:
+                    dotted = alias[cur.id]
+                    for part in reversed(parts[1:]):  # the last attribute is rarely a module
+                        dotted += "." + part
+                        names.append(dotted)
+    seen = set()
+    out = []
+    for name in names:
+        if name not in seen:
+            seen.add(name)
+            out.append(name)
+    return out[:300]
+
+
+def _vm_bytes():
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except BaseException:
+        return 0
+
+
+def _prctl_pdeathsig():
+    """Return a function that makes the calling process die with its parent (Linux), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+
+        def set_pdeathsig():
+            prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+        return set_pdeathsig
+    except BaseException:
+        return None
+
+
+def _setrlimit(which, soft, extra=0):
+    """Lower a limit (soft, and hard = soft + extra so the program cannot raise it again)."""
+    if resource is None:
+        return
+    try:
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+            new_hard = min(soft + extra, hard)
+        else:
+            new_hard = soft + extra
+        resource.setrlimit(which, (soft, new_hard))
+    except BaseException:
+        try:
+            resource.setrlimit(which, (soft, resource.getrlimit(which)[1]))
+        except BaseException:
+            pass
+
+
+# --------------------------------------------------------------------------------------------
+# the zygote
+# --------------------------------------------------------------------------------------------
+
+
+class Zygote(object):
+    def __init__(self, job):
+        self.job = job
+        self.out_fd = job["fd"]
+        lim = job.get("limits") or {}
+        self.call_timeout = float(lim.get("call_timeout", 1.0))
+        self.program_budget = float(lim.get("program_budget", 20.0))
+        self.load_timeout = float(lim.get("load_timeout", 30.0))
+        self.prog_load_timeout = min(self.load_timeout, max(5.0, 2 * self.call_timeout))
+        self.memory_mb = int(lim.get("memory_mb", 1024))
+        self.file_size_mb = int(lim.get("file_size_mb", 16))
+        self.max_output = int(lim.get("max_output_kb", 64)) * 1024
+        jobs = int(lim.get("jobs", 0) or 0)
+        if jobs <= 0:
+            try:
+                jobs = len(os.sched_getaffinity(0))
+            except BaseException:
+                jobs = os.cpu_count() or 1
+        self.jobs = max(1, jobs)
+        self.seed = int(job.get("seed", 0))
+        self.tmp = job["tmp"]
+        self.out_buf = []
+        self.running = {}  # fd -> child
+        self.guard = {"mode": "load", "root": os.path.realpath(self.tmp)}
+        self.timer = [False, False]  # armed, fired
+        self.sink_out = _Sink(self.max_output)
+        self.sink_err = _Sink(self.max_output)
+
+    # -- output to the parent ---------------------------------------------------------------
+    def emit(self, line):
+        self.out_buf.append(line)
+
+    def flush(self):
+        if not self.out_buf:
+            return
+        data = b"".join(self.out_buf)
+        self.out_buf = []
+        view = memoryview(data)
+        while view:
+            try:
+                n = os.write(self.out_fd, view)
+            except InterruptedError:
+                continue
+            view = view[n:]
+
+    def emit_json(self, t, i, obj):
+        self.emit(b"%d %d %s\n" % (t, i, _enc(obj).encode("ascii")))
+
+    # -- timer -----------------------------------------------------------------------------
+    def _on_alarm(self, signum, frame):
+        timer = self.timer
+        if timer[0]:
+            timer[1] = True
+            signal.setitimer(signal.ITIMER_REAL, 0.05)  # keep poking code that swallows it
+            raise _Timeout()
+
+    def timed(self, seconds, fn, *args):
+        """fn(*args) under the SIGALRM timer; raises _Timeout when it ran out of time."""
+        timer = self.timer
+        timer[1] = False
+        try:
+            timer[0] = True
+            signal.setitimer(signal.ITIMER_REAL, seconds)
+            result = fn(*args)
+        finally:
+            timer[0] = False
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            if timer[1]:
+                timer[1] = False
+                raise _Timeout()
+        return result
+
+    def _on_term(self, signum, frame):
+        self.guard["mode"] = "zygote"
+        running = list(self.running.values())
+        for c in running:
+            self.kill(c)
+        until = time.monotonic() + 1.0
+        for c in running:
+            while time.monotonic() < until:
+                try:
+                    if os.waitpid(c["pid"], os.WNOHANG)[0]:
+                        break
+                except OSError:
+                    break
+                time.sleep(0.002)
+        os._exit(1)
+
+    # -- setup -------------------------------------------------------------------------------
+    def setup(self):
+        job = self.job
+        try:
+            if hasattr(sys, "set_int_max_str_digits"):
+                sys.set_int_max_str_digits(0)
+        except BaseException:
+            pass
+        sys.dont_write_bytecode = True
+        os.makedirs(self.tmp, exist_ok=True)
+        try:
+            os.chmod(self.tmp, 0o711)
+        except OSError:
+            pass
+        # sys.path: the module context's entries first, then the interpreter's own path
+        path = list(job.get("module", {}).get("sys_path") or [])
+        path += [p for p in (job.get("path") or []) if p]
+        seen = set()
+        new = []
+        for p in path + list(sys.path):
+            if p not in seen:
+                seen.add(p)
+                new.append(p)
+        sys.path[:] = new
+        self._editable_pth(job.get("site_dirs") or [])
+        signal.signal(signal.SIGALRM, self._on_alarm)
+        for name in ("SIGINT", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                try:
+                    signal.signal(sig, signal.SIG_DFL)
+                except BaseException:
+                    pass
+        # SIGTERM from the parent: kill and reap the children, then leave (nothing orphaned)
+        signal.signal(signal.SIGTERM, self._on_term)
+        if resource is not None:
+            _setrlimit(resource.RLIMIT_CORE, 0)
+        self.set_pdeathsig = _prctl_pdeathsig()
+        if self.set_pdeathsig is not None and job.get("die_with_parent", True):
+            try:
+                self.set_pdeathsig()
+            except BaseException:
+                pass
+        self.guard["private"] = tuple(os.path.realpath(p) for p in job.get("private") or () if p)
+        allow = [os.path.realpath(p) for p in (job.get("allow") or []) + sys.path if p and os.path.isabs(p)]
+        self.guard["allow"] = tuple(allow) + (self.guard["root"],)
+        install_guard(self.guard)
+        sys.stdout = self.sink_out
+        sys.stderr = self.sink_err
+        sys.stdin = io.StringIO("")
+        self.canon, self.dump = make_canonicalizer()
+
+    def _editable_pth(self, site_dirs):
+        """-S skipped site.py; run the import lines of editable-install .pth files ourselves
+        (their plain path lines already are in ``path``)."""
+        for d in site_dirs:
+            try:
+                names = sorted(os.listdir(d))
+            except OSError:
+                continue
+            for name in names:
+                if not name.endswith(".pth") or "editable" not in name.lower():
+                    continue
+                try:
+                    with open(os.path.join(d, name)) as f:
+                        lines = f.read().splitlines()
+                except OSError:
+                    continue
+                for line in lines:
+                    if line.startswith(("import ", "import\t")):
+                        try:
+                            exec(line, {"sys": sys, "os": os})
+                        except BaseException:
+                            pass
+
+    def preimport(self, names):
+        for name in names:
+            if name in sys.modules:
+                continue
+            try:
+                self.timed(self.load_timeout, __import__, name)
+            except BaseException:
+                pass
+
+    def load_module(self):
+        mod_spec = self.job.get("module") or {}
+        name = mod_spec.get("module_name") or "coherence_target"
+        filename = mod_spec.get("filename") or "<module>"
+        source = mod_spec.get("source")
+        module = types.ModuleType(name)
+        module.__file__ = filename
+        sys.modules[name] = module
+        self.module = module
+        if source is None:
+            exec("", module.__dict__)
+            return None
+        try:
+            code = compile(source, filename, "exec", dont_inherit=True)
+        except BaseException as e:
+            return _describe_exc(e)
+        try:
+            self.preimport(_module_imports(ast.parse(source)))
+        except BaseException:
+            pass
+        try:
+            self.timed(self.load_timeout, exec, code, module.__dict__)
+        except _Timeout:
+            return "Timeout: the module took longer than %gs to import" % self.load_timeout
+        except BaseException as e:
+            return _describe_exc(e)
+        return None
+
+    def prepare_programs(self):
+        self.programs = []
+        for spec in self.job["programs"]:
+            entry = spec.get("entry_point") or ""
+            source = spec.get("source")
+            info = {"entry": entry, "code": None, "error": None, "source": source or ""}
+            if source is not None:
+                try:
+                    info["code"] = compile(source, "<%s>" % (spec.get("label") or "program"), "exec",
+                                           dont_inherit=True)
+                    self.preimport(_module_imports(ast.parse(source)))
+                except BaseException as e:
+                    info["error"] = _describe_exc(e)
+            else:
+                f = self.module.__dict__.get(entry)
+                if f is None:
+                    info["error"] = "the module defines no function named %r" % entry
+            self.programs.append(info)
+
+    def prepare_inputs(self):
+        """Compile every input once, as ``lambda: (<source>)``; calling it evaluates the input
+        afresh (that is the per-call deep copy).  One compile for all of them when possible."""
+        sources = self.job["inputs"]
+        self.input_codes = [None] * len(sources)
+        # one lambda per two lines; multi-line sources (rare) are compiled one by one
+        todo = [i for i in range(len(sources)) if "\n" not in sources[i] and "\r" not in sources[i]]
+        chunk = 500
+        for start in range(0, len(todo), chunk):
+            part = todo[start:start + chunk]
+            text = "".join("(lambda: (%s\n))\n" % sources[i] for i in part)
+            lines = {}
+            try:
+                code = compile(text, "<input>", "exec", dont_inherit=True)
+                for c in code.co_consts:
+                    if isinstance(c, types.CodeType):
+                        lines[c.co_firstlineno] = c
+                if sorted(lines) != list(range(1, 2 * len(part), 2)):
+                    lines = {}  # an odd source changed the layout: compile one by one
+            except BaseException:
+                lines = {}
+            for k, i in enumerate(part):
+                c = lines.get(2 * k + 1)
+                if c is not None:
+                    self.input_codes[i] = ("fn", c)
+        for i, src in enumerate(sources):
+            if self.input_codes[i] is None:
+                self.input_codes[i] = self._compile_input(src)
+
+    @staticmethod
+    def _compile_input(src):
+        try:
+            outer = compile("lambda: (" + src + "\n)", "<input>", "eval", dont_inherit=True)
+            for c in outer.co_consts:
+                if isinstance(c, types.CodeType):
+                    return ("fn", c)
+        except BaseException:
+            pass
+        try:
+            return ("eval", compile(src, "<input>", "eval", dont_inherit=True))
+        except BaseException:
+            return None
+
+    # -- scheduling --------------------------------------------------------------------------
+    def run(self):
+        self.setup()
+        self.preimport(PREIMPORT_CORE)
+        if not self._children_can_import():
+            self.preimport(PREIMPORT)
+        err = self.load_module()
+        self.guard["mode"] = "zygote"
+        self.emit_json(-1, 0, err)
+        if err is not None:
+            self.emit(b"-1 2 null\n")
+            self.flush()
+            return
+        self.guard["mode"] = "load"
+        texts = [p.get("source") or "" for p in self.job["programs"]]
+        texts.append((self.job.get("module") or {}).get("source") or "")
+        if any("async" in t for t in texts):
+            self.preimport(("asyncio",))
+        self.prepare_programs()
+        self.prepare_inputs()
+        self.guard["mode"] = "zygote"
+        sys.stdout = self.sink_out
+        sys.stderr = self.sink_err
+        self.flush()
+        self.schedule()
+        self.emit(b"-1 2 null\n")
+        self.flush()
+
+    @staticmethod
+    def _children_can_import():
+        """Whether a child that dropped to "nobody" can still read the standard library (so
+        lazy imports inside stdlib functions keep working without pre-importing them)."""
+        if not hasattr(os, "geteuid") or os.geteuid() != 0:
+            return True
+        try:
+            path = os.path.dirname(os.path.realpath(os.__file__))
+            st = os.stat(os.path.join(path, "os.py"))
+            if not st.st_mode & 0o004:
+                return False
+            while True:
+                if not os.stat(path).st_mode & 0o001:
+                    return False
+                parent = os.path.dirname(path)
+                if parent == path:
+                    return True
+                path = parent
+        except OSError:
+            return False
+
+    def schedule(self):
+        n = len(self.input_codes)
+        tasks = self.job.get("tasks")
+        if tasks is None:
+            tasks = [{"program": p} for p in range(len(self.programs))]
+        queue = []
+        for t, spec in enumerate(tasks):
+            info = self.programs[int(spec.get("program", t))]
+            task = {
+                "t": t,
+                "program": info,
+                "deadline": None,
+                "seed": int(spec.get("seed", self.seed)),
+                "restarts": 0,
+                "stalls": 0,
+            }
+            if info["error"] is not None:
+                self.emit_json(t, -1, info["error"])
+                continue
+            queue.append((task, list(range(n))))
+        self.flush()
+        vm = _vm_bytes()
+        self.as_limit = vm + self.memory_mb * 1024 * 1024 if vm else self.memory_mb * 1024 * 1024
+        running = self.running
+        self.child_fds = set()
+        while queue or running:
+            while queue and len(running) < self.jobs:
+                task, indices = queue.pop(0)
+                child = self.spawn(task, indices)
+                if child is not None:
+                    running[child["fd"]] = child
+                    self.child_fds.add(child["fd"])
+            if not running:
+                continue
+            fds = [fd for fd, c in running.items() if not c["eof"]]
+            # short ticks while a child is gone from its pipe but not yet reaped
+            tick = 0.02 if len(fds) == len(running) else 0.002
+            try:
+                ready = select.select(fds, [], [], tick)[0] if fds else []
+            except InterruptedError:
+                ready = []
+            if not fds:
+                time.sleep(tick)
+            for fd in ready:
+                self.read_child(running[fd])
+            now = time.monotonic()
+            for fd in list(running):
+                c = running[fd]
+                if self.check_child(c, now):
+                    del running[fd]
+                    self.child_fds.discard(fd)
+                    follow = self.finish_child(c)
+                    if follow is not None:
+                        queue.insert(0, follow)
+            self.flush()
+
+    def spawn(self, task, indices):
+        now = time.monotonic()
+        if task["deadline"] is None:
+            task["deadline"] = now + self.program_budget
+        if now >= task["deadline"]:
+            self.timeout_rest(task, indices)
+            return None
+        # shared slot: [position of the call in progress, positions written, load state]
+        slot = mmap.mmap(-1, 24)
+        struct.pack_into("qqq", slot, 0, -1, 0, 0)
+        cwd = os.path.join(self.tmp, "p%d-%d" % (task["t"], task["restarts"]))
+        task["restarts"] += 1
+        try:
+            os.mkdir(cwd, 0o700)
+            if os.geteuid() == 0:
+                try:
+                    os.chown(cwd, NOBODY, NOBODY)
+                except OSError:
+                    os.chmod(cwd, 0o777)
+        except OSError:
+            cwd = self.tmp
+        r, w = os.pipe()
+        self.flush()
+        pid = os.fork()
+        if pid == 0:  # child
+            code = 1
+            try:
+                os.close(r)
+                self.child_main(task, indices, w, slot, cwd)
+                code = 0
+            except BaseException:
+                try:
+                    import traceback
+
+                    os.write(w, b"-1 1 " + _enc(traceback.format_exc()[-2000:]).encode("ascii") + b"\n")
+                except BaseException:
+                    pass
+            finally:
+                os._exit(code)
+        os.close(w)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:
+            pass
+        return {
+            "pid": pid, "fd": r, "slot": slot, "task": task, "indices": indices, "buf": b"",
+            "eof": False, "status": None, "seen_pos": -2, "seen_time": now, "kill_reason": None,
+            "cwd": cwd, "eof_time": None,
+        }
+
+    def timeout_rest(self, task, indices):
+        # Not "Timeout": these inputs were never tried.  The caller leaves them out of the metrics
+        # instead of reading the program's slowness as disagreement on every one of them.
+        key = _enc(["raise", None, None, "BudgetExceeded"]).encode("ascii")
+        t = task["t"]
+        for i in indices:
+            self.emit(b"%d %d %s\n" % (t, i, key))
+
+    def read_child(self, c):
+        """Forward the child's complete lines as they are (the child writes the parent's format)."""
+        try:
+            data = os.read(c["fd"], 1 << 16)
+        except InterruptedError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            c["eof"] = True
+            c["eof_time"] = time.monotonic()
+            try:
+                _, written, load_state = struct.unpack_from("qqq", c["slot"], 0)
+            except BaseException:
+                written, load_state = 0, 0
+            if written >= len(c["indices"]) or load_state == 2:
+                # it finished and is exiting: reap it now rather than on the next tick
+                try:
+                    c["status"] = os.waitpid(c["pid"], 0)[1]
+                except ChildProcessError:
+                    c["status"] = 0
+            return
+        buf = c["buf"] + data if c["buf"] else data
+        k = buf.rfind(b"\n")
+        if k < 0:
+            c["buf"] = buf
+            return
+        if k == len(buf) - 1:
+            c["buf"] = b""
+            self.out_buf.append(buf)
+        else:
+            c["buf"] = buf[k + 1:]
+            self.out_buf.append(buf[:k + 1])
+
+    def check_child(self, c, now):
+        """Watchdog; returns True when the child is gone (reaped, pipe drained)."""
+        if c["status"] is None and (c["eof"] or now - c.get("polled", 0) > 0.05):
+            c["polled"] = now
+            try:
+                pid, status = os.waitpid(c["pid"], os.WNOHANG)
+            except ChildProcessError:
+                pid, status = c["pid"], 0
+            if pid:
+                c["status"] = status
+        if c["status"] is not None:
+            while not c["eof"]:
+                try:
+                    ready = select.select([c["fd"]], [], [], 0)[0]
+                except InterruptedError:
+                    continue
+                if not ready:
+                    break
+                self.read_child(c)
+            return True
+        try:
+            pos = struct.unpack_from("q", c["slot"], 0)[0]
+        except BaseException:
+            pos = c["seen_pos"]
+        if pos != c["seen_pos"]:
+            c["seen_pos"] = pos
+            c["seen_time"] = now
+            return False
+        limit = (self.prog_load_timeout if pos < 0 else self.call_timeout) + GRACE
+        reason = None
+        if now - c["seen_time"] > limit:
+            reason = "Timeout"
+        elif now > c["task"]["deadline"] + self.call_timeout + GRACE:
+            reason = "Timeout"
+        elif c["eof"] and now - c["eof_time"] > GRACE + 0.5:
+            reason = "Crash(closed its pipe)"
+        if reason is not None and c["kill_reason"] is None:
+            c["kill_reason"] = reason
+            self.kill(c)
+        return False
+
+    def kill(self, c):
+        for fn in (lambda: os.killpg(c["pid"], signal.SIGKILL), lambda: os.kill(c["pid"], signal.SIGKILL)):
+            try:
+                fn()
+            except OSError:
+                pass
+
+    def finish_child(self, c):
+        """The child is reaped.  Record the outcome of the input in progress if it died in a
+        call; return (task, remaining indices) for a fresh child, or None."""
+        try:
+            os.close(c["fd"])
+        except OSError:
+            pass
+        try:
+            os.killpg(c["pid"], signal.SIGKILL)  # anything left in its process group
+        except OSError:
+            pass
+        task = c["task"]
+        t = task["t"]
+        indices = c["indices"]
+        try:
+            pos, written, load_state = struct.unpack_from("qqq", c["slot"], 0)
+        except BaseException:
+            pos, written, load_state = -1, 0, 0
+        try:
+            c["slot"].close()
+        except BaseException:
+            pass
+        self._rmtree(c["cwd"])
+        if load_state == 2:
+            return None  # it reported its load error itself
+        status = c["status"] or 0
+        reason = c["kill_reason"] or _status_reason(status)
+        if load_state == 0:
+            self.emit_json(t, -1, "%s while loading the program" % reason)
+            return None
+        if written >= len(indices):
+            return None  # finished normally
+        remaining = indices[written:]
+        cur = None
+        if written <= pos < len(indices):
+            cur = indices[pos]
+        elif task["stalls"] >= 2:
+            cur = remaining[0]  # dies between calls again and again: blame the next input
+        else:
+            task["stalls"] += 1
+        if cur is not None:
+            task["stalls"] = 0
+            self.emit_json(t, cur, ["raise", None, None, reason])
+            remaining = [i for i in remaining if i != cur]
+        if not remaining:
+            return None
+        if time.monotonic() >= task["deadline"]:
+            self.timeout_rest(task, remaining)
+            return None
+        return (task, remaining)
+
+    def _rmtree(self, path):
+        if path == self.tmp:
+            return
+        try:
+            os.rmdir(path)  # usually empty
+            return
+        except OSError:
+            pass
+        try:
+            import shutil
+
+            shutil.rmtree(path, ignore_errors=True)
+        except BaseException:
+            pass
+
+    # -- the child ---------------------------------------------------------------------------
+    def child_main(self, task, indices, w, slot, cwd):
+        try:
+            os.setpgid(0, 0)
+        except OSError:
+            pass
+        for fd in [self.out_fd] + [x for x in self.child_fds if x != w]:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        signal.signal(signal.SIGALRM, self._on_alarm)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if resource is not None:
+            _setrlimit(resource.RLIMIT_AS, self.as_limit)
+            _setrlimit(resource.RLIMIT_FSIZE, self.file_size_mb * 1024 * 1024)
+            # backstop only (SIGXCPU -> Timeout); the wall-clock watchdog acts first
+            _setrlimit(resource.RLIMIT_CPU, int(self.program_budget + self.call_timeout + 5), 2)
+            _setrlimit(resource.RLIMIT_NOFILE, max(64, w + 16))
+            _setrlimit(resource.RLIMIT_CORE, 0)
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            try:
+                os.setgroups([])
+            except BaseException:
+                pass
+            try:
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+            except BaseException:
+                pass
+        if self.set_pdeathsig is not None:
+            try:
+                self.set_pdeathsig()  # after the uid change, which clears it
+            except BaseException:
+                pass
+        if os.getppid() == 1:
+            os._exit(1)
+        if resource is not None and hasattr(resource, "RLIMIT_NPROC"):
+            _setrlimit(resource.RLIMIT_NPROC, 0)
+        try:
+            os.chdir(cwd)
+        except OSError:
+            pass
+        os.environ["HOME"] = cwd
+        os.environ["TMPDIR"] = cwd
+        if "tempfile" in sys.modules:
+            try:
+                sys.modules["tempfile"].tempdir = cwd
+            except BaseException:
+                pass
+        try:
+            os.umask(0o077)
+        except BaseException:
+            pass
+        self.guard["root"] = os.path.realpath(cwd)
+        self.guard["mode"] = "child"
+        sink_out = self.sink_out
+        sink_err = self.sink_err
+        sys.stdout = sink_out
+        sys.stderr = sink_err
+
+        pack = struct.pack_into
+        t = task["t"]
+        lines = []
+        state = [0, time.monotonic(), 0]  # bytes pending, last flush, positions buffered
+
+        def flush(written):
+            if lines:
+                data = b"".join(lines)
+                del lines[:]
+                view = memoryview(data)
+                while view:
+                    try:
+                        k = os.write(w, view)
+                    except InterruptedError:
+                        continue
+                    view = view[k:]
+            pack("q", slot, 8, written)
+            state[0] = 0
+            state[1] = time.monotonic()
+
+        # load the program
+        info = task["program"]
+        ns = dict(self.module.__dict__)
+        f = None
+        load_error = None
+        try:
+            if info["code"] is not None:
+                self.timed(self.prog_load_timeout, exec, info["code"], ns)
+            f = ns.get(info["entry"])
+            if info["code"] is not None and f is not None and f is self.module.__dict__.get(info["entry"]):
+                f = None  # it did not define its own: the module's function is not an alternative
+            if f is None:
+                where = "program" if info["code"] is not None else "module"
+                load_error = "the %s defines no function named %r" % (where, info["entry"])
+            elif not callable(f):
+                load_error = "%r is not callable" % info["entry"]
+        except _Timeout:
+            load_error = "Timeout: loading the program took longer than %gs" % self.prog_load_timeout
+        except BaseException as e:
+            load_error = _describe_exc(e)
+        lines.append(b"%d -1 %s\n" % (t, _enc(load_error).encode("ascii")))
+        flush(0)
+        pack("q", slot, 16, 1 if load_error is None else 2)
+        if load_error is not None:
+            return
+
+        # input makers: calling one evaluates the input afresh in the program's namespace
+        makers = []
+        for code in self.input_codes:
+            if code is None:
+                makers.append(None)
+            elif code[0] == "fn":
+                makers.append(types.FunctionType(code[1], ns))
+            else:
+                makers.append(lambda c=code[1]: eval(c, ns))
+
+        seed = task["seed"]
+        import random
+
+        rseed = random.seed
+        text = info["source"] + (self.job.get("module", {}).get("source") or "")
+        # reseeding costs a few microseconds: per call only when the code may draw numbers (it
+        # mentions random, or it can import helpers from a workspace)
+        per_call_seed = "random" in text or bool(self.job.get("module", {}).get("sys_path"))
+        np_seed = None
+        if per_call_seed and "numpy" in sys.modules:
+            try:
+                np_seed = sys.modules["numpy"].random.seed
+            except BaseException:
+                np_seed = None
+        np_s = seed % (2 ** 32)
+        rseed(seed)
+        if np_seed is not None:
+            try:
+                np_seed(np_s)
+            except BaseException:
+                np_seed = None
+
+        coroutine_type = None
+        run_coroutine = None
+        if "async" in text:
+            try:
+                import asyncio
+
+                async def _probe():
+                    pass
+
+                probe = _probe()
+                coroutine_type = type(probe)
+                probe.close()
+                run_coroutine = asyncio.run
+            except BaseException:
+                coroutine_type = None
+
+        canon = self.canon
+        dump = self.dump
+        enc = _enc
+        timer = self.timer
+        setitimer = signal.setitimer
+        REAL = signal.ITIMER_REAL
+        ct = self.call_timeout
+        monotonic = time.monotonic
+        deadline = task["deadline"]
+        IMMUT = frozenset((int, float, str, bool, bytes, type(None), complex))
+        LIM = 1 << 62
+        flt_repr = float.__repr__
+        prefix = b"%d " % t
+        K_TIMEOUT = enc(["raise", None, None, "Timeout"]).encode("ascii")
+        K_INPUT = enc(["raise", None, None, "InputError"]).encode("ascii")
+        K_NONE = b'["ok",["N"],null,null]'
+        K_TRUE = b'["ok",["B",true],null,null]'
+        K_FALSE = b'["ok",["B",false],null,null]'
+        count = len(indices)
+        for pos in range(count):
+            i = indices[pos]
+            pack("q", slot, 0, pos)
+            now = monotonic()
+            if now > deadline:
+                for j in indices[pos:]:
+                    lines.append(prefix + b"%d %s\n" % (j, K_TIMEOUT))
+                break
+            mk = makers[i]
+            if mk is None:
+                lines.append(prefix + b"%d %s\n" % (i, K_INPUT))
+                continue
+            if per_call_seed:
+                rseed(seed)
+                if np_seed is not None:
+                    np_seed(np_s)
+            if sink_out.size:
+                sink_out.reset()
+            if sink_err.size:
+                sink_err.reset()
+            stage = 0
+            timer[1] = False
+            try:
+                try:
+                    timer[0] = True
+                    setitimer(REAL, ct)
+                    args, kwargs = mk()
+                    if type(args) is not tuple:
+                        args = tuple(args)
+                    if type(kwargs) is not dict:
+                        kwargs = dict(kwargs)
+                    check = False
+                    for x in args:
+                        if type(x) not in IMMUT:
+                            check = True
+                            break
+                    if kwargs and not check:
+                        for x in kwargs.values():
+                            if type(x) not in IMMUT:
+                                check = True
+                                break
+                    if check:
+                        argv = args + (kwargs,) if kwargs else args
+                        pre = canon(argv, False)
+                    stage = 1
+                    r = f(*args, **kwargs)
+                    stage = 2
+                    tr = type(r)
+                    if tr is coroutine_type:
+                        r = run_coroutine(r)
+                        tr = type(r)
+                    if tr is int and -LIM < r < LIM:
+                        v = b'["I","%d"]' % r
+                    elif r is None:
+                        v = None
+                    elif tr is bool:
+                        v = True if r else False
+                    elif tr is float and r - r == 0:
+                        v = b'["F",' + flt_repr(r).encode("ascii") + b"]"
+                    elif tr is str and len(r) < 2000:
+                        v = b'["S",' + enc(r).encode("ascii") + b"]"
+                    else:
+                        v = dump(canon(r), r).encode("ascii")
+                    m = None
+                    if check:
+                        post = canon(argv, False)
+                        if post != pre:
+                            m = dump(post, argv).encode("ascii")
+                finally:
+                    timer[0] = False
+                    setitimer(REAL, 0)
+                if timer[1]:
+                    raise _Timeout()
+                if m is None:
+                    if v is None:
+                        key = K_NONE
+                    elif v is True:
+                        key = K_TRUE
+                    elif v is False:
+                        key = K_FALSE
+                    else:
+                        key = b'["ok",' + v + b",null,null]"
+                else:
+                    if v is None:
+                        v = b'["N"]'
+                    elif v is True:
+                        v = b'["B",true]'
+                    elif v is False:
+                        v = b'["B",false]'
+                    key = b'["ok",' + v + b"," + m + b",null]"
+            except _Timeout:
+                key = K_TIMEOUT
+            except BaseException as e:
+                if timer[1]:
+                    key = K_TIMEOUT
+                elif stage == 0:
+                    key = K_INPUT
+                else:
+                    key = enc(["raise", None, None, _tname(e)]).encode("ascii")
+            lines.append(prefix + b"%d %s\n" % (i, key))
+            state[0] += len(key)
+            if state[0] > 32768 or now - state[1] > 0.05:
+                flush(pos + 1)
+        pack("q", slot, 0, count)
+        flush(count)
+
+
+def main():
+    # the script's own directory must never shadow user modules (program.py, sandbox.py, ...)
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != _HERE]
+    raw = sys.stdin.buffer.read()
+    job = json.loads(raw.decode("utf-8"))
+    # user code must never reach our stdin/stdout/stderr
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    if not job.get("keep_stderr"):
+        os.dup2(devnull, 2)
+    if devnull > 2:
+        os.close(devnull)
+    z = Zygote(job)
+    try:
+        z.run()
+    except BaseException:
+        try:
+            z.guard["mode"] = "zygote"
+            import traceback
+
+            z.emit(b"-1 1 " + _enc(traceback.format_exc()[-4000:]).encode("ascii") + b"\n")
+            z.flush()
+        except BaseException:
+            pass
+        os._exit(3)
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()

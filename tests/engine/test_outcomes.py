@@ -1,0 +1,250 @@
+"""Outcomes: canonical forms, the design's equality, grouping, labels, display."""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import datetime
+import decimal
+import enum
+import fractions
+import json
+import math
+
+import numpy as np
+import pytest
+
+from coherence.engine.outcomes import (
+    Outcome,
+    canonical,
+    group_outcomes,
+    label_matrix,
+    outcomes_equal,
+    render_canonical,
+)
+
+
+def ok(value, mutated=None) -> Outcome:
+    return Outcome.returned(canonical(value), None if mutated is None else canonical(mutated))
+
+
+def err(name: str) -> Outcome:
+    return Outcome.raised(name)
+
+
+@dataclasses.dataclass
+class Point:
+    x: int
+    y: float
+
+
+class Color(enum.Enum):
+    RED = 1
+    GREEN = 2
+
+
+class Slotted:
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+    def __repr__(self):  # informative repr: shown as such
+        return f"Slotted({self.a}, {self.b})"
+
+
+# ---------------------------------------------------------------------------------------------
+# canonical forms
+
+
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (None, ["N"]),
+        (True, ["B", True]),
+        (3, ["I", "3"]),
+        (10**40, ["I", str(10**40)]),
+        (1.5, ["F", 1.5]),
+        (float("nan"), ["F", "nan"]),
+        (float("-inf"), ["F", "-inf"]),
+        (complex(1, -2), ["C", 1.0, -2.0]),
+        ("é", ["S", "é"]),
+        (b"\x00a", ["Y", "0061"]),
+        (bytearray(b"a"), ["Y", "61"]),
+        ([1, "a"], ["L", [["I", "1"], ["S", "a"]]]),
+        ((1,), ["T", [["I", "1"]]]),
+        (fractions.Fraction(1, 4), ["F", 0.25]),
+        (decimal.Decimal("2.5"), ["F", 2.5]),
+    ],
+)
+def test_canonical_scalars_and_containers(value, expected):
+    assert canonical(value) == expected
+
+
+def test_canonical_sets_and_dicts_are_order_free():
+    assert canonical({3, 1, 2}) == canonical({2, 3, 1})
+    assert canonical({"b": 1, "a": 2}) == canonical({"a": 2, "b": 1})
+    assert canonical(frozenset()) == ["E", []]
+    assert canonical(collections.Counter("aab"))[0] == "D"
+
+
+def test_canonical_objects():
+    assert canonical(Point(1, 2.0)) == ["O", "Point", ["D", [[["S", "x"], ["I", "1"]], [["S", "y"], ["F", 2.0]]]]]
+    assert canonical(Color.RED) == ["R", "Color", "<Color.RED: 1>"]
+    assert canonical(datetime.date(2024, 2, 28)) == ["R", "date", "datetime.date(2024, 2, 28)"]
+    assert canonical(collections.namedtuple("N", "a b")(1, 2)) == ["T", [["I", "1"], ["I", "2"]]]
+    assert canonical(Slotted(1, 2)) == ["R", "Slotted", "Slotted(1, 2)"]
+    assert canonical(np.array([[1, 2], [3, 4]])) == canonical([[1, 2], [3, 4]])
+    assert canonical(np.float64(0.5)) == ["F", 0.5]
+    assert canonical(np.int64(7)) == ["I", "7"]
+    # unrepresentable: type name plus a stable digest (no memory addresses)
+    a, b = canonical(object()), canonical(object())
+    assert a[0] == "X" and a == b
+
+
+def test_canonical_cycles_depth_and_size():
+    xs: list = [1]
+    xs.append(xs)
+    assert canonical(xs) == ["L", [["I", "1"], ["CYCLE"]]]
+    big = canonical(list(range(100_000)))
+    assert big[0] == "Z" and big[1] == "list"
+    assert canonical(list(range(100_000))) == big  # stable digest
+    deep: list = []
+    cur = deep
+    for _ in range(500):
+        cur.append([])
+        cur = cur[0]
+    assert "Z" in json.dumps(canonical(deep))
+    assert len(json.dumps(canonical("x" * 100_000))) < 200
+
+
+def test_canonical_never_raises_on_hostile_objects():
+    class Evil:
+        __slots__ = ()
+
+        def __repr__(self):
+            raise RuntimeError("no")
+
+    class Weird:
+        def __init__(self):
+            self.f = lambda: 1
+
+        def __eq__(self, other):
+            raise TypeError
+
+    assert canonical(Evil())[0] == "X"
+    assert canonical(Weird())[0] == "O"
+
+
+# ---------------------------------------------------------------------------------------------
+# equality
+
+
+def test_numbers_by_value_with_tolerance():
+    assert outcomes_equal(ok(2), ok(2.0))
+    assert outcomes_equal(ok(0.1 + 0.2), ok(0.3))
+    assert outcomes_equal(ok(1e-12), ok(0.0))  # abs_tol
+    assert not outcomes_equal(ok(1.0), ok(1.001))
+    assert outcomes_equal(ok(float("nan")), ok(float("nan")))
+    assert outcomes_equal(ok(float("inf")), ok(float("inf")))
+    assert not outcomes_equal(ok(float("inf")), ok(float("-inf")))
+    assert not outcomes_equal(ok(10**30), ok(10**30 + 1))  # big ints exact
+    assert not outcomes_equal(ok(True), ok(1))  # bool distinct from int
+    assert not outcomes_equal(ok(0), ok(False))
+    assert outcomes_equal(ok(complex(1, 2)), ok(complex(1, 2 + 1e-12)))
+
+
+def test_containers():
+    assert outcomes_equal(ok([1, 2.0]), ok([1.0, 2]))
+    assert not outcomes_equal(ok([1, 2]), ok([2, 1]))
+    assert not outcomes_equal(ok([1, 2]), ok((1, 2)))
+    assert outcomes_equal(ok({0.1 + 0.2, 5.0}), ok({0.3, 5.0}))
+    assert outcomes_equal(ok({2, 1}), ok({1.0, 2.0}))
+    assert outcomes_equal(ok({"a": 0.1 + 0.2}), ok({"a": 0.3}))
+    assert not outcomes_equal(ok({"a": 1}), ok({"a": 1, "b": 2}))
+    assert outcomes_equal(ok(Point(1, 0.1 + 0.2)), ok(Point(1, 0.3)))
+    assert not outcomes_equal(ok("a"), ok("A"))
+    assert not outcomes_equal(ok(b"a"), ok("a"))
+
+
+def test_raise_and_mutation():
+    assert outcomes_equal(err("ValueError"), err("ValueError"))
+    assert not outcomes_equal(err("ValueError"), err("TypeError"))
+    assert not outcomes_equal(err("ValueError"), ok(None))
+    assert not outcomes_equal(ok(None, mutated=([1],)), ok(None))
+    assert outcomes_equal(ok(None, mutated=([0.1 + 0.2],)), ok(None, mutated=([0.3],)))
+    assert not outcomes_equal(ok(None, mutated=([1],)), ok(None, mutated=([2],)))
+
+
+def test_key_hash_and_from_record():
+    a = ok([1, 2])
+    b = Outcome.from_key(a.key)
+    assert a == b and hash(a) == hash(b) and a.key == b.key
+    assert Outcome.from_record({"kind": "raise", "error": "Timeout"}) == err("Timeout")
+    assert Outcome.from_record({"k": "ok", "v": ["I", "1"]}) == ok(1)
+    assert Outcome.from_record(["ok", ["N"], None, None]) == ok(None)
+    assert ok(2) != ok(2.0)  # == is exact; outcomes_equal is the tolerant one
+    with pytest.raises(ValueError):
+        Outcome.from_record({"kind": "maybe"})
+
+
+# ---------------------------------------------------------------------------------------------
+# grouping and labels
+
+
+def test_group_outcomes_first_appearance_and_tolerance():
+    outs = [err("ValueError"), ok(1), ok(1.0000000001), ok(2), err("ValueError"), ok(1)]
+    assert group_outcomes(outs) == [0, 1, 1, 2, 0, 1]
+    assert group_outcomes([ok(1)] * 4) == [0, 0, 0, 0]
+    assert group_outcomes([]) == []
+    # closed transitively through a chain of near-equal floats
+    chain = [ok(1.0), ok(1.0 + 0.9e-6), ok(1.0 + 1.8e-6)]
+    assert group_outcomes(chain) == [0, 0, 0]
+
+
+def test_label_matrix():
+    matrix = [
+        [ok(1), ok(2), err("KeyError")],
+        [ok(1.0), ok(3), err("KeyError")],
+        [ok(5), ok(2), ok(None)],
+    ]
+    labels = label_matrix(matrix)
+    assert labels.dtype == np.int32 and labels.shape == (3, 3)
+    assert labels[:, 0].tolist() == [0, 0, 1]
+    assert labels[:, 1].tolist() == [0, 1, 0]
+    assert labels[:, 2].tolist() == [0, 0, 1]
+    assert label_matrix([]).shape == (0, 0)
+
+
+# ---------------------------------------------------------------------------------------------
+# display
+
+
+@pytest.mark.parametrize(
+    "value, text",
+    [
+        ([1, 2], "[1, 2]"),
+        ("abc", "'abc'"),
+        ({2, 1}, "{1, 2}"),
+        (set(), "set()"),
+        ((1,), "(1,)"),
+        ({"a": None}, "{'a': None}"),
+        (Point(1, 2.5), "Point(x=1, y=2.5)"),
+        (float("nan"), "nan"),
+        (b"x", "b'x'"),
+        (complex(0, 1), "1j"),
+        (Color.RED, "<Color.RED: 1>"),
+    ],
+)
+def test_render(value, text):
+    assert ok(value).render() == text
+
+
+def test_render_raise_mutation_and_truncation():
+    assert err("ValueError").render() == "raises ValueError"
+    assert ok(None, mutated=([1, 2],)).render() == "None (and changes its argument to [1, 2])"
+    assert "arguments to [1], 2" in ok(None, mutated=([1], 2)).render()
+    long = ok(list(range(1000))).render(40)
+    assert len(long) == 40 and long.endswith("…")
+    assert render_canonical(["Z", "list", "abc"]) == "<list, too large to show>"
+    assert math.isnan(float(ok(float("nan")).render()))
