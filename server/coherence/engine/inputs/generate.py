@@ -1,0 +1,478 @@
+"""Input generation from the signature alone: seeds first, then type-aware mutation.
+
+Order of the output (deduplicated by ``Input.key()``):
+
+1. ``doctest``: calls of the function in the docstring (``>>>`` examples and inline ``f(3) == 5``);
+2. ``test``: calls of the function in the workspace's test files;
+3. ``default``: one call leaving every defaulted parameter at its default;
+4. ``annotation``: calls combining boundary values of each parameter's type (from its annotation,
+   or, when there is none, from seed values, its default, its name and the docstring);
+5. ``mutation``: EvalPlus-style mutants (see :mod:`.mutate`) of a pool of seeds and accepted
+   mutants, until ``n`` inputs or the time budget.
+
+The output is a pure function of ``(spec, module_source, workspace contents, n, seed)`` unless the
+time budget cuts it short.
+"""
+
+from __future__ import annotations
+
+import bisect
+import random
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from coherence.engine.inputs.mutate import _resolve, mutate_input
+from coherence.engine.inputs.seeds import (
+    bind,
+    boundary_values,
+    default_seed,
+    doctest_seeds,
+    type_seeds,
+    workspace_seeds,
+)
+from coherence.engine.inputs.shrink import shrink_candidates, shrink_key
+from coherence.engine.inputs.types import MIXED, TypeDesc, description_hints, param_types
+from coherence.engine.inputs.values import Construct, Expr, Input
+from coherence.engine.spec import Param, Spec
+
+__all__ = ["generate_inputs", "shrink_candidates", "shrink_key", "infer_types"]
+
+# Names of an int parameter that is usually the length of the collection before it
+# (MBPP: ``max_sub_array_sum(a, size)``, ``find_min_diff(arr, n)``).
+_LEN_NAMES = {"n", "size", "length", "len", "arr_size", "array_size", "list_size", "N"}
+# Names of int parameters that are usually counts / indices (mostly non-negative).
+_NONNEG_NAMES = {"n", "k", "m", "num", "count", "size", "length", "len", "index", "idx", "i", "j",
+                 "N", "K", "M", "L", "steps", "step", "times", "rows", "cols", "digits", "width", "height",
+                 "depth", "level", "limit", "r", "h", "radius", "side", "number", "position", "pos"}
+
+_LINEAGE_WEIGHT = {"doctest": 4.0, "test": 4.0, "default": 1.0, "annotation": 1.0}
+
+
+def infer_types(spec: Spec, seeds: list[Input] | None = None) -> dict[str, TypeDesc]:
+    """One type descriptor per parameter (see :func:`types.param_types`), using seed values."""
+    seed_values: dict[str, list[Any]] = {}
+    for inp in seeds or []:
+        aps, kps = bind(spec.params, inp)
+        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+            if p is not None:
+                seed_values.setdefault(p.name, []).append(v)
+    return param_types(spec.params, classes=spec.classes, docstring=spec.docstring, seed_values=seed_values)
+
+
+def _slot_types(params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Input):
+    aps, kps = bind(params, inp)
+    return [types.get(p.name) if p else None for p in aps], [types.get(p.name) if p else None for p in kps]
+
+
+def _large(v: Any) -> bool:
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, (int, float)):
+        return abs(v) >= 10_000
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return any(_large(x) for x in v)
+    if isinstance(v, dict):
+        return any(_large(x) for x in v.values())
+    if isinstance(v, Construct):
+        return any(_large(a) for a in v.args)
+    return False
+
+
+class _Constraints:
+    """Soft constraints learned from names and seeds, applied to mutants with some probability:
+    ``n`` follows ``len(arr)``; counts, and numbers that are never negative in the seeds, stay
+    non-negative; lists that are sorted in every seed (or that the docstring calls sorted) stay
+    sorted; matrices stay rectangular (square, when the seeds or the docstring say so)."""
+
+    def __init__(self, spec: Spec, types: dict[str, TypeDesc], seeds: list[Input]):
+        params = [p for p in spec.params if p.kind in ("positional_only", "positional_or_keyword", "keyword_only")]
+        self.params = params
+        evid: dict[str, list[Any]] = {}
+        for inp in seeds:
+            aps, kps = bind(spec.params, inp)
+            for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+                if p is not None and not isinstance(v, Expr):
+                    evid.setdefault(p.name, []).append((inp, v))
+        self.len_of: dict[str, tuple[str, float]] = {}
+        self.nonneg: dict[str, float] = {}
+        self.sorted: dict[str, float] = {}
+        self.rect: dict[str, tuple[float, bool]] = {}
+        self.alphabet: dict[str, tuple[float, frozenset[str]]] = {}
+        _, _, doc_sorted = description_hints(spec.docstring)
+        doc_square = bool(re.search(r"\bsquare\b|\bN\s*[x*×]\s*N\b", spec.docstring or "", re.I))
+        kinds = {p.name: _family(types.get(p.name)) for p in params}
+        for idx, p in enumerate(params):
+            fam = kinds[p.name]
+            ev = [v for _, v in evid.get(p.name, [])]
+            chars = "".join(x for v in ev for x in _strings(v))
+            if len(chars) >= 3:
+                seen = frozenset(chars)
+                for cls in _NARROW_CLASSES:
+                    if seen <= cls:
+                        seen = seen | cls
+                        break
+                if len(seen) <= 16:  # a narrow alphabet: digits, parentheses, binary, ...
+                    self.alphabet[p.name] = (0.9, seen)
+            nums = [x for v in ev for x in _numbers(v)]
+            if nums and all(x >= 0 for x in nums) and len(nums) >= 2:
+                self.nonneg[p.name] = 0.9
+            if fam == "int":
+                if not ev and (p.name in _NONNEG_NAMES or p.name.lower() in _NONNEG_NAMES):
+                    self.nonneg[p.name] = 0.85
+                colls = [q for q in params[:idx] if kinds[q.name] in ("list", "tuple", "str")]
+                if colls:
+                    link = self._len_evidence(spec, p, colls, evid)
+                    if link is not None:
+                        self.len_of[p.name] = (link, 0.8)
+                    elif not ev and len(colls) == 1 and p.name in _LEN_NAMES and kinds[colls[0].name] != "str":
+                        self.len_of[p.name] = (colls[0].name, 0.5)
+            t = types.get(p.name)
+            if t is not None and t.kind == "list" and t.args and t.args[0].kind == "list":
+                mats = [v for v in ev if isinstance(v, list) and v and all(isinstance(r, list) for r in v)]
+                if not mats:
+                    self.rect[p.name] = (0.6, doc_square)
+                elif all(len({len(r) for r in m}) == 1 for m in mats):
+                    square = all(len(m) == len(m[0]) for m in mats) and any(len(m) >= 2 for m in mats)
+                    self.rect[p.name] = (0.9, square)
+            if fam == "list":
+                lists = [v for v in ev if isinstance(v, list) and len(v) >= 2]
+                sortable = lists and all(_is_sorted(v) for v in lists)
+                if sortable and len(lists) >= 2:
+                    self.sorted[p.name] = 0.8
+                elif doc_sorted:
+                    self.sorted[p.name] = 0.5
+
+    @staticmethod
+    def _len_evidence(spec: Spec, p: Param, colls: list[Param], evid) -> str | None:
+        mine = {id(inp): v for inp, v in evid.get(p.name, [])}
+        if not mine:
+            return None
+        for q in colls:
+            theirs = {id(inp): v for inp, v in evid.get(q.name, [])}
+            common = [k for k in mine if k in theirs]
+            if common and all(isinstance(theirs[k], (list, tuple, str)) and mine[k] == len(theirs[k]) for k in common):
+                return q.name
+        return None
+
+    def active(self) -> bool:
+        return bool(self.len_of or self.nonneg or self.sorted or self.rect or self.alphabet)
+
+    def apply(self, inp: Input, rng: random.Random) -> Input:
+        args = list(inp.args)
+        kwargs = list(inp.kwargs)
+        where: dict[str, tuple[str, int]] = {}
+        pos = [p for p in self.params if p.kind != "keyword_only"]
+        for i in range(min(len(args), len(pos))):
+            where[pos[i].name] = ("a", i)
+        for i, (k, _) in enumerate(kwargs):
+            where[k] = ("k", i)
+
+        def get(name):
+            w, i = where[name]
+            return args[i] if w == "a" else kwargs[i][1]
+
+        def put(name, v):
+            w, i = where[name]
+            if w == "a":
+                args[i] = v
+            else:
+                kwargs[i] = (kwargs[i][0], v)
+
+        for name, prob in self.sorted.items():
+            if name in where and rng.random() < prob:
+                v = get(name)
+                if isinstance(v, list):
+                    try:
+                        put(name, sorted(v))
+                    except TypeError:
+                        pass
+        for name, (prob, chars) in self.alphabet.items():
+            if name in where and rng.random() < prob:
+                put(name, _in_alphabet(get(name), chars))
+        for name, (prob, square) in self.rect.items():
+            if name in where and rng.random() < prob:
+                put(name, _rectangular(get(name), square))
+        for name, prob in self.nonneg.items():
+            if name in where and rng.random() < prob:
+                put(name, _non_negative(get(name)))
+        for name, (other, prob) in self.len_of.items():
+            if name in where and other in where and rng.random() < prob:
+                v, c = get(name), get(other)
+                if isinstance(v, int) and not isinstance(v, bool) and isinstance(c, (list, tuple, str)):
+                    put(name, len(c))
+        return Input(tuple(args), tuple(kwargs), origin=inp.origin)
+
+
+_NARROW_CLASSES = [frozenset("01"), frozenset("0123456789"), frozenset("0123456789.-+"),
+                   frozenset("0123456789abcdefABCDEF")]
+
+
+def _strings(v: Any) -> list[str]:
+    """Every str inside a value."""
+    if isinstance(v, str):
+        return [v]
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [x for item in v for x in _strings(item)]
+    if isinstance(v, dict):
+        return [x for item in list(v) + list(v.values()) for x in _strings(item)]
+    return []
+
+
+def _in_alphabet(v: Any, chars: frozenset[str]) -> Any:
+    """``v`` with every string's characters outside ``chars`` removed."""
+    if isinstance(v, str):
+        return "".join(c for c in v if c in chars)
+    if isinstance(v, list):
+        return [_in_alphabet(x, chars) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_in_alphabet(x, chars) for x in v)
+    return v
+
+
+def _numbers(v: Any) -> list[float]:
+    """Every int/float inside a value (not bools)."""
+    if isinstance(v, bool):
+        return []
+    if isinstance(v, (int, float)):
+        return [v]
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return [x for item in v for x in _numbers(item)]
+    if isinstance(v, dict):
+        return [x for item in v.values() for x in _numbers(item)]
+    return []
+
+
+def _non_negative(v: Any) -> Any:
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)):
+        return -v if v < 0 else v
+    if isinstance(v, list):
+        return [_non_negative(x) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_non_negative(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _non_negative(x) for k, x in v.items()}
+    return v  # sets: negating could merge items; leave them
+
+
+def _rectangular(v: Any, square: bool) -> Any:
+    if not isinstance(v, list) or not v or not all(isinstance(r, list) for r in v):
+        return v
+    width = min(len(r) for r in v)
+    if width == 0:
+        return v
+    if square:
+        k = min(width, len(v))
+        return [r[:k] for r in v[:k]]
+    return [r[:width] for r in v]
+
+
+def _is_sorted(v: list) -> bool:
+    try:
+        return all(a <= b for a, b in zip(v, v[1:]))
+    except TypeError:
+        return False
+
+
+def _family(t: TypeDesc | None) -> str:
+    if t is None:
+        return "?"
+    if t.kind == "union":
+        return _family(t.args[0]) if t.args else "?"
+    if t.kind == "char":
+        return "str"
+    return t.kind
+
+
+def generate_inputs(
+    spec: Spec,
+    n: int = 1000,
+    *,
+    module_source: str | None = None,
+    workspace: str | Path | None = None,
+    seed: int = 0,
+    time_budget: float = 2.0,
+) -> list[Input]:
+    """``n`` distinct inputs for ``spec``'s function: seeds first, then mutants (see module doc)."""
+    start = time.monotonic()
+    deadline = start + max(0.05, time_budget)
+    if n <= 0:
+        return []
+    rng = random.Random(seed)
+    params = tuple(spec.params)
+
+    out: list[Input] = []
+    seen: set[str] = set()
+
+    def add(inp: Input) -> bool:
+        try:
+            key = inp.key()
+        except (TypeError, ValueError, RecursionError):
+            return False
+        if key in seen:
+            return False
+        seen.add(key)
+        out.append(inp)
+        return True
+
+    evidence: list[Input] = []
+    for inp in doctest_seeds(spec, module_source):
+        if add(inp):
+            evidence.append(inp)
+    scan_deadline = min(deadline, start + max(0.05, 0.4 * time_budget))
+    for inp in workspace_seeds(spec, workspace, module_source, deadline=scan_deadline):
+        if add(inp):
+            evidence.append(inp)
+
+    types = infer_types(spec, evidence)
+    typical = _typical(params, types, evidence)
+    for inp in default_seed(list(params), types, typical):
+        add(inp)
+    for inp in type_seeds(list(params), types):
+        add(inp)
+    if not params:
+        return out[:1] or [Input(origin="default")]
+    if len(out) >= n:
+        return out[:n]
+
+    constraints = _Constraints(spec, types, evidence)
+    # Parents: every seed except boundary seeds with huge numbers (their mutants would mostly time
+    # out).  Each seed starts a lineage; its mutants join it.  A lineage's share of the draws is
+    # fixed by its seed's weight (it does not grow with the lineage's success):
+    # - real examples (doctests, tests) get at least half of the draws;
+    # - for a parameter whose type is a weighted union (``a``: int 85% | float | str), lineages
+    #   share the draws in proportion to the member weights, not to how many seeds each member
+    #   has.
+    # Within a lineage the parent is drawn uniformly, or the smaller of two draws (a tournament
+    # that keeps values small without losing diversity).
+    members: list[list[Input]] = []
+    msizes: list[list[int]] = []
+    cum: list[float] = []
+    total = 0.0
+    n_real = sum(1 for i in out if i.origin in ("doctest", "test"))
+    origin_w = dict(_LINEAGE_WEIGHT)
+    if n_real:
+        real_w = max(_LINEAGE_WEIGHT["doctest"], (len(out) - n_real) / n_real)
+        origin_w.update(doctest=real_w, test=real_w)
+    parents = [i for i in out if not (i.origin == "annotation" and any(_large(a) for a in i.args))] or out
+    member_share = _member_shares(params, types, parents)
+    for inp in parents:
+        w = origin_w.get(inp.origin, 1.0)
+        for name, m in _members_of(params, types, inp):
+            w *= member_share.get((name, m), 1.0)
+        total += w
+        cum.append(total)
+        members.append([inp])
+        msizes.append([inp.size()])
+
+    accepted = [0] * len(members)
+    n_accepted = 0
+    targets = {
+        (p.name, m): w / sum(t.weights)
+        for p in params
+        if (t := types.get(p.name)) is not None and t.kind == "union" and t.weights
+        for m, w in enumerate(t.weights)
+    }
+    member_count: dict[tuple[str, int], int] = {}
+    rejected = 0
+    slot_cache: dict[tuple, tuple[list, list]] = {}
+    stall = 0
+    stall_limit = max(500, 2 * n)
+    while len(out) < n and stall < stall_limit:
+        if time.monotonic() > deadline:
+            break
+        for _ in range(8):
+            lid = min(bisect.bisect_left(cum, rng.random() * total), len(members) - 1)
+            # A lineage whose mutants are accepted more easily (a sparse domain: floats, strings)
+            # must not crowd out the others: cap its share of the output near its weight.
+            share = (cum[lid] - (cum[lid - 1] if lid else 0.0)) / total
+            if stall >= 50 or accepted[lid] <= 1.5 * share * n_accepted + 2:
+                break
+        family, fsizes = members[lid], msizes[lid]
+        idx = rng.randrange(len(family))
+        if len(family) > 1 and rng.random() < 0.5:
+            other = rng.randrange(len(family))
+            if fsizes[other] < fsizes[idx]:
+                idx = other
+        parent = family[idx]
+        shape = (len(parent.args), tuple(k for k, _ in parent.kwargs))
+        st = slot_cache.get(shape)
+        if st is None:
+            st = _slot_types(params, types, parent)
+            slot_cache[shape] = st
+        res = mutate_input(parent, st[0], st[1], rng)
+        if res is None:
+            stall += 1
+            continue
+        child, _changed = res
+        if constraints.active():
+            child = constraints.apply(child, rng)
+        if targets and stall < 50 and rejected < 20 * n:
+            # Keep union members near their weights in the output (a sparse member such as float,
+            # whose mutants are always new, would otherwise crowd out int).
+            mem = _members_of(params, types, child)
+            if any(member_count.get(nm, 0) > 1.5 * targets.get(nm, 0.0) * n_accepted + 3 for nm in mem):
+                rejected += 1
+                continue
+        else:
+            mem = _members_of(params, types, child) if targets else []
+        if add(child):
+            for nm in mem:
+                member_count[nm] = member_count.get(nm, 0) + 1
+            family.append(child)
+            fsizes.append(child.size())
+            accepted[lid] += 1
+            n_accepted += 1
+            stall = 0
+        else:
+            stall += 1
+    return out[:n]
+
+
+def _members_of(params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Input) -> list[tuple[str, int]]:
+    """For each argument whose parameter has a weighted union type: (parameter, member index)."""
+    out: list[tuple[str, int]] = []
+    aps, kps = bind(params, inp)
+    for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+        t = types.get(p.name) if p is not None else None
+        if t is None or t.kind != "union" or not t.weights or isinstance(v, Expr):
+            continue
+        m = _resolve(v, t)
+        if m in t.args:
+            out.append((p.name, t.args.index(m)))
+    return out
+
+
+def _member_shares(params: tuple[Param, ...], types: dict[str, TypeDesc], seeds: list[Input]) -> dict[tuple[str, int], float]:
+    """Weight factor per (parameter, union member): wanted share / share among the seeds."""
+    counts: dict[tuple[str, int], int] = {}
+    per_param: dict[str, int] = {}
+    for inp in seeds:
+        for name, m in _members_of(params, types, inp):
+            counts[(name, m)] = counts.get((name, m), 0) + 1
+            per_param[name] = per_param.get(name, 0) + 1
+    shares: dict[tuple[str, int], float] = {}
+    for (name, m), c in counts.items():
+        t = types[name]
+        wanted = t.weights[m] / sum(t.weights)
+        shares[(name, m)] = wanted / (c / per_param[name])
+    return shares
+
+
+def _typical(params: tuple[Param, ...], types: dict[str, TypeDesc], evidence: list[Input]) -> dict[str, Any]:
+    """A typical value per parameter: its value in the first real example, else its type's first
+    boundary value."""
+    typ: dict[str, Any] = {}
+    for inp in evidence:
+        aps, kps = bind(params, inp)
+        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+            if p is not None and p.name not in typ:
+                typ[p.name] = v
+    for p in params:
+        if p.name not in typ:
+            vals = boundary_values(types.get(p.name, MIXED))
+            typ[p.name] = vals[0] if vals else None
+    return typ

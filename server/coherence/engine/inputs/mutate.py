@@ -1,0 +1,470 @@
+"""Type-aware mutation in the style of EvalPlus.
+
+Every mutation is one small, type-preserving edit of a value, driven by a seeded
+``random.Random``:
+
+- ``int``: ±1, ±10, negation, 0, doubling/halving, a fresh random int;
+- ``float``: ±1.0, ±10.0, ×0.5, ×2, negation, 0.0, rounding, a fresh random float;
+- ``bool``: flip;
+- ``str`` / ``bytes``: insert, delete or replace a character (drawn mostly from the string's own
+  characters, so ``"(()())"`` stays a string of parentheses), truncate, duplicate, change case,
+  add or strip whitespace, drop/swap/duplicate a word;
+- ``list`` / variadic ``tuple`` / ``set`` / ``dict``: insert an item (made by mutating an existing
+  one, or fresh of the item type), delete, swap, duplicate, or mutate one item (recursively);
+- fixed-arity ``tuple``: mutate one item (arity kept);
+- ``Construct``: mutate one argument; enum members switch to another member;
+- ``Expr``: never mutated (it is source text), but the rest of an input still is.
+
+The declared type (a :class:`TypeDesc`) guides the edit where it matters: ``Literal`` and enum values
+stay in their set, ``Optional`` sometimes flips to ``None`` and back, inserted items are of the
+declared item type.  Values that do not match their declared type are mutated by their runtime type.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from coherence.engine.inputs.seeds import (
+    MAX_DEPTH,
+    MAX_ITEMS,
+    MAX_STR,
+    _dict_from,
+    _hashable,
+    _is_hashable,
+    _set_from,
+    boundary_values,
+    field_types,
+    random_float,
+    random_int,
+    random_str,
+    random_value,
+)
+from coherence.engine.inputs.types import ANY, TypeDesc, matches, type_of_value
+from coherence.engine.inputs.values import Construct, Expr, Input, to_source
+
+__all__ = ["mutate_value", "mutate_input", "contains_expr"]
+
+_GENERIC_CHARS = "abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 ,.!?-_é"
+FLOAT_LIMIT = 1e12
+INT_LIMIT = 10**12
+
+
+def contains_expr(v: Any) -> bool:
+    if isinstance(v, Expr):
+        return True
+    if isinstance(v, Construct):
+        return any(contains_expr(a) for a in v.args) or any(contains_expr(x) for _, x in v.kwargs)
+    if isinstance(v, dict):
+        return any(contains_expr(k) or contains_expr(x) for k, x in v.items())
+    if isinstance(v, (list, tuple, set, frozenset)):
+        return any(contains_expr(x) for x in v)
+    return False
+
+
+def _resolve(v: Any, t: TypeDesc | None) -> TypeDesc:
+    """The member of ``t`` that ``v`` belongs to (or ``v``'s own type when ``t`` does not fit)."""
+    if t is None or t.kind in ("any", "expr", "construct"):
+        return type_of_value(v)
+    if t.kind == "union":
+        exact = [m for m in t.args if matches(v, m) and m.kind != "float"]
+        if exact:
+            return exact[0]
+        for m in t.args:
+            if matches(v, m):
+                return m
+        return type_of_value(v)
+    if not matches(v, t):
+        return type_of_value(v)
+    return t
+
+
+def mutate_value(v: Any, t: TypeDesc | None, rng: random.Random, depth: int = 0) -> Any:
+    """One type-preserving edit of ``v`` (declared type ``t``; ``None``: use ``v``'s own type)."""
+    if isinstance(v, Expr):
+        return v
+    if t is not None and t.kind == "expr":
+        return rng.choice(t.values) if t.values else v
+    # Sometimes switch to another member of a union (``Optional[int]``: to and from ``None``).
+    if t is not None and t.kind == "union" and len(t.args) > 1 and depth < MAX_DEPTH and rng.random() < 0.08:
+        cur = _resolve(v, t)
+        others = [m for m in t.args if m != cur]
+        if others:
+            ws = [t.weights[t.args.index(m)] if t.weights else 1.0 for m in others]
+            return random_value(rng.choices(others, weights=ws)[0], rng, depth)
+    rt = _resolve(v, t)
+    k = rt.kind
+    if k == "literal":
+        others = [x for x in rt.values if not (x == v and type(x) is type(v))]
+        return rng.choice(others) if others else v
+    if k == "enum":
+        choices = [x for x in boundary_values(rt) if x != v]
+        return rng.choice(choices) if choices else v
+    if k == "callable":
+        choices = [x for x in boundary_values(rt) if x != v]
+        return rng.choice(choices) if choices else v
+    if k == "stdlib":
+        return random_value(rt, rng, depth)
+    if v is None:
+        if t is not None and t.kind == "union" and depth < MAX_DEPTH:
+            others = [m for m in t.args if m.kind != "none"]
+            if others:
+                return random_value(rng.choice(others), rng, depth)
+        return v
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, int):
+        if k == "float" and rng.random() < 0.3:
+            return _mutate_float(float(v), rng)
+        return _mutate_int(v, rng)
+    if isinstance(v, float):
+        return _mutate_float(v, rng)
+    if isinstance(v, complex):
+        if rng.random() < 0.5:
+            return complex(_mutate_float(v.real, rng), v.imag)
+        return complex(v.real, _mutate_float(v.imag, rng))
+    if isinstance(v, str):
+        if k == "char" and len(v) <= 1:
+            return rng.choice([c for c in _GENERIC_CHARS if c != v] + ([v.upper()] if v.upper() != v else []))
+        return _mutate_str(v, rng)
+    if isinstance(v, bytes):
+        s = _mutate_str(v.decode("latin-1"), rng, byte_mode=True)
+        return s.encode("latin-1", errors="replace")[: MAX_STR * 2]
+    if isinstance(v, Construct):
+        return _mutate_construct(v, rt, rng, depth)
+    if isinstance(v, list):
+        elem = rt.args[0] if rt.kind == "list" and rt.args else ANY
+        return _mutate_seq(v, elem, rng, depth)
+    if isinstance(v, tuple):
+        if rt.kind == "tuple" and not rt.variadic and len(rt.args) == len(v):
+            if not v:
+                return v  # ``Tuple[()]``
+            i = rng.randrange(len(v))
+            items = list(v)
+            items[i] = mutate_value(items[i], rt.args[i], rng, depth + 1)
+            return tuple(items)
+        elem = rt.args[0] if rt.kind == "tuple" and rt.args else ANY
+        return tuple(_mutate_seq(list(v), elem, rng, depth))
+    if isinstance(v, (set, frozenset)):
+        elem = rt.args[0] if rt.kind in ("set", "frozenset") and rt.args else ANY
+        items = sorted(v, key=to_source)  # deterministic order, whatever the hash seed
+        return _set_from(_mutate_seq(items, elem, rng, depth, hashable=True), isinstance(v, frozenset))
+    if isinstance(v, dict):
+        kt, vt = (rt.args + (ANY, ANY))[:2] if rt.kind == "dict" else (ANY, ANY)
+        return _mutate_dict(v, kt, vt, rng, depth)
+    return v
+
+
+# -- numbers ------------------------------------------------------------------------------------
+
+
+def _mutate_int(v: int, rng: random.Random) -> int:
+    if abs(v) > 1000:
+        op = rng.choice(["half", "half", "fresh", "inc", "dec", "neg", "zero"])
+    else:
+        op = rng.choice(["inc", "dec", "inc10", "dec10", "neg", "zero", "fresh", "fresh", "double", "half", "inc", "dec"])
+    if op == "inc":
+        r = v + 1
+    elif op == "dec":
+        r = v - 1
+    elif op == "inc10":
+        r = v + 10
+    elif op == "dec10":
+        r = v - 10
+    elif op == "neg":
+        r = -v if v != 0 else rng.choice([1, -1])
+    elif op == "zero":
+        r = 0 if v != 0 else 1
+    elif op == "double":
+        r = v * 2 if v != 0 else 2
+    elif op == "half":
+        r = int(v / 2)
+    else:
+        r = random_int(rng)
+    return r if abs(r) <= INT_LIMIT else random_int(rng)
+
+
+def _mutate_float(v: float, rng: random.Random) -> float:
+    if not math.isfinite(v):
+        return random_float(rng)
+    op = rng.choice(["inc", "dec", "inc10", "dec10", "half", "double", "neg", "zero", "fresh", "fresh", "round", "nudge"])
+    if op == "inc":
+        r = v + 1.0
+    elif op == "dec":
+        r = v - 1.0
+    elif op == "inc10":
+        r = v + 10.0
+    elif op == "dec10":
+        r = v - 10.0
+    elif op == "half":
+        r = v * 0.5
+    elif op == "double":
+        r = v * 2.0
+    elif op == "neg":
+        r = -v if v != 0 else rng.choice([0.5, -0.5])
+    elif op == "zero":
+        r = 0.0 if v != 0 else 1.0
+    elif op == "round":
+        r = float(round(v)) if v != round(v) else v + 0.5
+    elif op == "nudge":
+        r = round(v + rng.choice([-0.1, 0.1, -0.01, 0.01]), 10)
+    else:
+        r = random_float(rng)
+    return r if math.isfinite(r) and abs(r) <= FLOAT_LIMIT else random_float(rng)
+
+
+# -- strings ------------------------------------------------------------------------------------
+
+
+_CLASSES = [
+    ("0123456789", "0123456789"),
+    ("0123456789.-+e", "0123456789.-"),
+    ("01", "01"),
+    ("abcdefghijklmnopqrstuvwxyz", "abcdefghijklmnopqrstuvwxyz"),
+    ("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"),
+    ("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ ", "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ "),
+    ("0123456789abcdefABCDEF", "0123456789ABCDEF"),
+]
+
+
+def _char_class(s: str) -> str:
+    """The smallest familiar alphabet containing every character of ``s`` (digits, binary,
+    lowercase, letters, hex...), so inserted characters stay in the string's domain."""
+    chars = set(s)
+    best = None
+    for members, draw in _CLASSES:
+        if chars <= set(members) and (best is None or len(members) < len(best[0])):
+            best = (members, draw)
+    return best[1] if best else _GENERIC_CHARS
+
+
+def _char_for(s: str, rng: random.Random, byte_mode: bool) -> str:
+    """A character to insert: from the string itself (70%), its alphabet (20%), anything (10%)."""
+    r = rng.random()
+    if s and r < 0.7:
+        return rng.choice(s)
+    if byte_mode:
+        return chr(rng.choice([0, 10, 32, 65, 97, 122, 127, 200, 255, rng.randrange(256)]))
+    if s and r < 0.9:
+        return rng.choice(_char_class(s))
+    return rng.choice(_GENERIC_CHARS)
+
+
+def _mutate_str(s: str, rng: random.Random, byte_mode: bool = False) -> str:
+    ops = ["insert", "insert", "delete", "delete", "replace", "replace", "truncate", "duplicate",
+           "case", "space", "fresh"]
+    words = s.split()
+    if len(words) >= 2:
+        ops += ["word_drop", "word_swap", "word_dup"] * (2 if len(words) >= 3 else 1)
+    if not s:
+        ops = ["insert", "insert", "fresh", "space"]
+    op = rng.choice(ops)
+    n = len(s)
+    if op == "insert":
+        i = rng.randint(0, n)
+        r = s[:i] + _char_for(s, rng, byte_mode) + s[i:]
+    elif op == "delete":
+        i = rng.randrange(n)
+        r = s[:i] + s[i + 1 :]
+    elif op == "replace":
+        i = rng.randrange(n)
+        r = s[:i] + _char_for(s, rng, byte_mode) + s[i + 1 :]
+    elif op == "truncate":
+        i = rng.randint(0, n - 1)
+        r = s[:i] if rng.random() < 0.6 else s[i:]
+    elif op == "duplicate":
+        if rng.random() < 0.4 and n <= MAX_STR // 2:
+            r = s + s
+        else:
+            i = rng.randrange(n)
+            j = rng.randint(i + 1, min(n, i + 4))
+            r = s[:j] + s[i:j] + s[j:]
+    elif op == "case":
+        r = rng.choice([s.upper(), s.lower(), s.swapcase(), s.capitalize(), s.title()])
+        if r == s:
+            r = s.swapcase() if s.swapcase() != s else s + "A"
+    elif op == "space":
+        c = rng.choice([" ", " ", "  ", "\t", "\n"])
+        choice = rng.randrange(4)
+        if choice == 0:
+            r = c + s
+        elif choice == 1:
+            r = s + c
+        elif choice == 2 and s != s.strip():
+            r = s.strip()
+        else:
+            i = rng.randint(0, n)
+            r = s[:i] + c + s[i:]
+    elif op.startswith("word_"):
+        words = s.split(" ")
+        if len(words) < 2:
+            words = s.split()
+        i = rng.randrange(len(words))
+        if op == "word_drop":
+            del words[i]
+        elif op == "word_swap":
+            j = rng.randrange(len(words))
+            words[i], words[j] = words[j], words[i]
+        else:
+            words.insert(i, words[i])
+        r = " ".join(words)
+    else:
+        r = random_str(rng)
+        if byte_mode:
+            r = r.encode("utf-8")[:MAX_STR].decode("latin-1")
+    if len(r) > MAX_STR and len(r) > n:
+        r = r[: max(MAX_STR, n)]
+    return r
+
+
+# -- containers ---------------------------------------------------------------------------------
+
+
+def _new_item(items: list, elem: TypeDesc, rng: random.Random, depth: int) -> Any:
+    """An item to insert: a mutation of an existing one (keeps the domain) or a fresh one."""
+    donors = [x for x in items if not isinstance(x, Expr)]
+    if donors and rng.random() < 0.7:
+        d = rng.choice(donors)
+        return mutate_value(d, elem if elem.kind != "any" else None, rng, depth + 1)
+    if elem.kind == "any" and donors:
+        return random_value(type_of_value(rng.choice(donors)), rng, depth + 1)
+    return random_value(elem, rng, depth + 1)
+
+
+def _mutate_seq(items: list, elem: TypeDesc, rng: random.Random, depth: int, hashable: bool = False) -> list:
+    items = list(items)
+    n = len(items)
+    grow = n < MAX_ITEMS and depth < MAX_DEPTH + 1
+    ops: list[str] = []
+    if grow:
+        ops += ["insert", "insert", "duplicate"] if n else ["insert", "insert"]
+    if n:
+        ops += ["delete", "delete", "mutate", "mutate", "mutate"]
+    if n >= 2:
+        ops += ["swap"]
+    if n >= 3:
+        ops += ["reverse_or_sort"]
+    if not ops:
+        return items
+    op = rng.choice(ops)
+    if op == "insert":
+        new = _new_item(items, elem, rng, depth)
+        if hashable:
+            new = _hashable(new)
+            if not _is_hashable(new):
+                return items
+        items.insert(rng.randint(0, n), new)
+    elif op == "duplicate":
+        i = rng.randrange(n)
+        items.insert(rng.randint(0, n), items[i])
+    elif op == "delete":
+        del items[rng.randrange(n)]
+    elif op == "swap":
+        i, j = rng.sample(range(n), 2)
+        items[i], items[j] = items[j], items[i]
+    elif op == "reverse_or_sort":
+        if rng.random() < 0.5:
+            items.reverse()
+        else:
+            try:
+                items.sort(reverse=rng.random() < 0.3)
+            except TypeError:
+                items.reverse()
+    else:
+        cand = [i for i, x in enumerate(items) if not isinstance(x, Expr)]
+        if not cand:
+            return items
+        i = rng.choice(cand)
+        new = mutate_value(items[i], elem if elem.kind != "any" else None, rng, depth + 1)
+        if hashable:
+            new = _hashable(new)
+            if not _is_hashable(new):
+                return items
+        items[i] = new
+    return items
+
+
+def _mutate_dict(d: dict, kt: TypeDesc, vt: TypeDesc, rng: random.Random, depth: int) -> dict:
+    pairs = list(d.items())
+    n = len(pairs)
+    ops: list[str] = []
+    if n < MAX_ITEMS:
+        ops += ["insert", "insert"]
+    if n:
+        ops += ["delete", "delete", "value", "value", "value", "key"]
+    if not ops:
+        return d
+    op = rng.choice(ops)
+    kt_ = kt if kt.kind != "any" else None
+    vt_ = vt if vt.kind != "any" else None
+    if op == "insert":
+        keys = [k for k, _ in pairs]
+        vals = [v for _, v in pairs]
+        nk = _new_item(keys, kt, rng, depth)
+        nv = _new_item(vals, vt, rng, depth)
+        pairs.insert(rng.randint(0, n), (nk, nv))
+    elif op == "delete":
+        del pairs[rng.randrange(n)]
+    elif op == "value":
+        i = rng.randrange(n)
+        k, v = pairs[i]
+        pairs[i] = (k, mutate_value(v, vt_, rng, depth + 1))
+    else:
+        i = rng.randrange(n)
+        k, v = pairs[i]
+        pairs[i] = (mutate_value(k, kt_, rng, depth + 1), v)
+    return _dict_from(pairs)
+
+
+def _mutate_construct(c: Construct, t: TypeDesc, rng: random.Random, depth: int) -> Construct:
+    if c.attr:
+        return c
+    slots = [("a", i) for i, a in enumerate(c.args) if not isinstance(a, Expr)]
+    slots += [("k", i) for i, (_, a) in enumerate(c.kwargs) if not isinstance(a, Expr)]
+    if not slots:
+        return c
+    pos, kw = field_types(t) if t.kind == "class" else ([], [])
+    kw_types = {f.name: ft for f, ft in kw}
+    kw_types.update({f.name: ft for f, ft in pos})
+    where, i = rng.choice(slots)
+    if where == "a":
+        ft = pos[i][1] if i < len(pos) else None
+        args = list(c.args)
+        args[i] = mutate_value(args[i], ft, rng, depth + 1)
+        return Construct(c.callee, tuple(args), c.kwargs, c.attr)
+    kws = list(c.kwargs)
+    name, val = kws[i]
+    kws[i] = (name, mutate_value(val, kw_types.get(name), rng, depth + 1))
+    return Construct(c.callee, c.args, tuple(kws), c.attr)
+
+
+# -- inputs -------------------------------------------------------------------------------------
+
+
+def mutate_input(
+    inp: Input,
+    arg_types: list[TypeDesc | None],
+    kw_types: list[TypeDesc | None],
+    rng: random.Random,
+    *,
+    max_slots: int = 2,
+) -> tuple[Input, set[tuple[str, int]]] | None:
+    """Mutate one argument of ``inp`` (sometimes two).  Returns the new input and the slots changed
+    (``("a", i)`` / ``("k", i)``), or ``None`` when nothing in ``inp`` can change (all ``Expr``)."""
+    slots = [("a", i) for i, a in enumerate(inp.args) if not isinstance(a, Expr)]
+    slots += [("k", i) for i, (_, a) in enumerate(inp.kwargs) if not isinstance(a, Expr)]
+    if not slots:
+        return None
+    count = 2 if (max_slots >= 2 and len(slots) >= 2 and rng.random() < 0.2) else 1
+    chosen = rng.sample(slots, count)
+    args = list(inp.args)
+    kwargs = list(inp.kwargs)
+    for where, i in chosen:
+        if where == "a":
+            args[i] = mutate_value(args[i], arg_types[i] if i < len(arg_types) else None, rng)
+        else:
+            name, v = kwargs[i]
+            kwargs[i] = (name, mutate_value(v, kw_types[i] if i < len(kw_types) else None, rng))
+    return Input(tuple(args), tuple(kwargs), origin="mutation"), set(chosen)
