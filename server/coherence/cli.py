@@ -27,7 +27,7 @@ def _check_parser(sub) -> None:
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("--python", metavar="INTERPRETER", help="interpreter that runs the code (default: this one)")
     p.add_argument("--mode", choices=("marked", "docstring"), help="marked: '# coherence' or @...generated; docstring: every function with a docstring")
-    p.add_argument("--timeout", type=float, dest="call_timeout", help="seconds per call (default 1.0)")
+    p.add_argument("--timeout", type=float, dest="call_timeout", help="seconds per call (default 0.5)")
     p.add_argument("--seed", type=int, help="seed for input generation (default 0)")
     p.add_argument("--sandbox", choices=("auto", "bwrap", "guard"), help="auto uses bubblewrap when it works")
     p.add_argument("--cache-dir", help="where the sample cache lives (default ~/.cache/coherence)")

@@ -77,6 +77,9 @@ def test_doctest_forms_print_compare_keywords_and_names():
         >>> xs = [1, 2, 3]
         >>> shift(xs, len(xs))
         >>> shift(undefined_name, 3)
+        >>> import calendar_utils as cu
+        >>> cu.shift(date(2020, 1, 1), 7)
+        >>> other.shift(1, 2)
         ''')
     spec = make_spec("shift", [P("start"), P("days")], doc)
     seeds = doctest_seeds(spec, module_source="from datetime import date\n")
@@ -86,6 +89,7 @@ def test_doctest_forms_print_compare_keywords_and_names():
         "shift(date(2023, 12, 31), days=2)",
         "shift(start=date(2024, 1, 1), days=-1)",
         "shift([1, 2, 3], len([1, 2, 3]))",
+        "shift(date(2020, 1, 1), 7)",
     ]
     assert seeds[0].args[0] == Expr("date(2024, 2, 28)")
     assert seeds[1].kwargs == (("days", 2),)
@@ -134,6 +138,8 @@ def test_workspace_test_calls_are_picked_up(tmp_path):
 
         def test_fixture(some_fixture):
             assert add(some_fixture, 1)  # unknown name: skipped
+            seen = set()
+            seen.add(99)  # a method that happens to share the name: not a call of add
         '''))
     (tmp_path / "test_top.py").write_text("from mod import add\nassert add(b=1, a=2) == 3\n")
     (tmp_path / "tests" / "test_broken.py").write_text("def oops(:\n    add(1, 1)\n")
@@ -489,3 +495,29 @@ def test_deterministic_across_hash_seeds(tmp_path):
         assert res.returncode == 0, res.stderr
         outs.add(res.stdout)
     assert len(outs) == 1 and outs.pop().startswith("300 ")
+
+
+def test_soft_constraints_learned_from_examples():
+    doc = ">>> f([1, 2, 3], 3)\n6\n>>> f([5, 6], 2)\n11\n"
+    spec = make_spec("f", [P("arr"), P("n")], doc)
+    muts = [i for i in generate_inputs(spec, 500) if i.origin == "mutation"]
+    linked = sum(1 for i in muts if isinstance(i.args[0], list) and i.args[1] == len(i.args[0]))
+    assert linked > 0.6 * len(muts)
+    assert sum(1 for i in muts if all(x >= 0 for x in i.args[0]) and i.args[1] >= 0) > 0.8 * len(muts)
+    assert linked < len(muts)  # soft: the boundary is still explored
+
+    spec = make_spec("separate", [P("paren_string", "str")], ">>> separate('(()) ()')\n['(())', '()']\n")
+    muts = [i for i in generate_inputs(spec, 500) if i.origin == "mutation"]
+    assert sum(1 for i in muts if set(i.args[0]) <= set("() ")) > 0.7 * len(muts)
+
+    spec = make_spec("magic", [P("my_matrix")], "check whether the matrix is a magic square")
+    mats = [i.args[0] for i in generate_inputs(spec, 500)]
+    square = [m for m in mats if m and all(len(r) == len(m) for r in m)]
+    assert len(square) > 0.5 * len(mats)
+
+
+def test_ambiguous_names_stay_int_first():
+    spec = make_spec("find_parity", [P("x")], "find whether the parity of a given number is odd.")
+    kinds = [type(i.args[0]).__name__ for i in generate_inputs(spec, 1000)]
+    assert kinds.count("int") > 0.7 * len(kinds)
+    assert {"float", "str"} <= set(kinds)

@@ -27,8 +27,8 @@ class CheckConfig:
     inputs: int = 1000  # n
     temperature: float = 0.6
     python: str | None = None  # interpreter that runs the code (default: this one)
-    call_timeout: float = 1.0
-    program_budget: float = 10.0  # seconds for one program over all inputs; inputs past it are dropped
+    call_timeout: float = 0.5  # seconds per call; LLM-sized functions answer in microseconds
+    program_budget: float = 5.0  # seconds for one program over all inputs; inputs past it are dropped
     input_budget: float = 2.0  # seconds for input generation
     llm_timeout: float = 60.0
     max_concurrency: int = 4  # concurrent LLM requests

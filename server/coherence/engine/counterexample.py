@@ -15,6 +15,7 @@ import numpy as np
 from coherence.engine.execution import ModuleContext, Program
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.generate import shrink_candidates
+from coherence.engine.inputs.shrink import shrink_key
 from coherence.engine.metrics import Metrics
 from coherence.engine.outcomes import Outcome, group_outcomes, outcomes_equal
 from coherence.engine.result import ClusterOutput, Counterexample
@@ -40,7 +41,8 @@ def shrink(executor, module: ModuleContext, user: Program, rival: Program, start
     current = start
     want_both_ok = start_outcomes[0].kind == "ok" and start_outcomes[1].kind == "ok"
     for _ in range(rounds):
-        candidates = [c for c in shrink_candidates(current) if c.size() < current.size()]
+        # shrink_key, not size(): halving 9 to 4 keeps the size but is still simpler.
+        candidates = [c for c in shrink_candidates(current) if shrink_key(c) < shrink_key(current)]
         if not candidates:
             break
         report = executor.run(module, [user, rival], [c.source() for c in candidates], seed=seed, cancel=cancel)
@@ -58,7 +60,7 @@ def shrink(executor, module: ModuleContext, user: Program, rival: Program, start
             keep.append(cand)
         if not keep:
             break
-        current = min(keep, key=lambda c: (c.size(), c.key()))
+        current = min(keep, key=lambda c: (shrink_key(c), c.key()))
     if current is not start:
         current = Input(args=current.args, kwargs=current.kwargs, origin="shrink")
     return current

@@ -1470,6 +1470,7 @@ class Zygote(object):
         flt_repr = float.__repr__
         prefix = b"%d " % t
         K_TIMEOUT = enc(["raise", None, None, "Timeout"]).encode("ascii")
+        K_BUDGET = enc(["raise", None, None, "BudgetExceeded"]).encode("ascii")
         K_INPUT = enc(["raise", None, None, "InputError"]).encode("ascii")
         K_NONE = b'["ok",["N"],null,null]'
         K_TRUE = b'["ok",["B",true],null,null]'
@@ -1481,7 +1482,7 @@ class Zygote(object):
             now = monotonic()
             if now > deadline:
                 for j in indices[pos:]:
-                    lines.append(prefix + b"%d %s\n" % (j, K_TIMEOUT))
+                    lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
                 break
             mk = makers[i]
             if mk is None:

@@ -8,7 +8,15 @@ Order of the output (deduplicated by ``Input.key()``):
 4. ``annotation``: calls combining boundary values of each parameter's type (from its annotation,
    or, when there is none, from seed values, its default, its name and the docstring);
 5. ``mutation``: EvalPlus-style mutants (see :mod:`.mutate`) of a pool of seeds and accepted
-   mutants, until ``n`` inputs or the time budget.
+   mutants, until ``n`` inputs, the time budget, or ``max(500, 2n)`` attempts in a row that
+   yield nothing new (small domains: a lone ``bool`` has two inputs).
+
+Mutants then pass through soft constraints learned from the seeds and names (each applied with
+some probability, so the boundary is still explored): ``n`` follows ``len(arr)``; counts and
+numbers never negative in the examples stay non-negative; lists sorted in every example stay
+sorted; matrices stay rectangular; strings keep the narrow alphabet of their examples (digits,
+parentheses...).  A union member (``a``: int 85% | float 10% | str 5%) is kept near its weight in
+the output.
 
 The output is a pure function of ``(spec, module_source, workspace contents, n, seed)`` unless the
 time budget cuts it short.
@@ -23,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from coherence.engine.inputs.mutate import _resolve, mutate_input
+from coherence.engine.inputs.mutate import mutate_input, resolve_type
 from coherence.engine.inputs.seeds import (
     bind,
     boundary_values,
@@ -62,8 +70,33 @@ def infer_types(spec: Spec, seeds: list[Input] | None = None) -> dict[str, TypeD
 
 
 def _slot_types(params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Input):
+    """Declared types of ``inp``'s positional and keyword arguments, and the (slot, parameter
+    name) pairs whose type is a weighted union."""
     aps, kps = bind(params, inp)
-    return [types.get(p.name) if p else None for p in aps], [types.get(p.name) if p else None for p in kps]
+    at = [types.get(p.name) if p else None for p in aps]
+    kt = [types.get(p.name) if p else None for p in kps]
+    unions = [(("a", i), p.name) for i, p in enumerate(aps) if p and _is_wunion(at[i])]
+    unions += [(("k", i), p.name) for i, p in enumerate(kps) if p and _is_wunion(kt[i])]
+    return at, kt, unions
+
+
+def _is_wunion(t: TypeDesc | None) -> bool:
+    return t is not None and t.kind == "union" and bool(t.weights)
+
+
+def _child_members(child: Input, st) -> list[tuple[str, int]]:
+    """(parameter, union member) of each union-typed argument of ``child`` (same shape as the
+    parent whose slot types ``st`` are)."""
+    out = []
+    for (where, i), name in st[2]:
+        v = child.args[i] if where == "a" else child.kwargs[i][1]
+        if isinstance(v, Expr):
+            continue
+        t = st[0][i] if where == "a" else st[1][i]
+        m = resolve_type(v, t)
+        if m in t.args:
+            out.append((name, t.args.index(m)))
+    return out
 
 
 def _large(v: Any) -> bool:
@@ -113,7 +146,11 @@ class _Constraints:
                     if seen <= cls:
                         seen = seen | cls
                         break
-                if len(seen) <= 16:  # a narrow alphabet: digits, parentheses, binary, ...
+                # A narrow alphabet: digits, parentheses, binary, ...  Letters from a word in an
+                # example ("hello") say nothing about the domain: natural text stays unconstrained,
+                # or upper case and punctuation would never be tried.
+                wordy = any(ch.isalpha() for ch in seen) and not any(seen <= cls for cls in _NARROW_CLASSES)
+                if len(seen) <= 16 and not wordy:
                     self.alphabet[p.name] = (0.9, seen)
             nums = [x for v in ev for x in _numbers(v)]
             if nums and all(x >= 0 for x in nums) and len(nums) >= 2:
@@ -370,17 +407,13 @@ def generate_inputs(
 
     accepted = [0] * len(members)
     n_accepted = 0
-    targets = {
-        (p.name, m): w / sum(t.weights)
-        for p in params
-        if (t := types.get(p.name)) is not None and t.kind == "union" and t.weights
-        for m, w in enumerate(t.weights)
-    }
+    targets = _member_targets(params, types)
     member_count: dict[tuple[str, int], int] = {}
     rejected = 0
-    slot_cache: dict[tuple, tuple[list, list]] = {}
+    slot_cache: dict[tuple, tuple] = {}
     stall = 0
     stall_limit = max(500, 2 * n)
+    large_cap, large_accepted = max(3, n // 200), 0
     while len(out) < n and stall < stall_limit:
         if time.monotonic() > deadline:
             break
@@ -410,16 +443,23 @@ def generate_inputs(
         child, _changed = res
         if constraints.active():
             child = constraints.apply(child, rng)
-        if targets and stall < 50 and rejected < 20 * n:
+        if targets and stall < 50 and rejected < 5 * n:
             # Keep union members near their weights in the output (a sparse member such as float,
             # whose mutants are always new, would otherwise crowd out int).
-            mem = _members_of(params, types, child)
+            mem = _child_members(child, st)
             if any(member_count.get(nm, 0) > 1.5 * targets.get(nm, 0.0) * n_accepted + 3 for nm in mem):
                 rejected += 1
                 continue
         else:
-            mem = _members_of(params, types, child) if targets else []
+            mem = _child_members(child, st) if targets else []
+        # Huge numbers mostly measure speed (a loop to 2**31 times out in every program), so a
+        # few of them are enough: more would turn slowness into "disagreement" and cost minutes.
+        big = any(_large(a) for a in child.args) or any(_large(v) for _, v in child.kwargs)
+        if big and large_accepted >= large_cap:
+            stall += 1
+            continue
         if add(child):
+            large_accepted += big
             for nm in mem:
                 member_count[nm] = member_count.get(nm, 0) + 1
             family.append(child)
@@ -440,13 +480,35 @@ def _members_of(params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Inpu
         t = types.get(p.name) if p is not None else None
         if t is None or t.kind != "union" or not t.weights or isinstance(v, Expr):
             continue
-        m = _resolve(v, t)
+        m = resolve_type(v, t)
         if m in t.args:
             out.append((p.name, t.args.index(m)))
     return out
 
 
-def _member_shares(params: tuple[Param, ...], types: dict[str, TypeDesc], seeds: list[Input]) -> dict[tuple[str, int], float]:
+_SINGLETON_KINDS = ("none", "bool", "literal", "enum", "expr", "callable")
+
+
+def _member_targets(params: tuple[Param, ...], types: dict[str, TypeDesc]) -> dict[tuple[str, int], float]:
+    """Output share wanted per (parameter, union member), among the members with many values
+    (``None``, ``bool``, literals and enums cannot fill a share, so they get none)."""
+    out: dict[tuple[str, int], float] = {}
+    for p in params:
+        t = types.get(p.name)
+        if t is None or t.kind != "union" or not t.weights:
+            continue
+        open_ = [m for m, a in enumerate(t.args) if a.kind not in _SINGLETON_KINDS]
+        if len(open_) < 2:
+            continue
+        tot = sum(t.weights[m] for m in open_)
+        for m in open_:
+            out[(p.name, m)] = t.weights[m] / tot
+    return out
+
+
+def _member_shares(
+    params: tuple[Param, ...], types: dict[str, TypeDesc], seeds: list[Input]
+) -> dict[tuple[str, int], float]:
     """Weight factor per (parameter, union member): wanted share / share among the seeds."""
     counts: dict[tuple[str, int], int] = {}
     per_param: dict[str, int] = {}

@@ -44,7 +44,7 @@ from coherence.engine.inputs.seeds import (
 from coherence.engine.inputs.types import ANY, TypeDesc, matches, type_of_value
 from coherence.engine.inputs.values import Construct, Expr, Input, to_source
 
-__all__ = ["mutate_value", "mutate_input", "contains_expr"]
+__all__ = ["mutate_value", "mutate_input", "contains_expr", "resolve_type"]
 
 _GENERIC_CHARS = "abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 ,.!?-_é"
 FLOAT_LIMIT = 1e12
@@ -63,7 +63,7 @@ def contains_expr(v: Any) -> bool:
     return False
 
 
-def _resolve(v: Any, t: TypeDesc | None) -> TypeDesc:
+def resolve_type(v: Any, t: TypeDesc | None) -> TypeDesc:
     """The member of ``t`` that ``v`` belongs to (or ``v``'s own type when ``t`` does not fit)."""
     if t is None or t.kind in ("any", "expr", "construct"):
         return type_of_value(v)
@@ -88,12 +88,12 @@ def mutate_value(v: Any, t: TypeDesc | None, rng: random.Random, depth: int = 0)
         return rng.choice(t.values) if t.values else v
     # Sometimes switch to another member of a union (``Optional[int]``: to and from ``None``).
     if t is not None and t.kind == "union" and len(t.args) > 1 and depth < MAX_DEPTH and rng.random() < 0.08:
-        cur = _resolve(v, t)
+        cur = resolve_type(v, t)
         others = [m for m in t.args if m != cur]
         if others:
             ws = [t.weights[t.args.index(m)] if t.weights else 1.0 for m in others]
             return random_value(rng.choices(others, weights=ws)[0], rng, depth)
-    rt = _resolve(v, t)
+    rt = resolve_type(v, t)
     k = rt.kind
     if k == "literal":
         others = [x for x in rt.values if not (x == v and type(x) is type(v))]

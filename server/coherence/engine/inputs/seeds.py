@@ -16,6 +16,7 @@ import os
 import random
 import re
 import time
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -236,12 +237,16 @@ class _Harvester:
         self.allowed = allowed
         self.require_literal = require_literal
         self.found: list[Input] = []
+        # Local names bound by imports: ``mod.name(...)`` counts only when ``mod`` is one of them
+        # (so ``some_set.add(1)`` is not a call of a function named ``add``).
+        self.modules: set[str] = set()
 
     # -- env ------------------------------------------------------------------------------------
     def note_import(self, st: ast.stmt, env: dict[str, ast.AST], known: set[str] | None) -> None:
         if isinstance(st, ast.Import):
             for a in st.names:
                 local = a.asname or a.name.split(".")[0]
+                self.modules.add(local)
                 if known is not None and local in known:
                     continue
                 env[local] = _import_expr(a.name if a.asname else a.name.split(".")[0], None)
@@ -250,6 +255,7 @@ class _Harvester:
                 if a.name == "*":
                     continue
                 local = a.asname or a.name
+                self.modules.add(local)
                 if known is not None and local in known:
                     continue  # the user's module has it too: keep the plain name
                 env[local] = _import_expr(st.module, a.name)
@@ -278,7 +284,8 @@ class _Harvester:
             return False
         f = node.func
         return (isinstance(f, ast.Name) and f.id == self.name) or (
-            isinstance(f, ast.Attribute) and f.attr == self.name and isinstance(f.value, ast.Name))
+            isinstance(f, ast.Attribute) and f.attr == self.name and isinstance(f.value, ast.Name)
+            and f.value.id in self.modules)
 
     def _calls_self(self, node: ast.AST) -> bool:
         return any(self._is_target(n) for n in ast.walk(node))
@@ -409,12 +416,13 @@ def doctest_seeds(spec: Spec, module_source: str | None = None) -> list[Input]:
     known = module_names(module_source)
     out: list[Input] = []
     env: dict[str, ast.AST] = {}
+    h = _Harvester(spec, "", "doctest", allowed)  # one for all examples: they share names
     for src in _examples(doc):
         try:
             tree = ast.parse(src)
         except (SyntaxError, ValueError):
             continue
-        h = _Harvester(spec, src, "doctest", lambda n: allowed(n) or n in env)
+        h.source = src
         for st in tree.body:
             if isinstance(st, (ast.Import, ast.ImportFrom)):
                 h.note_import(st, env, known)
@@ -423,7 +431,7 @@ def doctest_seeds(spec: Spec, module_source: str | None = None) -> list[Input]:
                 continue
             h.harvest(st, env)
             h.note_assign(st, env)
-        out.extend(h.found)
+    out.extend(h.found)
     # Inline examples in prose: literal arguments only.
     prompt_free = "\n".join(ln for ln in doc.splitlines() if not _PROMPT.match(ln))
     for m in re.finditer(r"(?<![\w.])" + re.escape(spec.name) + r"\s*\(", prompt_free):
@@ -690,8 +698,10 @@ _LAMBDAS = {
 }
 
 
+@lru_cache(maxsize=1024)
 def field_types(t: TypeDesc) -> tuple[list[tuple[Param, TypeDesc]], list[tuple[Param, TypeDesc]]]:
-    """Positional and keyword-only fields of a class descriptor, with their types."""
+    """Positional and keyword-only fields of a class descriptor, with their types (cached; do not
+    modify the lists)."""
     info = t.info
     if info is None:
         return [], []
@@ -922,7 +932,8 @@ def _stdlib_boundary(t: TypeDesc) -> list[Any]:
     if kind == "datetime":
         return [Construct(c, a) for a in [(2024, 2, 28, 12, 30, 0), (2000, 1, 1, 0, 0, 0), (1999, 12, 31, 23, 59, 59)]]
     if kind == "timedelta":
-        return [Construct(c, kwargs=a) for a in [(("days", 1),), (("seconds", 0),), (("days", -1), ("seconds", 30)), (("hours", 36),)]]
+        kws = [(("days", 1),), (("seconds", 0),), (("days", -1), ("seconds", 30)), (("hours", 36),)]
+        return [Construct(c, kwargs=a) for a in kws]
     if kind == "Decimal":
         return [Construct(c, (s,)) for s in ["3.14", "0", "-1.5", "100", "0.1"]]
     if kind == "Fraction":

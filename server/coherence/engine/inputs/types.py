@@ -17,6 +17,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Iterable
 
 from coherence.engine.inputs.values import Construct, Expr
@@ -228,12 +229,16 @@ def parse_annotation(text: str | None, classes: Iterable[ClassInfo] = ()) -> Typ
     """The type an annotation's source text describes, or ``None`` if there is no annotation."""
     if text is None or not text.strip():
         return None
-    by_name = {c.name: c for c in classes}
+    return _parse_cached(text.strip(), tuple(classes))
+
+
+@lru_cache(maxsize=4096)
+def _parse_cached(text: str, classes: tuple[ClassInfo, ...]) -> TypeDesc:
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = ast.parse(text, mode="eval").body
     except SyntaxError:
         return MIXED
-    return _from_node(node, by_name, 0)
+    return _from_node(node, {c.name: c for c in classes}, 0)
 
 
 def _subscript_args(node: ast.Subscript) -> list[ast.AST]:
@@ -575,7 +580,9 @@ _EXACT["d"] = union(_DICT, INT, weights=(0.5, 0.5)).with_weak()  # a dict, or a 
 _EXACT["exp"] = union(INT, STR, weights=(0.7, 0.3)).with_weak()  # an exponent, or an expression
 
 # Single letters and other names that say little: int first.
-_AMBIGUOUS = set("a b c e f g l o p q t u v x y z".split()) | {"x1", "x2", "y1", "y2", "input", "item", "element", "elem", "obj", "arg", "val1", "val2", "inp", "sum", "g", "test"}
+_AMBIGUOUS = set(
+    "a b c e f g l o p q t u v x y z x1 x2 y1 y2 input item element elem obj arg val1 val2 inp sum test".split()
+)
 
 _SUFFIX_RULES: list[tuple[re.Pattern, TypeDesc]] = [
     (re.compile(r"(^|_)(matrix|grid|board)($|_)"), _MATRIX),
