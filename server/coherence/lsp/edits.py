@@ -1,0 +1,377 @@
+"""The text of the two edits the server offers (pure functions on source text, no LSP types):
+
+* a pytest regression test from a counterexample, which states both candidate outputs and leaves
+  the decision to the user;
+* the function's body replaced by the majority alternative's, keeping the user's decorators,
+  marker, signature and docstring, and adding the imports the alternative needs.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import io
+import keyword
+import re
+import textwrap
+import tokenize
+from dataclasses import dataclass
+from pathlib import Path
+
+from coherence.engine.result import CheckResult
+
+_EXC = re.compile(
+    r"^(?:raises?\s+|raised\s+|raise\s+|!)?((?:[A-Za-z_][\w.]*)?(?:Error|Exception|Exit|Interrupt|Timeout|Warning|StopIteration)|Timeout|Crash\(\w*\)|MemoryError|RecursionError)\b"
+)
+
+
+@dataclass(frozen=True)
+class Change:
+    """Replace lines ``[start, end)`` (0-based, whole lines) with ``text``; ``start == end``
+    inserts before line ``start``."""
+
+    start: int
+    end: int
+    text: str
+
+
+# -- regression test ---------------------------------------------------------------------------
+
+
+def test_module_name(module_path: str) -> str:
+    return f"test_{Path(module_path).stem}_coherence.py"
+
+
+def import_path(module_path: str) -> str:
+    """Dotted name the module is imported by from a test next to it (pytest's rootdir logic:
+    walk up while the folder is a package)."""
+    p = Path(module_path)
+    parts = [p.stem]
+    d = p.parent
+    while (d / "__init__.py").is_file() and d.parent != d:
+        parts.insert(0, d.name)
+        d = d.parent
+    return ".".join(parts)
+
+
+def _literal(rendered: str) -> str | None:
+    try:
+        value = ast.literal_eval(rendered)
+    except Exception:  # noqa: BLE001 - anything that is not a literal
+        return None
+    return repr(value)
+
+
+def _exception(rendered: str) -> str | None:
+    m = _EXC.match(rendered.strip())
+    return m.group(1) if m else None
+
+
+def _module_names(module_source: str) -> set[str]:
+    """Names bound at the top level of the module (defined or imported)."""
+    try:
+        tree = ast.parse(module_source)
+    except SyntaxError:
+        return set()
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.name != "*":
+                    names.add((a.asname or a.name).split(".")[0])
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                for sub in ast.walk(t):
+                    if isinstance(sub, ast.Name):
+                        names.add(sub.id)
+    return names
+
+
+def _call_names(call: str) -> list[str]:
+    try:
+        tree = ast.parse(call, mode="eval")
+    except SyntaxError:
+        return []
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in out:
+            out.append(node.id)
+    return out
+
+
+def regression_test(result: CheckResult, module_path: str, module_source: str, existing: str | None) -> tuple[str, str] | None:
+    """(import line, test function source) for the result's counterexample; None without one."""
+    ce = result.counterexample
+    if ce is None:
+        return None
+    module = import_path(module_path)
+    defined = _module_names(module_source)
+    needed = [n for n in _call_names(ce.call) if n == result.name or (n in defined and not hasattr(builtins, n))]
+    if result.name not in needed:
+        needed.insert(0, result.name)
+    import_line = f"from {module} import {', '.join(needed)}"
+
+    base = re.sub(r"\W", "_", f"test_{result.name}_coherence_counterexample")
+    name, n = base, 2
+    taken = set(re.findall(r"^def (\w+)\(", existing or "", re.MULTILINE))
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+
+    yours, theirs = ce.yours, ce.theirs
+    candidates = []
+    raising = False
+    for rendered in (yours, theirs):
+        lit = _literal(rendered)
+        exc = _exception(rendered) if lit is None else None
+        if lit is not None:
+            candidates.append(lit)
+        elif exc is not None:
+            raising = True
+            candidates.append(repr(exc.split("(")[0].split(".")[-1]))
+        else:
+            candidates.append(None)
+
+    doc = [
+        f'"""coherence: implementations of {result.name} disagree on this input.',
+        "",
+        f"yours: {yours}",
+    ]
+    for alt in ce.alternatives:
+        doc.append(f"{alt.count} of {ce.total} alternatives: {alt.output}")
+    trust = f" (trust {result.trust:.2f})" if result.trust is not None else ""
+    doc += ["", f"Decide which is right, then keep one{trust}.", '"""']
+    doc = doc[:1] + [line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for line in doc[1:-1]] + doc[-1:]
+
+    body: list[str] = []
+    if raising:
+        body += [
+            "try:",
+            f"    result = {ce.call}",
+            "except Exception as exc:  # one of the candidates raises",
+            "    result = type(exc).__name__",
+        ]
+    else:
+        body.append(f"result = {ce.call}")
+    if all(c is not None for c in candidates):
+        first, second = candidates
+        body.append(f"assert result in ({first}, {second})  # decide which is right, then keep one")
+    else:
+        # An output without a literal form: compare the printed forms.
+        body.append(f"assert repr(result) in ({yours!r}, {theirs!r})  # decide which is right, then keep one")
+
+    lines = [f"def {name}():"] + ["    " + ln if ln else "" for ln in doc + body]
+    return import_line, "\n".join(lines) + "\n"
+
+
+def new_test_file(import_line: str, test_source: str, module_path: str) -> str:
+    header = f'"""Regression tests from coherence counterexamples of {Path(module_path).name}."""\n\n'
+    return f"{header}{import_line}\n\n\n{test_source}"
+
+
+def append_to_test_file(existing: str, import_line: str, test_source: str) -> list[Change]:
+    """Changes that add the import (if missing) and append the test to an existing file."""
+    lines = existing.splitlines(keepends=True)
+    nl = "\r\n" if "\r\n" in existing else "\n"
+    changes: list[Change] = []
+    if import_line not in existing:
+        at = _import_insertion_line(existing)
+        changes.append(Change(at, at, import_line + nl))
+    tail = "" if existing.endswith(("\n", "\r")) or not existing else nl
+    text = tail + nl + nl + test_source.replace("\n", nl)
+    changes.append(Change(len(lines), len(lines), text))
+    return changes
+
+
+def _import_insertion_line(source: str) -> int:
+    """0-based line before which a new import goes: after the module's last top-level import
+    that precedes other code, else after the docstring and ``__future__`` imports, else 0."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return 0
+    at = 0
+    for i, node in enumerate(tree.body):
+        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant) and isinstance(node.value.value, str)
+        if is_doc or isinstance(node, (ast.Import, ast.ImportFrom)):
+            at = node.end_lineno or node.lineno
+        else:
+            break
+    return at
+
+
+# -- replace the body ----------------------------------------------------------------------------
+
+
+def _find_def(tree: ast.Module, name: str, line: int | None = None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    fallback = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            if line is None or node.lineno == line:
+                return node
+            fallback = fallback or node
+    return fallback
+
+
+def _is_docstring(stmt: ast.stmt) -> bool:
+    return isinstance(stmt, ast.Expr) and isinstance(getattr(stmt, "value", None), ast.Constant) and isinstance(stmt.value.value, str)
+
+
+def _first_line(stmt: ast.stmt) -> int:
+    decos = getattr(stmt, "decorator_list", None) or []
+    return min([stmt.lineno] + [d.lineno for d in decos])
+
+
+def _def_comment(line: str) -> str:
+    if "#" not in line:
+        return ""
+    try:
+        toks = list(tokenize.generate_tokens(io.StringIO(line).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return ""
+    return " ".join(t.string for t in toks if t.type == tokenize.COMMENT)
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip())]
+
+
+def _body_source(alt: ast.FunctionDef | ast.AsyncFunctionDef, alt_lines: list[str]) -> list[str]:
+    """The alternative's body statements (docstring dropped), dedented, as lines."""
+    stmts = [s for i, s in enumerate(alt.body) if not (i == 0 and _is_docstring(s))]
+    if not stmts:
+        return ["pass"]
+    start = _first_line(stmts[0])
+    if start > alt.lineno and all(_first_line(s) > alt.lineno for s in stmts):
+        # Keep comments just above the first statement (after the docstring or the header).
+        floor = (alt.body[0].end_lineno or alt.lineno) if len(stmts) < len(alt.body) else alt.lineno
+        while start - 1 > floor and alt_lines[start - 2].strip().startswith("#"):
+            start -= 1
+        chunk = alt_lines[start - 1 : alt.end_lineno]
+        text = textwrap.dedent("\n".join(chunk))
+        return text.splitlines()
+    return "\n".join(ast.unparse(s) for s in stmts).splitlines()
+
+
+def replace_body(source: str, name: str, name_line: int, alternative: str) -> list[Change] | None:
+    """Changes that replace function ``name`` (defined on ``name_line``) with the alternative's
+    implementation.  None when the alternative or the function cannot be found."""
+    try:
+        tree = ast.parse(source)
+        alt_tree = ast.parse(alternative)
+    except SyntaxError:
+        return None
+    node = _find_def(tree, name, name_line)
+    alt = _find_def(alt_tree, name)
+    if node is None or alt is None or node.end_lineno is None or alt.end_lineno is None:
+        return None
+    lines = source.splitlines()
+    alt_lines = alternative.splitlines()
+    nl = "\r\n" if "\r\n" in source else "\n"
+
+    body = node.body
+    has_doc = bool(body) and _is_docstring(body[0])
+    same_signature = ast.dump(node.args) == ast.dump(alt.args) and type(node) is type(alt)
+    one_liner = _first_line(body[0]) == node.lineno
+    def_indent = _indent_of(lines[node.lineno - 1])
+    if not one_liner:
+        body_indent = _indent_of(lines[_first_line(body[0]) - 1]) or def_indent + "    "
+    else:
+        body_indent = def_indent + "    "
+    new_body = [(body_indent + ln) if ln.strip() else "" for ln in _body_source(alt, alt_lines)]
+
+    changes: list[Change] = []
+    if same_signature and not one_liner:
+        # Keep the user's header and docstring; replace the statements after them.
+        start = (body[0].end_lineno or body[0].lineno) + 1 if has_doc else _first_line(body[0])
+        if has_doc and len(body) == 1:
+            start = (body[0].end_lineno or body[0].lineno) + 1
+        changes.append(Change(start - 1, node.end_lineno, nl.join(new_body) + nl))
+    else:
+        # Different signature or a one-line def: take the alternative's header, keep the
+        # user's decorators (above node.lineno), marker comment and docstring.
+        alt_body_start = _first_line(alt.body[0])
+        if alt_body_start > alt.lineno:
+            header = textwrap.dedent("\n".join(alt_lines[alt.lineno - 1 : alt_body_start - 1])).splitlines()
+        else:
+            head = alt_lines[alt.lineno - 1]
+            colon = _header_colon(head)
+            header = [head[: colon + 1].strip()] if colon is not None else [f"def {name}{ast.unparse(alt.args).join('()')}:"]
+        header = [def_indent + ln for ln in header if ln.strip()]
+        comment = _def_comment(lines[node.lineno - 1])
+        if comment and comment not in header[0]:
+            header[0] = header[0] + "  " + comment
+        doc: list[str] = []
+        if has_doc and not one_liner:
+            doc = lines[body[0].lineno - 1 : body[0].end_lineno]
+        elif has_doc:
+            doc = [body_indent + ast.unparse(body[0])]
+        changes.append(Change(node.lineno - 1, node.end_lineno, nl.join(header + doc + new_body) + nl))
+
+    # Imports the alternative needs and the module lacks; helpers it defines that the module lacks.
+    have = _module_names(source)
+    have_imports = {ast.dump(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))}
+    imports: list[str] = []
+    helpers: list[str] = []
+    for stmt in alt_tree.body:
+        if stmt is alt:
+            continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            if ast.dump(stmt) in have_imports:
+                continue
+            bound = [(a.asname or a.name).split(".")[0] for a in stmt.names]
+            if bound and all(b in have for b in bound):
+                continue
+            imports.append(ast.unparse(stmt))
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if stmt.name not in have and stmt.name != name:
+                helpers.append("\n".join(alt_lines[_first_line(stmt) - 1 : stmt.end_lineno]))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            names = {n.id for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for n in ast.walk(t) if isinstance(n, ast.Name)}
+            if names and not names & have:
+                helpers.append(ast.unparse(stmt))
+    if helpers and not def_indent:
+        changes[0] = Change(changes[0].start, changes[0].end, changes[0].text + nl + nl + (nl + nl + nl).join(h.replace("\n", nl) for h in helpers) + nl)
+    if imports:
+        at = _import_insertion_line(source)
+        if at > node.lineno - 1:
+            at = 0
+        text = nl.join(imports) + nl
+        if at == 0 and lines and not lines[0].startswith(("import ", "from ")):
+            text += nl
+        changes.insert(0, Change(at, at, text))
+    return changes
+
+
+def _header_colon(line: str) -> int | None:
+    """Index of the colon that ends a one-line def header (not one inside brackets/strings)."""
+    depth = 0
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+            continue
+        if ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == ":" and depth == 0 and line[:i].lstrip().startswith(("def ", "async def ")) and ")" in line[:i]:
+            return i
+    return None
+
+
+def apply_changes(source: str, changes: list[Change]) -> str:
+    """The text after ``changes`` (for tests and previews); changes must not overlap."""
+    lines = source.splitlines(keepends=True)
+    for ch in sorted(changes, key=lambda c: (c.start, c.end), reverse=True):
+        lines[ch.start : ch.end] = [ch.text] if ch.text else []
+    return "".join(lines)
+
+
+def is_identifier(name: str) -> bool:
+    return name.isidentifier() and not keyword.iskeyword(name)

@@ -1,0 +1,53 @@
+"""When checks run: on open and save (setting ``runOn``: save | change | manual; debounced on
+change).  A new edit cancels the document's checks in flight; closing a document forgets it."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from coherence.lsp.features import LanguageFeature
+
+
+class CheckingFeature(LanguageFeature):
+    def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        self.ls.scheduler.state(uri, open_=True)
+        if self.ls.settings.runOn == "manual":
+            self.ls.scheduler.refresh_parse(uri)
+            self.ls.refresh(uri)
+        else:
+            self.ls.run_task(self.ls.scheduler.check_document(uri, reason="open"), name=f"check {uri}")
+
+    def document_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        sched = self.ls.scheduler
+        state = sched.state(uri, open_=True)
+        state.version = params.text_document.version
+        cancelled = sched.cancel(uri, reason=f"superseded by version {params.text_document.version}")
+        if self.ls.settings.runOn == "change":
+            sched.debounce(uri, self.ls.settings.debounceMs / 1000)
+        elif cancelled:
+            sched.refresh_parse(uri)
+            self.ls.refresh(uri)
+
+    def document_save(self, params: types.DidSaveTextDocumentParams) -> None:
+        if self.ls.settings.runOn == "manual":
+            return
+        uri = params.text_document.uri
+        self.ls.scheduler.cancel_debounce(uri)
+        self.ls.run_task(self.ls.scheduler.check_document(uri, reason="save"), name=f"check {uri}")
+
+    def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self.ls.scheduler.close(params.text_document.uri)
+        self.ls.refresh_status()
+
+    def settings_changed(self) -> None:
+        sched = self.ls.scheduler
+        for uri, state in list(sched.docs.items()):
+            if not state.open:
+                continue
+            if self.ls.settings.runOn == "manual":
+                sched.refresh_parse(uri)
+                self.ls.refresh(uri)
+            else:
+                self.ls.run_task(sched.check_document(uri, reason="settings"), name=f"check {uri}")

@@ -1,0 +1,181 @@
+"""Code actions on a marked function.  These are the only ways the server changes a file:
+
+* "Check coherence": runs the check now (a command, with progress);
+* "Add counterexample as a regression test": a pytest test in test_<module>_coherence.py next to
+  the module (created or appended), which states both candidate outputs;
+* "Replace body with the majority alternative": only when the user's function is in a minority.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from urllib.parse import unquote
+
+from lsprotocol import types
+
+from coherence.lsp import edits
+from coherence.lsp.features import LanguageFeature
+from coherence.lsp.features.diagnostics import SOURCE
+from coherence.lsp.uris import path_to_uri
+
+log = logging.getLogger(__name__)
+
+CHECK_FUNCTION = "coherence.checkFunction"
+KIND_QUICKFIX = types.CodeActionKind.QuickFix
+KIND_REWRITE = types.CodeActionKind.RefactorRewrite
+
+
+class CodeActionsFeature(LanguageFeature):
+    def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        uri = params.text_document.uri
+        if uri not in self.ls.scheduler.docs:
+            return None
+        state = self.ls.scheduler.refresh_parse(uri)
+        target = state.target_at_line(params.range.start.line, body=True) or state.target_at_line(params.range.end.line, body=True)
+        if target is None:
+            return None
+        q = target.qualname or target.name
+        only = params.context.only
+        diagnostics = [d for d in params.context.diagnostics if d.source == SOURCE and d.range.start.line == target.name_line - 1]
+        actions: list[types.CodeAction] = []
+
+        def wanted(kind: str | None) -> bool:
+            if not only:
+                return True
+            if kind is None:
+                return False
+            return any(kind == k or kind.startswith(f"{k}.") for k in only)
+
+        if wanted(None) or not only:
+            actions.append(
+                types.CodeAction(
+                    title="Check coherence",
+                    command=types.Command(title="Check coherence", command=CHECK_FUNCTION, arguments=[uri, target.name_line - 1]),
+                )
+            )
+        result = state.results.get(q)
+        if result is None or target.skip_reason:
+            return actions
+        same_spec = result.spec_hash == target.spec.spec_hash
+
+        if result.counterexample is not None and same_spec and wanted(KIND_QUICKFIX):
+            edit = self._regression_test_edit(state.path, target, result)
+            if edit is not None:
+                actions.append(types.CodeAction(title="Add counterexample as a regression test", kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit))
+
+        if self._minority(result) and result.majority_code and same_spec and wanted(KIND_QUICKFIX):
+            edit = self._replace_body_edit(uri, target, result.majority_code)
+            if edit is not None:
+                actions.append(types.CodeAction(title="Replace body with the majority alternative", kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit))
+        return actions
+
+    @staticmethod
+    def _minority(result) -> bool:
+        if result.status != "incoherent" or result.user_cluster is None or not result.clusters:
+            return False
+        mine = result.clusters[result.user_cluster]
+        return mine < max(result.clusters)
+
+    # -- edits ------------------------------------------------------------------------------
+    def _supports_document_changes(self) -> bool:
+        # Resource operations only travel in documentChanges: a client that lists them (Neovim
+        # 0.7 does, without the documentChanges flag) reads documentChanges.
+        try:
+            we = self.ls.client_capabilities.workspace.workspace_edit
+        except AttributeError:
+            return False
+        return bool(we and (we.document_changes or we.resource_operations))
+
+    def _supports_create(self) -> bool:
+        try:
+            we = self.ls.client_capabilities.workspace.workspace_edit
+        except AttributeError:
+            return False
+        ops = (we.resource_operations or []) if we else []
+        return any(getattr(op, "value", op) == "create" for op in ops)
+
+    def _text_edits(self, lines_source: str, changes: list[edits.Change]) -> list[types.TextEdit]:
+        lines = lines_source.splitlines(keepends=True)
+        out = []
+        for ch in changes:
+            start = types.Position(line=ch.start, character=0)
+            if ch.end >= len(lines) and ch.end > ch.start:
+                # Replace through the end of the file (the last line may lack a newline).
+                last = lines[-1] if lines else ""
+                end = types.Position(line=len(lines) - 1, character=self.ls.client_len(last.rstrip("\r\n")))
+                text = ch.text if last.endswith(("\n", "\r")) else ch.text.rstrip("\r\n")
+                out.append(types.TextEdit(range=types.Range(start=start, end=end), new_text=text))
+                continue
+            if ch.start >= len(lines) and lines and not lines[-1].endswith(("\n", "\r")):
+                last = lines[-1]
+                pos = types.Position(line=len(lines) - 1, character=self.ls.client_len(last))
+                out.append(types.TextEdit(range=types.Range(start=pos, end=pos), new_text=ch.text))
+                continue
+            end = types.Position(line=ch.end, character=0)
+            out.append(types.TextEdit(range=types.Range(start=start, end=end), new_text=ch.text))
+        return out
+
+    def _document_edit(self, uri: str, source: str, changes: list[edits.Change], version: int | None) -> types.WorkspaceEdit:
+        text_edits = self._text_edits(source, changes)
+        if self._supports_document_changes():
+            return types.WorkspaceEdit(
+                document_changes=[
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                        edits=text_edits,
+                    )
+                ]
+            )
+        return types.WorkspaceEdit(changes={uri: text_edits})
+
+    def _regression_test_edit(self, module_path: str | None, target, result) -> types.WorkspaceEdit | None:
+        if module_path is None:
+            return None
+        test_path = Path(module_path).parent / edits.test_module_name(module_path)
+        test_uri = path_to_uri(str(test_path))
+        open_doc = self.ls.workspace.text_documents.get(unquote(test_uri))
+        existing: str | None
+        version = None
+        if open_doc is not None:
+            existing, version = open_doc.source, open_doc.version
+        elif test_path.is_file():
+            try:
+                existing = test_path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                return None
+        else:
+            existing = None
+        made = edits.regression_test(result, module_path, target.module_source, existing)
+        if made is None:
+            return None
+        import_line, test_source = made
+        if existing is None:
+            content = edits.new_test_file(import_line, test_source, module_path)
+            if not (self._supports_document_changes() and self._supports_create()):
+                return None
+            return types.WorkspaceEdit(
+                document_changes=[
+                    types.CreateFile(uri=test_uri, options=types.CreateFileOptions(ignore_if_exists=True)),
+                    types.TextDocumentEdit(
+                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=test_uri, version=None),
+                        edits=[types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), new_text=content)],
+                    ),
+                ]
+            )
+        changes = edits.append_to_test_file(existing, import_line, test_source)
+        return self._document_edit(test_uri, existing, changes, version)
+
+    def _replace_body_edit(self, uri: str, target, alternative: str) -> types.WorkspaceEdit | None:
+        doc = self.ls.workspace.text_documents.get(unquote(uri))
+        if doc is None:
+            return None
+        source = doc.source
+        try:
+            changes = edits.replace_body(source, target.name, target.name_line, alternative)
+        except Exception:  # noqa: BLE001 - an odd alternative must not break the code action request
+            log.exception("building the replacement of %s failed", target.name)
+            return None
+        if not changes:
+            return None
+        return self._document_edit(uri, source, changes, doc.version)

@@ -1,0 +1,193 @@
+"""workspace/executeCommand: check function / file / workspace, clear the cache, show the last
+result as JSON.
+
+Arguments are accepted in the forms clients send: ``[uri, line]`` (code lens, code actions),
+``[{"uri": ..., "position": {"line": ..., "character": ...}}]`` (the VS Code palette) or
+``[{"uri": ..., "line": ...}]``; with none, the most recently used document.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+from urllib.parse import unquote
+
+from coherence.lsp.features import LanguageFeature
+from coherence.lsp.progress import BatchProgress
+from coherence.lsp.state import result_json
+
+log = logging.getLogger(__name__)
+
+CHECK_FUNCTION = "coherence.checkFunction"
+CHECK_FILE = "coherence.checkFile"
+CHECK_WORKSPACE = "coherence.checkWorkspace"
+CLEAR_CACHE = "coherence.clearCache"
+SHOW_LAST_RESULT = "coherence.showLastResult"
+SERVER_STATS = "coherence.serverStats"  # bookkeeping sizes, for tests and bug reports
+ALL = (CHECK_FUNCTION, CHECK_FILE, CHECK_WORKSPACE, CLEAR_CACHE, SHOW_LAST_RESULT, SERVER_STATS)
+
+
+def parse_location(args: tuple[Any, ...]) -> tuple[str | None, int | None]:
+    """(uri, 0-based line) from command arguments in any of the accepted forms."""
+    if not args:
+        return None, None
+    first = args[0]
+    uri: str | None = None
+    line: Any = None
+    if isinstance(first, dict):
+        uri = first.get("uri")
+        if uri is None and isinstance(first.get("textDocument"), dict):
+            uri = first["textDocument"].get("uri")
+        line = first.get("line")
+        pos = first.get("position")
+        if line is None and isinstance(pos, dict):
+            line = pos.get("line")
+    elif isinstance(first, str):
+        uri = first
+        if len(args) > 1:
+            second = args[1]
+            if isinstance(second, dict):
+                line = second.get("line")
+            else:
+                line = second
+    if isinstance(line, bool) or not isinstance(line, (int, float)):
+        line = None
+    return (uri if isinstance(uri, str) else None), (int(line) if line is not None else None)
+
+
+class CommandsFeature(LanguageFeature):
+    def register(self) -> None:
+        ls = self.ls
+
+        @ls.command(CHECK_FUNCTION)
+        async def check_function(ls, *args: Any):
+            return await self.check_function(*args)
+
+        @ls.command(CHECK_FILE)
+        async def check_file(ls, *args: Any):
+            return await self.check_file(*args)
+
+        @ls.command(CHECK_WORKSPACE)
+        async def check_workspace(ls, *args: Any):
+            return await self.check_workspace()
+
+        @ls.command(CLEAR_CACHE)
+        async def clear_cache(ls, *args: Any):
+            return await self.clear_cache()
+
+        @ls.command(SHOW_LAST_RESULT)
+        def show_last_result(ls, *args: Any):
+            return self.show_last_result(*args)
+
+        @ls.command(SERVER_STATS)
+        def server_stats(ls, *args: Any):
+            return self.server_stats()
+
+    def _uri(self, uri: str | None) -> str | None:
+        return uri or self.ls.last_uri
+
+    async def check_function(self, *args: Any) -> list[dict]:
+        uri, line = parse_location(args)
+        uri = self._uri(uri)
+        if uri is None:
+            self.ls.notify_problem("coherence: open a Python file to check", once_key=None, level="info")
+            return []
+        sched = self.ls.scheduler
+        state = sched.refresh_parse(uri)
+        qualnames = None
+        if line is not None:
+            target = state.target_at_line(line, body=True)
+            if target is None:
+                self.ls.notify_problem(f"coherence: no marked function at line {line + 1}", once_key=None, level="info")
+                return []
+            qualnames = [target.qualname or target.name]
+        results = await sched.check_document(uri, force=True, qualnames=qualnames, reason="command")
+        return [result_json(r) for r in results]
+
+    async def check_file(self, *args: Any) -> list[dict]:
+        uri, _ = parse_location(args)
+        uri = self._uri(uri)
+        if uri is None:
+            self.ls.notify_problem("coherence: open a Python file to check", once_key=None, level="info")
+            return []
+        results = await self.ls.scheduler.check_document(uri, force=True, reason="command")
+        return [result_json(r) for r in results]
+
+    async def check_workspace(self) -> dict:
+        sched = self.ls.scheduler
+        uris = sched.workspace_files()
+        for uri in self.ls.scheduler.docs:
+            if uri not in uris and sched.docs[uri].open:
+                uris.append(uri)
+        open_uris = self._open_uris()
+        for uri in uris:
+            sched.state(uri, open_=uri in open_uris)
+        progress = BatchProgress(self.ls, f"coherence: checking {len(uris)} files", len(uris), on_cancel=lambda: [sched.cancel(u, reason="cancelled") for u in uris])
+        progress.start()
+
+        async def one(uri: str) -> list:
+            try:
+                return await sched.check_document(uri, reason="workspace", own_progress=False)
+            finally:
+                progress.finish_one(uri)
+                progress.report("", f"checked {unquote(uri.rsplit('/', 1)[-1])}", 0.0)
+
+        try:
+            batches = await asyncio.gather(*(one(uri) for uri in uris), return_exceptions=True)
+        finally:
+            progress.end("done")
+        counts: dict[str, int] = {}
+        files = 0
+        for uri, batch in zip(uris, batches):
+            if isinstance(batch, BaseException):
+                log.warning("checking %s failed: %s", uri, batch)
+                continue
+            if batch:
+                files += 1
+            for r in batch:
+                counts[r.status] = counts.get(r.status, 0) + 1
+        return {"files": files, "functions": sum(counts.values()), "counts": counts}
+
+    def _open_uris(self) -> set[str]:
+        return {u for u, s in self.ls.scheduler.docs.items() if s.open}
+
+    async def clear_cache(self) -> dict:
+        n = self.ls.scheduler.cache.clear()
+        cleared_samples = await asyncio.to_thread(self.ls.clear_sample_caches)
+        self.ls.show_info(f"coherence: cleared {n} cached result(s) and the sample cache")
+        return {"results": n, "sampleCaches": cleared_samples}
+
+    def server_stats(self) -> dict:
+        sched = self.ls.scheduler
+        return {
+            "requestFutures": len(self.ls.protocol._request_futures),
+            "progressTokens": len(self.ls.work_done_progress.tokens),
+            "tasks": len(self.ls._tasks),
+            "documents": len(sched.docs),
+            "jobs": sum(len(s.jobs) for s in sched.docs.values()),
+            "jobList": [f"{j.qualname} v{j.version} started={j.started} urgent={j.urgent} cancelled={j.cancel.is_set()}" for s in sched.docs.values() for j in s.jobs.values()],
+            "urgentPending": sched._urgent,
+            "cachedResults": len(sched.cache),
+            "checkers": len(sched.checkers()),
+        }
+
+    def show_last_result(self, *args: Any) -> dict | None:
+        uri, line = parse_location(args)
+        sched = self.ls.scheduler
+        if uri is None:
+            if sched.last_checked is None:
+                return None
+            uri, q = sched.last_checked
+            state = sched.docs.get(uri)
+            r = state.results.get(q) if state else None
+            return result_json(r) if r else None
+        state = sched.refresh_parse(uri)
+        if line is None:
+            results = [result_json(r) for q, r in state.results.items() if q in state.targets]
+            return {"functions": results}
+        target = state.target_at_line(line, body=True)
+        if target is None:
+            return None
+        r = state.results.get(target.qualname or target.name)
+        return result_json(r) if r else None

@@ -1,0 +1,86 @@
+"""Diagnostics: one per checked function that is incoherent, nondeterministic, skipped or could
+not be checked, on the function's name.  Coherent functions get none."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from coherence.engine.result import CheckResult
+from coherence.lsp.features import LanguageFeature
+from coherence.lsp.render import client_column, diagnostic_message
+from coherence.lsp.state import DocumentState, result_json
+
+SOURCE = "coherence"
+CODES = {"incoherent": "incoherent", "nondeterministic": "nondeterministic", "skipped": "skipped", "error": "check-error"}
+
+
+class DiagnosticsFeature(LanguageFeature):
+    def results_changed(self, uris: set[str]) -> None:
+        for uri in uris:
+            state = self.ls.scheduler.docs.get(uri)
+            if state is not None:
+                self.publish(state)
+
+    def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+
+    def publish(self, state: DocumentState) -> None:
+        diagnostics = self.diagnostics(state)
+        version = state.version if state.open else None
+        self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=state.uri, diagnostics=diagnostics, version=version))
+        state.last_published = diagnostics
+
+    def diagnostics(self, state: DocumentState) -> list[types.Diagnostic]:
+        lines = self.ls.document_lines(state)
+        out: list[types.Diagnostic] = []
+        threshold = self.ls.settings.trustThreshold
+        for q, result in state.results.items():
+            if result.status == "coherent" or result.extra.get("config_error"):
+                continue
+            target = state.targets.get(q)
+            line = (target.name_line if target else result.line) - 1
+            col = target.column if target else result.column
+            name = result.name
+            if result.status == "incoherent" and result.trust is not None and result.trust < threshold:
+                severity = types.DiagnosticSeverity.Warning
+            else:
+                severity = types.DiagnosticSeverity.Information
+            out.append(
+                types.Diagnostic(
+                    range=self.ls.name_range(lines, line, col, len(name)),
+                    message=diagnostic_message(result),
+                    severity=severity,
+                    source=SOURCE,
+                    code=CODES.get(result.status, "check-error"),
+                    data=result_json(result),
+                )
+            )
+        if state.syntax_error is not None:
+            line, msg = state.syntax_error
+            suffix = "; showing the results of the last version that parsed" if state.results else ""
+            out.append(self._file_note(lines, line - 1, f"coherence: not checked while the file has a syntax error (line {line}: {msg}){suffix}", "syntax-error"))
+        elif state.file_problem:
+            out.append(self._file_note(lines, 0, f"coherence: {state.file_problem}", "skipped"))
+        return out
+
+    def _file_note(self, lines: list[str], line: int, message: str, code: str) -> types.Diagnostic:
+        line = max(0, min(line, max(0, len(lines) - 1)))
+        text = lines[line] if line < len(lines) else ""
+        end = client_column(text, len(text.rstrip("\r\n")), self.ls.position_encoding())
+        return types.Diagnostic(
+            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=end)),
+            message=message,
+            severity=types.DiagnosticSeverity.Information,
+            source=SOURCE,
+            code=code,
+        )
+
+
+def result_of_diagnostic(diagnostic: types.Diagnostic) -> CheckResult | None:
+    data = diagnostic.data
+    if diagnostic.source != SOURCE or not isinstance(data, dict):
+        return None
+    try:
+        return CheckResult.from_dict(data)
+    except Exception:  # noqa: BLE001
+        return None

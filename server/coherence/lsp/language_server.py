@@ -1,0 +1,549 @@
+"""The coherence language server (pygls 2); ``server.serve()`` runs it over stdio.
+
+One handler per LSP method, fanning out to the features (``features/``).  Background work runs in
+tasks started with ``run_task``, which keeps a strong reference to each until it ends.
+
+Two pygls behaviours are worked around here:
+* every notification leaves its handler's future in ``_request_futures`` forever, and progress
+  tokens are never dropped: ``CoherenceProtocol`` forgets finished handler futures, and
+  ``progress.BatchProgress`` removes its token when it ends;
+* shutting down with tasks in flight (pygls#606): our tasks are cancelled and awaited before the
+  event loop closes, stdin is read by a daemon thread (a blocked read cannot hold the process),
+  and a watchdog ends the process if a thread still hangs after ``exit``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import threading
+from collections.abc import Coroutine
+from functools import partial
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+from lsprotocol import types
+from pygls.io_ import StdoutWriter, run_async
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
+
+from coherence import __version__
+from coherence.lsp import settings as settings_mod
+from coherence.lsp.features import LanguageFeature
+from coherence.lsp.features.checking import CheckingFeature
+from coherence.lsp.features.code_actions import CodeActionsFeature
+from coherence.lsp.features.code_lens import CodeLensFeature
+from coherence.lsp.features.commands import CommandsFeature
+from coherence.lsp.features.diagnostics import DiagnosticsFeature
+from coherence.lsp.features.hover import HoverFeature
+from coherence.lsp.features.status import StatusFeature
+from coherence.lsp.render import client_column
+from coherence.lsp.scheduler import Scheduler
+from coherence.lsp.state import DocumentState
+from coherence.lsp.uris import uri_to_path
+
+log = logging.getLogger(__name__)
+
+EXIT_GRACE_SECONDS = 10.0
+_ONCE = object()
+
+
+class CoherenceProtocol(LanguageServerProtocol):
+    """pygls' protocol, minus the leak of one future per handled notification."""
+
+    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
+        super()._execute_handler(msg_id, handler, callback, args, kwargs)
+        future = self._request_futures.get(msg_id)
+        if future is None:
+            return
+        if future.done():
+            self._forget(msg_id, future)
+        else:
+            future.add_done_callback(partial(self._forget, msg_id))
+
+    def _forget(self, msg_id, future) -> None:
+        if self._request_futures.get(msg_id) is future:
+            del self._request_futures[msg_id]
+
+
+class _DaemonStdinReader:
+    """pygls' async reader interface over a daemon thread that reads the protocol stream."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self._reader: asyncio.StreamReader | None = None
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._reader = asyncio.StreamReader(limit=1 << 26)
+        reader = self._reader
+        try:
+            fd = self.stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            fd = None
+
+        def pump() -> None:
+            while True:
+                try:
+                    chunk = os.read(fd, 1 << 16) if fd is not None else self.stream.read1(1 << 16)
+                except (OSError, ValueError):
+                    chunk = b""
+                try:
+                    if not chunk:
+                        loop.call_soon_threadsafe(reader.feed_eof)
+                        return
+                    loop.call_soon_threadsafe(reader.feed_data, chunk)
+                except RuntimeError:  # the loop is closed
+                    return
+
+        threading.Thread(target=pump, name="coherence-stdin", daemon=True).start()
+
+    async def readline(self) -> bytes:
+        assert self._reader is not None
+        try:
+            return await self._reader.readline()
+        except ValueError:  # a header line beyond the limit: not LSP
+            return b""
+
+    async def readexactly(self, n: int) -> bytes:
+        assert self._reader is not None
+        try:
+            return await self._reader.readexactly(n)
+        except asyncio.IncompleteReadError:
+            return b""
+
+
+class CoherenceLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("coherence", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=CoherenceProtocol)
+        self.settings = settings_mod.DEFAULTS
+        self._init_settings: dict = {}
+        self.scheduler = Scheduler(self)
+        self.checking = CheckingFeature(self)
+        self.diagnostics = DiagnosticsFeature(self)
+        self.hover_feature = HoverFeature(self)
+        self.code_lens_feature = CodeLensFeature(self)
+        self.code_actions_feature = CodeActionsFeature(self)
+        self.commands = CommandsFeature(self)
+        self.status = StatusFeature(self)
+        self.features: list[LanguageFeature] = [
+            self.checking,
+            self.diagnostics,
+            self.hover_feature,
+            self.code_lens_feature,
+            self.code_actions_feature,
+            self.commands,
+            self.status,
+        ]
+        self._tasks: set[asyncio.Task] = set()
+        self._shown: set[Any] = set()
+        self._dirty: set[str] = set()
+        self._flush_pending = False
+        self._lens_refresh_wanted = False
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stopping = False
+        self.exit_code = 1
+        self.last_uri: str | None = None
+
+    # -- fan out ----------------------------------------------------------------------------
+    def fan_out(self, hook: str, *args: Any) -> None:
+        for feature in self.features:
+            try:
+                getattr(feature, hook)(*args)
+            except Exception:  # noqa: BLE001 - one feature's bug must not stop the others
+                log.exception("%s.%s failed", type(feature).__name__, hook)
+
+    # -- tasks ------------------------------------------------------------------------------
+    def run_task(self, coro: Coroutine, *, name: str | None = None) -> asyncio.Task:
+        """Start ``coro`` as a task and keep a strong reference to it until it ends."""
+        task = asyncio.ensure_future(coro)
+        if name:
+            try:
+                task.set_name(name)
+            except AttributeError:
+                pass
+        self._tasks.add(task)
+        task.add_done_callback(self._task_done)
+        return task
+
+    def _task_done(self, task: asyncio.Task) -> None:
+        self._tasks.discard(task)
+        if task.cancelled():
+            return
+        exc = task.exception()
+        if exc is not None and not self.stopping:
+            log.error("background task %s failed", task.get_name(), exc_info=exc)
+
+    def call_soon(self, fn, *args) -> None:
+        """Run ``fn`` on the event loop (directly when already on it)."""
+        loop = self.loop
+        if loop is None:
+            fn(*args)
+            return
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            fn(*args)
+        elif not loop.is_closed():
+            loop.call_soon_threadsafe(fn, *args)
+
+    # -- refreshing the client --------------------------------------------------------------
+    def refresh(self, uri: str) -> None:
+        """Results or checks of ``uri`` changed: republish (coalesced, on the next loop turn)."""
+        self._dirty.add(uri)
+        self._schedule_flush()
+
+    def refresh_status(self) -> None:
+        self._schedule_flush()
+
+    def _schedule_flush(self) -> None:
+        if self._flush_pending or self.stopping:
+            return
+        self._flush_pending = True
+        try:
+            asyncio.get_running_loop().call_soon(self._flush)
+        except RuntimeError:
+            self._flush_pending = False
+            self._flush()
+
+    def _flush(self) -> None:
+        self._flush_pending = False
+        if self.stopping:
+            return
+        dirty, self._dirty = self._dirty, set()
+        if dirty:
+            self.fan_out("results_changed", dirty)
+        else:
+            self.status.send()
+        if self._lens_refresh_wanted:
+            self._lens_refresh_wanted = False
+            if self._client_lens_refresh():
+                self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+
+    def request_code_lens_refresh(self) -> None:
+        self._lens_refresh_wanted = True
+
+    def _client_lens_refresh(self) -> bool:
+        try:
+            cl = self.client_capabilities.workspace.code_lens
+        except AttributeError:
+            return False
+        return bool(cl and cl.refresh_support)
+
+    # -- messages ---------------------------------------------------------------------------
+    def notify_problem(self, message: str, once_key: Any = _ONCE, level: str = "warning") -> None:
+        """Show ``message`` once per distinct problem (``once_key``, default the message itself;
+        None shows it every time) and log it."""
+        key = message if once_key is _ONCE else once_key
+        kind = {"error": types.MessageType.Error, "warning": types.MessageType.Warning}.get(level, types.MessageType.Info)
+        log.warning("%s", message) if kind != types.MessageType.Info else log.info("%s", message)
+        if self.stopping:
+            return
+        try:
+            self.window_log_message(types.LogMessageParams(type=kind, message=message))
+        except Exception:  # noqa: BLE001
+            pass
+        if key is not None and key in self._shown:
+            return
+        if key is not None:
+            self._shown.add(key)
+        self.window_show_message(types.ShowMessageParams(type=kind, message=message))
+
+    def show_info(self, message: str) -> None:
+        if not self.stopping:
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
+
+    def report_server_error(self, error: Exception, source) -> None:
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        if self.stopping or source.__name__ == "FeatureRequestError":
+            return
+        self.notify_problem(f"coherence: internal error: {error}", once_key=("internal", type(error).__name__, str(error)), level="error")
+
+    # -- documents and positions ------------------------------------------------------------
+    def position_encoding(self):
+        try:
+            return self.workspace.position_encoding
+        except RuntimeError:
+            return None
+
+    def document_lines(self, state: DocumentState) -> list[str]:
+        doc = self.workspace.text_documents.get(unquote(state.uri))
+        if doc is not None:
+            return list(doc.lines)
+        for t in state.targets.values():
+            return t.module_source.splitlines(keepends=True)
+        return []
+
+    def client_len(self, text: str) -> int:
+        return client_column(text, len(text), self.position_encoding())
+
+    def name_range(self, lines: list[str], line: int, column: int, length: int) -> types.Range:
+        line = max(0, line)
+        text = lines[line] if line < len(lines) else ""
+        enc = self.position_encoding()
+        start = client_column(text, column, enc)
+        end = client_column(text, column + length, enc)
+        return types.Range(start=types.Position(line=line, character=start), end=types.Position(line=line, character=end))
+
+    def workspace_roots(self) -> list[str]:
+        roots: list[str] = []
+        try:
+            ws = self.workspace
+        except RuntimeError:
+            return roots
+        for folder in (ws.folders or {}).values():
+            p = uri_to_path(folder.uri)
+            if p and p not in roots:
+                roots.append(p)
+        if not roots and ws.root_path:
+            roots.append(ws.root_path)
+        return roots
+
+    def workspace_root(self, path: str | None = None) -> str | None:
+        """The workspace folder holding ``path`` (the deepest one), else the first folder."""
+        roots = self.workspace_roots()
+        if path:
+            p = Path(path).resolve()
+            holding = [r for r in roots if p.is_relative_to(Path(r).resolve())]
+            if holding:
+                return max(holding, key=len)
+        return roots[0] if roots else None
+
+    def clear_sample_caches(self) -> int:
+        """Clear the SQLite sample cache of every configuration in use (or the default one)."""
+        from coherence.engine.sampling.cache import SampleCache
+
+        dirs: set[str | None] = set()
+        for checker in self.scheduler.checkers():
+            dirs.add(checker.config.cache_dir)
+        if not dirs:
+            dirs.add(settings_mod.resolve_path(self.settings.cacheDir, self.workspace_root()) if self.settings.cacheDir else None)
+        n = 0
+        for d in dirs:
+            try:
+                cache = SampleCache(d)
+                cache.clear()
+                cache.close()
+                n += 1
+            except Exception:  # noqa: BLE001
+                log.exception("clearing the sample cache %s failed", d)
+        for checker in self.scheduler.checkers():
+            live = getattr(checker, "_cache", None)
+            if live is not None:
+                try:
+                    live.clear()
+                except Exception:  # noqa: BLE001
+                    pass
+        return n
+
+    def warm_up(self) -> None:
+        """With a model configured, import litellm (seconds) in a thread before the first check."""
+        if self.settings.model and "litellm" not in sys.modules and not self.stopping:
+            import importlib
+
+            self.run_task(asyncio.to_thread(importlib.import_module, "litellm"), name="import litellm")
+
+    # -- settings ---------------------------------------------------------------------------
+    def apply_settings(self, raw: dict | None, *, source: str) -> bool:
+        """Parse and apply settings; returns True when they changed."""
+        merged = dict(self._init_settings)
+        if raw:
+            merged.update(raw)
+        new, problems = settings_mod.parse_settings(merged)
+        for p in problems:
+            self.notify_problem(f"coherence: {p}")
+        if new == self.settings and new.explicit == self.settings.explicit:
+            return False
+        log.info("settings from %s: %s", source, settings_mod.describe(new))
+        self.settings = new
+        self._shown.clear()  # a problem that persists under the new settings is shown again, once
+        self.scheduler.settings_changed()
+        return True
+
+    def supports_configuration(self) -> bool:
+        try:
+            return bool(self.client_capabilities.workspace.configuration)
+        except AttributeError:
+            return False
+
+    async def pull_configuration(self) -> dict | None:
+        if not self.supports_configuration():
+            return None
+        scope = None
+        roots = self.workspace_roots()
+        if roots:
+            from coherence.lsp.uris import path_to_uri
+
+            scope = path_to_uri(roots[0])
+        try:
+            result = await asyncio.wait_for(
+                self.workspace_configuration_async(types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=scope, section=settings_mod.SECTION)])),
+                timeout=10,
+            )
+        except Exception as exc:  # noqa: BLE001 - a client that cannot answer keeps the init options
+            log.info("workspace/configuration failed: %s", exc)
+            return None
+        if not result:
+            return None
+        value = result[0]
+        return value if isinstance(value, dict) and value else None
+
+    # -- stdio ------------------------------------------------------------------------------
+    def start_io(self, stdin=None, stdout=None) -> None:  # type: ignore[override]
+        self._stop_event = threading.Event()
+        reader = _DaemonStdinReader(stdin or sys.stdin.buffer)
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(self._serve(reader))
+        except BrokenPipeError:
+            log.error("the connection to the client is lost")
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.stopping = True
+            _start_watchdog(self.exit_code)
+
+    async def _serve(self, reader: _DaemonStdinReader) -> None:
+        self.loop = asyncio.get_running_loop()
+        reader.start(self.loop)
+        code = 1
+        try:
+            await run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol, logger=log, error_handler=self._report_server_error)
+            code = 0 if self.protocol._shutdown else 1
+            log.info("the client closed the connection")
+        except SystemExit as exc:  # pygls' exit handler
+            code = exc.code if isinstance(exc.code, int) else (0 if self.protocol._shutdown else 1)
+        finally:
+            self.exit_code = code
+            await self.stop_work()
+
+    async def stop_work(self) -> None:
+        """Cancel every check and wait (briefly) for the tasks to end: no traceback at exit."""
+        self.stopping = True
+        self.scheduler.cancel_everything()
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self.scheduler.close_checkers), timeout=5)
+        except Exception:  # noqa: BLE001
+            log.debug("closing the checkers timed out", exc_info=True)
+        tasks = [t for t in self._tasks if not t.done()]
+        for t in tasks:
+            t.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=5)
+
+
+def _start_watchdog(code: int) -> None:
+    def watchdog() -> None:
+        import time
+
+        time.sleep(EXIT_GRACE_SECONDS)
+        try:
+            sys.stderr.write("coherence: a worker thread did not stop in time; exiting\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+    threading.Thread(target=watchdog, name="coherence-exit-watchdog", daemon=True).start()
+
+
+def create_server() -> CoherenceLanguageServer:
+    server = CoherenceLanguageServer()
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: CoherenceLanguageServer, params: types.InitializeParams) -> None:
+        ls._init_settings = settings_mod.extract_section(params.initialization_options)
+        ls.settings, problems = settings_mod.parse_settings(ls._init_settings)
+        ls._init_problems = problems
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: CoherenceLanguageServer, params: types.InitializedParams) -> None:
+        for p in getattr(ls, "_init_problems", []):
+            ls.notify_problem(f"coherence: {p}")
+        try:
+            dynamic = ls.client_capabilities.workspace.did_change_configuration.dynamic_registration
+        except AttributeError:
+            dynamic = False
+        if dynamic:
+            try:
+                await asyncio.wait_for(
+                    ls.client_register_capability_async(
+                        types.RegistrationParams(registrations=[types.Registration(id="coherence-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION, register_options={"section": settings_mod.SECTION})])
+                    ),
+                    timeout=10,
+                )
+            except Exception as exc:  # noqa: BLE001
+                log.info("registering for configuration changes failed: %s", exc)
+        pulled = await ls.pull_configuration()
+        if pulled is not None and ls.apply_settings(pulled, source="workspace/configuration"):
+            ls.fan_out("settings_changed")
+        ls.status.send(force=True)
+        ls.warm_up()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: CoherenceLanguageServer, params: types.DidChangeConfigurationParams) -> None:
+        raw = None
+        if ls.supports_configuration():
+            raw = await ls.pull_configuration()
+        if raw is None and isinstance(params.settings, dict):
+            raw = settings_mod.extract_section(params.settings) or None
+        if ls.apply_settings(raw, source="didChangeConfiguration"):
+            ls.fan_out("settings_changed")
+            ls.warm_up()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: CoherenceLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        if params.text_document.language_id not in ("python", "py", ""):
+            return
+        ls.last_uri = params.text_document.uri
+        ls.fan_out("document_open", params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: CoherenceLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        if params.text_document.uri not in ls.scheduler.docs:
+            return
+        ls.last_uri = params.text_document.uri
+        ls.fan_out("document_change", params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: CoherenceLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        if params.text_document.uri not in ls.scheduler.docs:
+            return
+        ls.last_uri = params.text_document.uri
+        ls.fan_out("document_save", params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: CoherenceLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        if params.text_document.uri not in ls.scheduler.docs:
+            return
+        ls.fan_out("document_close", params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: CoherenceLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        return ls.hover_feature.hover(params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: CoherenceLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        if params.text_document.uri not in ls.scheduler.docs:
+            return None
+        return ls.code_lens_feature.code_lens(params)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    )
+    def code_action(ls: CoherenceLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        return ls.code_actions_feature.code_actions(params)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: CoherenceLanguageServer, params: None) -> None:
+        await ls.stop_work()
+
+    server.commands.register()
+    return server
+
+
+__all__ = ["CoherenceLanguageServer", "CoherenceProtocol", "create_server"]

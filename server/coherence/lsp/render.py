@@ -1,0 +1,158 @@
+"""Text shown in the editor for a result: diagnostic messages, hover markdown, code lens titles."""
+
+from __future__ import annotations
+
+import time
+
+from coherence.engine.result import CheckResult
+
+
+def _trust(r: CheckResult) -> str:
+    return f"trust {r.trust:.2f}" if r.trust is not None else "trust ?"
+
+
+def alternatives_disagreeing(r: CheckResult) -> tuple[int, int]:
+    """(alternatives outside the user's cluster, alternatives compared)."""
+    total = max(0, r.samples - 1)
+    if r.user_cluster is None or not r.clusters or r.user_cluster >= len(r.clusters):
+        return 0, total
+    same = r.clusters[r.user_cluster] - 1  # the user's function is in its own cluster
+    return max(0, total - same), total
+
+
+def diagnostic_message(r: CheckResult) -> str:
+    if r.status == "incoherent":
+        ce = r.counterexample
+        if ce is not None:
+            return f"{ce.disagreeing} of {ce.total} alternative implementations disagree: {ce.call} -> yours {ce.yours}, theirs {ce.theirs} ({_trust(r)})"
+        k, total = alternatives_disagreeing(r)
+        return f"{k} of {total} alternative implementations behave differently from yours ({_trust(r)}, incoherence {r.incoherence or 0:.3f})"
+    if r.status == "nondeterministic":
+        return f"{r.name} is nondeterministic, so it was not compared: {r.reason}"
+    if r.status == "skipped":
+        return f"{r.name} was not checked: {r.reason}"
+    return f"{r.name} could not be checked: {r.reason}"
+
+
+def lens_title(r: CheckResult | None, *, checking: bool, stale: bool = False) -> str:
+    if checking:
+        return "coherence: checking…"
+    if r is None:
+        return "coherence: not checked · click to check"
+    if r.status in ("coherent", "incoherent"):
+        title = f"coherence: {r.headline()}"
+    elif r.status == "skipped":
+        title = f"coherence: skipped — {r.reason}"
+    elif r.status == "nondeterministic":
+        title = f"coherence: nondeterministic — {r.reason}"
+    else:
+        title = f"coherence: error — {r.reason}"
+    if stale:
+        title += " (earlier version)"
+    return _one_line(title, 160)
+
+
+def _one_line(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _code(text: str) -> str:
+    """Inline code that survives backticks inside ``text``."""
+    text = text.replace("\n", " ")
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _ago(ts: float) -> str:
+    if not ts:
+        return "?"
+    secs = max(0, time.time() - ts)
+    when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(ts))
+    if secs < 60:
+        return f"{when} ({int(secs)} s ago)"
+    if secs < 3600:
+        return f"{when} ({int(secs // 60)} min ago)"
+    return when
+
+
+def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = False) -> str:
+    lines: list[str] = []
+    head = f"**coherence** · `{r.qualname or r.name}` · **{r.status}**"
+    if r.trust is not None:
+        head += f" · trust **{r.trust:.2f}**"
+    lines.append(head)
+    if stale:
+        lines.append("")
+        lines.append("_This result is for an earlier version of the function._" + (" Checking the new one…" if checking else ""))
+    elif checking:
+        lines.append("")
+        lines.append("_Checking again…_")
+    if r.status in ("skipped", "error") or (r.status == "nondeterministic" and r.incoherence is None):
+        lines.append("")
+        lines.append(r.reason or r.status)
+        return "\n".join(lines)
+    if r.status == "nondeterministic":
+        lines.append("")
+        lines.append(r.reason)
+
+    lines.append("")
+    if r.incoherence is not None:
+        inc = f"incoherence {r.incoherence:.3f}"
+        if r.incoherence_interval and r.incoherence > 0:
+            lo, hi = r.incoherence_interval
+            inc += f" (Hoeffding {1 - r.delta:.0%} interval {lo:.3f}–{hi:.3f})"
+        if r.pac_bound is not None and not r.incoherence:
+            inc += f" · no disagreement on {r.inputs} inputs: incoherence ≤ {r.pac_bound:.4f} with {1 - r.delta:.0%} confidence"
+        parts = [inc]
+        if r.disagreement is not None:
+            parts.append(f"disagreement with yours {r.disagreement:.3f}")
+        if r.error_lower_bound is not None and r.incoherence:
+            parts.append(f"error ≥ {r.error_lower_bound:.3f}")
+        lines.append(" · ".join(parts))
+        lines.append("")
+    if r.clusters:
+        clusters = ", ".join(f"{c} (yours)" if i == r.user_cluster else str(c) for i, c in enumerate(r.clusters))
+        extra = f" · DSDE {r.dsde:.3f} · SDE {r.sde:.3f}" if r.dsde is not None and r.sde is not None else ""
+        lines.append(f"clusters of equal behaviour: {clusters}{extra}")
+        lines.append("")
+
+    ce = r.counterexample
+    if ce is not None:
+        lines.append(f"counterexample: {_code(ce.call)}")
+        lines.append("")
+        lines.append(f"- yours: {_code(ce.yours)}")
+        for alt in ce.alternatives:
+            lines.append(f"- {alt.count} of {ce.total} alternatives: {_code(alt.output)}")
+        if ce.shrunk_from:
+            lines.append("")
+            lines.append(f"(shrunk from {_code(ce.shrunk_from)})")
+        lines.append("")
+    if r.disagreeing_code:
+        lines.append("most common disagreeing alternative:")
+        lines.append("")
+        code = r.disagreeing_code.rstrip()
+        fence = "````" if "```" in code else "```"
+        lines.append(f"{fence}python\n{code}\n{fence}")
+        lines.append("")
+    cost = f" · ${r.cost_usd:.4f}" if r.cost_usd else " · $0"
+    model = r.model or "?"
+    lines.append(f"{r.samples} samples × {r.inputs} inputs · model {_code(model)}{cost} · checked {_ago(r.checked_at)} in {r.seconds:.1f} s")
+    if r.sampling:
+        lines.append("")
+        lines.append(f"_{r.sampling}_")
+    return "\n".join(lines)
+
+
+def client_column(line_text: str, column: int, encoding: str | None) -> int:
+    """A character column as the client counts it (UTF-16 code units unless negotiated)."""
+    prefix = line_text[:column]
+    if prefix.isascii():
+        return column
+    enc = str(getattr(encoding, "value", encoding) or "utf-16").lower()
+    if enc.endswith("utf-8"):
+        return len(prefix.encode("utf-8", "surrogatepass"))
+    if enc.endswith("utf-32"):
+        return column
+    return len(prefix.encode("utf-16-le", "surrogatepass")) // 2

@@ -1,0 +1,130 @@
+"""What the server knows about each document: its marked functions (from the last version that
+parsed), the result shown for each, and the checks in flight.  Plus the content-addressed results
+cache shared by all documents."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+from coherence.engine.result import CheckResult
+from coherence.engine.spec import Target
+
+MAX_FILE_BYTES = 1_000_000
+
+
+@dataclass
+class Job:
+    """One function being checked for one document version."""
+
+    uri: str
+    qualname: str
+    key: str
+    version: int | None
+    target: Target
+    cancel: threading.Event = field(default_factory=threading.Event)
+    task: asyncio.Task | None = None
+    started: bool = False
+    forced: bool = False
+    # Urgent: the function itself changed (or was asked for).  Background: only its module or the
+    # settings changed; it waits until no urgent check is pending, so an edited function gets the
+    # machine to itself.
+    urgent: bool = True
+    finished: bool = False
+
+
+@dataclass
+class DocumentState:
+    uri: str
+    path: str | None
+    open: bool = True
+    version: int | None = None
+    # From the last version that parsed: marked functions by qualname, in source order.
+    targets: dict[str, Target] = field(default_factory=dict)
+    parsed_version: int | None = None
+    parsed_text_hash: int | None = None
+    syntax_error: tuple[int, str] | None = None  # (1-based line, message) of the current text
+    # Results shown, by qualname (may be from an earlier version of the function until the next
+    # check replaces them), with the results-cache key each was computed for.
+    results: dict[str, CheckResult] = field(default_factory=dict)
+    result_keys: dict[str, str] = field(default_factory=dict)
+    current_keys: dict[str, str] = field(default_factory=dict)
+    jobs: dict[str, Job] = field(default_factory=dict)
+    # Why the whole file is not checked (too large, not UTF-8, configuration problem).
+    file_problem: str | None = None
+    config_error: str | None = None
+    last_published: list | None = None
+
+    def target_at_line(self, line0: int, *, body: bool = False) -> Target | None:
+        """The function whose def (decorators to the name line; with ``body`` the whole
+        function) covers the 0-based ``line0``."""
+        line = line0 + 1
+        for t in self.targets.values():
+            last = t.end_line if body else t.name_line
+            # The marker comment may sit on the line above the first decorator.
+            if t.line - 1 <= line <= last:
+                if line == t.line - 1 and not body:
+                    continue
+                return t
+        return None
+
+    def is_fresh(self, qualname: str) -> bool:
+        key = self.current_keys.get(qualname)
+        return key is not None and self.result_keys.get(qualname) == key
+
+    def checking(self) -> int:
+        return sum(1 for j in self.jobs.values() if not j.cancel.is_set())
+
+
+class ResultCache:
+    """Results by ``results_key`` (spec, body, module and settings): LRU, bounded."""
+
+    def __init__(self, limit: int = 4000):
+        self.limit = limit
+        self._items: OrderedDict[str, CheckResult] = OrderedDict()
+
+    def get(self, key: str) -> CheckResult | None:
+        item = self._items.get(key)
+        if item is not None:
+            self._items.move_to_end(key)
+        return item
+
+    def put(self, key: str, result: CheckResult) -> None:
+        self._items[key] = result
+        self._items.move_to_end(key)
+        while len(self._items) > self.limit:
+            self._items.popitem(last=False)
+
+    def clear(self) -> int:
+        n = len(self._items)
+        self._items.clear()
+        return n
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+def jsonable(value: Any) -> Any:
+    """A copy that ``json.dumps`` turns into valid JSON (no NaN/Infinity, only plain types)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if hasattr(value, "item"):  # numpy scalars
+        try:
+            return jsonable(value.item())
+        except Exception:  # noqa: BLE001
+            pass
+    return str(value)
+
+
+def result_json(result: CheckResult) -> dict:
+    return jsonable(result.to_dict())

@@ -1,0 +1,137 @@
+"""The text of the code actions' edits (pure functions, no server)."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+from coherence.engine.result import CheckResult, ClusterOutput, Counterexample
+from coherence.lsp import edits
+
+
+def result(name: str, call: str, yours: str, theirs: str) -> CheckResult:
+    return CheckResult(
+        name=name,
+        qualname=name,
+        path="m.py",
+        line=3,
+        status="incoherent",
+        trust=0.4,
+        samples=10,
+        clusters=[7, 3],
+        user_cluster=1,
+        counterexample=Counterexample(call=call, yours=yours, theirs=theirs, alternatives=[ClusterOutput(theirs, 7), ClusterOutput(yours, 2)], disagreeing=7, total=9),
+    )
+
+
+MODULE = textwrap.dedent(
+    '''
+    """Doc."""
+    from __future__ import annotations
+
+    import math
+    from dataclasses import dataclass
+
+
+    @dataclass
+    class Point:
+        x: int
+        y: int
+
+
+    def area(r: float) -> float:  # coherence
+        """Area of a circle of radius r."""
+        return 3.14 * r * r
+
+
+    # coherence
+    def norm(p: Point) -> float: return abs(p.x) + abs(p.y)
+    '''
+).lstrip()
+
+
+def test_regression_test_with_values():
+    imp, test = edits.regression_test(result("area", "area(2.0)", "12.56", "12.566370614359172"), "/w/m.py", MODULE, None)
+    assert imp == "from m import area"
+    src = edits.new_test_file(imp, test, "/w/m.py")
+    ast.parse(src)
+    assert "result = area(2.0)" in src
+    assert "assert result in (12.56, 12.566370614359172)  # decide which is right, then keep one" in src
+
+
+def test_regression_test_with_an_exception_and_module_names():
+    imp, test = edits.regression_test(result("norm", "norm(Point(x=0, y=-1))", "raises ValueError", "1"), "/w/m.py", MODULE, None)
+    assert imp == "from m import norm, Point"
+    ast.parse(test)
+    assert "except Exception as exc:" in test and "result = type(exc).__name__" in test
+    assert "assert result in ('ValueError', 1)" in test
+
+
+def test_regression_test_without_literal_outputs_compares_printed_forms():
+    _, test = edits.regression_test(result("area", "area(1.0)", "<object at 0x1>", "Point(x=1, y=2)"), "/w/m.py", MODULE, None)
+    ast.parse(test)
+    assert "assert repr(result) in ('<object at 0x1>', 'Point(x=1, y=2)')" in test
+
+
+def test_regression_test_name_is_unique_and_append_adds_import_once():
+    existing = "import pytest\n\n\ndef test_area_coherence_counterexample():\n    pass\n"
+    imp, test = edits.regression_test(result("area", "area(2.0)", "1", "2"), "/w/m.py", MODULE, existing)
+    assert test.startswith("def test_area_coherence_counterexample_2():")
+    changes = edits.append_to_test_file(existing, imp, test)
+    after = edits.apply_changes(existing, changes)
+    ast.parse(after)
+    assert after.splitlines()[1] == "from m import area"
+    again = edits.apply_changes(after, edits.append_to_test_file(after, imp, test.replace("_2()", "_3()")))
+    assert again.count("from m import area") == 1
+
+
+def test_replace_body_keeps_header_comment_docstring_and_adds_imports():
+    alt = textwrap.dedent(
+        '''
+        import math
+        from functools import lru_cache
+
+        def area(r: float) -> float:
+            """Other docstring."""
+            # uses pi
+            return math.pi * r ** 2
+        # End of python code
+        '''
+    )
+    changes = edits.replace_body(MODULE, "area", MODULE.splitlines().index("def area(r: float) -> float:  # coherence") + 1, alt)
+    after = edits.apply_changes(MODULE, changes)
+    ast.parse(after)
+    assert "def area(r: float) -> float:  # coherence\n    \"\"\"Area of a circle of radius r.\"\"\"\n    # uses pi\n    return math.pi * r ** 2\n" in after
+    assert "Other docstring" not in after
+    # `import math` is there already; lru_cache is new and goes after the last import.
+    assert after.count("import math") == 1
+    assert "from dataclasses import dataclass\nfrom functools import lru_cache\n" in after
+    assert after.index("from __future__") < after.index("from functools")
+
+
+def test_replace_body_of_a_one_line_def_with_helpers():
+    alt = textwrap.dedent(
+        '''
+        def _manhattan(a, b):
+            return abs(a) + abs(b)
+
+        def norm(p: Point) -> float:
+            return float(_manhattan(p.x, p.y))
+        '''
+    )
+    line = MODULE.splitlines().index("def norm(p: Point) -> float: return abs(p.x) + abs(p.y)") + 1
+    after = edits.apply_changes(MODULE, edits.replace_body(MODULE, "norm", line, alt))
+    tree = ast.parse(after)
+    names = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+    assert names == ["area", "norm", "_manhattan"]
+    assert "# coherence\ndef norm(p: Point) -> float:\n    return float(_manhattan(p.x, p.y))\n" in after
+
+
+def test_replace_body_keeps_crlf():
+    src = "# coherence\r\ndef f(x: int) -> int:\r\n    return x\r\n"
+    after = edits.apply_changes(src, edits.replace_body(src, "f", 2, "def f(x: int) -> int:\n    return x + 1\n"))
+    assert after == "# coherence\r\ndef f(x: int) -> int:\r\n    return x + 1\r\n"
+
+
+def test_replace_body_without_the_function_in_the_alternative():
+    assert edits.replace_body(MODULE, "area", 14, "def other():\n    pass\n") is None

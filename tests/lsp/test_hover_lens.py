@@ -1,0 +1,116 @@
+"""Hover and code lens, answered from stored results."""
+
+from __future__ import annotations
+
+import ast
+import re
+import asyncio
+import time
+
+from lsprotocol import types
+
+from .conftest import line_of
+
+
+async def test_hover_shows_the_result(lsp):
+    uri = lsp.open("textutils.py")
+    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
+    await lsp.wait_idle()
+    line = line_of(lsp.texts[uri], "def count_vowels")
+
+    hover = await lsp.hover(uri, line, 8)
+    assert hover is not None
+    assert isinstance(hover.contents, types.MarkupContent) and hover.contents.kind == types.MarkupKind.Markdown
+    text = hover.contents.value
+    assert "`count_vowels`" in text and "**incoherent**" in text
+    assert re.search(r"trust \*\*\d\.\d\d\*\*", text)
+    assert "incoherence 0." in text and "Hoeffding 95% interval" in text
+    assert "clusters of equal behaviour:" in text and "(yours)" in text
+    assert "counterexample: `count_vowels(" in text
+    assert "- yours: `0`" in text and "of 9 alternatives: `1`" in text
+    # The code of the most common disagreeing alternative, as Python that parses.
+    assert "```python\n" in text
+    code = text.split("```python\n", 1)[1].split("\n```", 1)[0]
+    assert "def count_vowels" in code
+    ast.parse(code)
+    assert "10 samples × 200 inputs" in text and "replay:recorded_samples.jsonl" in text and "checked " in text
+    assert hover.range is not None and hover.range.start.line == line
+
+    # The coherent function: trust 1.00 and the PAC bound.
+    pal = line_of(lsp.texts[uri], "def is_palindrome")
+    text = (await lsp.hover(uri, pal, 5)).contents.value
+    assert "**coherent**" in text and "trust **1.00**" in text
+    assert "no disagreement on 200 inputs: incoherence ≤" in text
+
+    # Not on a def line: nothing.
+    assert await lsp.hover(uri, line + 6, 4) is None
+
+    # Fast: answered from stored results.
+    started = time.perf_counter()
+    for _ in range(20):
+        await lsp.hover(uri, line, 8)
+    assert (time.perf_counter() - started) / 20 < 0.2
+
+
+async def test_code_lens_titles_and_command(lsp):
+    uri = lsp.open("textutils.py")
+    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
+    await lsp.wait_idle()
+    lenses = await lsp.code_lens(uri)
+    titles = {lens.range.start.line: lens.command.title for lens in lenses}
+    text = lsp.texts[uri]
+    cv, pal = line_of(text, "def count_vowels"), line_of(text, "def is_palindrome")
+    assert set(titles) == {cv, pal}
+    assert re.match(r"coherence: trust \d\.\d\d · disagrees on count_vowels\(", titles[cv]), titles[cv]
+    assert titles[pal] == "coherence: trust 1.00 · 10 samples × 200 inputs"
+    for lens in lenses:
+        assert lens.command.command == "coherence.checkFunction"
+        assert list(lens.command.arguments) == [uri, lens.range.start.line]
+    if lsp.client_name == "vscode":  # VS Code supports workspace/codeLens/refresh
+        assert lsp.client.lens_refreshes > 0
+
+    # Clicking the lens re-checks that function (and returns its result).
+    lens = next(lens for lens in lenses if lens.range.start.line == cv)
+    results = await lsp.command(lens.command.command, *lens.command.arguments)
+    assert [r["name"] for r in results] == ["count_vowels"] and results[0]["status"] == "incoherent"
+
+
+SLOW = '''import time
+
+
+# coherence
+def count_vowels(s: str) -> int:
+    """Count the vowels (a, e, i, o, u) in s, ignoring case."""
+    time.sleep(0.01)
+    return sum(1 for ch in s.lower() if ch in "aeiou")
+
+
+# coherence
+def gen(n: int):
+    """Yield n."""
+    yield n
+'''
+
+
+async def test_code_lens_not_checked_checking_and_skipped(start):
+    lsp = await start({"runOn": "manual"})
+    (lsp.workspace / "slowmod.py").write_text(SLOW)
+    uri = lsp.open("slowmod.py")
+    lenses = await lsp.code_lens(uri)
+    assert [lens.command.title for lens in lenses] == ["coherence: not checked · click to check"] * 2
+    assert lsp.coherence_diagnostics(uri) == []
+
+    # The user's function sleeps 10 ms per call: the check takes a few seconds.
+    task = asyncio.ensure_future(lsp.command("coherence.checkFile", uri))
+    await lsp.wait_for(lambda: lsp.client.statuses and lsp.client.statuses[-1]["checking"] > 0, "checking to start")
+    lenses = await lsp.code_lens(uri)
+    assert lenses[0].command.title == "coherence: checking…"
+    results = await task
+    assert {r["name"]: r["status"] for r in results} == {"count_vowels": "incoherent", "gen": "skipped"}
+
+    skipped = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "skipped"), "the skipped diagnostic")
+    assert "generator functions are not checked yet" in skipped[0].message
+    assert skipped[0].severity == types.DiagnosticSeverity.Information
+    lenses = await lsp.code_lens(uri)
+    assert lenses[0].command.title.startswith("coherence: trust ")
+    assert lenses[1].command.title == "coherence: skipped — generator functions are not checked yet"
