@@ -176,3 +176,35 @@ def test_cli_exit_zero_when_nothing_is_incoherent(tmp_path):
 def test_cli_usage_errors_exit_2(tmp_path):
     assert run_cli("check", str(tmp_path / "missing.py")).returncode == 2
     assert run_cli("check", str(EXAMPLES), "--samples", "1").returncode == 2
+
+
+def test_results_key_ignores_unrelated_neighbours_only():
+    from coherence.engine.check import results_key
+
+    src = textwrap.dedent(
+        '''
+        # coherence
+        def a(x: int) -> int:
+            return b(x) + 1
+
+        # coherence
+        def b(x: int) -> int:
+            return x * 2
+
+        # coherence
+        def c(x: int) -> int:
+            return x - 1
+        '''
+    )
+    cfg = CheckConfig()
+
+    def keys(source):
+        return {t.name: results_key(t, cfg) for t in find_targets(source, "m.py")}
+
+    before = keys(src)
+    after_c = keys(src.replace("return x - 1", "return x - 2"))
+    after_b = keys(src.replace("return x * 2", "return x * 3"))
+    assert after_c["a"] == before["a"] and after_c["b"] == before["b"] and after_c["c"] != before["c"]
+    # a calls b, so editing b re-runs a.
+    assert after_b["a"] != before["a"] and after_b["c"] == before["c"]
+    assert keys(src)["a"] != results_key(find_targets(src, "m.py")[0], cfg.merged(samples=5))

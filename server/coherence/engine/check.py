@@ -299,9 +299,28 @@ def _raise_if_cancelled(cancel: threading.Event | None) -> None:
 
 
 def results_key(target: Target, config: CheckConfig) -> str:
-    """Results depend on the spec (samples), the body, the rest of the module, and the settings."""
-    parts = [target.spec.spec_hash, target.body_hash, hashlib.sha256(target.module_source.encode()).hexdigest(), repr(config)]
+    """Results depend on the spec (samples), the body, the module around it, and the settings.
+
+    "The module around it" leaves out the other marked functions this one does not mention, so
+    editing one function does not re-run its unrelated neighbours.
+    """
+    parts = [target.spec.spec_hash, target.body_hash, _context_hash(target, config.mode), repr(config)]
     return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+
+
+def _context_hash(target: Target, mode: str) -> str:
+    lines = target.module_source.splitlines()
+    try:
+        siblings = find_targets(target.module_source, target.path, mode=mode)
+    except SyntaxError:
+        siblings = []
+    drop: set[int] = set()
+    for other in siblings:
+        if other.line == target.line or re.search(rf"\b{re.escape(other.name)}\b", target.function_source):
+            continue
+        drop.update(range(other.line - 1, other.end_line))
+    kept = "\n".join(line for i, line in enumerate(lines) if i not in drop)
+    return hashlib.sha256(kept.encode()).hexdigest()
 
 
 __all__ = ["Checker", "CoherenceError", "Input", "module_context_for", "results_key"]

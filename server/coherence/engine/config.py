@@ -29,7 +29,9 @@ class CheckConfig:
     python: str | None = None  # interpreter that runs the code (default: this one)
     call_timeout: float = 0.5  # seconds per call; LLM-sized functions answer in microseconds
     program_budget: float = 5.0  # seconds for one program over all inputs; inputs past it are dropped
-    input_budget: float = 2.0  # seconds for input generation
+    # Seconds for input generation.  A safety net only: generation normally stops at n long
+    # before it, and results must not depend on how busy the machine is.
+    input_budget: float = 10.0
     llm_timeout: float = 60.0
     max_concurrency: int = 4  # concurrent LLM requests
     delta: float = 0.05
