@@ -40,7 +40,7 @@ class CheckConfig:
     cache_dir: str | None = None
     mode: str = "marked"  # marked | docstring
     rerun_inputs: int = 50  # inputs the user's function runs twice on (nondeterminism check)
-    shrink_rounds: int = 8
+    shrink_rounds: int = 4  # each round tries one- and two-step shrinks at once
     workspace: str | None = None
 
     def validated(self) -> "CheckConfig":
