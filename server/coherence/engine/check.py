@@ -130,19 +130,8 @@ class Checker:
         """Check one target.  Raises ``CoherenceError`` only for problems the user must fix in their
         configuration (no model, bad key); everything about the code itself ends up in the result."""
         started = time.monotonic()
-        result = CheckResult(
-            name=target.name,
-            qualname=target.qualname or target.name,
-            path=target.path,
-            line=target.name_line,
-            column=target.column,
-            end_line=target.end_line,
-            status="skipped",
-            spec_hash=target.spec.spec_hash,
-            body_hash=target.body_hash,
-            delta=self.config.delta,
-            checked_at=time.time(),
-        )
+        result = result_for(target, "skipped")
+        result.delta = self.config.delta
         if target.skip_reason:
             result.reason = target.skip_reason
             return result
@@ -289,6 +278,23 @@ class Checker:
         return cx.describe(target.name, shrunk, outcomes, rival, shrunk_from=start)
 
 
+def result_for(target: Target, status: str, reason: str = "") -> CheckResult:
+    """A result that knows where its function is, before (or instead of) any measurement."""
+    return CheckResult(
+        name=target.name,
+        qualname=target.qualname or target.name,
+        path=target.path,
+        line=target.name_line,
+        column=target.column,
+        end_line=target.end_line,
+        status=status,
+        reason=reason,
+        spec_hash=target.spec.spec_hash,
+        body_hash=target.body_hash,
+        checked_at=time.time(),
+    )
+
+
 def _raise_matrices(outcomes: list[list[Outcome]]) -> tuple[np.ndarray, np.ndarray]:
     codes: dict[str, int] = {}
     raised = np.array([[o.kind == "raise" for o in row] for row in outcomes], dtype=bool)
@@ -336,4 +342,4 @@ def _context_hash(target: Target, mode: str) -> str:
     return hashlib.sha256(kept.encode()).hexdigest()
 
 
-__all__ = ["Checker", "CoherenceError", "Input", "module_context_for", "results_key"]
+__all__ = ["Checker", "CoherenceError", "Input", "module_context_for", "result_for", "results_key"]

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 from pathlib import Path
 from urllib.parse import unquote
 from typing import TYPE_CHECKING
@@ -505,19 +504,9 @@ class Scheduler:
 
 
 def _error_result(target: Target, reason: str) -> CheckResult:
-    return CheckResult(
-        name=target.name,
-        qualname=target.qualname or target.name,
-        path=target.path,
-        line=target.name_line,
-        column=target.column,
-        end_line=target.end_line,
-        status="error",
-        reason=reason,
-        spec_hash=target.spec.spec_hash,
-        body_hash=target.body_hash,
-        checked_at=time.time(),
-    )
+    from coherence.engine.check import result_for
+
+    return result_for(target, "error", reason)
 
 
 def _close_checker(checker) -> None:
