@@ -1,0 +1,230 @@
+"""``coherence eval``: the command line of the eval.
+
+    coherence eval --corpus SAMPLES.jsonl[.gz]... --tasks TASKS.jsonl[.gz]... [--samples m]
+                   [--inputs n] [--seeds signature|tests] [--jobs J] [--out DIR]
+    coherence eval --compare DIR... [--out DIR]
+    coherence eval --rebuild DIR...
+
+Several corpus files (models, benchmarks) may be given at once; each is paired with the task file
+of its benchmark and written to ``DIR/<benchmark>-<model>-<seeds>/`` (to ``DIR`` itself when there
+is only one).  ``DIR/table.md`` then gathers every run found under ``DIR``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import time
+from pathlib import Path
+
+from coherence.engine.errors import CoherenceError
+from coherence.eval.corpus import CorpusError, load_samples, load_tasks
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def add_eval_parser(subparsers) -> None:
+    p = subparsers.add_parser(
+        "eval",
+        help="replay recorded LLM samples and measure the estimator against benchmark labels",
+        description=(
+            "Replay recorded LLM samples (../shared/corpus schema): candidate 0 plays the user's function, "
+            "candidates 1..m-1 the alternatives. Labels (benchmark tests, pointwise error against the "
+            "reference) are run in the same sandbox and only measured, never fed to the estimator."
+        ),
+    )
+    p.add_argument("--corpus", nargs="+", metavar="SAMPLES", help="recorded samples, JSONL or JSONL.gz (one or more)")
+    p.add_argument("--tasks", nargs="+", metavar="TASKS", help="benchmark task files: HumanEval (check(candidate)) and/or sanitized MBPP (test_list)")
+    p.add_argument("--samples", "-m", type=int, default=10, help="programs per task, candidate 0 included (default 10)")
+    p.add_argument("--inputs", "-n", type=int, default=1000, help="inputs per task (default 1000)")
+    p.add_argument("--seeds", choices=("signature", "tests"), default="signature", help="signature: IDE mode, inputs from the signature and docstring only (default); tests: the benchmark's test inputs seed the fuzzer (the paper's setting)")
+    p.add_argument("--jobs", "-j", type=int, default=1, help="tasks run at once (each already uses sandbox processes; default 1)")
+    p.add_argument("--out", "-o", default="coherence-eval", metavar="DIR", help="output folder (default ./coherence-eval)")
+    p.add_argument("--limit", type=int, help="only the first N tasks of each corpus file")
+    p.add_argument("--task-id", nargs="+", dest="task_ids", metavar="ID", help="only these task ids")
+    p.add_argument("--timeout", type=float, default=1.0, dest="call_timeout", help="seconds per call in the check (default 1.0)")
+    p.add_argument("--program-budget", type=float, default=20.0, help="seconds for one program over all inputs before the rest of its calls count as Timeout (default 20, the engine's)")
+    p.add_argument("--label-timeout", type=float, default=10.0, help="seconds for one candidate's benchmark tests (default 10)")
+    p.add_argument("--seed", type=int, default=0, help="input generation seed (default 0)")
+    p.add_argument("--sandbox", choices=("auto", "bwrap", "guard"), default="auto")
+    p.add_argument("--python", metavar="INTERPRETER", help="interpreter that runs the programs (default: this one)")
+    p.add_argument("--restart", action="store_true", help="discard finished tasks in --out instead of resuming")
+    p.add_argument("--redo-failures", action="store_true", help="before resuming, drop finished tasks that a sandbox worker failure (not the code) spoiled, and run them again")
+    p.add_argument("--keep-matrices", action="store_true", help="also write every task's outcome matrix to matrices.jsonl (for benchmarks/eval_whatif.py)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.add_argument("--compare", nargs="+", metavar="DIR", help="rank the models of these runs' summaries: pass@1 vs share of zero incoherence")
+    p.add_argument("--rebuild", nargs="+", metavar="DIR", help="recompute summary.json, table.md and plots from the tasks.jsonl files under DIR")
+
+
+def run_eval(args) -> int:
+    try:
+        if getattr(args, "compare", None):
+            return _compare(args)
+        if getattr(args, "rebuild", None):
+            return _rebuild(args)
+        if not args.corpus or not args.tasks:
+            print("coherence eval: give --corpus and --tasks (or --compare DIR..., --rebuild DIR...)", file=sys.stderr)
+            return EXIT_USAGE
+        return _run(args)
+    except (CorpusError, CoherenceError) as exc:
+        print(f"coherence eval: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+def _run(args) -> int:
+    from coherence.eval.report import find_summaries, table_markdown, write_run_outputs
+    from coherence.eval.runner import EvalOptions, run_samples_file
+
+    if args.samples < 2:
+        print("coherence eval: --samples must be at least 2 (candidate 0 plus one alternative)", file=sys.stderr)
+        return EXIT_USAGE
+    if args.inputs < 1 or args.jobs < 1:
+        print("coherence eval: --inputs and --jobs must be at least 1", file=sys.stderr)
+        return EXIT_USAGE
+    task_sets = {}
+    for path in args.tasks:
+        tasks = load_tasks(path)
+        bench = next(iter(tasks.values())).benchmark
+        task_sets.setdefault(bench, {}).update(tasks)
+    groups = []
+    for path in args.corpus:
+        samples = load_samples(path)
+        bench = samples[0].benchmark
+        if bench not in task_sets:
+            print(f"coherence eval: no --tasks file for {bench} (needed by {path})", file=sys.stderr)
+            return EXIT_USAGE
+        if args.task_ids:
+            wanted = {str(t) for t in args.task_ids}
+            samples = [s for s in samples if s.key in wanted]
+        if args.limit:
+            samples = samples[: args.limit]
+        if samples:
+            groups.append((path, samples, task_sets[bench]))
+    if not groups:
+        print("coherence eval: no tasks selected", file=sys.stderr)
+        return EXIT_USAGE
+
+    opts = EvalOptions(
+        samples=args.samples,
+        inputs=args.inputs,
+        seeds=args.seeds,
+        jobs=args.jobs,
+        seed=args.seed,
+        call_timeout=args.call_timeout,
+        program_budget=args.program_budget,
+        label_timeout=args.label_timeout,
+        sandbox=args.sandbox,
+        python=args.python,
+        keep_matrices=args.keep_matrices,
+    )
+    out = Path(args.out)
+    single = len(groups) == 1
+    cancel = threading.Event()
+    status = EXIT_OK
+    for path, samples, tasks in groups:
+        first = samples[0]
+        run_dir = out if single else out / f"{first.benchmark}-{first.model}-{opts.seeds}"
+        prev = 0.0 if args.restart else _previous_wall(run_dir)
+        started = time.monotonic()
+        records, interrupted = run_samples_file(
+            samples, tasks, run_dir, opts, samples_path=path, restart=args.restart, redo_infra=args.redo_failures, progress=not args.quiet, cancel=cancel
+        )
+        wall = time.monotonic() - started
+        meta = {"model": first.model, "benchmark": first.benchmark, "samples": opts.samples, "inputs": opts.inputs, "seeds": opts.seeds}
+        meta["wall_seconds"] = prev + wall
+        summary = write_run_outputs(run_dir, records, meta, plots=not args.no_plots)
+        _print_summary(run_dir, summary, interrupted)
+        if interrupted:
+            status = EXIT_INTERRUPTED
+            break
+    if not single:
+        found = [s for _, s in find_summaries([out])]
+        (out / "table.md").write_text(table_markdown(found), encoding="utf-8")
+        print(f"table of {len(found)} runs: {out / 'table.md'}", file=sys.stderr)
+    return status
+
+
+def _previous_wall(run_dir: Path) -> float:
+    """Wall time of earlier, interrupted sessions of the same run (resume adds up)."""
+    try:
+        s = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+        return float(s.get("wall_seconds") or 0.0) if (run_dir / "tasks.jsonl").is_file() else 0.0
+    except (OSError, ValueError):
+        return 0.0
+
+
+def _print_summary(run_dir: Path, s: dict, interrupted: bool) -> None:
+    def f(x, nd=3):
+        return "–" if x is None else (f"{x:.{nd}f}" if isinstance(x, float) else str(x))
+
+    tag = " (interrupted: partial)" if interrupted else ""
+    print(
+        f"{s['benchmark']}/{s['model']} seeds={s['seeds']} m={s['samples']} n={s['inputs']}{tag}: "
+        f"tasks {s['tasks']} (checked {s['checked']}) · pass@1 {f(s['pass_at_1'])} · "
+        f"detection {f(s['detection_rate'])} (tests {f(s['detection_rate_tests'])}) · "
+        f"undetected mean error {f(s['undetected_mean_error'])} · false alarms {f(s['false_alarm_rate'])} "
+        f"of {s['false_alarm_denominator']} · AUROC DSDE {f(s['auroc_dsde'])} · ρ(E, I) {f(s['spearman_error_incoherence'])} · "
+        f"wall {f(s.get('wall_seconds'), 0)} s\n  -> {run_dir}"
+    )
+
+
+def _rebuild(args) -> int:
+    from coherence.eval.report import find_summaries, table_markdown, write_run_outputs
+    from coherence.eval.runner import read_records
+
+    n = 0
+    for d in args.rebuild:
+        for tasks_path in sorted(Path(d).rglob("tasks.jsonl")):
+            run_dir = tasks_path.parent
+            records = read_records(tasks_path)
+            if not records:
+                continue
+            old = {}
+            try:
+                old = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                pass
+            first = records[0]
+            meta = {
+                "model": first.get("model"),
+                "benchmark": first.get("benchmark"),
+                "samples": first.get("samples_requested"),
+                "inputs": first.get("inputs_requested"),
+                "seeds": first.get("seeds"),
+                "wall_seconds": old.get("wall_seconds"),
+            }
+            summary = write_run_outputs(run_dir, records, meta, plots=not args.no_plots)
+            _print_summary(run_dir, summary, False)
+            n += 1
+        found = [s for _, s in find_summaries([d])]
+        if len(found) > 1:
+            (Path(d) / "table.md").write_text(table_markdown(found), encoding="utf-8")
+    if not n:
+        print("coherence eval: no tasks.jsonl found", file=sys.stderr)
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+def _compare(args) -> int:
+    from coherence.eval.report import compare, compare_text, find_summaries
+
+    found = find_summaries(args.compare)
+    if not found:
+        print("coherence eval --compare: no summary.json under " + ", ".join(args.compare), file=sys.stderr)
+        return EXIT_USAGE
+    groups = compare([s for _, s in found])
+    print(compare_text(groups))
+    out = Path(args.out if args.out != "coherence-eval" else args.compare[0])
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "compare.json").write_text(json.dumps(groups, indent=2) + "\n", encoding="utf-8")
+    if not args.no_plots:
+        try:
+            from coherence.eval.plots import compare_rankings
+
+            compare_rankings(groups, out / "compare.png")
+            print(f"plot: {out / 'compare.png'}", file=sys.stderr)
+        except ImportError as exc:
+            print(f"coherence eval: no plot ({exc}; pip install 'coherence[eval]')", file=sys.stderr)
+    return EXIT_OK

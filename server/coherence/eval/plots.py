@@ -1,0 +1,106 @@
+"""PNG plots (matplotlib, Agg backend): error vs incoherence with the I = 2E line, the ROC of DSDE,
+and the pass@1 vs zero-incoherence rankings of ``--compare``.  matplotlib is the ``eval`` extra."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from coherence.eval.stats import auroc, roc_curve
+
+CHECKED = ("coherent", "incoherent", "nondeterministic")
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def error_vs_incoherence(records: list[dict], path: Path, title: str = "") -> None:
+    """The paper's Figure 2: per task, Î (U-statistic) on x, pointwise error on y, with the line
+    I = 2E (E = I/2, Theorem 4.1's bound).  Left: candidate 0's error; right: the mean error over
+    the m programs (the E the theorem bounds).  Bubble area = number of tasks at that point."""
+    plt = _plt()
+    rows = [r for r in records if r.get("status") in CHECKED and r.get("error") is not None and r.get("incoherence") is not None]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharey=True)
+    for ax, key, label in ((axes[0], "error", "pointwise error of candidate 0"), (axes[1], "error_mean_candidates", "mean pointwise error of the m programs")):
+        pts = Counter((round(r["incoherence"], 2), round(r[key], 2)) for r in rows if r.get(key) is not None)
+        if pts:
+            xs, ys, ss = zip(*[(x, y, c) for (x, y), c in pts.items()])
+            fails = {(round(r["incoherence"], 2), round(r[key], 2)) for r in rows if r.get(key) is not None and not r.get("candidate0_pass")}
+            colors = ["tab:red" if (x, y) in fails else "tab:blue" for x, y in zip(xs, ys)]
+            ax.scatter(xs, ys, s=[20 + 12 * c for c in ss], c=colors, alpha=0.55, edgecolors="k", linewidths=0.4)
+        ax.plot([0, 1], [0, 0.5], "--", color="gray", label="I = 2E (error bound E ≥ I/2)")
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_xlabel("incoherence Î (U-statistic)")
+        ax.set_ylabel(label)
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="upper left", fontsize=8)
+    axes[0].set_title("red: candidate 0 fails the tests", fontsize=9)
+    fig.suptitle(f"Error vs incoherence per task ({len(rows)} tasks)" + (f"\n{title}" if title else ""), fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def roc(records: list[dict], path: Path, title: str = "") -> None:
+    """ROC curves of DSDE (and SDE, Î) predicting that candidate 0 fails the benchmark tests."""
+    plt = _plt()
+    rows = [r for r in records if r.get("status") in CHECKED and r.get("dsde") is not None]
+    fails = [not r.get("candidate0_pass") for r in rows]
+    fig, ax = plt.subplots(figsize=(5.5, 5.5))
+    for key, style in (("dsde", "-"), ("sde", "--"), ("incoherence", ":")):
+        scores = [r[key] for r in rows]
+        auc = auroc(scores, fails)
+        if auc is None:
+            continue
+        fpr, tpr, _ = roc_curve(scores, fails)
+        ax.plot(fpr, tpr, style, lw=2 if key == "dsde" else 1.3, label=f"{key.upper() if key != 'incoherence' else 'Î'} (AUROC {auc:.3f})")
+    ax.plot([0, 1], [0, 1], color="lightgray", lw=1)
+    ax.set_xlabel("false positive rate (candidate 0 passes, flagged)")
+    ax.set_ylabel("true positive rate (candidate 0 fails, flagged)")
+    ax.set_title(f"ROC: predicting failure of candidate 0 ({sum(fails)} of {len(rows)} fail)" + (f"\n{title}" if title else ""), fontsize=9)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="lower right", fontsize=8)
+    else:
+        ax.text(0.5, 0.5, "undefined: every task in one class", ha="center", va="center", fontsize=9)
+    ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def compare_rankings(groups: list[dict], path: Path) -> None:
+    """The paper's Figure 1: models ranked by pass@1 against ranked by share of I = 0, per benchmark."""
+    plt = _plt()
+    from coherence.eval.stats import rankdata
+
+    groups = [g for g in groups if len(g["models"]) >= 2]
+    if not groups:
+        return
+    fig, axes = plt.subplots(1, len(groups), figsize=(5.2 * len(groups), 5), squeeze=False)
+    for ax, g in zip(axes[0], groups):
+        models = g["models"]
+        n = len(models)
+        # rank 1 = best: highest pass@1 / highest share of tasks with zero incoherence
+        r_pass = rankdata([-m["pass_at_1"] for m in models])
+        r_zero = rankdata([-m["share_zero_incoherence"] for m in models])
+        ax.scatter(r_pass, r_zero, s=40)
+        for m, x, y in zip(models, r_pass, r_zero):
+            ax.annotate(str(m["model"]), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+        ax.plot([1, n], [1, n], "--", color="gray")
+        ax.set_xlabel("rank by pass@1 (1 = best)")
+        ax.set_ylabel("rank by share of tasks with Î = 0")
+        rho = g.get("spearman")
+        ax.set_title(f"{g['benchmark']} · seeds {g['seeds']} · ρ = {rho:.3f}" if rho is not None else f"{g['benchmark']} · seeds {g['seeds']}", fontsize=9)
+        ax.invert_xaxis()
+        ax.invert_yaxis()
+        ax.grid(True, alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)

@@ -1,0 +1,595 @@
+"""Running the eval: one task at a time through the engine's ``Checker``, labels on the side.
+
+Per task:
+
+1. every candidate 0..m-1 goes through ``extract_program`` (the replay provider's reading);
+2. candidate 0 becomes the Target (``target_for``; MBPP's task sentence stands in for a docstring);
+   candidates 1..m-1 are handed to ``Checker.check`` as its ``samples=`` override;
+3. inputs: the Checker generates them itself.  ``--seeds signature`` gives it no workspace (IDE mode:
+   signature and docstring only).  ``--seeds tests`` gives it a private workspace holding the
+   benchmark's tests as ``test_benchmark.py`` (HumanEval's ``candidate`` renamed to the function),
+   which the engine's test-seed harvester reads: the test inputs become seeds and mutation parents;
+4. the executor the Checker uses is wrapped so that its first run (the m x n matrix) also runs the
+   reference solution on the same inputs, in the same worker; that row is taken out before the
+   Checker sees the report, so the estimator never sees it.  It gives the pointwise error;
+5. labels: every candidate and the reference on the benchmark's own tests (``labels.run_labels``).
+
+Tasks run in threads (``--jobs``); the heavy work is in sandbox processes, whose per-task
+parallelism is divided among the jobs.  Each finished task is appended to ``tasks.jsonl`` at once,
+so an interrupted run keeps what is done and a re-run skips those task ids.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from coherence.engine.check import Checker
+from coherence.engine.config import CheckConfig
+from coherence.engine.errors import CheckCancelled, CoherenceError
+from coherence.engine.execution import ExecutionLimits, Program
+from coherence.engine.execution.executor import ExecutionReport, Executor
+from coherence.engine.inputs.generate import generate_inputs
+from coherence.engine.markers import target_for
+from coherence.engine.outcomes import label_matrix, outcomes_equal
+from coherence.engine.sampling import SampleSet, extract_program
+from coherence.eval.corpus import BenchmarkTask, SampleTask, load_paper_log, paper_log_for, safe_name
+from coherence.eval.labels import label_executor, pointwise_error, run_labels, test_file_source
+
+SEED_MODES = ("signature", "tests")
+CHECKED = ("coherent", "incoherent", "nondeterministic")
+_MISSING_MODULE = re.compile(r"^(ModuleNotFoundError|ImportError)\b")
+_WORKER_FAILURE = re.compile(r"the worker (died|exited|did not finish)")
+RECORD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    samples: int = 10  # m, candidate 0 included
+    inputs: int = 1000  # n
+    seeds: str = "signature"
+    jobs: int = 1
+    seed: int = 0
+    call_timeout: float = 1.0
+    program_budget: float = 20.0
+    input_budget: float = 2.0
+    label_timeout: float = 10.0
+    sandbox: str = "auto"
+    python: str | None = None
+    keep_matrices: bool = False  # also write each task's outcome matrix (matrices.jsonl)
+
+    def settings(self) -> dict:
+        """What must match for a resumed run to be the same run."""
+        d = asdict(self)
+        for k in ("jobs", "python", "sandbox", "keep_matrices"):
+            d.pop(k, None)
+        return d
+
+
+# ---------------------------------------------------------------------------------------------
+# the recording executor
+# ---------------------------------------------------------------------------------------------
+
+
+class _ReferenceExecutor(Executor):
+    """Runs like a plain Executor, except that the first run also runs ``reference`` as one more
+    program; its row (and the full report) is kept here and removed from what the caller gets.
+
+    It also drops the module's extra ``sys_path`` (the ``--seeds tests`` workspace is for seed
+    harvesting only, and the corpus programs import nothing from it)."""
+
+    def __init__(self, reference: Program | None, **kw):
+        super().__init__(**kw)
+        self.reference = reference
+        self.first: ExecutionReport | None = None
+        self.first_inputs: list[str] = []
+
+    def run(self, module, programs, inputs, **kw):  # noqa: D401 - same contract as Executor.run
+        module = replace(module, sys_path=())
+        if self.first is not None or self.reference is None:
+            return super().run(module, programs, inputs, **kw)
+        programs = list(programs)
+        report = super().run(module, programs + [self.reference], inputs, **kw)
+        self.first = report
+        self.first_inputs = list(inputs)
+        return replace(
+            report,
+            outcomes=report.outcomes[:-1],
+            load_errors=report.load_errors[:-1],
+            timeouts=report.timeouts[:-1],
+        )
+
+
+class _NoProvider:
+    """The eval always passes ``samples=``; asking this for more is a bug."""
+
+    model = "replay"
+    cacheable = False
+    temperature = 0.0
+
+    async def generate(self, spec, count):  # pragma: no cover - defensive
+        raise CoherenceError("coherence eval: the checker asked for samples it was not given")
+
+
+# ---------------------------------------------------------------------------------------------
+# one task
+# ---------------------------------------------------------------------------------------------
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def evaluate_task(
+    st: SampleTask,
+    bt: BenchmarkTask,
+    opts: EvalOptions,
+    *,
+    cancel: threading.Event | None = None,
+    paper: dict | None = None,
+    workers: int = 0,
+) -> dict[str, Any]:
+    """Evaluate one task; returns its ``tasks.jsonl`` record.  Raises ``CheckCancelled`` when
+    ``cancel`` is set mid-way (nothing is recorded then)."""
+    started = time.monotonic()
+    m = opts.samples
+    name = st.entry_point
+    extracted = [extract_program(c, name) for c in st.candidates[:m]]
+    codes = [s.code if s.ok else None for s in extracted]
+    rec: dict[str, Any] = {
+        "version": RECORD_VERSION,
+        "benchmark": st.benchmark,
+        "model": st.model,
+        "task_id": st.task_id,
+        "entry_point": name,
+        "seeds": opts.seeds,
+        "samples_requested": m,
+        "inputs_requested": opts.inputs,
+        "candidates_available": len(st.candidates),
+        "status": "error",
+        "reason": "",
+    }
+    if paper:
+        rec["paper"] = paper
+
+    # -- labels ------------------------------------------------------------------------------
+    t_lab = time.monotonic()
+    lab = run_labels(
+        label_executor(opts.label_timeout, opts.python, opts.sandbox, workers),
+        bt,
+        codes,
+        name,
+        cancel=cancel,
+    )
+    rec["passed"] = lab.passed
+    rec["label_details"] = lab.details
+    rec["reference_passed"] = lab.reference_passed
+    rec["candidate0_pass"] = bool(lab.passed[0]) if lab.passed else False
+    rec["label_seconds"] = round(time.monotonic() - t_lab, 3)
+    if lab.retries:
+        rec["label_retries"] = lab.retries
+
+    # -- the check ---------------------------------------------------------------------------
+    t_chk = time.monotonic()
+    if codes and codes[0] is None:
+        s0 = extracted[0]
+        rec["reason"] = f"candidate 0 is not usable ({s0.status}: {s0.detail})".strip()
+        return _finish(rec, started, t_chk)
+    if not codes:
+        rec["reason"] = "no candidates"
+        return _finish(rec, started, t_chk)
+    try:
+        target = target_for(codes[0], name, f"{safe_name(st.task_id)}.py", docstring=st.description or None)
+    except (SyntaxError, LookupError) as exc:
+        rec["reason"] = f"candidate 0: {exc}"
+        return _finish(rec, started, t_chk)
+
+    workspace = None
+    if opts.seeds == "tests":
+        workspace = tempfile.mkdtemp(prefix="coherence-eval-seeds-")
+        Path(workspace, "test_benchmark.py").write_text(test_file_source(bt, name), encoding="utf-8")
+    try:
+        config = CheckConfig(
+            samples=m,
+            inputs=opts.inputs,
+            seed=opts.seed,
+            call_timeout=opts.call_timeout,
+            program_budget=opts.program_budget,
+            input_budget=opts.input_budget,
+            sandbox=opts.sandbox,
+            python=opts.python,
+            workspace=workspace,
+        )
+        alternatives = extracted[1:]
+        samples = SampleSet(samples=alternatives, requested=m - 1, failures=[], model=f"replay:{st.model}")
+        reference = Program(name, bt.reference, "reference") if bt.reference.strip() else None
+        # A worker that dies or exits early while loading (under heavy load) is the
+        # infrastructure's failure, not candidate 0's: check again, at most twice more.
+        for attempt in range(3):
+            executor = _ReferenceExecutor(
+                reference,
+                python=opts.python,
+                limits=ExecutionLimits(call_timeout=opts.call_timeout, program_budget=opts.program_budget, jobs=workers),
+                sandbox=opts.sandbox,
+            )
+            checker = Checker(config, provider=_NoProvider(), executor=executor)
+            result = asyncio.run(checker.check(target, cancel=cancel, samples=samples))
+            if not (result.status == "error" and _WORKER_FAILURE.search(result.reason or "")):
+                break
+        rec["check_retries"] = attempt
+        # The inputs the checker used, regenerated (a pure function of these arguments) for their
+        # origins; kept only if they match what actually ran.
+        inputs = None
+        if executor.first is not None:
+            regenerated = generate_inputs(
+                target.spec, opts.inputs, module_source=target.module_source, workspace=workspace,
+                seed=opts.seed, time_budget=opts.input_budget,
+            )
+            if [i.source() for i in regenerated] == executor.first_inputs:
+                inputs = regenerated
+    finally:
+        if workspace:
+            shutil.rmtree(workspace, ignore_errors=True)
+
+    rec.update(
+        status=result.status,
+        reason=result.reason,
+        samples=result.samples,
+        inputs=result.inputs,
+        incoherence=result.incoherence,
+        incoherence_interval=result.incoherence_interval,
+        disagreement=result.disagreement,
+        sde=result.sde,
+        dsde=result.dsde,
+        trust=result.trust,
+        clusters=result.clusters,
+        user_cluster=result.user_cluster,
+        pac_bound=result.pac_bound,
+        sampling=result.sampling,
+        timeouts=result.extra.get("timeouts"),
+        load_errors=len(result.extra.get("load_errors") or {}),
+        sandbox=result.sandbox,
+    )
+    if result.counterexample is not None:
+        ce = result.counterexample
+        rec["counterexample"] = {"call": ce.call, "yours": ce.yours, "theirs": ce.theirs, "summary": ce.summary()}
+    if inputs is not None:
+        rec["input_origins"] = dict(Counter(i.origin for i in inputs))
+
+    # Which candidates took part: candidate 0, the valid alternatives in order, minus those the
+    # checker dropped for importing a module that is not installed.
+    valid_idx = [i for i, s in enumerate(extracted) if i > 0 and s.ok][: m - 1]
+    rows = [0] + valid_idx  # candidate index of each program row of the first run
+    used_rows = list(range(len(rows)))
+    if executor.first is not None:
+        errs = executor.first.load_errors
+        used_rows = [r for r in used_rows if r == 0 or not (errs[r] and _MISSING_MODULE.match(errs[r]))]
+    rec["used"] = [rows[r] for r in used_rows]
+    rec["all_used_pass"] = all(lab.passed[c] for c in rec["used"]) if lab.passed else False
+
+    if executor.first is not None and reference is not None and result.status in CHECKED:
+        _pointwise(rec, executor.first, executor.first_inputs, used_rows, inputs, name)
+        if opts.keep_matrices:
+            rec["_matrix"] = outcome_matrix(executor.first, [rows[r] for r in used_rows], used_rows, inputs)
+    return _finish(rec, started, t_chk)
+
+
+_ORIGIN_CODE = {"doctest": "d", "test": "t", "default": "f", "annotation": "a", "mutation": "m", "shrink": "s"}
+
+
+def outcome_matrix(report: ExecutionReport, candidates: list[int], used_rows: list[int], inputs) -> dict:
+    """A compact copy of the outcome matrix of the programs that took part (and the reference,
+    last), for offline what-if analyses of the comparison rules (``benchmarks/eval_whatif.py``).
+
+    ``labels[i][x]``: equal labels = equal outcomes at input x (``outcomes_equal``, closed
+    transitively, over these rows); ``errors[i][x]``: -1 when the call returned, else an index into
+    ``error_names``; ``origins``: one letter per input (d doctest, t test, f default, a annotation,
+    m mutation)."""
+    rows = [report.outcomes[r] for r in used_rows] + [report.outcomes[-1]]
+    labels = label_matrix(rows)
+    names: dict[str, int] = {}
+    errors = [[-1 if o.kind == "ok" else names.setdefault(o.error or "", len(names)) for o in row] for row in rows]
+    return {
+        "candidates": candidates,
+        "labels": labels.tolist(),
+        "errors": errors,
+        "error_names": list(names),
+        "origins": "".join(_ORIGIN_CODE.get(i.origin, "?") for i in inputs) if inputs is not None else None,
+    }
+
+
+def _pointwise(rec: dict, report: ExecutionReport, sources: list[str], used_rows: list[int], inputs, name: str) -> None:
+    outcomes = report.outcomes
+    ref = outcomes[-1]
+    if report.load_errors[-1]:
+        rec["reference_error"] = report.load_errors[-1].splitlines()[0][:200]
+        return
+    pw = pointwise_error(outcomes[0], ref)
+    rec["error"] = pw.error
+    rec["error_value"] = pw.error_value
+    rec["error_inputs"] = pw.counted
+    rec["reference_raises"] = len(ref) - pw.counted
+    per_prog = [pointwise_error(outcomes[r], ref).error for r in used_rows]
+    per_prog = [e for e in per_prog if e is not None]
+    rec["error_mean_candidates"] = sum(per_prog) / len(per_prog) if per_prog else None
+    rec["candidate_errors"] = per_prog
+    rec["wrong_inputs"] = len(pw.wrong)
+    if not pw.wrong:
+        return
+    others = [r for r in used_rows if r != 0]
+    flagged = [x for x in pw.wrong if any(not outcomes_equal(outcomes[r][x], outcomes[0][x]) for r in others)]
+    rec["wrong_flagged"] = len(flagged)  # wrong inputs where some alternative disagrees with candidate 0
+    if inputs is not None:
+        rec["wrong_origins"] = dict(Counter(inputs[x].origin for x in pw.wrong))
+
+    # One example input where candidate 0 is wrong: prefer both returning, then the smallest.
+    def key(x):
+        size = inputs[x].size() if inputs is not None else len(sources[x])
+        return (outcomes[0][x].kind != "ok", size, x)
+
+    x = min(pw.wrong, key=key)
+    agree = sum(1 for r in others if outcomes_equal(outcomes[r][x], outcomes[0][x]))
+    example = {
+        "candidate0": outcomes[0][x].render(160),
+        "reference": ref[x].render(160),
+        "alternatives_agreeing": agree,
+        "alternatives": len(others),
+    }
+    if inputs is not None:
+        example["call"] = inputs[x].call(name)[:300]
+        example["origin"] = inputs[x].origin
+    else:
+        example["input"] = sources[x][:300]
+    rec["error_example"] = example
+
+
+def _finish(rec: dict, started: float, t_chk: float) -> dict:
+    rec["check_seconds"] = round(time.monotonic() - t_chk, 3)
+    rec["seconds"] = round(time.monotonic() - started, 3)
+    rec["complete"] = True
+    return rec
+
+
+# ---------------------------------------------------------------------------------------------
+# progress
+# ---------------------------------------------------------------------------------------------
+
+
+def _fmt_secs(s: float) -> str:
+    s = int(max(0, s))
+    if s >= 3600:
+        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
+    if s >= 60:
+        return f"{s // 60}m{s % 60:02d}s"
+    return f"{s}s"
+
+
+class ProgressBar:
+    """``label [#####.....] 45/150 · 1.3 tasks/s · ETA 1m20s`` on stderr (a line every 15 s when
+    stderr is not a terminal)."""
+
+    def __init__(self, total: int, done: int = 0, label: str = "", stream=None, width: int = 28):
+        self.total, self.done, self.label = total, done, label
+        self.start_done = done
+        self.stream = stream or sys.stderr
+        self.width = width
+        self.start = time.monotonic()
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._last = 0.0
+        self.extra = ""
+
+    def text(self) -> str:
+        frac = self.done / self.total if self.total else 1.0
+        fill = int(round(frac * self.width))
+        elapsed = time.monotonic() - self.start
+        new = self.done - self.start_done
+        rate = new / elapsed if elapsed > 0 else 0.0
+        eta = (self.total - self.done) / rate if rate > 0 else None
+        parts = [f"{self.label} [{'#' * fill}{'.' * (self.width - fill)}] {self.done}/{self.total}"]
+        parts.append(f"{rate:.2f} tasks/s" if new else "starting")
+        parts.append(f"ETA {_fmt_secs(eta)}" if eta is not None else "ETA ?")
+        parts.append(f"elapsed {_fmt_secs(elapsed)}")
+        if self.extra:
+            parts.append(self.extra)
+        return " · ".join(parts)
+
+    def update(self, done: int | None = None, force: bool = False) -> None:
+        if done is not None:
+            self.done = done
+        now = time.monotonic()
+        if self.tty:
+            self.stream.write("\r\033[K" + self.text())
+            self.stream.flush()
+        elif force or now - self._last >= 15 or self.done == self.total:
+            self.stream.write(self.text() + "\n")
+            self.stream.flush()
+            self._last = now
+
+    def close(self) -> None:
+        if self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+# ---------------------------------------------------------------------------------------------
+# a run over one samples file
+# ---------------------------------------------------------------------------------------------
+
+
+def read_records(path: Path) -> list[dict]:
+    """Complete records of ``tasks.jsonl`` (a line cut short by a kill is ignored)."""
+    out = []
+    if not path.is_file():
+        return out
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            try:
+                rec = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(rec, dict) and rec.get("complete"):
+                out.append(rec)
+    return out
+
+
+def infra_failure(rec: dict) -> bool:
+    """The record was hit by a sandbox worker that died or exited early (not by the code)."""
+    if rec.get("status") == "error" and _WORKER_FAILURE.search(rec.get("reason") or ""):
+        return True
+    return any(_WORKER_FAILURE.search(d or "") for d in rec.get("label_details") or [])
+
+
+class SettingsMismatch(CoherenceError):
+    pass
+
+
+def run_samples_file(
+    samples: list[SampleTask],
+    tasks: dict[str, BenchmarkTask],
+    out_dir: Path,
+    opts: EvalOptions,
+    *,
+    samples_path: str | Path | None = None,
+    restart: bool = False,
+    redo_infra: bool = False,
+    progress: bool = True,
+    cancel: threading.Event | None = None,
+) -> tuple[list[dict], bool]:
+    """Evaluate every task of one samples file into ``out_dir/tasks.jsonl`` (resuming).
+
+    Returns (all complete records, interrupted).  KeyboardInterrupt stops the run cleanly: running
+    tasks are cancelled, finished ones are kept."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    tasks_path = out_dir / "tasks.jsonl"
+    run_path = out_dir / "run.json"
+    first = samples[0]
+    settings = {"model": first.model, "benchmark": first.benchmark, **opts.settings()}
+    if restart:
+        tasks_path.unlink(missing_ok=True)
+    if run_path.is_file() and tasks_path.is_file():
+        try:
+            old = json.loads(run_path.read_text(encoding="utf-8")).get("settings", {})
+        except (OSError, ValueError):
+            old = {}
+        diff = {k: (old.get(k), v) for k, v in settings.items() if k in old and old.get(k) != v}
+        if diff:
+            listed = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in diff.items())
+            raise SettingsMismatch(f"{out_dir} holds a run with other settings ({listed}); use another --out or --restart")
+    run_path.write_text(json.dumps({"settings": settings, "samples_file": str(samples_path or "")}, indent=2) + "\n", encoding="utf-8")
+
+    records = read_records(tasks_path)
+    if redo_infra:
+        bad = [r for r in records if infra_failure(r)]
+        if bad:
+            records = [r for r in records if not infra_failure(r)]
+            tmp = tasks_path.with_suffix(".jsonl.tmp")
+            tmp.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+            os.replace(tmp, tasks_path)
+            print(f"coherence eval: redoing {len(bad)} task(s) hit by a worker failure: {', '.join(str(r['task_id']) for r in bad[:8])}", file=sys.stderr)
+    done = {str(r["task_id"]) for r in records}
+    todo = []
+    missing = []
+    for st in samples:
+        if st.key in done:
+            continue
+        bt = tasks.get(st.key)
+        if bt is None:
+            missing.append(st.key)
+            continue
+        todo.append((st, bt))
+    if missing:
+        print(f"coherence eval: {len(missing)} task(s) of {first.benchmark}/{first.model} have no benchmark task and are skipped: {', '.join(missing[:5])}{'…' if len(missing) > 5 else ''}", file=sys.stderr)
+    total = len(todo) + len(done)
+
+    paper: dict[str, dict] = {}
+    if samples_path is not None:
+        log_path = paper_log_for(samples_path, first.benchmark, first.model, first.temperature)
+        if log_path is not None:
+            paper = load_paper_log(log_path)
+
+    # A file that does not end in a newline (a write cut short) would glue the next record to it.
+    if tasks_path.is_file() and tasks_path.stat().st_size:
+        with open(tasks_path, "rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                with open(tasks_path, "ab") as out:
+                    out.write(b"\n")
+
+    jobs = max(1, opts.jobs)
+    workers = max(1, _cpu_count() // jobs)
+    cancel = cancel or threading.Event()
+    bar = ProgressBar(total, len(done), f"{first.benchmark}/{first.model}/{opts.seeds}") if progress else None
+    if bar:
+        bar.update(force=True)
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="coherence-eval")
+    failures = 0
+    with open(tasks_path, "a", encoding="utf-8") as sink:
+
+        def harvest(fut, st) -> None:
+            nonlocal failures, interrupted
+            try:
+                rec = fut.result()
+            except CheckCancelled:
+                return
+            except KeyboardInterrupt:
+                interrupted = True
+                return
+            except Exception as exc:  # noqa: BLE001 - one broken task must not end the run
+                failures += 1
+                print(f"\ncoherence eval: task {st.task_id} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                return
+            matrix = rec.pop("_matrix", None)
+            if matrix is not None:
+                with open(out_dir / "matrices.jsonl", "a", encoding="utf-8") as mfh:
+                    mfh.write(json.dumps({"task_id": rec["task_id"], **matrix}, separators=(",", ":")) + "\n")
+            sink.write(json.dumps(rec) + "\n")
+            sink.flush()
+            records.append(rec)
+
+        pending = {
+            pool.submit(evaluate_task, st, bt, opts, cancel=cancel, paper=paper.get(st.key), workers=workers): st
+            for st, bt in todo
+        }
+        try:
+            while pending and not interrupted:
+                finished, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
+                for fut in finished:
+                    harvest(fut, pending.pop(fut))
+                if bar:
+                    bar.extra = f"{failures} failed" if failures else ""
+                    bar.update(len(records))
+            if interrupted:
+                raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            interrupted = True
+            cancel.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            # keep every task that finished before the cancellation reached it
+            for fut, st in list(pending.items()):
+                if fut.done() and not fut.cancelled():
+                    harvest(fut, st)
+            if bar:
+                bar.close()
+                bar = None
+            print(f"coherence eval: interrupted; {len(records)} of {total} tasks are saved in {tasks_path}; run again to resume", file=sys.stderr)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+            if bar:
+                bar.close()
+    return records, interrupted
