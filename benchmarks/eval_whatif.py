@@ -55,7 +55,8 @@ def rule_view(m: dict, rule: str):
     raised = errors >= 0
     names = m["error_names"]
     timeout = np.array([[e >= 0 and names[e] == "Timeout" for e in row] for row in errors], dtype=bool) if "Timeout" in names else np.zeros_like(raised)
-    keep = np.ones(labels.shape[1], dtype=bool)
+    # inputs some program never reached (its time budget ran out) are left out, as the Checker does
+    keep = ~np.array([[e >= 0 and names[e] == "BudgetExceeded" for e in row] for row in errors], dtype=bool).any(axis=0)
     origins = m.get("origins") or ""
     if rule in ("raise-any", "raise-any+no-timeout"):
         labels = labels.copy()

@@ -134,6 +134,7 @@ def _run(args) -> int:
         wall = time.monotonic() - started
         meta = {"model": first.model, "benchmark": first.benchmark, "samples": opts.samples, "inputs": opts.inputs, "seeds": opts.seeds}
         meta["wall_seconds"] = prev + wall
+        meta["engine"] = _engine_of(run_dir)
         summary = write_run_outputs(run_dir, records, meta, plots=not args.no_plots)
         _print_summary(run_dir, summary, interrupted)
         if interrupted:
@@ -144,6 +145,13 @@ def _run(args) -> int:
         (out / "table.md").write_text(table_markdown(found), encoding="utf-8")
         print(f"table of {len(found)} runs: {out / 'table.md'}", file=sys.stderr)
     return status
+
+
+def _engine_of(run_dir: Path) -> str | None:
+    try:
+        return json.loads((run_dir / "run.json").read_text(encoding="utf-8")).get("engine")
+    except (OSError, ValueError):
+        return None
 
 
 def _previous_wall(run_dir: Path) -> float:
@@ -194,6 +202,7 @@ def _rebuild(args) -> int:
                 "inputs": first.get("inputs_requested"),
                 "seeds": first.get("seeds"),
                 "wall_seconds": old.get("wall_seconds"),
+                "engine": _engine_of(run_dir),
             }
             summary = write_run_outputs(run_dir, records, meta, plots=not args.no_plots)
             _print_summary(run_dir, summary, False)

@@ -23,7 +23,7 @@ import threading
 from dataclasses import dataclass, field
 
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
-from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.executor import BUDGET_EXCEEDED, Executor
 from coherence.engine.outcomes import Outcome, outcomes_equal
 from coherence.eval.corpus import HUMANEVAL, BenchmarkTask
 
@@ -258,12 +258,13 @@ class PointwiseError:
 
 def pointwise_error(program: list[Outcome], reference: list[Outcome]) -> PointwiseError:
     """The papers' pointwise error of one program against the reference, on the same inputs;
-    inputs where the reference raises (or times out) are excluded."""
+    inputs where the reference raises (or times out) are excluded, and so are inputs the program
+    never reached because it used up its time budget (``BudgetExceeded``: no outcome at all)."""
     counted = 0
     wrong: list[int] = []
     wrong_value = 0
     for x, (o, r) in enumerate(zip(program, reference)):
-        if r.kind != "ok":
+        if r.kind != "ok" or o.error == BUDGET_EXCEEDED:
             continue
         counted += 1
         if not outcomes_equal(o, r):

@@ -83,6 +83,9 @@ def summarize(records: list[dict], meta: dict | None = None) -> dict[str, Any]:
         "statuses": dict(Counter(r.get("status") for r in records)),
         "definitions": "see the docstring of coherence.eval (detection_rate: paper, error > 0; detection_rate_tests: candidate 0 fails the tests)",
     }
+    if meta.get("engine"):
+        summary["engine"] = meta["engine"]
+    summary["inputs_over_budget_tasks"] = sum(1 for r in records if r.get("inputs_over_budget"))
     if meta.get("wall_seconds") is not None:
         summary["wall_seconds"] = _r(meta["wall_seconds"], 1)
     origins: Counter = Counter()

@@ -128,6 +128,21 @@ class _NoProvider:
 # ---------------------------------------------------------------------------------------------
 
 
+def engine_fingerprint() -> str:
+    """A short hash of the engine's source (``coherence/engine/**/*.py``): runs made with different
+    engines are told apart in ``run.json`` and ``summary.json``."""
+    import hashlib
+
+    import coherence.engine as engine_pkg
+
+    root = Path(engine_pkg.__file__).resolve().parent
+    h = hashlib.sha256()
+    for p in sorted(root.rglob("*.py")):
+        h.update(str(p.relative_to(root)).encode())
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
 def _cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -262,6 +277,7 @@ def evaluate_task(
         pac_bound=result.pac_bound,
         sampling=result.sampling,
         timeouts=result.extra.get("timeouts"),
+        inputs_over_budget=result.extra.get("inputs_over_budget", 0),
         load_errors=len(result.extra.get("load_errors") or {}),
         sandbox=result.sandbox,
     )
@@ -483,14 +499,18 @@ def run_samples_file(
         tasks_path.unlink(missing_ok=True)
     if run_path.is_file() and tasks_path.is_file():
         try:
-            old = json.loads(run_path.read_text(encoding="utf-8")).get("settings", {})
+            previous = json.loads(run_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            old = {}
+            previous = {}
+        old = previous.get("settings", {})
+        if previous.get("engine") and previous["engine"] != engine_fingerprint() and tasks_path.stat().st_size:
+            print(f"coherence eval: warning: {out_dir} was started with another engine ({previous['engine']}, now "
+                  f"{engine_fingerprint()}); resuming mixes the two (use --restart for a clean run)", file=sys.stderr)
         diff = {k: (old.get(k), v) for k, v in settings.items() if k in old and old.get(k) != v}
         if diff:
             listed = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in diff.items())
             raise SettingsMismatch(f"{out_dir} holds a run with other settings ({listed}); use another --out or --restart")
-    run_path.write_text(json.dumps({"settings": settings, "samples_file": str(samples_path or "")}, indent=2) + "\n", encoding="utf-8")
+    run_path.write_text(json.dumps({"settings": settings, "samples_file": str(samples_path or ""), "engine": engine_fingerprint()}, indent=2) + "\n", encoding="utf-8")
 
     records = read_records(tasks_path)
     if redo_infra:
