@@ -11,6 +11,7 @@ import pytest
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution import sandbox as sb
+from coherence.engine.execution.zygotes import POOL
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical, outcomes_equal
@@ -406,6 +407,9 @@ def test_no_processes_left_behind(mode):
     assert len(watch.seen) >= 2
     assert report.outcomes[0] == [ok(-2), ok(-1), ok(0)]
     time.sleep(0.1)
+    # what stays is the pool's idle warm workers themselves, nothing of the run's programs
+    assert set(watch.survivors()) <= POOL.pids()
+    POOL.close_all()
     assert watch.survivors() == []
 
 

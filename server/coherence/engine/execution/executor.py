@@ -7,6 +7,7 @@ the worker's processes; nothing it does makes ``run`` raise.  An unusable interp
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution import sandbox as sb
+from coherence.engine.execution.zygotes import POOL, WarmWorker
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome
 
@@ -30,6 +32,7 @@ TIMEOUT = Outcome.raised("Timeout")
 # Inputs a program never got to because it used up its time budget (see ExecutionLimits).
 BUDGET_EXCEEDED = "BudgetExceeded"
 WORKER_CRASH = Outcome.raised("Crash(worker)")
+_JOB_IDS = itertools.count(1)
 
 
 @dataclass
@@ -64,6 +67,11 @@ class _Run:
         self.tmp: str | None = None
         self.stderr = None
         self._cache: dict[bytes, Outcome] = {}
+        self.warm: WarmWorker | None = None
+        self.over = False  # warm worker: the job is over (its leader exited and was swept)
+        self.over_status: int | None = None
+        self.over_clean = False
+        self.killed = False
 
     def feed(self, data: bytes) -> None:
         buf = self.buf + data
@@ -107,6 +115,12 @@ class _Run:
                 self.diagnostics.append(f"{self.label}: {_loads(rest)}")
             elif i == 2:
                 self.done = True
+            elif i == 3:
+                info = _loads(rest)
+                self.over = True
+                if isinstance(info, dict):
+                    self.over_status = info.get("status")
+                    self.over_clean = bool(info.get("clean"))
 
 
 def _loads(raw: bytes):
@@ -177,10 +191,13 @@ def _session_members(sid: int) -> list[int]:
 class Executor:
     """Runs programs on inputs in sandboxed worker processes (see ``worker.py``)."""
 
-    def __init__(self, python: str | None = None, limits: ExecutionLimits | None = None, sandbox: str = "auto"):
+    def __init__(self, python: str | None = None, limits: ExecutionLimits | None = None, sandbox: str = "auto",
+                 warm: bool | None = None):
         self.python = python
         self.limits = limits or ExecutionLimits()
         self.sandbox = sandbox
+        # warm workers (see zygotes.py) unless switched off, e.g. to measure what they save
+        self.warm = os.environ.get("COHERENCE_COLD_WORKERS", "") in ("", "0") if warm is None else warm
 
     # ------------------------------------------------------------------------------------
     def run(
@@ -277,17 +294,33 @@ class Executor:
     def _start(self, mode, interp, extra, module, programs, inputs, seed, hashseed, label) -> _Run:
         run = _Run(label, len(programs), len(inputs))
         lim = self.limits
-        if mode == "bwrap":
+        warm = None
+        if self.warm:
+            env = sb.base_env(sb.BWRAP_TMP if mode == "bwrap" else "", hashseed)
+            key = (interp.executable, interp.stamp, mode, extra, hashseed, tuple(sorted(env.items())))
+            try:
+                warm = POOL.checkout(key, sb.worker_command(mode, interp, env, extra), env, guard_home=mode != "bwrap")
+            except OSError:
+                warm = None  # the one-shot path below reports why the interpreter does not start
+        if warm is not None:
+            if mode == "bwrap":
+                tmp = f"{sb.BWRAP_TMP}/job-{next(_JOB_IDS)}"
+            else:
+                tmp = run.tmp = tempfile.mkdtemp(prefix="coherence-run-")
+            w = warm.fd_number
+        elif mode == "bwrap":
             tmp = sb.BWRAP_TMP
             cwd = "/"
         else:
             tmp = run.tmp = tempfile.mkdtemp(prefix="coherence-run-")
             cwd = tmp
-        env = sb.base_env(tmp, hashseed)
-        cmd = sb.worker_command(mode, interp, env, extra)
-        r, w = os.pipe()
+        if warm is None:
+            env = sb.base_env(tmp, hashseed)
+            cmd = sb.worker_command(mode, interp, env, extra)
+            r, w = os.pipe()
         job = {
             "fd": w,
+            "remove_tmp": mode == "bwrap",
             "tmp": tmp,
             "path": list(interp.path),
             "site_dirs": list(interp.site_dirs),
@@ -315,6 +348,24 @@ class Executor:
             },
         }
         data = json.dumps(job).encode("utf-8")
+        if warm is not None:
+            run.warm = warm
+            run.proc = warm.proc
+            run.fd = warm.fd
+            if warm.send(data):
+                return run
+            # it died while idle: retire it and start afresh, the one-shot way
+            POOL.retire(warm)
+            run.warm = None
+            run.proc = None
+            run.fd = -1
+            job["tmp"] = tmp = sb.BWRAP_TMP if mode == "bwrap" else tmp
+            env = sb.base_env(tmp, hashseed)
+            cmd = sb.worker_command(mode, interp, env, extra)
+            cwd = "/" if mode == "bwrap" else tmp
+            r, w = os.pipe()
+            job["fd"] = w
+            data = json.dumps(job).encode("utf-8")
         run.stderr = tempfile.TemporaryFile()
         try:
             run.proc = subprocess.Popen(
@@ -368,6 +419,8 @@ class Executor:
                     data = b""
                 if data:
                     run.feed(data)
+                    if run.over:
+                        del fds[fd]
                 else:
                     run.eof = True
                     del fds[fd]
@@ -383,6 +436,7 @@ class Executor:
         proc = run.proc
         if proc is None:
             return
+        run.killed = True
         tree = _descendants(proc.pid)
         if proc.poll() is None:
             workers = _worker_pids([proc.pid] + tree)
@@ -406,6 +460,17 @@ class Executor:
                 pass
 
     def _cleanup(self, run: _Run, mode: str) -> None:
+        if run.warm is not None:
+            reusable = run.over and run.over_clean and not run.killed
+            if not reusable and not run.killed and run.warm.alive():
+                self._kill(run)
+            if run.over and run.over_status not in (0, None) and not run.module_status_seen:
+                run.diagnostics.append(f"{run.label}: the job leader exited with status {run.over_status}")
+            POOL.checkin(run.warm, reusable)  # the pool owns its descriptor
+            run.fd = -1
+            if run.tmp:
+                shutil.rmtree(run.tmp, ignore_errors=True)
+            return
         proc = run.proc
         if proc is not None:
             try:
@@ -443,6 +508,8 @@ class Executor:
             return run.module_error
         proc = run.proc
         code = proc.returncode if proc is not None else None
+        if run.warm is not None:
+            code = run.over_status if run.over else None
         if code is not None and code < 0:
             try:
                 how = signal.Signals(-code).name

@@ -22,6 +22,7 @@ Result lines (to the parent, on the descriptor named in the job; never stdout), 
     "-1 0 <json>"      module context: null when loaded, or why it failed
     "-1 1 <json>"      internal diagnostic (a worker problem, not the user's)
     "-1 2 null"        the run is complete
+    "-1 3 <json>"      serve mode only: the job is over (see ``serve``)
 
 Children write their lines in that format, in batches, to their own pipe; the zygote forwards
 complete lines as they are.  Each child also publishes, in a shared memory slot, the position of
@@ -721,6 +722,61 @@ def _setrlimit(which, soft, extra=0):
             resource.setrlimit(which, (soft, resource.getrlimit(which)[1]))
         except BaseException:
             pass
+
+
+# --------------------------------------------------------------------------------------------
+# fast paths for flat values (the common case: ints, strings and lists of them)
+# --------------------------------------------------------------------------------------------
+# Both must agree exactly with the general canonicalizer: a value takes the fast path in one
+# program and, say, a subclass takes the slow one in another, and their keys must still match.
+
+_FLAT = frozenset((int, str, bool, float, type(None)))
+_FLAT_LEN = 4096  # well under MAX_NODES: long sequences take the general path and its caps
+_LIM = 1 << 62
+_enc_str = json.encoder.encode_basestring_ascii
+
+
+def _snapshotter(canon):
+    """A fingerprint of a call's arguments, to tell whether the call changed them.  For flat
+    arguments (scalars, lists or tuples of scalars) ``repr`` is exact and ten times cheaper than
+    the canonical structure; it returns a str then, and the canonical structure (a list)
+    otherwise.  Equal fingerprints mean equal canonical structures in both cases."""
+    flat = _FLAT
+
+    def snapshot(argv):
+        for a in argv:
+            ta = type(a)
+            if ta in flat:
+                continue
+            if (ta is list or ta is tuple) and len(a) <= _FLAT_LEN and set(map(type, a)) <= flat:
+                continue
+            return canon(argv, False)
+        return repr(argv)
+
+    return snapshot
+
+
+def _flat_seq(r, tr):
+    """Canonical JSON (bytes) of a list/tuple of ints or of strs, or None for anything else."""
+    n = len(r)
+    if n == 0 or n > _FLAT_LEN:
+        return None
+    kinds = set(map(type, r))
+    if len(kinds) != 1:
+        return None
+    kind = kinds.pop()
+    if kind is int:
+        if min(r) <= -_LIM or max(r) >= _LIM:
+            return None
+        body = ",".join(map('["I","%d"]'.__mod__, r))
+    elif kind is str:
+        body = ",".join(['["S",' + e + "]" for e in map(_enc_str, r)])
+    else:
+        return None
+    text = ('["L",[' if tr is list else '["T",[') + body + "]]"
+    if len(text) > SIZE_CAP:
+        return None  # the general path applies the size cap
+    return text.encode("ascii")
 
 
 # --------------------------------------------------------------------------------------------
@@ -1459,6 +1515,8 @@ class Zygote(object):
         canon = self.canon
         dump = self.dump
         enc = _enc
+        snapshot = _snapshotter(canon)
+        flat_seq = _flat_seq
         timer = self.timer
         setitimer = signal.setitimer
         REAL = signal.ITIMER_REAL
@@ -1519,7 +1577,7 @@ class Zygote(object):
                                 break
                     if check:
                         argv = args + (kwargs,) if kwargs else args
-                        pre = canon(argv, False)
+                        pre = snapshot(argv)
                     stage = 1
                     r = f(*args, **kwargs)
                     stage = 2
@@ -1538,12 +1596,18 @@ class Zygote(object):
                     elif tr is str and len(r) < 2000:
                         v = b'["S",' + enc(r).encode("ascii") + b"]"
                     else:
-                        v = dump(canon(r), r).encode("ascii")
+                        v = flat_seq(r, tr) if (tr is list or tr is tuple) else None
+                        if v is None:
+                            v = dump(canon(r), r).encode("ascii")
                     m = None
                     if check:
-                        post = canon(argv, False)
+                        post = snapshot(argv)
                         if post != pre:
-                            m = dump(post, argv).encode("ascii")
+                            post = canon(argv, False)
+                            if type(pre) is str:  # only the cheap fingerprint was taken
+                                m = dump(post, argv).encode("ascii")
+                            elif post != pre:
+                                m = dump(post, argv).encode("ascii")
                 finally:
                     timer[0] = False
                     setitimer(REAL, 0)
@@ -1583,19 +1647,8 @@ class Zygote(object):
         flush(count)
 
 
-def main():
-    # the script's own directory must never shadow user modules (program.py, sandbox.py, ...)
-    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != _HERE]
-    raw = sys.stdin.buffer.read()
-    job = json.loads(raw.decode("utf-8"))
-    # user code must never reach our stdin/stdout/stderr
-    devnull = os.open(os.devnull, os.O_RDWR)
-    os.dup2(devnull, 0)
-    os.dup2(devnull, 1)
-    if not job.get("keep_stderr"):
-        os.dup2(devnull, 2)
-    if devnull > 2:
-        os.close(devnull)
+def _run_job(job):
+    """One run, start to finish, in this process (the single-run worker or a job leader)."""
     z = Zygote(job)
     try:
         z.run()
@@ -1610,6 +1663,189 @@ def main():
             pass
         os._exit(3)
     os._exit(0)
+
+
+def main():
+    # the script's own directory must never shadow user modules (program.py, sandbox.py, ...)
+    sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != _HERE]
+    if "--serve" in sys.argv[1:]:
+        serve()
+        return
+    raw = sys.stdin.buffer.read()
+    job = json.loads(raw.decode("utf-8"))
+    # user code must never reach our stdin/stdout/stderr
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(devnull, 1)
+    if not job.get("keep_stderr"):
+        os.dup2(devnull, 2)
+    if devnull > 2:
+        os.close(devnull)
+    _run_job(job)
+
+
+# --------------------------------------------------------------------------------------------
+# serve mode: a warm, long-lived worker that runs one job after another
+# --------------------------------------------------------------------------------------------
+#
+# Starting the interpreter (under bubblewrap) costs tens of milliseconds per run, and a check
+# makes several runs (the main run, the re-run, shrinking rounds).  In serve mode this process
+# stays up, reads jobs framed as b"<length>\n<json>" from stdin, and forks a *job leader* per
+# job that does exactly what a one-shot worker does.  Nothing of a job outlives it here: the
+# leader loads the module context and every program, and this process never runs user code,
+# so one job cannot poison the next.  After the leader exits this process sweeps any process
+# left in its session, removes the job's temp dir, and reports on the job's result descriptor:
+#
+#     "-1 3 <json>"      the job is over: {"status": <wait status as returncode>, "clean": bool}
+#
+# "clean" is false when something of the job could not be removed; the parent then retires
+# this worker instead of reusing it.  EOF on stdin (the parent is gone) ends it.
+
+
+def _read_exact(fd, n):
+    chunks = []
+    while n > 0:
+        try:
+            b = os.read(fd, min(n, 1 << 20))
+        except InterruptedError:
+            continue
+        if not b:
+            return None
+        chunks.append(b)
+        n -= len(b)
+    return b"".join(chunks)
+
+
+def _read_line(fd):
+    out = []
+    while True:
+        try:
+            b = os.read(fd, 1)
+        except InterruptedError:
+            continue
+        if not b:
+            return None
+        if b == b"\n":
+            return b"".join(out)
+        out.append(b)
+        if len(out) > 32:
+            return None
+
+
+def _returncode(status):
+    if os.WIFSIGNALED(status):
+        return -os.WTERMSIG(status)
+    if os.WIFEXITED(status):
+        return os.WEXITSTATUS(status)
+    return 255
+
+
+def _sweep(keep):
+    """SIGKILL every other process of this session (what a job left behind); True if none."""
+    try:
+        sid = os.getsid(0)
+    except OSError:
+        return True
+    found = False
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else ():
+        if not name.isdigit() or int(name) in keep:
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                stat = f.read()
+            fields = stat[stat.rfind(b")") + 2:].split()
+            if int(fields[3]) != sid or fields[0] == b"Z":
+                continue
+            os.kill(int(name), signal.SIGKILL)
+            found = True
+        except (OSError, ValueError, IndexError):
+            continue
+    return not found
+
+
+def serve():
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    # what every job leader imports anyway: once here, shared by every fork
+    for name in PREIMPORT_CORE:
+        try:
+            __import__(name)
+        except BaseException:
+            pass
+    set_pdeathsig = _prctl_pdeathsig()
+    if set_pdeathsig is not None:
+        try:
+            set_pdeathsig()
+        except BaseException:
+            pass
+    leader = [0]
+
+    def on_term(signum, frame):
+        # the leader's own SIGTERM handler kills and reaps its children
+        if leader[0]:
+            try:
+                os.kill(leader[0], signal.SIGTERM)
+            except OSError:
+                pass
+            until = time.monotonic() + 1.0
+            while time.monotonic() < until:
+                try:
+                    if os.waitpid(leader[0], os.WNOHANG)[0]:
+                        break
+                except OSError:
+                    break
+                time.sleep(0.005)
+        _sweep((os.getpid(),))
+        os._exit(1)
+
+    signal.signal(signal.SIGTERM, on_term)
+    me = os.getpid()
+    while True:
+        header = _read_line(0)
+        if not header:
+            os._exit(0)
+        try:
+            raw = _read_exact(0, int(header))
+            job = json.loads(raw.decode("utf-8"))
+        except (TypeError, ValueError):
+            os._exit(4)
+        fd = job["fd"]
+        tmp = job["tmp"]
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.dup2(devnull, 0)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                os.makedirs(tmp, exist_ok=True)
+                os.chdir(tmp)
+            except BaseException:
+                pass
+            _run_job(job)
+        leader[0] = pid
+        status = 255
+        while True:
+            try:
+                status = _returncode(os.waitpid(pid, 0)[1])
+                break
+            except InterruptedError:
+                continue
+            except ChildProcessError:
+                break
+        leader[0] = 0
+        clean = _sweep((me, 1)) if job.get("sweep_session", True) else True
+        if job.get("remove_tmp", True):
+            try:
+                os.rmdir(tmp)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                clean = False
+        record = b"-1 3 " + _enc({"status": status, "clean": clean}).encode("ascii") + b"\n"
+        try:
+            os.write(fd, record)
+        except OSError:
+            os._exit(0)
 
 
 if __name__ == "__main__":
