@@ -263,7 +263,16 @@ class Machine:
         self.server.wait()
         shutil.rmtree(self.tmp, ignore_errors=True)
         shutil.rmtree(self.ws, ignore_errors=True)
-        shutil.rmtree(self.home, ignore_errors=True)  # our own directory (or the ~/.ssh we made)
+        # only what we made: our key, and the directory if it is ours and now empty (anything
+        # else someone put into a ~/.ssh we created stays)
+        (self.home / "id_rsa").unlink(missing_ok=True)
+        planted = self.home / "authorized_keys"  # only there if an attack escaped
+        if planted.exists() and b"attacker" in planted.read_bytes():
+            planted.unlink()
+        try:
+            self.home.rmdir()
+        except OSError:
+            pass
         for d in ("/tmp", "/var/tmp", "/dev/shm"):
             try:
                 (Path(d) / self.escape).unlink()
