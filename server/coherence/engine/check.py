@@ -149,6 +149,7 @@ class Checker:
         problem = samples.problem(target.name)
         if problem:
             result.extra["sampling_problem"] = problem
+            result.extra["sampling_problem_kind"] = samples.failure_kind
         valid = samples.valid[: cfg.samples - 1]
         if not valid:
             result.status = "error"

@@ -133,6 +133,11 @@ class SampleSet:
         ``programs_summary()``."""
         return self.summary() if self.complete and not self.invalid else self.programs_summary()
 
+    @property
+    def failure_kind(self) -> str | None:
+        """auth | rate_limit | timeout | connection | invalid | provider, or None."""
+        return _kind_of(self.failures) if self.failures else None
+
     def problem(self, name: str) -> str | None:
         """One user-facing sentence when LLM requests failed (partial samples), else None."""
         if not self.failures:

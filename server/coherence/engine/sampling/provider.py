@@ -381,6 +381,11 @@ class LiteLLMProvider:
             err: BaseException | None = None
             try:
                 async with sem:
+                    if abort.is_set():  # a fatal error arrived while this one waited its turn
+                        return _Result(
+                            failure=_Failure("not attempted", "provider", False),
+                            cost_usd=cost, prompt_tokens=pt, completion_tokens=ct,
+                        )
                     resp = await asyncio.wait_for(
                         litellm.acompletion(**self._kwargs(messages, n)),
                         timeout=self.timeout + 10.0,
