@@ -597,6 +597,8 @@ async def test_cache_body_only_edit_costs_zero_requests(tmp_path):
 
 
 async def test_cache_stores_invalid_replies_but_never_failures(tmp_path):
+    # (Name kept; the behaviour changed: a reply without usable code is reported but never
+    # cached, so it cannot take a good sample's place on later checks.)
     cache = SampleCache(tmp_path)
     replies = ["no code here, sorry", REPLIES[0], REPLIES[1], REPLIES[2]]
     with LoopbackServer(replies, faults=[None, None], then=server_error(500)) as server:
@@ -605,15 +607,15 @@ async def test_cache_stores_invalid_replies_but_never_failures(tmp_path):
         assert [s.status for s in result.samples] == ["no_code", "ok"]
         assert len(result.failures) == 2
         key = cache_key(SPEC, provider)
-        assert cache.count(key) == 2  # the invalid reply is a real sample; failures are not
-        assert [s.status for s in cache.get(key, 10)] == ["no_code", "ok"]
+        assert cache.count(key) == 1  # only the usable sample; not the bad reply, not failures
+        assert [s.status for s in cache.get(key, 10)] == ["ok"]
 
         server.then = None  # the provider recovers
         server.reset_requests()
         again = await sample_alternatives(SPEC, 4, provider, cache)
-        assert server.request_count == 2 and again.from_cache == 2
+        assert server.request_count == 3 and again.from_cache == 1
         assert again.failures == [] and len(again.samples) == 4
-        assert cache.count(key) == 4
+        assert cache.count(key) == len(again.valid)
 
 
 async def test_cached_samples_survive_a_failing_provider(tmp_path):
@@ -649,7 +651,7 @@ def test_cache_recovers_from_a_corrupt_file(tmp_path, caplog):
     path.write_bytes(b"\x00garbage" * 512)
     fresh = SampleCache(path)
     assert fresh.count(key) == 0
-    fresh.put(key, [Sample(None, "x", "no_code", "")])
+    fresh.put(key, [Sample("def g(): pass\n", "x", "ok", "")])
     assert fresh.count(key) == 1
 
 
@@ -692,8 +694,8 @@ def test_cache_default_location_respects_xdg(tmp_path, monkeypatch):
     cache = SampleCache()
     assert cache.path == tmp_path / "xdg" / "coherence" / "samples.sqlite3"
     key = cache_key(SPEC, LiteLLMProvider("openai/x"))
-    cache.put(key, [Sample("x = 1\n", "raw", "missing_function", "no f")])
-    assert cache.get(key, 1)[0] == Sample("x = 1\n", "raw", "missing_function", "no f")
+    cache.put(key, [Sample("x = 1\n", "raw", "ok", "no f")])  # only usable samples are cached
+    assert cache.get(key, 1)[0] == Sample("x = 1\n", "raw", "ok", "no f")
     cache.clear()
     assert cache.count(key) == 0
 

@@ -143,11 +143,17 @@ class Checker:
             samples = await sample_alternatives(target.spec, cfg.samples - 1, self.provider, self.cache)
         result.model = samples.model
         result.cost_usd = samples.cost_usd
-        result.sampling = samples.summary()
+        result.sampling = samples.report()  # "7 of 10 samples; 3 failed: rate limited (429)"
+        if samples.notices:
+            result.extra["notices"] = list(samples.notices)
+        problem = samples.problem(target.name)
+        if problem:
+            result.extra["sampling_problem"] = problem
+            result.extra["sampling_problem_kind"] = samples.failure_kind
         valid = samples.valid[: cfg.samples - 1]
         if not valid:
             result.status = "error"
-            result.reason = f"no usable alternative implementations ({samples.summary()})"
+            result.reason = f"no usable alternative implementations ({samples.report()})"
             result.seconds = time.monotonic() - started
             return result
         _raise_if_cancelled(cancel)

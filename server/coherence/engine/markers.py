@@ -13,7 +13,9 @@ import ast
 import hashlib
 import io
 import re
+import threading
 import tokenize
+from collections import OrderedDict
 from collections.abc import Iterable
 
 from coherence.engine.spec import ClassInfo, Param, Spec, Target
@@ -25,6 +27,13 @@ _CONTEXT_LIMIT = 6000
 _CONSTANT_LIMIT = 200
 
 
+# The last few modules' targets: the language server parses a document for hover, code lens and
+# diagnostics, and results_key() parses it again for each of its functions (Targets are frozen).
+_RECENT: OrderedDict[tuple[str, str, str], tuple[Target, ...]] = OrderedDict()
+_RECENT_LIMIT = 8
+_RECENT_LOCK = threading.Lock()
+
+
 def find_targets(source: str, path: str = "<untitled>", *, mode: str = "marked") -> list[Target]:
     """Every marked function in ``source``, module-level first.
 
@@ -33,6 +42,21 @@ def find_targets(source: str, path: str = "<untitled>", *, mode: str = "marked")
     """
     if mode not in MODES:
         raise ValueError(f"unknown marker mode {mode!r}; expected one of {', '.join(MODES)}")
+    key = (source, path, mode)
+    with _RECENT_LOCK:
+        hit = _RECENT.get(key)
+        if hit is not None:
+            _RECENT.move_to_end(key)
+            return list(hit)
+    targets = _find_targets(source, path, mode)
+    with _RECENT_LOCK:
+        _RECENT[key] = tuple(targets)
+        while len(_RECENT) > _RECENT_LIMIT:
+            _RECENT.popitem(last=False)
+    return targets
+
+
+def _find_targets(source: str, path: str, mode: str) -> list[Target]:
     tree = ast.parse(source, filename=path)
     lines = source.splitlines()
     classes = tuple(_class_infos(tree))
@@ -50,10 +74,11 @@ def find_targets(source: str, path: str = "<untitled>", *, mode: str = "marked")
         found.append((node, qual, "nested functions are not checked: only module-level functions are"))
 
     targets = []
+    context = _ModuleContext(tree, lines)
     for node, qualname, reason in found:
         if not _is_marked(node, lines, mode):
             continue
-        targets.append(_make_target(node, qualname, reason, tree, source, lines, path, classes))
+        targets.append(_make_target(node, qualname, reason, tree, source, lines, path, classes, context))
     return targets
 
 
@@ -104,7 +129,8 @@ def _nested_functions(tree: ast.Module) -> Iterable[tuple[ast.AST, str]]:
                 yield from walk(child, qual + ".", True)
             elif isinstance(child, ast.ClassDef):
                 yield from walk(child, f"{prefix}{child.name}.", inside_function)
-            else:
+            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                # Functions are statements: expressions (most of the tree) hold none.
                 yield from walk(child, prefix, inside_function)
 
     yield from walk(tree, "", False)
@@ -167,7 +193,7 @@ def _owner(func: ast.AST, target: ast.AST) -> bool:
     return search(func)
 
 
-def _make_target(node, qualname, reason, tree, source, lines, path, classes) -> Target:
+def _make_target(node, qualname, reason, tree, source, lines, path, classes, context: _ModuleContext | None = None) -> Target:
     docstring = ast.get_docstring(node, clean=True)
     spec = Spec(
         name=node.name,
@@ -175,15 +201,16 @@ def _make_target(node, qualname, reason, tree, source, lines, path, classes) -> 
         params=_params(node.args),
         returns=ast.unparse(node.returns) if node.returns is not None else None,
         docstring=docstring,
-        context=module_context(tree, source, exclude=node),
+        context=(context or _ModuleContext(tree)).without(node),
         classes=classes,
         is_async=isinstance(node, ast.AsyncFunctionDef),
     )
     first = min([node.lineno] + [d.lineno for d in node.decorator_list])
     end = node.end_lineno or node.lineno
     function_source = "\n".join(lines[first - 1 : end])
+    own_reason, own_hash = _memo(("function", type(node).__name__, function_source), lambda: (_skip_reason(node), body_hash(node)))
     if reason is None:
-        reason = _skip_reason(node)
+        reason = own_reason
     if reason is None and any(p.kind == "var_keyword" for p in spec.params) and not any(
         p.kind in ("positional_only", "positional_or_keyword", "keyword_only") for p in spec.params
     ):
@@ -201,7 +228,7 @@ def _make_target(node, qualname, reason, tree, source, lines, path, classes) -> 
         name_line=node.lineno,
         module_source=source,
         function_source=function_source,
-        body_hash=body_hash(node),
+        body_hash=own_hash,
         qualname=qualname,
         skip_reason=reason,
     )
@@ -221,25 +248,75 @@ def body_hash(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
 def module_context(tree: ast.Module, source: str, exclude: ast.AST | None = None) -> str:
     """Imports, constants, class skeletons and sibling signatures+docstrings: what a programmer
     writing this function would see around it.  Never any function body."""
-    parts: list[str] = []
-    for node in tree.body:
-        if node is exclude:
-            continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            parts.append(ast.unparse(node))
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            text = ast.unparse(node)
-            if len(text) > _CONSTANT_LIMIT:
-                text = text[:_CONSTANT_LIMIT] + " ...  # (truncated)"
-            parts.append(text)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            parts.append(_stub(node))
-        elif isinstance(node, ast.ClassDef):
-            parts.append(_class_skeleton(node, exclude))
-    text = "\n".join(parts)
-    if len(text) > _CONTEXT_LIMIT:
-        text = text[:_CONTEXT_LIMIT] + "\n# ... (module context truncated)"
-    return text
+    return _ModuleContext(tree).without(exclude)
+
+
+class _ModuleContext:
+    """The module context of every function of one module: each top-level statement is rendered
+    once (a module of k functions used to render all of them k times)."""
+
+    def __init__(self, tree: ast.Module, lines: list[str] | None = None):
+        self.parts: list[tuple[ast.AST, str | None]] = [(node, _cached_part(node, lines)) for node in tree.body]
+
+    def without(self, exclude: ast.AST | None) -> str:
+        parts: list[str] = []
+        for node, text in self.parts:
+            if node is exclude:
+                continue
+            if exclude is not None and isinstance(node, ast.ClassDef) and any(item is exclude for item in node.body):
+                text = _context_part(node, exclude)
+            if text is not None:
+                parts.append(text)
+        text = "\n".join(parts)
+        if len(text) > _CONTEXT_LIMIT:
+            text = text[:_CONTEXT_LIMIT] + "\n# ... (module context truncated)"
+        return text
+
+
+# Renderings that depend only on a statement's own text, kept across parses of a document being
+# edited (editing one function re-renders only that function).
+_MEMO: OrderedDict[tuple, object] = OrderedDict()
+_MEMO_LIMIT = 20000
+
+
+def _memo(key: tuple, make):
+    with _RECENT_LOCK:
+        if key in _MEMO:
+            _MEMO.move_to_end(key)
+            return _MEMO[key]
+    value = make()
+    with _RECENT_LOCK:
+        _MEMO[key] = value
+        while len(_MEMO) > _MEMO_LIMIT:
+            _MEMO.popitem(last=False)
+    return value
+
+
+def _segment(node: ast.AST, lines: list[str]) -> str:
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+    return "\n".join(lines[first - 1 : node.end_lineno or node.lineno])
+
+
+def _cached_part(node: ast.AST, lines: list[str] | None) -> str | None:
+    if lines is None or not hasattr(node, "lineno"):
+        return _context_part(node, None)
+    key = ("part", type(node).__name__, node.col_offset, _segment(node, lines))
+    return _memo(key, lambda: _context_part(node, None))
+
+
+def _context_part(node: ast.AST, exclude: ast.AST | None) -> str | None:
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return ast.unparse(node)
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        text = ast.unparse(node)
+        if len(text) > _CONSTANT_LIMIT:
+            text = text[:_CONSTANT_LIMIT] + " ...  # (truncated)"
+        return text
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _stub(node)
+    if isinstance(node, ast.ClassDef):
+        return _class_skeleton(node, exclude)
+    return None
 
 
 def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef, indent: str = "") -> str:

@@ -19,6 +19,8 @@ import logging
 import os
 import sys
 import threading
+import time
+from collections import deque
 from collections.abc import Coroutine
 from functools import partial
 from pathlib import Path
@@ -67,6 +69,18 @@ class CoherenceProtocol(LanguageServerProtocol):
     def _forget(self, msg_id, future) -> None:
         if self._request_futures.get(msg_id) is future:
             del self._request_futures[msg_id]
+
+    def _handle_response(self, msg_id, result=None, error=None):
+        # A request of ours that we stopped waiting for (a progress token whose batch ended
+        # before the editor answered, a timed-out wait) has a cancelled future: pygls would call
+        # set_result on it, log "Unable to handle message" with a traceback and show the user an
+        # internal error.  Drop the late answer instead.
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            del self._request_futures[msg_id]
+            log.debug("ignoring a late response to %s", msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
 
 
 class _DaemonStdinReader:
@@ -146,6 +160,7 @@ class CoherenceLanguageServer(LanguageServer):
         self.stopping = False
         self.exit_code = 1
         self.last_uri: str | None = None
+        self.hover_seconds: deque[float] = deque(maxlen=1000)  # time in the hover handler (serverStats)
 
     # -- fan out ----------------------------------------------------------------------------
     def fan_out(self, hook: str, *args: Any) -> None:
@@ -523,7 +538,11 @@ def create_server() -> CoherenceLanguageServer:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     def hover(ls: CoherenceLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        return ls.hover_feature.hover(params)
+        started = time.perf_counter()
+        try:
+            return ls.hover_feature.hover(params)
+        finally:
+            ls.hover_seconds.append(time.perf_counter() - started)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     def code_lens(ls: CoherenceLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:

@@ -20,13 +20,19 @@ def alternatives_disagreeing(r: CheckResult) -> tuple[int, int]:
     return max(0, total - same), total
 
 
+def partial_sampling(r: CheckResult) -> str:
+    """``"7 of 10 samples; 3 failed: rate limited (429)"`` when samples are missing, else ""."""
+    return r.sampling if r.sampling and "; " in r.sampling else ""
+
+
 def diagnostic_message(r: CheckResult) -> str:
     if r.status == "incoherent":
         ce = r.counterexample
+        partial = f" · {partial_sampling(r)}" if partial_sampling(r) else ""
         if ce is not None:
-            return f"{ce.disagreeing} of {ce.total} alternative implementations disagree: {ce.call} -> yours {ce.yours}, theirs {ce.theirs} ({_trust(r)})"
+            return f"{ce.disagreeing} of {ce.total} alternative implementations disagree: {ce.call} -> yours {ce.yours}, theirs {ce.theirs} ({_trust(r)}){partial}"
         k, total = alternatives_disagreeing(r)
-        return f"{k} of {total} alternative implementations behave differently from yours ({_trust(r)}, incoherence {r.incoherence or 0:.3f})"
+        return f"{k} of {total} alternative implementations behave differently from yours ({_trust(r)}, incoherence {r.incoherence or 0:.3f}){partial}"
     if r.status == "nondeterministic":
         return f"{r.name} is nondeterministic, so it was not compared: {r.reason}"
     if r.status == "skipped":
@@ -41,6 +47,8 @@ def lens_title(r: CheckResult | None, *, checking: bool, stale: bool = False) ->
         return "coherence: not checked · click to check"
     if r.status in ("coherent", "incoherent"):
         title = f"coherence: {r.headline()}"
+        if partial_sampling(r):
+            title += f" · {partial_sampling(r)}"
     elif r.status == "skipped":
         title = f"coherence: skipped — {r.reason}"
     elif r.status == "nondeterministic":

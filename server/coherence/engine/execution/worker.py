@@ -54,6 +54,14 @@ except ImportError:  # pragma: no cover - non-Unix
     resource = None
 
 NOBODY = 65534
+# Children that drop root privileges each get a uid (and gid) of their own instead of sharing
+# "nobody": processes of one uid may signal each other, so with a shared uid a hostile program
+# could kill(-1, SIGKILL) every other program's child (and any "nobody" process on the host).
+# The range is far above real accounts; each zygote starts at a random point in it.
+CHILD_UID_BASE = 1500000000
+CHILD_UID_SPAN = 500000000
+# The longest line a child may send: a record holds at most two size-capped canonical values.
+MAX_LINE = 4 * 16 * 1024 + 4096
 SIZE_CAP = 16 * 1024  # canonical JSON of one value larger than this becomes ["Z", type, sha]
 MAX_DEPTH = 100
 MAX_NODES = 200000
@@ -705,6 +713,53 @@ def _prctl_pdeathsig():
         return None
 
 
+def _isolate_as_root(tmp):
+    """Guard mode as root (bubblewrap missing or not working): the audit hook stops Python-level
+    writes and connections, but ctypes calls libc directly, and the children's own uid may still
+    create files in world-writable directories (/tmp, /var/tmp, /dev/shm) and connect to any
+    address, loopback included.  So the zygote, while still root, moves into a network namespace
+    of its own (no interface but a down loopback: every connect fails) and a mount namespace of its
+    own where every mount is read-only except ``tmp``, the run's temp dir.  Its children inherit
+    both.  Nothing changes outside this process tree.  Returns what it could not do (best effort:
+    without CAP_SYS_ADMIN, e.g. in a container, the guards stay as they were)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return []
+    problems = []
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
+        MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 0x20, 0x1000, 0x4000, 1 << 18
+        if libc.unshare(CLONE_NEWNET) != 0:
+            problems.append("network namespace: errno %d" % ctypes.get_errno())
+        if libc.unshare(CLONE_NEWNS) != 0:
+            problems.append("mount namespace: errno %d" % ctypes.get_errno())
+            return problems
+        # our mounts stop propagating to the host's namespace
+        if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            problems.append("private mounts: errno %d" % ctypes.get_errno())
+            return problems
+        # every mount read-only: mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, {MOUNT_ATTR_RDONLY})
+        attr = ctypes.create_string_buffer(struct.pack("QQQQ", 1, 0, 0, 0), 32)
+        if libc.syscall(442, -100, b"/", 0x8000, attr, 32) != 0:
+            # an older kernel: remount each mount point read-only, one by one
+            with open("/proc/self/mountinfo", "rb") as f:
+                points = [line.split()[4] for line in f.read().splitlines() if len(line.split()) > 4]
+            for point in points:
+                point = point.replace(b"\\040", b" ")
+                libc.mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+        # the run's temp dir writable again: a bind mount of it, remounted read-write
+        real = os.path.realpath(tmp).encode()
+        if libc.mount(real, real, None, MS_BIND, None) != 0 or libc.mount(
+            None, real, None, MS_REMOUNT | MS_BIND, None
+        ) != 0:
+            problems.append("writable temp dir: errno %d" % ctypes.get_errno())
+    except BaseException as e:
+        problems.append(_describe_exc(e))
+    return problems
+
+
 def _setrlimit(which, soft, extra=0):
     """Lower a limit (soft, and hard = soft + extra so the program cannot raise it again)."""
     if resource is None:
@@ -886,6 +941,8 @@ class Zygote(object):
             os.chmod(self.tmp, 0o711)
         except OSError:
             pass
+        if job.get("isolate", True):
+            self.isolation_problems = _isolate_as_root(self.tmp)
         # sys.path: the module context's entries first, then the interpreter's own path
         path = list(job.get("module", {}).get("sys_path") or [])
         path += [p for p in (job.get("path") or []) if p]
@@ -1120,6 +1177,10 @@ class Zygote(object):
         self.as_limit = vm + self.memory_mb * 1024 * 1024 if vm else self.memory_mb * 1024 * 1024
         running = self.running
         self.child_fds = set()
+        try:
+            self.next_uid = CHILD_UID_BASE + int.from_bytes(os.urandom(4), "big") % (CHILD_UID_SPAN - 1000000)
+        except BaseException:
+            self.next_uid = CHILD_UID_BASE + os.getpid() * 1000 % CHILD_UID_SPAN
         while queue or running:
             while queue and len(running) < self.jobs:
                 task, indices = queue.pop(0)
@@ -1163,11 +1224,13 @@ class Zygote(object):
         struct.pack_into("qqq", slot, 0, -1, 0, 0)
         cwd = os.path.join(self.tmp, "p%d-%d" % (task["t"], task["restarts"]))
         task["restarts"] += 1
+        uid = self.next_uid
+        self.next_uid += 1
         try:
             os.mkdir(cwd, 0o700)
             if os.geteuid() == 0:
                 try:
-                    os.chown(cwd, NOBODY, NOBODY)
+                    os.chown(cwd, uid, uid)
                 except OSError:
                     os.chmod(cwd, 0o777)
         except OSError:
@@ -1179,7 +1242,7 @@ class Zygote(object):
             code = 1
             try:
                 os.close(r)
-                self.child_main(task, indices, w, slot, cwd)
+                self.child_main(task, indices, w, slot, cwd, uid)
                 code = 0
             except BaseException:
                 try:
@@ -1198,7 +1261,8 @@ class Zygote(object):
         return {
             "pid": pid, "fd": r, "slot": slot, "task": task, "indices": indices, "buf": b"",
             "eof": False, "status": None, "seen_pos": -2, "seen_time": now, "kill_reason": None,
-            "cwd": cwd, "eof_time": None,
+            "cwd": cwd, "eof_time": None, "prefix": b"%d " % task["t"], "allowed": set(indices) | {-1},
+            "diag": 0,
         }
 
     def timeout_rest(self, task, indices):
@@ -1235,13 +1299,53 @@ class Zygote(object):
         k = buf.rfind(b"\n")
         if k < 0:
             c["buf"] = buf
+            if len(buf) > MAX_LINE:  # a flood without newlines: no record is that long
+                c["buf"] = b""
+                self.reject(c)
             return
         if k == len(buf) - 1:
             c["buf"] = b""
-            self.out_buf.append(buf)
+            chunk = buf
         else:
             c["buf"] = buf[k + 1:]
-            self.out_buf.append(buf[:k + 1])
+            chunk = buf[:k + 1]
+            if len(c["buf"]) > MAX_LINE:
+                c["buf"] = b""
+                self.reject(c)
+        # Forward only the child's own records: its task number, one of its inputs (or -1, the
+        # load line), no longer than a record can be.  Generated code can write to this pipe
+        # (it is an open descriptor in its process), and a forged line for another task or for
+        # the module status ("-1 0", "-1 2") would change other programs' results.
+        prefix = c["prefix"]
+        allowed = c["allowed"]
+        good = []
+        bad = False
+        for line in chunk.split(b"\n")[:-1]:
+            if len(line) <= MAX_LINE:
+                if line.startswith(prefix):
+                    try:
+                        i = int(line[len(prefix):line.index(b" ", len(prefix))])
+                    except ValueError:
+                        i = None
+                    if i in allowed:
+                        good.append(line)
+                        continue
+                elif line.startswith(b"-1 1 ") and c["diag"] < 3:  # its own traceback
+                    c["diag"] += 1
+                    good.append(line)
+                    continue
+            bad = True
+        if good:
+            good.append(b"")
+            self.out_buf.append(b"\n".join(good))
+        if bad:
+            self.reject(c)
+
+    def reject(self, c):
+        """The child wrote what no child writes: kill it; the input in progress gets the crash."""
+        if c["kill_reason"] is None:
+            c["kill_reason"] = "Crash(protocol)"
+            self.kill(c)
 
     def check_child(self, c, now):
         """Watchdog; returns True when the child is gone (reaped, pipe drained)."""
@@ -1358,7 +1462,7 @@ class Zygote(object):
             pass
 
     # -- the child ---------------------------------------------------------------------------
-    def child_main(self, task, indices, w, slot, cwd):
+    def child_main(self, task, indices, w, slot, cwd, uid=NOBODY):
         try:
             os.setpgid(0, 0)
         except OSError:
@@ -1383,8 +1487,8 @@ class Zygote(object):
             except BaseException:
                 pass
             try:
-                os.setgid(NOBODY)
-                os.setuid(NOBODY)
+                os.setgid(uid)
+                os.setuid(uid)
             except BaseException:
                 pass
         if self.set_pdeathsig is not None:

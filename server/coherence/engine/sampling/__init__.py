@@ -6,17 +6,20 @@
     samples.summary()  # "9 of 9 alternatives"
 
 ``count`` is the number of alternatives (m − 1; the user's function is the m-th program).  The
-cache is read first and only the shortfall is asked for; new replies (valid or not) are stored,
-transport failures never are.  ``SamplingError`` is raised only when nothing at all could be
-obtained; partial results list their failures.
+cache is read first and only the shortfall is asked for; new usable replies are stored, while
+replies without usable code and transport failures never are (so a bad reply cannot take a good
+sample's place on later checks; the next check asks again).  ``SamplingError`` is raised only
+when nothing at all could be obtained; partial results list their failures
+(``samples.programs_summary()`` -> ``"7 of 10 samples; 3 failed: rate limited (429)"``).
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import logging
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from coherence.engine.errors import ConfigurationError, SamplingError
@@ -65,6 +68,7 @@ _INVALID_WORDS = {
     "no_code": "without code",
     "syntax_error": "with a syntax error",
     "missing_function": "without the function",
+    "other_language": "in another language",
 }
 
 
@@ -78,22 +82,16 @@ class SampleSet:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     from_cache: int = 0
+    notices: list[str] = field(default_factory=list)  # user-facing: what happened to the cache
 
     @property
-    def valid(self) -> list[Sample]:
-        return [s for s in self.samples if s.status == "ok" and s.code is not None]
+    def complete(self) -> bool:
+        return len(self.valid) >= self.requested and not self.failures
 
-    @property
-    def invalid(self) -> list[Sample]:
-        return [s for s in self.samples if not (s.status == "ok" and s.code is not None)]
-
-    def summary(self) -> str:
-        """``"9 of 9 alternatives"`` or
-        ``"7 of 9 alternatives; 1 without the function, 1 failed: rate limited (429)"``."""
-        parts = [f"{len(self.valid)} of {self.requested} alternatives"]
+    def _problems(self) -> list[str]:
         extra: list[str] = []
         bad = Counter(s.status for s in self.invalid)
-        for status in ("missing_function", "syntax_error", "no_code"):
+        for status in ("missing_function", "other_language", "syntax_error", "no_code"):
             if bad.get(status):
                 extra.append(f"{bad[status]} {_INVALID_WORDS[status]}")
         for status, k in bad.items():
@@ -106,7 +104,49 @@ class SampleSet:
             else:
                 listed = ", ".join(f"{k} {r}" for r, k in reasons.most_common())
                 extra.append(f"{len(self.failures)} failed: {listed}")
-        return parts[0] + ("; " + ", ".join(extra) if extra else "")
+        return extra
+
+    @property
+    def valid(self) -> list[Sample]:
+        return [s for s in self.samples if s.status == "ok" and s.code is not None]
+
+    @property
+    def invalid(self) -> list[Sample]:
+        return [s for s in self.samples if not (s.status == "ok" and s.code is not None)]
+
+    def summary(self) -> str:
+        """``"9 of 9 alternatives"`` or
+        ``"7 of 9 alternatives; 1 without the function, 1 failed: rate limited (429)"``."""
+        extra = self._problems()
+        head = f"{len(self.valid)} of {self.requested} alternatives"
+        return head + ("; " + ", ".join(extra) if extra else "")
+
+    def programs_summary(self) -> str:
+        """Counted as programs, the user's function included (m, as ``--samples`` counts):
+        ``"7 of 10 samples; 3 failed: rate limited (429)"``."""
+        extra = self._problems()
+        head = f"{min(len(self.valid), self.requested) + 1} of {self.requested + 1} samples"
+        return head + ("; " + ", ".join(extra) if extra else "")
+
+    def report(self) -> str:
+        """What a result shows: ``"9 of 9 alternatives"`` when nothing is missing, else
+        ``programs_summary()``."""
+        return self.summary() if self.complete and not self.invalid else self.programs_summary()
+
+    @property
+    def failure_kind(self) -> str | None:
+        """auth | rate_limit | timeout | connection | invalid | provider, or None."""
+        return _kind_of(self.failures) if self.failures else None
+
+    def problem(self, name: str) -> str | None:
+        """One user-facing sentence when LLM requests failed (partial samples), else None."""
+        if not self.failures:
+            return None
+        kind = _kind_of(self.failures)
+        return (
+            f"coherence: {name}: {self.programs_summary()} from {self.model}. "
+            f"{_KIND_ADVICE[kind]}"
+        )
 
 
 def cache_key(spec: Spec, provider: Provider) -> CacheKey:
@@ -123,6 +163,8 @@ def _kind_of(failures: list[str]) -> str:
         return "connection"
     if top.startswith("authentication"):
         return "auth"
+    if top.startswith("invalid response"):
+        return "invalid"
     return "provider"
 
 
@@ -132,6 +174,8 @@ _KIND_ADVICE = {
     "timeout": "The provider did not answer in time; raise the timeout or check the server.",
     "connection": "Could not connect; check the api_base and that the server is running.",
     "auth": "Check the API key.",
+    "invalid": "The provider sent replies that could not be read (cut short or not JSON); "
+    "check the api_base and the server.",
     "provider": "The provider reported errors; check that it is up and the model name is right.",
 }
 
@@ -148,26 +192,40 @@ async def sample_alternatives(
     if use_cache:
         assert cache is not None and key is not None
         cached = await asyncio.to_thread(cache.get, key, count)
-        result.samples.extend(cached)
-        result.from_cache = len(cached)
+        usable = [s for s in cached if _defines_function(s.code, spec.name)]
+        if len(usable) < len(cached):
+            # Never serve another function's code: the key is the spec's hash, so this means a
+            # damaged or foreign row.  Drop it and ask again.
+            log.warning(
+                "ignored %d cached sample(s) for %s that do not define it",
+                len(cached) - len(usable), spec.name,
+            )
+        result.samples.extend(usable)
+        result.from_cache = len(usable)
     need = count - len(result.samples)
-    if need > 0:
-        try:
-            reply = await provider.generate(spec, need)
-        except SamplingError as err:
-            if not result.samples:
-                raise
-            log.warning("sampling %s: %s (using %d cached)", spec.name, err, len(result.samples))
-            result.failures.extend([_failure_label(err)] * need)
-            return result
-        result.samples.extend(reply.samples)
-        result.failures.extend(reply.failures)
-        result.cost_usd += reply.cost_usd
-        result.prompt_tokens += reply.prompt_tokens
-        result.completion_tokens += reply.completion_tokens
-        if use_cache and reply.samples:
-            assert cache is not None and key is not None
-            await asyncio.to_thread(cache.put, key, list(reply.samples))
+    try:
+        if need > 0:
+            try:
+                reply = await provider.generate(spec, need)
+            except SamplingError as err:
+                if not result.samples:
+                    raise
+                log.info("sampling %s: %s (using %d cached)", spec.name, err, len(result.samples))
+                result.failures.extend([_failure_label(err)] * need)
+                return result
+            result.samples.extend(reply.samples)
+            result.failures.extend(reply.failures)
+            result.cost_usd += reply.cost_usd
+            result.prompt_tokens += reply.prompt_tokens
+            result.completion_tokens += reply.completion_tokens
+            good = [s for s in reply.samples if s.ok]  # bad replies are reported, never cached
+            if use_cache and good:
+                assert cache is not None and key is not None
+                await asyncio.to_thread(cache.put, key, good)
+    finally:
+        take = getattr(cache, "take_notices", None) if use_cache else None
+        if take is not None:
+            result.notices.extend(take())
     if not result.samples and result.failures:
         kind = _kind_of(result.failures)
         reasons = ", ".join(f"{k}× {r}" for r, k in Counter(result.failures).most_common())
@@ -177,6 +235,26 @@ async def sample_alternatives(
             kind=kind,
         )
     return result
+
+
+def _defines_function(code: str | None, name: str) -> bool:
+    if not code:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return True
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == name for t in node.targets
+        ):
+            return True
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            if node.target.id == name and node.value is not None:
+                return True
+    return False
 
 
 def _failure_label(err: SamplingError) -> str:

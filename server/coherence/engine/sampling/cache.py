@@ -2,17 +2,23 @@
 
 Samples are stored under ``(spec_hash, model, temperature, prompt_version)`` with an index
 ``idx`` giving their order.  A body-only edit keeps the Spec (and so the key): it costs no LLM
-call.  Invalid replies are cached too (they are real samples of the model); transport failures
-are never cached.
+call.  Only usable samples (``status == "ok"`` with code) are stored and served: a reply without
+code, in another language or defining the wrong function, and every transport failure, is never
+cached, so it cannot stand in for a good sample on later checks (the next check asks again).
 
 The cache is safe to share between threads (one connection per process, guarded by a lock) and
-between processes (WAL journal, busy timeout, appends in ``BEGIN IMMEDIATE`` transactions).  A
-corrupt or unreadable file is moved aside and rebuilt with a logged warning; if even that fails
-the cache falls back to memory.  It never raises to its caller.
+between processes (WAL journal, busy timeout, appends in ``BEGIN IMMEDIATE`` transactions).  Only
+real corruption (SQLITE_CORRUPT / SQLITE_NOTADB, a failed quick check) moves the file aside and
+rebuilds it, under a lock file and after checking again, so a busy or locked database shared with
+another process is never mistaken for a corrupt one, and a file another process has just rebuilt
+is not moved aside a second time.  If even rebuilding fails the cache falls back to memory.  What
+happened is logged and kept as a user-facing notice (``take_notices()``).  It never raises to its
+caller.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
@@ -61,6 +67,52 @@ def _temp(t: float) -> str:
     return f"{float(t):.4g}"
 
 
+def _is_corruption(err: BaseException) -> bool:
+    """Whether a database error means the file is damaged (as opposed to busy, locked, full,
+    read-only or misused)."""
+    if not isinstance(err, sqlite3.DatabaseError):
+        return False
+    code = getattr(err, "sqlite_errorcode", None)
+    if isinstance(code, int) and (code & 0xFF) in (11, 26):  # SQLITE_CORRUPT, SQLITE_NOTADB
+        return True
+    if type(err) is sqlite3.DatabaseError:  # no finer class: malformed image, failed quick check
+        return True
+    text = str(err).lower()
+    return "malformed" in text or "not a database" in text
+
+
+def _file_id(path: Path | None) -> tuple[int, int] | None:
+    if path is None:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+@contextlib.contextmanager
+def _exclusive(lock_path: Path):
+    """An advisory lock between processes (no-op where fcntl is missing)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - Windows
+        yield
+        return
+    try:
+        fh = open(lock_path, "a+")  # noqa: SIM115
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+        fh.close()
+
+
 def default_cache_path() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "coherence" / DEFAULT_FILENAME
@@ -85,7 +137,30 @@ class SampleCache:
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         self._pid = -1
+        self._file: tuple[int, int] | None = None  # identity of the file the connection opened
+        self._notices: list[str] = []
         self.in_memory = p is None
+        self.rebuilt = 0  # times a corrupt file was moved aside and rebuilt
+
+    # -- notices ------------------------------------------------------------------------------
+    def _notice(self, message: str) -> None:
+        log.warning("%s", message)
+        with self._lock:
+            self._notices.append(message)
+
+    def _notice_rebuilt(self, err: BaseException, aside: Path | None) -> None:
+        kept = f" (the damaged file is kept as {aside})" if aside else ""
+        self._notice(
+            f"The sample cache {self.path} was damaged ({err}); rebuilding it empty{kept}. "
+            "Samples will be asked for again."
+        )
+
+    def take_notices(self) -> list[str]:
+        """User-facing sentences about what happened to the cache since the last call (a corrupt
+        file rebuilt, a fallback to memory), for the front end to show once."""
+        with self._lock:
+            out, self._notices = self._notices, []
+        return out
 
     # -- connection --------------------------------------------------------------------------
     def _open(self) -> sqlite3.Connection:
@@ -99,20 +174,46 @@ class SampleCache:
             try:
                 self._conn = self._connect(str(self.path))
             except sqlite3.DatabaseError as e:
-                log.warning("sample cache %s is unreadable (%s); rebuilding it", self.path, e)
-                self._move_aside()
-                try:
-                    self._conn = self._connect(str(self.path))
-                except (sqlite3.Error, OSError) as e2:
-                    self._fallback_to_memory(e2)
+                if not _is_corruption(e):
+                    raise  # busy, locked, read-only: _run reports it; nothing is moved or lost
+                self._rebuild(e)
             except OSError as e:
                 self._fallback_to_memory(e)
         self._pid = os.getpid()
+        self._file = _file_id(self.path)
         assert self._conn is not None
         return self._conn
 
+    def _rebuild(self, err: BaseException) -> None:
+        """The file at ``self.path`` failed to open as a healthy database: under a lock file,
+        check again (another process may have rebuilt it meanwhile), else move it aside and
+        start an empty one."""
+        assert self.path is not None
+        lock = Path(f"{self.path}.lock")
+        with _exclusive(lock):
+            try:
+                self._conn = self._connect(str(self.path))
+                return  # rebuilt by someone else in the meantime
+            except sqlite3.DatabaseError as again:
+                if not _is_corruption(again):
+                    raise
+            except OSError as again:
+                self._fallback_to_memory(again)
+                return
+            aside = self._move_aside()
+            self.rebuilt += 1
+            try:
+                self._conn = self._connect(str(self.path))
+            except (sqlite3.Error, OSError) as e2:
+                self._fallback_to_memory(e2)
+                return
+        self._notice_rebuilt(err, aside)
+
     def _fallback_to_memory(self, err: BaseException) -> None:
-        log.warning("sample cache %s cannot be used (%s); caching in memory only", self.path, err)
+        self._notice(
+            f"The sample cache {self.path} cannot be used ({err}); samples are cached in memory "
+            "only until the server or command exits."
+        )
         self.in_memory = True
         self.path = None
         self._conn = self._connect(":memory:")
@@ -141,9 +242,11 @@ class SampleCache:
             raise
         return conn
 
-    def _move_aside(self) -> None:
+    def _move_aside(self) -> Path | None:
+        """Move the database and its WAL/SHM files aside; returns where the database went."""
         assert self.path is not None
         stamp = time.strftime("%Y%m%d-%H%M%S")
+        moved: Path | None = None
         for suffix in ("", "-wal", "-shm", "-journal"):
             src = Path(str(self.path) + suffix)
             if src.exists():
@@ -151,54 +254,69 @@ class SampleCache:
                 try:
                     src.replace(dst)
                     if not suffix:
-                        log.warning("moved the corrupt sample cache to %s", dst)
+                        moved = dst
                 except OSError:
                     try:
                         src.unlink()
                     except OSError:
                         pass
+        return moved
 
     def _recover(self, err: BaseException) -> None:
-        """A query failed with a database error: rebuild the file (once per error)."""
-        log.warning("sample cache %s failed (%s); rebuilding it", self.path, err)
+        """A query failed because the file is damaged: drop the connection and open the path
+        again.  ``_open`` checks the file and rebuilds it only if it is still damaged; when
+        another process has already replaced it (a different file now), it is simply used."""
+        log.info("sample cache %s failed (%s); reopening it", self.path, err)
         if self._conn is not None:
             try:
                 self._conn.close()
             except sqlite3.Error:
                 pass
         self._conn = None
-        if self.path is not None:
-            self._move_aside()
+        if self.path is None or _file_id(self.path) != self._file:
+            return
+        # Same file: quick_check may not see every kind of damage the query hit, so rebuild.
+        lock = Path(f"{self.path}.lock")
+        with _exclusive(lock):
+            if _file_id(self.path) != self._file:
+                return  # replaced while we waited for the lock
+            aside = self._move_aside()
+            self.rebuilt += 1
+        self._notice_rebuilt(err, aside)
 
     def _run(self, fn, default):
         with self._lock:
             for attempt in (1, 2):
                 try:
                     return fn(self._open())
-                except sqlite3.OperationalError as e:
-                    # locked/busy beyond the timeout, disk full, read-only: not corruption
-                    log.warning("sample cache %s: %s", self.path, e)
-                    return default
                 except sqlite3.DatabaseError as e:
+                    if not _is_corruption(e):
+                        # locked/busy beyond the timeout, disk full, read-only: not corruption.
+                        # The caller goes on without the cache (asks the LLM / keeps samples).
+                        log.warning("sample cache %s: %s", self.path, e)
+                        return default
                     if attempt == 2:
                         log.warning("sample cache %s: %s", self.path, e)
                         return default
                     self._recover(e)
-                except OSError as e:
+                except (OSError, sqlite3.Error) as e:
                     log.warning("sample cache %s: %s", self.path, e)
                     return default
             return default
 
     # -- API ----------------------------------------------------------------------------------
     def get(self, key: CacheKey, limit: int | None = None) -> list[Sample]:
-        """The first ``limit`` cached samples for ``key`` (all when None), in order."""
+        """The first ``limit`` cached usable samples for ``key`` (all when None), in order.
+        Rows that are not usable (written by older versions, which cached invalid replies) are
+        never served."""
         if limit is not None and limit <= 0:
             return []
 
         def q(conn: sqlite3.Connection) -> list[Sample]:
             rows = conn.execute(
                 "SELECT code, raw, status, detail FROM samples WHERE spec_hash=? AND model=? "
-                "AND temperature=? AND prompt_version=? ORDER BY idx LIMIT ?",
+                "AND temperature=? AND prompt_version=? AND status='ok' AND code IS NOT NULL "
+                "ORDER BY idx LIMIT ?",
                 (*key.params(), -1 if limit is None else int(limit)),
             ).fetchall()
             return [Sample(code=r[0], raw=r[1], status=r[2], detail=r[3] or "") for r in rows]
@@ -206,7 +324,9 @@ class SampleCache:
         return self._run(q, [])
 
     def put(self, key: CacheKey, samples: list[Sample]) -> int:
-        """Append ``samples`` after the ones already stored; returns how many were stored."""
+        """Append the usable ``samples`` after the ones already stored; returns how many were
+        stored.  Replies without usable code are not stored (see the module docstring)."""
+        samples = [s for s in samples if s.status == "ok" and s.code is not None]
         if not samples:
             return 0
 
@@ -243,7 +363,7 @@ class SampleCache:
         def q(conn: sqlite3.Connection) -> int:
             row = conn.execute(
                 "SELECT COUNT(*) FROM samples WHERE spec_hash=? AND model=? AND temperature=? "
-                "AND prompt_version=?",
+                "AND prompt_version=? AND status='ok' AND code IS NOT NULL",
                 key.params(),
             ).fetchone()
             return int(row[0])

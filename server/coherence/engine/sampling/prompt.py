@@ -20,7 +20,7 @@ from coherence.engine.spec import Spec
 # Bump when the prompt or the extraction changes in a way that makes cached samples stale.
 PROMPT_VERSION = "1"
 
-SAMPLE_STATUSES = ("ok", "no_code", "syntax_error", "missing_function")
+SAMPLE_STATUSES = ("ok", "no_code", "syntax_error", "missing_function", "other_language")
 
 
 @dataclass(frozen=True)
@@ -29,8 +29,8 @@ class Sample:
 
     ``code`` is the program source defining the function (``None`` unless ``status == "ok"``),
     ``raw`` the reply text as received, ``status`` one of ``ok | no_code | syntax_error |
-    missing_function`` and ``detail`` a short human-readable note (what went wrong or what was
-    stripped).
+    missing_function | other_language`` and ``detail`` a short human-readable note (what went
+    wrong or what was stripped).
     """
 
     code: str | None
@@ -138,6 +138,24 @@ def _fenced_blocks(reply: str) -> list[str]:
             break
         pos = c.end()
     return blocks
+
+
+def _other_fence_tags(reply: str) -> list[str]:
+    """The language tags of fenced blocks that are not Python (``javascript``, ``ts``, ...)."""
+    tags: list[str] = []
+    pos = 0
+    while True:
+        m = _FENCE_OPEN.search(reply, pos)
+        if m is None:
+            return tags
+        fence, tag = m.group(1), m.group(2).lower()
+        if tag not in _PY_TAGS and tag not in tags:
+            tags.append(tag)
+        close = re.compile(rf"^[ \t]*{re.escape(fence[0])}{{{len(fence)},}}[ \t]*$", re.MULTILINE)
+        c = close.search(reply, m.end() + 1)
+        if c is None:
+            return tags
+        pos = c.end()
 
 
 def _clean(text: str) -> str:
@@ -302,6 +320,11 @@ def extract_program(reply: str, name: str) -> Sample:
     if fenced:
         blocks = [_parse(b) for b in fenced if b.strip()]
     else:
+        others = _other_fence_tags(raw)
+        if others:
+            return Sample(
+                None, raw, "other_language", f"a {', '.join(others[:3])} block, not Python"
+            )
         blocks = [_parse(raw)]
         if blocks[0].tree is None and not _looks_like_code_for(raw, name):
             return Sample(None, raw, "no_code", "no code block in the reply")

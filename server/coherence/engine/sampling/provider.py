@@ -20,6 +20,7 @@ import email.utils
 import logging
 import os
 import random
+import re
 import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
@@ -149,7 +150,18 @@ def _short(err: BaseException, limit: int = 300) -> str:
     for prefix in ("litellm.", "OpenAIException - ", "OpenAIException -"):
         msg = msg.replace(prefix, "")
     msg = " ".join(msg.split())
+    # "AuthenticationError: AuthenticationError: Incorrect API key" -> "Incorrect API key"
+    msg = re.sub(r"^(?:[A-Z]\w*(?:Error|Exception)\s*[:-]\s*)+", "", msg) or msg
     return msg if len(msg) <= limit else msg[: limit - 1] + "…"
+
+
+# What json.JSONDecodeError (and friends) say about a body cut short or not JSON at all: the
+# OpenAI client wraps it in a 500, but it is a broken reply, not a server error.
+_BAD_JSON = re.compile(
+    r"expecting (?:value|property name|',' delimiter|':' delimiter)|unterminated string|"
+    r"extra data|invalid control character|invalid \\?escape|json",
+    re.IGNORECASE,
+)
 
 
 def classify(err: BaseException, model: str) -> _Failure:
@@ -213,7 +225,7 @@ def classify(err: BaseException, model: str) -> _Failure:
         isinstance(err, litellm.APIConnectionError) and not isinstance(err, litellm.Timeout)
     ):
         return _Failure("connection error", "connection", True)
-    if isinstance(err, (ValueError,)) and "json" in text.lower():
+    if isinstance(err, (ValueError,)) and _BAD_JSON.search(text):
         return _Failure("invalid response", "provider", True)
     if isinstance(
         err,
@@ -224,8 +236,7 @@ def classify(err: BaseException, model: str) -> _Failure:
         ),
     ) or (isinstance(status, int) and status >= 500):
         code = status if isinstance(status, int) else 500
-        low = text.lower()
-        if "json" in low or ("expecting" in low and "delimiter" in low):
+        if _BAD_JSON.search(text):
             return _Failure("invalid response", "provider", True)
         return _Failure(f"server error ({code})", "provider", True)
     if isinstance(err, litellm.APIError):
@@ -295,6 +306,7 @@ class LiteLLMProvider:
         self.completion_kwargs = dict(completion_kwargs or {})
         self._sems: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = {}
         self._supports_n_cache: bool | None = None
+        self.waits: list[float] = []  # every backoff slept, in seconds (for tests and benchmarks)
 
     def __repr__(self) -> str:
         base = f", api_base={self.api_base!r}" if self.api_base else ""
@@ -360,55 +372,64 @@ class LiteLLMProvider:
         sem = self._semaphore()
         waited = 0.0
         attempt = 0
+        cost = 0.0
+        pt = ct = 0
         while True:
             attempt += 1
             if abort.is_set():
                 return _Result(failure=_Failure("not attempted", "provider", False))
+            err: BaseException | None = None
             try:
                 async with sem:
+                    if abort.is_set():  # a fatal error arrived while this one waited its turn
+                        return _Result(
+                            failure=_Failure("not attempted", "provider", False),
+                            cost_usd=cost, prompt_tokens=pt, completion_tokens=ct,
+                        )
                     resp = await asyncio.wait_for(
                         litellm.acompletion(**self._kwargs(messages, n)),
                         timeout=self.timeout + 10.0,
                     )
             except asyncio.CancelledError:
                 raise
-            except Exception as err:  # noqa: BLE001 - classified below
-                failure = classify(err, self.model)
-                log.debug("request to %s failed (attempt %d): %r", self.model, attempt, err)
-                if failure.fatal or not failure.retryable or attempt >= self.retry.max_attempts:
-                    return _Result(failure=failure)
-                budget = self.retry.max_total_wait - waited
-                hinted = _retry_after(err)
-                if hinted is not None:
-                    if hinted > budget:
-                        return _Result(failure=failure)
-                    delay = hinted + random.random() * self.retry.jitter * min(1.0, hinted + 0.01)
-                else:
-                    delay = self.retry.backoff(attempt)
-                delay = min(delay, max(0.0, budget))
-                if delay <= 0 and budget <= 0:
-                    return _Result(failure=failure)
-                waited += delay
-                await asyncio.sleep(delay)
-                continue
-            cost, pt, ct = self._accounting(litellm, resp)
-            texts: list[str] = []
-            for choice in getattr(resp, "choices", None) or []:
-                msg = getattr(choice, "message", None)
-                content = getattr(msg, "content", None) if msg is not None else None
-                if isinstance(content, list):  # content parts
-                    content = "".join(
-                        str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content
-                    )
-                texts.append(content or "")
-            if not texts:
-                return _Result(
-                    failure=_Failure("empty response", "provider", False),
-                    cost_usd=cost,
-                    prompt_tokens=pt,
-                    completion_tokens=ct,
-                )
-            return _Result(texts=texts, cost_usd=cost, prompt_tokens=pt, completion_tokens=ct)
+            except Exception as e:  # noqa: BLE001 - classified below
+                err = e
+                failure = classify(e, self.model)
+                log.debug("request to %s failed (attempt %d): %r", self.model, attempt, e)
+            else:
+                c, p, k = self._accounting(litellm, resp)
+                cost, pt, ct = cost + c, pt + p, ct + k
+                texts: list[str] = []
+                for choice in getattr(resp, "choices", None) or []:
+                    msg = getattr(choice, "message", None)
+                    content = getattr(msg, "content", None) if msg is not None else None
+                    if isinstance(content, list):  # content parts
+                        content = "".join(
+                            str(p.get("text", "")) if isinstance(p, dict) else str(p)
+                            for p in content
+                        )
+                    texts.append(content or "")
+                if texts:
+                    return _Result(texts=texts, cost_usd=cost, prompt_tokens=pt, completion_tokens=ct)
+                # A 200 without choices: a provider hiccup, retried like a 5xx.
+                failure = _Failure("empty response", "provider", True)
+                log.debug("request to %s: empty response (attempt %d)", self.model, attempt)
+            if failure.fatal or not failure.retryable or attempt >= self.retry.max_attempts:
+                return _Result(failure=failure, cost_usd=cost, prompt_tokens=pt, completion_tokens=ct)
+            budget = self.retry.max_total_wait - waited
+            hinted = _retry_after(err) if err is not None else None
+            if hinted is not None:
+                if hinted > budget:
+                    return _Result(failure=failure, cost_usd=cost, prompt_tokens=pt, completion_tokens=ct)
+                delay = hinted + random.random() * self.retry.jitter * min(1.0, hinted + 0.01)
+            else:
+                delay = self.retry.backoff(attempt)
+            delay = min(delay, max(0.0, budget))
+            if delay <= 0 and budget <= 0:
+                return _Result(failure=failure, cost_usd=cost, prompt_tokens=pt, completion_tokens=ct)
+            waited += delay
+            self.waits.append(delay)
+            await asyncio.sleep(delay)
 
     # -- the Provider API --------------------------------------------------------------------------
     async def generate(self, spec: Spec, count: int) -> ProviderReply:

@@ -3,6 +3,8 @@ change).  A new edit cancels the document's checks in flight; closing a document
 
 from __future__ import annotations
 
+import asyncio
+
 from lsprotocol import types
 
 from coherence.lsp.features import LanguageFeature
@@ -23,6 +25,7 @@ class CheckingFeature(LanguageFeature):
         sched = self.ls.scheduler
         state = sched.state(uri, open_=True)
         state.version = params.text_document.version
+        state.changed_at = asyncio.get_running_loop().time()
         cancelled = sched.cancel(uri, reason=f"superseded by version {params.text_document.version}")
         if self.ls.settings.runOn == "change":
             sched.debounce(uri, self.ls.settings.debounceMs / 1000)

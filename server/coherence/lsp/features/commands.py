@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from typing import Any
 from urllib.parse import unquote
 
@@ -54,6 +55,26 @@ def parse_location(args: tuple[Any, ...]) -> tuple[str | None, int | None]:
     if isinstance(line, bool) or not isinstance(line, (int, float)):
         line = None
     return (uri if isinstance(uri, str) else None), (int(line) if line is not None else None)
+
+
+def _rss_kb() -> int | None:
+    """The server's resident memory (VmRSS, kB), or None where /proc is missing."""
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def _percentiles(seconds) -> dict:
+    ms = sorted(s * 1000 for s in seconds)
+    if not ms:
+        return {"n": 0}
+    pick = lambda q: round(ms[min(len(ms) - 1, int(q * len(ms)))], 2)  # noqa: E731
+    return {"n": len(ms), "p50": pick(0.5), "p99": pick(0.99), "max": round(ms[-1], 2)}
 
 
 class CommandsFeature(LanguageFeature):
@@ -170,6 +191,10 @@ class CommandsFeature(LanguageFeature):
             "urgentPending": sched._urgent,
             "cachedResults": len(sched.cache),
             "checkers": len(sched.checkers()),
+            "pid": os.getpid(),
+            "rssKB": _rss_kb(),
+            "hoverHandlerMs": _percentiles(self.ls.hover_seconds),
+            **sched.stats,
         }
 
     def show_last_result(self, *args: Any) -> dict | None:

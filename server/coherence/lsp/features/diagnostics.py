@@ -20,6 +20,21 @@ class DiagnosticsFeature(LanguageFeature):
             state = self.ls.scheduler.docs.get(uri)
             if state is not None:
                 self.publish(state)
+                self.announce(state)
+
+    def announce(self, state: DocumentState) -> None:
+        """Partial samples (LLM requests that failed) and a rebuilt sample cache: one message
+        per distinct problem (shown once, logged once per result); hover and lens keep the
+        details."""
+        for result in state.results.values():
+            if getattr(result, "_announced", False):
+                continue
+            result._announced = True  # type: ignore[attr-defined]
+            problem = result.extra.get("sampling_problem")
+            if problem:
+                self.ls.notify_problem(problem, once_key=("partial-sampling", result.model, result.extra.get("sampling_problem_kind")))
+            for notice in result.extra.get("notices") or ():
+                self.ls.notify_problem(f"coherence: {notice}", once_key=("cache-notice", notice))
 
     def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
         self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))

@@ -1,0 +1,41 @@
+"""Fixtures of the hostile-code suite: the sandbox mode, and a fresh machine per test (canary
+files, a secret in a stand-in server's environment and in ours, loopback listeners)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.hostile.harness import Machine, bwrap_ok
+
+# The language-server fixtures (a real ``python -m coherence serve`` under pytest-lsp).
+from tests.lsp.conftest import start  # noqa: F401
+
+
+@pytest.fixture(params=["guard", "bwrap"])
+def mode(request) -> str:
+    if request.param == "bwrap" and not bwrap_ok():
+        pytest.skip("bubblewrap does not work here")
+    return request.param
+
+
+@pytest.fixture
+def machine(monkeypatch):
+    m = Machine.create()
+    # the key is set in the server's (our) environment too: generated code must not see it
+    monkeypatch.setenv("OPENAI_API_KEY", m.secret)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", m.secret)
+    monkeypatch.setenv("COHERENCE_CANARY_TOKEN", m.secret)
+    try:
+        yield m
+    finally:
+        m.close()
+
+
+@pytest.fixture
+def client_name() -> str:
+    return "vscode"  # one client is enough here; tests/lsp covers both
+
+
+@pytest.fixture
+def workspace(machine):
+    return machine.ws  # the language server's workspace is the machine's (canary-checked) one

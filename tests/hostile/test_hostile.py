@@ -1,0 +1,59 @@
+"""Hostile generated code against the real executor and sandbox, in both sandbox modes.
+
+Each corpus entry (``corpus.py``) runs as one program among honest ones.  Afterwards: the run
+finished within a bound derived from the limits; the hostile program's outcomes are raises
+(crash, timeout, blocked call) unless the entry returns odd values by design; every honest
+program's outcomes are exactly those of a clean run; no process is left behind (descendants and
+anything under the sandbox's uids, counted by walking /proc); canary files in a tmp dir, the
+workspace and ~/.ssh are byte-identical; nothing new in /tmp, /var/tmp, /dev/shm; the secret
+API key appears in no result; the loopback TCP/UDP listeners received nothing; the stand-in
+server process holding the key is alive.  ``benchmarks/hostile_tally.py`` prints the counts.
+"""
+
+from __future__ import annotations
+
+import collections
+
+import pytest
+
+from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.program import ModuleContext, Program
+
+from tests.hostile.corpus import CORPUS
+from tests.hostile.harness import (
+    EXPECTED_HONEST, HONEST_ALTERNATIVES, HONEST_MODULE, INPUTS, LIMITS, ProcessWatch, run_entry, wait_no_survivors,
+)
+
+REQUIRED = {"files", "secrets", "network", "processes", "resources", "signals", "crash", "flood", "poison", "time",
+            "objects", "finalizers"}
+
+
+def test_corpus_covers_the_issue():
+    assert len(CORPUS) >= 30
+    assert {h.category for h in CORPUS} == REQUIRED
+    sides = collections.Counter(h.side for h in CORPUS)
+    assert sides["alternative"] >= 20 and sides["user"] >= 8
+    for h in CORPUS:
+        assert "def f(x)" in h.source and h.side in ("alternative", "user") and h.expect in ("raise", "any")
+
+
+def test_clean_run_is_the_baseline(mode, machine):
+    """The honest programs alone give what the hostile runs are compared with."""
+    module = ModuleContext(source=HONEST_MODULE, filename=str(machine.ws / "mod.py"), module_name="mod", sys_path=(str(machine.ws),))
+    programs = [Program("f")] + [Program("f", s) for s in HONEST_ALTERNATIVES]
+    with ProcessWatch() as watch:
+        report = Executor(limits=LIMITS, sandbox=mode).run(module, programs, INPUTS)
+    assert report.sandbox == mode and report.module_error is None
+    assert report.outcomes == [EXPECTED_HONEST] * 4
+    assert len(watch.seen) >= 2  # the watch does see the worker processes
+    assert wait_no_survivors(watch, ignore=(machine.server.pid,)) == []
+    assert machine.violations() == []
+
+
+@pytest.mark.parametrize("entry", CORPUS, ids=[h.name for h in CORPUS])
+def test_hostile_entry_is_contained(mode, machine, entry):
+    result = run_entry(entry, mode, machine)
+    assert result.violations == [], f"{entry.name} ({entry.category}, {entry.side}) escaped in {mode}: {result.violations}"
+    if entry.expect == "raise":
+        assert all(o.kind == "raise" for o in result.hostile)
+
