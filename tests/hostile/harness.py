@@ -27,6 +27,7 @@ from pathlib import Path
 from coherence.engine.errors import ConfigurationError
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.zygotes import POOL
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical
 
@@ -148,10 +149,13 @@ class ProcessWatch:
 
 
 def wait_no_survivors(watch: ProcessWatch, timeout: float = 3.0, ignore: tuple[int, ...] = ()) -> list[int]:
-    """Survivors after a short grace (killed processes take a moment to disappear)."""
+    """Survivors after a short grace (killed processes take a moment to disappear).  The warm
+    workers idling in the executor's pool are not survivors of a run (``POOL.pids()`` lists only
+    the workers themselves: anything a job left below them still counts)."""
     deadline = time.monotonic() + timeout
     while True:
-        left = [pid for pid in watch.survivors() if pid not in ignore]
+        pool = POOL.pids()
+        left = [pid for pid in watch.survivors() if pid not in ignore and pid not in pool]
         if not left or time.monotonic() > deadline:
             return left
         time.sleep(0.05)

@@ -18,6 +18,7 @@ import pytest
 
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ModuleContext, Program
+from coherence.engine.execution.zygotes import POOL
 
 from tests.hostile.corpus import CORPUS
 from tests.hostile.harness import (
@@ -57,3 +58,21 @@ def test_hostile_entry_is_contained(mode, machine, entry):
     if entry.expect == "raise":
         assert all(o.kind == "raise" for o in result.hostile)
 
+
+
+def test_warm_workers_reused_after_attacks_stay_clean(mode, machine):
+    """A warm worker that ran a hostile job and went back to the pool runs the next job exactly
+    like a fresh one, and closing the pool leaves nothing behind."""
+    module = ModuleContext(source=HONEST_MODULE, filename=str(machine.ws / "mod.py"), module_name="mod", sys_path=(str(machine.ws),))
+    honest = [Program("f")] + [Program("f", s) for s in HONEST_ALTERNATIVES]
+    nasty = [h for h in CORPUS if h.name in ("poison_builtins", "fork_bomb", "ctypes_kill_everything", "daemon_thread", "del_and_atexit", "forge_results")] or CORPUS[:4]
+    with ProcessWatch() as watch:
+        for entry in nasty:
+            Executor(limits=LIMITS, sandbox=mode).run(module, honest + [Program("f", entry.source)], INPUTS)
+            report = Executor(limits=LIMITS, sandbox=mode).run(module, honest, INPUTS)
+            assert report.outcomes == [EXPECTED_HONEST] * 4, entry.name
+        assert wait_no_survivors(watch, ignore=(machine.server.pid,)) == []
+        POOL.close_all()
+        assert wait_no_survivors(watch, ignore=(machine.server.pid,)) == []
+        assert POOL.idle_count() == 0
+    assert machine.violations() == []

@@ -61,6 +61,7 @@ class WarmWorker:
     def close(self) -> None:
         """Stop it for good: EOF first (it exits by itself), then the whole process group."""
         self.retired = True
+        tree = _tree(self.proc.pid)
         try:
             self.proc.stdin.close()
         except (OSError, ValueError):
@@ -68,14 +69,25 @@ class WarmWorker:
         try:
             self.proc.wait(timeout=0.2)
         except subprocess.TimeoutExpired:
+            pass
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        # bubblewrap's inner processes live in a pid namespace of their own and may outlast
+        # the outer one for a moment
+        for pid in tree:
             try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
-            try:
-                self.proc.wait(timeout=2.0)
-            except subprocess.TimeoutExpired:
-                pass
+        try:
+            self.proc.wait(timeout=2.0)
+        except subprocess.TimeoutExpired:
+            pass
+        deadline = time.monotonic() + 2.0
+        while time.monotonic() < deadline and any(_running(pid) for pid in tree):
+            time.sleep(0.01)
         if self.fd >= 0:
             try:
                 os.close(self.fd)
@@ -84,6 +96,46 @@ class WarmWorker:
             self.fd = -1
         if self.home:
             shutil.rmtree(self.home, ignore_errors=True)
+
+
+def _children_map() -> dict[int, list[int]]:
+    children: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return children
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    return children
+
+
+def _tree(root: int) -> list[int]:
+    """``root``'s descendants (not root itself: its Popen reaps it)."""
+    children = _children_map()
+    out, todo = [], [root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie (a zombie reparented to an init that never reaps is gone enough)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2:].split()[0] != b"Z"
 
 
 class _Spawner:
