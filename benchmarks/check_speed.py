@@ -2,13 +2,14 @@
 
 Not a test: it prints figures.  Needs ../shared/corpus.
 
-    python benchmarks/check_speed.py [--tasks 20] [--samples 10] [--inputs 1000] [--sandbox auto]
+    python benchmarks/check_speed.py [--tasks 20] [--samples 10] [--inputs 1000] [--sandbox auto] [--cold]
 
 For each of the first --tasks HumanEval tasks of one model's recorded samples, candidate 0 plays
 the user's function and candidates 1..m-1 the alternatives (the replay provider).  "check" is the
 wall time of ``Checker.check`` (input generation, sandboxed execution, metrics, counterexample);
 "bare" is the wall time of calling the same m programs on the same inputs in this process with no
-isolation at all.  The ratio check/bare is the sandbox's price.
+isolation at all.  The ratio check/bare is the sandbox's price.  With --cold, each task is also
+checked with one-shot workers (no warm pool), right after the warm check, so both see the same load.
 """
 
 from __future__ import annotations
@@ -81,11 +82,15 @@ def _bare(name: str, programs: list[str], inputs: list[str], call_timeout: float
     start = time.perf_counter()
     for source in programs:
         ns: dict = {"__name__": "bare"}
+        old = sys.stdout
+        sys.stdout = devnull
         try:
             exec(compile(source, "<program>", "exec"), ns)
             fn = ns[name]
         except BaseException:  # noqa: BLE001
             continue
+        finally:
+            sys.stdout = old
         for code in compiled:
             try:
                 args, kwargs = eval(code, ns)
@@ -111,6 +116,7 @@ async def main() -> int:
     ap.add_argument("--samples", type=int, default=10)
     ap.add_argument("--inputs", type=int, default=1000)
     ap.add_argument("--sandbox", default="auto")
+    ap.add_argument("--cold", action="store_true", help="also time one-shot workers (no warm pool)")
     args = ap.parse_args()
     corpus = CORPUS / f"humaneval-{args.model}.jsonl.gz"
     if not corpus.is_file():
@@ -120,8 +126,13 @@ async def main() -> int:
     config = CheckConfig(samples=args.samples, inputs=args.inputs, sandbox=args.sandbox)
     provider = ReplayProvider(corpus, skip=1)
     checker = Checker(config, provider=provider)
-    checks, bares, ratios = [], [], []
-    print(f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'bare s':>8} {'ratio':>6}")
+    cold_checker = None
+    if args.cold:
+        from coherence.engine.execution.executor import Executor
+
+        cold_checker = Checker(config, provider=provider, executor=Executor(sandbox=args.sandbox, limits=checker.executor.limits, warm=False))
+    checks, bares, ratios, colds = [], [], [], []
+    print(f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'bare s':>8} {'ratio':>6}" + (f" {'cold s':>8}" if args.cold else ""))
     for row in rows:
         name = row["entry_point"]
         try:
@@ -132,22 +143,29 @@ async def main() -> int:
         t0 = time.perf_counter()
         result = await checker.check(target)
         check_s = time.perf_counter() - t0
+        cold = ""
+        if cold_checker is not None:
+            t1 = time.perf_counter()
+            await cold_checker.check(target)
+            colds.append(time.perf_counter() - t1)
+            cold = f" {colds[-1]:>8.3f}"
         inputs = generate_inputs(target.spec, args.inputs, module_source=target.module_source, seed=config.seed, time_budget=config.input_budget)
         programs = [row["candidates"][0]] + [s for s in row["candidates"][1 : args.samples]]
         bare_s = bare_seconds(name, programs, [i.source() for i in inputs], config.call_timeout)
         checks.append(check_s)
         if bare_s is None:
-            print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {'hung':>8} {'-':>6}")
+            print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {'hung':>8} {'-':>6}{cold}")
             continue
         bares.append(bare_s)
         ratios.append(check_s / max(bare_s, 1e-9))
-        print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}")
+        print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}")
     if not checks:
         return 1
     med_c = statistics.median(checks)
     print()
     print(f"tasks {len(checks)} · m={args.samples} · n={args.inputs} · sandbox {result.sandbox} · bare hung on {len(checks) - len(bares)}")
-    print(f"median seconds per function: check {med_c:.3f}")
+    print(f"median seconds per function: check {med_c:.3f}" + (f" · one-shot workers {statistics.median(colds):.3f}" if colds else ""))
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if bares:
         med_b = statistics.median(bares)
         print(f"bare in-process (tasks where it finished): median {med_b:.3f} · median ratio check/bare {statistics.median(ratios):.1f}x")

@@ -158,6 +158,8 @@ class Checker:
             return result
         _raise_if_cancelled(cancel)
 
+        stage = time.monotonic()
+        timings = result.extra["timings"] = {"sampling": round(stage - started, 4)}
         report_progress(f"{target.name}: generating inputs", 0.2)
         inputs = await asyncio.to_thread(self._inputs_for, target)
         if not inputs:
@@ -170,12 +172,16 @@ class Checker:
         programs = [Program(target.name, None, "yours")] + [
             Program(target.name, s.code, f"alternative {i}") for i, s in enumerate(valid, start=1)
         ]
+        timings["inputs"] = round(time.monotonic() - stage, 4)
+        stage = time.monotonic()
         report_progress(f"{target.name}: running {len(programs)} programs × {len(inputs)} inputs", 0.3)
         rerun = list(range(min(len(inputs), cfg.rerun_inputs)))
         report = await asyncio.to_thread(
             self.executor.run, module, programs, [i.source() for i in inputs], rerun=rerun, seed=cfg.seed, cancel=cancel
         )
         result.sandbox = report.sandbox
+        timings["execution"] = round(time.monotonic() - stage, 4)
+        stage = time.monotonic()
         if report.module_error:
             result.status = "error"
             result.reason = f"your module failed to load in the sandbox: {report.module_error}"
@@ -248,11 +254,14 @@ class Checker:
             if members[0] is not members[metrics.user_cluster] and len(members[0]) > len(members[metrics.user_cluster]):
                 result.majority_code = programs[members[0][0]].source
 
+        timings["metrics"] = round(time.monotonic() - stage, 4)
         if result.status == "incoherent":
+            stage = time.monotonic()
             report_progress(f"{target.name}: shrinking a counterexample", 0.85)
             result.counterexample = await asyncio.to_thread(
                 self._counterexample, target, module, programs, inputs, report, labels, raised, metrics, cancel
             )
+            timings["counterexample"] = round(time.monotonic() - stage, 4)
         result.seconds = time.monotonic() - started
         report_progress(f"{target.name}: done", 1.0)
         return result
