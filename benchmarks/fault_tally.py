@@ -38,7 +38,6 @@ from coherence.engine.sampling import (  # noqa: E402
     RetryPolicy,
     Sample,
     SampleCache,
-    cache_key,
     sample_alternatives,
 )
 from tests.support.openai_loopback import (  # noqa: E402

@@ -282,7 +282,6 @@ SHARER = textwrap.dedent(
             got = await sample_alternatives(spec("shared"), 3 * (r + 1), provider("shared", me), cache)
             out["shared_asked"] += len(got.samples) - got.from_cache
             out["wrong"] += [s.code for s in got.valid if "def shared(" not in s.code]
-        out["failures"] = []
         print(json.dumps(out))
 
     def _key(name):
@@ -311,7 +310,6 @@ def test_two_processes_share_one_cache(tmp_path):
     assert all(o["wrong"] == [] for o in outs)
 
     cache = SampleCache(path)
-    import asyncio
 
     def count(name: str) -> int:
         src = f'# coherence\ndef {name}(x: int) -> int:\n    """Twice x."""\n    return 2 * x\n'
@@ -329,4 +327,3 @@ def test_two_processes_share_one_cache(tmp_path):
     assert count("shared") == sum(o["shared_asked"] for o in outs) >= 3 * rounds
     assert integrity_ok(path) and not list(path.parent.glob("*.corrupt-*"))
     cache.close()
-    del asyncio
