@@ -2,7 +2,7 @@
 ``--compare``; prints the wall time of each step and of the whole.  Resumable (re-run to continue).
 
     python benchmarks/eval_corpus.py --out /tmp/coherence-eval [--models gpt_4o ministral_8b]
-           [--seeds signature tests] [--samples 10] [--inputs 1000] [--jobs 2]
+           [--seeds signature tests] [--benchmarks humaneval mbpp] [--samples 10] [--inputs 1000] [--jobs 2]
 
 Output: OUT/<seeds>/<Benchmark>-<model>-<seeds>/ per run, OUT/<seeds>/table.md, OUT/compare.*.
 Keep OUT outside the repository: nothing from the corpus is committed.
@@ -36,6 +36,7 @@ def main() -> int:
     ap.add_argument("--jobs", default="2")
     ap.add_argument("--program-budget", default="20")
     ap.add_argument("--keep-matrices", action="store_true")
+    ap.add_argument("--benchmarks", nargs="+", default=["humaneval", "mbpp"], choices=["humaneval", "mbpp"])
     ap.add_argument("--corpus", default=str(CORPUS))
     args = ap.parse_args()
     corpus = Path(args.corpus)
@@ -43,7 +44,7 @@ def main() -> int:
     t_all = time.monotonic()
     for seeds in args.seeds:
         for model in args.models:
-            files = [corpus / f"humaneval-{model}.jsonl.gz", corpus / f"mbpp-{model}.jsonl.gz"]
+            files = [corpus / f"{bench}-{model}.jsonl.gz" for bench in args.benchmarks]
             files = [str(f) for f in files if f.is_file()]
             if not files:
                 print(f"no corpus files for {model}", file=sys.stderr)
@@ -54,7 +55,8 @@ def main() -> int:
                 "--tasks", str(corpus / "humaneval-tasks.jsonl.gz"), str(corpus / "mbpp-sanitized-tasks.jsonl.gz"),
                 "--samples", args.samples, "--inputs", args.inputs, "--seeds", seeds, "--jobs", args.jobs,
                 "--program-budget", args.program_budget,
-                "--out", str(out / seeds),
+                # one directory per run, whatever the number of files (resume matches on it)
+                "--out", str(out / seeds / f"{'-'.join(args.benchmarks)}-{model}"),
                 *(["--keep-matrices"] if args.keep_matrices else []),
             ])
             print(f"WALL {model} {seeds}: {time.monotonic() - t0:.0f} s (exit {rc})", flush=True)

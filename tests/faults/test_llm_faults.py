@@ -270,13 +270,36 @@ async def test_reply_without_code_block_is_reported_and_not_cached(cache_dir):
         result = await sample(server.url, cache_dir)
         assert server.request_count == 1
         assert result.report() == "1 of 10 samples; 9 without code"
-        assert_cache_clean(cache_dir, 0)
-        # Not cached, so the next check asks again (the reply did not poison the cache).
+        assert_cache_clean(cache_dir, 0)  # the replies are not in the file...
+        with closing(sqlite3.connect(cache_dir / "samples.sqlite3")) as conn:  # ...only a count
+            assert list(conn.execute("SELECT count FROM misses")) == [(9,)]
+        # A whole batch without code: the next check does not pay for the same again.
         server.set_replies([GOOD])
         again = await sample(server.url, cache_dir)
+        assert server.request_count == 1
+        assert again.report() == (
+            "1 of 10 samples; 9 failed: no usable code in earlier replies (not asked again)"
+        )
+        assert "clear the sample cache" in again.problem("clamp")
+        # Clearing the cache asks again, and the good replies are kept.
+        SampleCache(cache_dir).clear()
+        fresh = await sample(server.url, cache_dir)
         assert server.request_count == 2
-    assert len(again.valid) == ALTERNATIVES
+    assert len(fresh.valid) == ALTERNATIVES
     assert_cache_clean(cache_dir, ALTERNATIVES)
+
+
+async def test_a_few_bad_replies_are_asked_for_again_a_bounded_number_of_times(cache_dir):
+    prose = "Sorry, I can only describe it."
+    with LoopbackServer([prose, prose, prose, GOOD, GOOD, GOOD, GOOD, GOOD, GOOD]) as server:
+        first = await sample(server.url, cache_dir)
+        assert first.report() == "7 of 10 samples; 3 without code"
+        server.set_replies([prose])  # the model keeps failing on the rest
+        for _ in range(5):
+            await sample(server.url, cache_dir)
+        # 3 + 3 + 3 unusable replies make a batch: asked twice more, then no more
+        assert [r.n for r in server.chat_requests] == [9, 3, 3]
+    assert_cache_clean(cache_dir, 6)
 
 
 async def test_reply_defining_the_wrong_function(cache_dir):

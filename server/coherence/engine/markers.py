@@ -72,6 +72,10 @@ def _find_targets(source: str, path: str, mode: str) -> list[Target]:
                     found.append((item, f"{node.name}.{item.name}", "methods are not checked yet: move the logic into a module-level function"))
     for node, qual in _nested_functions(tree):
         found.append((node, qual, "nested functions are not checked: only module-level functions are"))
+    for node in tree.body:
+        lam = _lambda_function(node)
+        if lam is not None:
+            found.append((lam, lam.name, "lambdas are not checked: write it as a def"))
 
     targets = []
     context = _ModuleContext(tree, lines)
@@ -80,6 +84,24 @@ def _find_targets(source: str, path: str, mode: str) -> list[Target]:
             continue
         targets.append(_make_target(node, qualname, reason, tree, source, lines, path, classes, context))
     return targets
+
+
+def _lambda_function(node: ast.stmt) -> ast.FunctionDef | None:
+    """``name = lambda ...`` as the equivalent def, so a marked lambda is reported (as skipped)
+    instead of being silently ignored."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        target = node.targets[0]
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        target = node.target
+    else:
+        return None
+    if not isinstance(target, ast.Name) or not isinstance(node.value, ast.Lambda):
+        return None
+    lam = node.value
+    fn = ast.FunctionDef(name=target.id, args=lam.args, body=[ast.Return(value=lam.body)], decorator_list=[], returns=None, type_params=[])
+    ast.copy_location(fn, node)
+    fn.col_offset = target.col_offset
+    return fn
 
 
 def _is_marked(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], mode: str) -> bool:
@@ -214,7 +236,8 @@ def _make_target(node, qualname, reason, tree, source, lines, path, classes, con
     if reason is None and any(p.kind == "var_keyword" for p in spec.params) and not any(
         p.kind in ("positional_only", "positional_or_keyword", "keyword_only") for p in spec.params
     ):
-        reason = "functions that take only **kwargs have no signature to build inputs from"
+        star = "*args and **kwargs" if any(p.kind == "var_positional" for p in spec.params) else "**kwargs"
+        reason = f"functions that take only {star} have no signature to build inputs from"
     # Column of the name: "def name" / "async def name" on the def line.
     def_line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
     m = re.search(r"\bdef\s+(" + re.escape(node.name) + r")\b", def_line)
@@ -256,17 +279,25 @@ class _ModuleContext:
     once (a module of k functions used to render all of them k times)."""
 
     def __init__(self, tree: ast.Module, lines: list[str] | None = None):
-        self.parts: list[tuple[ast.AST, str | None]] = [(node, _cached_part(node, lines)) for node in tree.body]
+        self.nodes = tree.body
+        self.lines = lines
 
     def without(self, exclude: ast.AST | None) -> str:
+        # Rendered lazily: past the limit the rest would be cut off anyway (a big module).
         parts: list[str] = []
-        for node, text in self.parts:
+        size = -1
+        for node in self.nodes:
             if node is exclude:
                 continue
             if exclude is not None and isinstance(node, ast.ClassDef) and any(item is exclude for item in node.body):
                 text = _context_part(node, exclude)
+            else:
+                text = _cached_part(node, self.lines)
             if text is not None:
                 parts.append(text)
+                size += len(text) + 1
+                if size > _CONTEXT_LIMIT:
+                    break
         text = "\n".join(parts)
         if len(text) > _CONTEXT_LIMIT:
             text = text[:_CONTEXT_LIMIT] + "\n# ... (module context truncated)"

@@ -153,8 +153,13 @@ def cache_key(spec: Spec, provider: Provider) -> CacheKey:
     return CacheKey(spec.spec_hash, provider.model, float(provider.temperature), PROMPT_VERSION)
 
 
+UNUSABLE_BEFORE = "no usable code in earlier replies (not asked again)"
+
+
 def _kind_of(failures: list[str]) -> str:
     top = Counter(failures).most_common(1)[0][0] if failures else ""
+    if top == UNUSABLE_BEFORE:
+        return "unusable"
     if top.startswith("rate limited"):
         return "rate_limit"
     if top.startswith("timeout"):
@@ -174,6 +179,8 @@ _KIND_ADVICE = {
     "timeout": "The provider did not answer in time; raise the timeout or check the server.",
     "connection": "Could not connect; check the api_base and that the server is running.",
     "auth": "Check the API key.",
+    "unusable": "The model's earlier replies for this function had no usable code; clear the "
+    "sample cache to ask again.",
     "invalid": "The provider sent replies that could not be read (cut short or not JSON); "
     "check the api_base and the server.",
     "provider": "The provider reported errors; check that it is up and the model name is right.",
@@ -203,6 +210,13 @@ async def sample_alternatives(
         result.samples.extend(usable)
         result.from_cache = len(usable)
     need = count - len(result.samples)
+    if need > 0 and use_cache:
+        assert cache is not None and key is not None
+        if await asyncio.to_thread(cache.misses, key) >= count:
+            # This model already gave a whole batch of replies without usable code for this
+            # spec: do not pay for the same again on every check (nothing is asked forever).
+            result.failures.extend([UNUSABLE_BEFORE] * need)
+            need = 0
     try:
         if need > 0:
             try:
@@ -222,11 +236,14 @@ async def sample_alternatives(
             if use_cache and good:
                 assert cache is not None and key is not None
                 await asyncio.to_thread(cache.put, key, good)
+            if use_cache and len(good) < len(reply.samples):
+                assert cache is not None and key is not None
+                await asyncio.to_thread(cache.add_misses, key, len(reply.samples) - len(good))
     finally:
         take = getattr(cache, "take_notices", None) if use_cache else None
         if take is not None:
             result.notices.extend(take())
-    if not result.samples and result.failures:
+    if not result.samples and result.failures and set(result.failures) != {UNUSABLE_BEFORE}:
         kind = _kind_of(result.failures)
         reasons = ", ".join(f"{k}× {r}" for r, k in Counter(result.failures).most_common())
         raise SamplingError(

@@ -5,6 +5,8 @@ Samples are stored under ``(spec_hash, model, temperature, prompt_version)`` wit
 call.  Only usable samples (``status == "ok"`` with code) are stored and served: a reply without
 code, in another language or defining the wrong function, and every transport failure, is never
 cached, so it cannot stand in for a good sample on later checks (the next check asks again).
+Only how many such replies a key got is counted (``misses``): once a model has given a whole
+batch of unusable replies for a spec it is not asked again for it until the cache is cleared.
 
 The cache is safe to share between threads (one connection per process, guarded by a lock) and
 between processes (WAL journal, busy timeout, appends in ``BEGIN IMMEDIATE`` transactions).  Only
@@ -49,6 +51,14 @@ CREATE TABLE IF NOT EXISTS samples (
     PRIMARY KEY (spec_hash, model, temperature, prompt_version, idx)
 );
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS misses (
+    spec_hash      TEXT    NOT NULL,
+    model          TEXT    NOT NULL,
+    temperature    TEXT    NOT NULL,
+    prompt_version TEXT    NOT NULL,
+    count          INTEGER NOT NULL,
+    PRIMARY KEY (spec_hash, model, temperature, prompt_version)
+);
 """
 
 
@@ -150,8 +160,10 @@ class SampleCache:
 
     def _notice_rebuilt(self, err: BaseException, aside: Path | None) -> None:
         kept = f" (the damaged file is kept as {aside})" if aside else ""
+        why = " ".join(str(err).split())  # quick_check reports span lines
+        why = why if len(why) <= 160 else why[:159] + "…"
         self._notice(
-            f"The sample cache {self.path} was damaged ({err}); rebuilding it empty{kept}. "
+            f"The sample cache {self.path} was damaged ({why}); rebuilding it empty{kept}. "
             "Samples will be asked for again."
         )
 
@@ -359,6 +371,33 @@ class SampleCache:
 
         return self._run(q, 0)
 
+    def add_misses(self, key: CacheKey, n: int) -> None:
+        """Count ``n`` more replies without usable code for ``key`` (the replies themselves are
+        not kept): it bounds how often a model that cannot write a function is asked again."""
+        if n <= 0:
+            return
+
+        def q(conn: sqlite3.Connection) -> None:
+            conn.execute(
+                "INSERT INTO misses(spec_hash, model, temperature, prompt_version, count) "
+                "VALUES (?,?,?,?,?) ON CONFLICT(spec_hash, model, temperature, prompt_version) "
+                "DO UPDATE SET count = count + excluded.count",
+                (*key.params(), int(n)),
+            )
+
+        self._run(q, None)
+
+    def misses(self, key: CacheKey) -> int:
+        def q(conn: sqlite3.Connection) -> int:
+            row = conn.execute(
+                "SELECT count FROM misses WHERE spec_hash=? AND model=? AND temperature=? "
+                "AND prompt_version=?",
+                key.params(),
+            ).fetchone()
+            return int(row[0]) if row else 0
+
+        return self._run(q, 0)
+
     def count(self, key: CacheKey) -> int:
         def q(conn: sqlite3.Connection) -> int:
             row = conn.execute(
@@ -374,14 +413,15 @@ class SampleCache:
         """Forget everything (or only ``key``'s samples)."""
 
         def q(conn: sqlite3.Connection) -> None:
-            if key is None:
-                conn.execute("DELETE FROM samples")
-            else:
-                conn.execute(
-                    "DELETE FROM samples WHERE spec_hash=? AND model=? AND temperature=? "
-                    "AND prompt_version=?",
-                    key.params(),
-                )
+            for table in ("samples", "misses"):
+                if key is None:
+                    conn.execute(f"DELETE FROM {table}")
+                else:
+                    conn.execute(
+                        f"DELETE FROM {table} WHERE spec_hash=? AND model=? AND temperature=? "
+                        "AND prompt_version=?",
+                        key.params(),
+                    )
 
         self._run(q, None)
 
