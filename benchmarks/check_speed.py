@@ -131,7 +131,7 @@ async def main() -> int:
         from coherence.engine.execution.executor import Executor
 
         cold_checker = Checker(config, provider=provider, executor=Executor(sandbox=args.sandbox, limits=checker.executor.limits, warm=False))
-    checks, bares, ratios, colds = [], [], [], []
+    checks, bares, ratios, colds, exec_ratios = [], [], [], [], []
     print(f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'bare s':>8} {'ratio':>6}" + (f" {'cold s':>8}" if args.cold else ""))
     for row in rows:
         name = row["entry_point"]
@@ -158,6 +158,9 @@ async def main() -> int:
             continue
         bares.append(bare_s)
         ratios.append(check_s / max(bare_s, 1e-9))
+        execution = result.extra.get("timings", {}).get("execution")
+        if execution is not None:
+            exec_ratios.append(execution / max(bare_s, 1e-9))
         print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}")
     if not checks:
         return 1
@@ -169,6 +172,8 @@ async def main() -> int:
     if bares:
         med_b = statistics.median(bares)
         print(f"bare in-process (tasks where it finished): median {med_b:.3f} · median ratio check/bare {statistics.median(ratios):.1f}x")
+        if exec_ratios:
+            print(f"sandboxed execution alone (the same m x n calls, plus the nondeterminism re-run) / bare: median {statistics.median(exec_ratios):.1f}x")
     return 0
 
 
