@@ -528,6 +528,10 @@ def create_server() -> CoherenceLanguageServer:
         if params.text_document.uri not in ls.scheduler.docs:
             return
         ls.last_uri = params.text_document.uri
+        # a save says the text is settled: checks it triggers need not wait for typing to stop
+        state = ls.scheduler.docs.get(params.text_document.uri)
+        if state is not None:
+            state.changed_at = float("-inf")
         ls.fan_out("document_save", params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
