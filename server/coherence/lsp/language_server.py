@@ -528,10 +528,10 @@ def create_server() -> CoherenceLanguageServer:
         if params.text_document.uri not in ls.scheduler.docs:
             return
         ls.last_uri = params.text_document.uri
-        # a save says the text is settled: checks it triggers need not wait for typing to stop
+        # a save says the text is probably settled: its checks wait only SAVE_SETTLE_SECONDS
         state = ls.scheduler.docs.get(params.text_document.uri)
         if state is not None:
-            state.changed_at = float("-inf")
+            state.saved_at = asyncio.get_running_loop().time()
         ls.fan_out("document_save", params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)

@@ -41,6 +41,9 @@ _CACHEABLE = ("coherent", "incoherent", "nondeterministic", "skipped")
 # typing, an edit storm) the next change would supersede it anyway, and a check that has started
 # competes with the event loop (hover) for the CPU and the GIL.
 SETTLE_SECONDS = 0.25
+# After a save with no edit since, a shorter wait: long enough that an edit arriving right
+# behind the save (format on save, an edit storm) still cancels the check before it starts.
+SAVE_SETTLE_SECONDS = 0.05
 
 
 class FileProblem(Exception):
@@ -401,11 +404,17 @@ class Scheduler:
             self.ls.refresh(job.uri)
 
     async def _settle(self, job: Job) -> None:
-        """Wait until the document has not changed for SETTLE_SECONDS (a change cancels the job)."""
+        """Wait until the document has not changed for SETTLE_SECONDS, or SAVE_SETTLE_SECONDS
+        after a save that no edit followed (a change cancels the job)."""
         loop = asyncio.get_running_loop()
         while not job.cancel.is_set():
             state = self.docs.get(job.uri)
-            wait = SETTLE_SECONDS - (loop.time() - state.changed_at) if state is not None else 0.0
+            if state is None:
+                return
+            now = loop.time()
+            wait = SETTLE_SECONDS - (now - state.changed_at)
+            if state.saved_at >= state.changed_at:
+                wait = min(wait, SAVE_SETTLE_SECONDS - (now - state.saved_at))
             if wait <= 0:
                 return
             await asyncio.sleep(wait)

@@ -46,6 +46,9 @@ def serve() -> int:
 
     from coherence.lsp.language_server import create_server
 
+    # Checks run Python in threads (input generation, reading the workers' results); with the
+    # default 5 ms switch interval every GIL hand-back to the event loop can cost a hover 5 ms.
+    sys.setswitchinterval(0.0005)
     server = create_server()
     server.start_io(stdin, stdout)
     return server.exit_code

@@ -59,6 +59,7 @@ class DocumentState:
     config_error: str | None = None
     last_published: list | None = None
     changed_at: float = 0.0  # loop time of the last didChange
+    saved_at: float = float("-inf")  # loop time of the last didSave
 
     def target_at_line(self, line0: int, *, body: bool = False) -> Target | None:
         """The function whose def (decorators to the name line; with ``body`` the whole
