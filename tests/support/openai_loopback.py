@@ -462,7 +462,10 @@ def corpus_responder(path: str | Path, *, skip: int = 0) -> Responder:
 
     def respond(req: RecordedRequest) -> list[str] | Fault:
         text = req.text
-        for e in entries:
+        # The prompt names its function ("Write the function `name`"); other recorded functions
+        # may appear in it too, as module context.
+        named = [e for e in entries if f"function `{e.get('entry_point', '')}`" in text]
+        for e in named + entries:
             name = e.get("entry_point", "")
             if f"def {name}(" in text:
                 cands = list(e.get("candidates") or [])[skip:]
