@@ -73,11 +73,13 @@ async def start_slow_checks(start) -> tuple:
     await lsp.wait_for(lambda: lsp.client.statuses and lsp.client.statuses[-1]["checking"] >= 2, "checks to start")
     pid = (await lsp.command("coherence.serverStats"))["pid"]
     # Wait for the sandbox workers of the running checks to exist.
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 90  # a busy CI machine: seen once not to have them after 30 s
     while not children_of(pid) and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     workers = children_of(pid)
-    assert workers, "no worker processes under the server"
+    if not workers:
+        stats = await lsp.command("coherence.serverStats")
+        raise AssertionError(f"no worker processes under the server: {await lsp.describe()} {stats} {lsp.stderr()[-3000:]}")
     return lsp, pid, workers
 
 
