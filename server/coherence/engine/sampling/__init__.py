@@ -15,7 +15,6 @@ when nothing at all could be obtained; partial results list their failures
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import logging
 from collections import Counter
@@ -29,6 +28,7 @@ from coherence.engine.sampling.prompt import (
     SAMPLE_STATUSES,
     Sample,
     build_messages,
+    defines_function,
     extract_program,
 )
 from coherence.engine.sampling.provider import (
@@ -199,7 +199,7 @@ async def sample_alternatives(
     if use_cache:
         assert cache is not None and key is not None
         cached = await asyncio.to_thread(cache.get, key, count)
-        usable = [s for s in cached if _defines_function(s.code, spec.name)]
+        usable = [s for s in cached if defines_function(s.code, spec.name)]
         if len(usable) < len(cached):
             # Never serve another function's code: the key is the spec's hash, so this means a
             # damaged or foreign row.  Drop it and ask again.
@@ -252,26 +252,6 @@ async def sample_alternatives(
             kind=kind,
         )
     return result
-
-
-def _defines_function(code: str | None, name: str) -> bool:
-    if not code:
-        return False
-    try:
-        tree = ast.parse(code)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return False
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return True
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
-            return True
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if node.target.id == name and node.value is not None:
-                return True
-    return False
 
 
 def _failure_label(err: SamplingError) -> str:

@@ -175,6 +175,17 @@ def _parse(text: str) -> _Block:
         return _Block(cleaned, None, str(e) or type(e).__name__)
 
 
+def defines_function(code: str | None, name: str) -> bool:
+    """Whether ``code`` parses and defines ``name`` at module level (as a def or an assignment)."""
+    if not code:
+        return False
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return False
+    return _defines(tree, name)
+
+
 def _defines(tree: ast.Module, name: str) -> bool:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
