@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from coherence.engine.execution import procs
+
 MAX_IDLE_PER_KEY = 2
 MAX_IDLE = 6  # over all keys
 IDLE_SECONDS = 300.0  # an idle worker older than this is retired when the pool is next used
@@ -61,7 +63,7 @@ class WarmWorker:
     def close(self) -> None:
         """Stop it for good: EOF first (it exits by itself), then the whole process group."""
         self.retired = True
-        tree = _tree(self.proc.pid)
+        tree = procs.descendants(self.proc.pid)
         try:
             self.proc.stdin.close()
         except (OSError, ValueError):
@@ -86,7 +88,7 @@ class WarmWorker:
         except subprocess.TimeoutExpired:
             pass
         deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline and any(_running(pid) for pid in tree):
+        while time.monotonic() < deadline and any(procs.running(pid) for pid in tree):
             time.sleep(0.01)
         if self.fd >= 0:
             try:
@@ -96,46 +98,6 @@ class WarmWorker:
             self.fd = -1
         if self.home:
             shutil.rmtree(self.home, ignore_errors=True)
-
-
-def _children_map() -> dict[int, list[int]]:
-    children: dict[int, list[int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return children
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-            ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(name))
-    return children
-
-
-def _tree(root: int) -> list[int]:
-    """``root``'s descendants (not root itself: its Popen reaps it)."""
-    children = _children_map()
-    out, todo = [], [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
-def _running(pid: int) -> bool:
-    """Alive and not a zombie (a zombie reparented to an init that never reaps is gone enough)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return False
-    return stat[stat.rfind(b")") + 2:].split()[0] != b"Z"
 
 
 class _Spawner:
@@ -226,23 +188,8 @@ class WorkerPool:
         are not the pool's)."""
         with self._lock:
             roots = [w.proc.pid for v in self._idle.values() for w in v if w.proc.poll() is None]
-        children: dict[int, list[int]] = {}
-        comm: dict[int, bytes] = {}
-        try:
-            names = os.listdir("/proc")
-        except OSError:
-            names = []
-        for name in names:
-            if not name.isdigit():
-                continue
-            try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    stat = f.read()
-                ppid = int(stat[stat.rfind(b")") + 2:].split()[1])
-            except (OSError, ValueError, IndexError):
-                continue
-            children.setdefault(ppid, []).append(int(name))
-            comm[int(name)] = stat[stat.find(b"(") + 1:stat.rfind(b")")]
+        table = procs.proc_table()
+        children = procs.children_map(table)
         out: set[int] = set()
         todo = list(roots)
         while todo:
@@ -250,7 +197,7 @@ class WorkerPool:
             if pid in out:
                 continue
             out.add(pid)
-            if comm.get(pid) == b"bwrap":  # bubblewrap, or its pid namespace's init
+            if pid in table and table[pid].comm == b"bwrap":  # bubblewrap, or its pid namespace's init
                 todo.extend(children.get(pid, []))
         return out
 
