@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
+from coherence.engine.execution import procs
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.zygotes import POOL, WarmWorker
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
@@ -194,39 +195,6 @@ def _cpu_count() -> int:
         return os.cpu_count() or 1
 
 
-def _proc_table() -> dict[int, tuple[int, int]]:
-    """pid -> (ppid, session) for every process (Linux /proc; empty elsewhere)."""
-    table = {}
-    try:
-        entries = os.listdir("/proc")
-    except OSError:
-        return table
-    for name in entries:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-            fields = stat[stat.rfind(b")") + 2:].split()
-            table[int(name)] = (int(fields[1]), int(fields[3]))
-        except (OSError, ValueError, IndexError):
-            continue
-    return table
-
-
-def _descendants(root: int) -> list[int]:
-    """All processes below ``root``, parents before children."""
-    children: dict[int, list[int]] = {}
-    for pid, (ppid, _) in _proc_table().items():
-        children.setdefault(ppid, []).append(pid)
-    out, todo = [], [root]
-    while todo:
-        for child in sorted(children.get(todo.pop(0), [])):
-            out.append(child)
-            todo.append(child)
-    return out
-
-
 def _worker_pids(pids) -> list[int]:
     """Those of ``pids`` that run worker.py (in order)."""
     out = []
@@ -238,11 +206,6 @@ def _worker_pids(pids) -> list[int]:
         except OSError:
             continue
     return out
-
-
-def _session_members(sid: int) -> list[int]:
-    """Pids in session ``sid``: the guard-mode worker's forked children included."""
-    return [pid for pid, (_, session) in _proc_table().items() if session == sid]
 
 
 class Executor:
@@ -351,78 +314,74 @@ class Executor:
     def _start(self, mode, interp, extra, module, programs, inputs, seed, hashseed, label) -> _Run:
         run = _Run(label, len(programs), len(inputs))
         lim = self.limits
-        warm = None
-        if self.warm:
-            env = sb.base_env(sb.BWRAP_TMP if mode == "bwrap" else "", hashseed)
-            key = (interp.executable, interp.stamp, mode, extra, hashseed, tuple(sorted(env.items())))
-            try:
-                warm = POOL.checkout(key, sb.worker_command(mode, interp, env, extra), env, guard_home=mode != "bwrap")
-            except OSError:
-                warm = None  # the one-shot path below reports why the interpreter does not start
-        if warm is not None:
-            if mode == "bwrap":
-                tmp = f"{sb.BWRAP_TMP}/job-{next(_JOB_IDS)}"
-            else:
-                tmp = run.tmp = tempfile.mkdtemp(prefix="coherence-run-")
-            w = warm.fd_number
-        elif mode == "bwrap":
-            tmp = sb.BWRAP_TMP
-            cwd = "/"
+
+        def job_bytes(tmp: str, fd: int) -> bytes:
+            job = {
+                "fd": fd,
+                "remove_tmp": mode == "bwrap",
+                "tmp": tmp,
+                "path": list(interp.path),
+                "site_dirs": list(interp.site_dirs),
+                # reads the children may not do (the user's home), except what they need
+                "private": [os.path.expanduser("~")] if os.path.expanduser("~") not in ("", "/") else [],
+                "allow": list(interp.prefixes) + list(interp.path) + list(interp.site_dirs) + list(extra)
+                + [os.path.dirname(interp.executable), os.path.dirname(sb.WORKER)],
+                "module": {
+                    "source": module.source,
+                    "filename": module.filename,
+                    "module_name": module.module_name,
+                    "sys_path": list(extra),
+                },
+                "programs": [{"entry_point": p.entry_point, "source": p.source, "label": p.label} for p in programs],
+                "inputs": list(inputs),
+                "seed": int(seed),
+                "limits": {
+                    "call_timeout": lim.call_timeout,
+                    "program_budget": lim.program_budget,
+                    "load_timeout": lim.load_timeout,
+                    "memory_mb": lim.memory_mb,
+                    "file_size_mb": lim.file_size_mb,
+                    "max_output_kb": lim.max_output_kb,
+                    "jobs": lim.jobs,
+                },
+            }
+            return json.dumps(job).encode("utf-8")
+
+        if not (self.warm and self._start_warm(run, mode, interp, extra, hashseed, job_bytes)):
+            self._start_cold(run, mode, interp, extra, hashseed, job_bytes)
+        return run
+
+    def _start_warm(self, run: _Run, mode, interp, extra, hashseed, job_bytes) -> bool:
+        """Hand the job to a warm worker (see zygotes.py); False when none could take it."""
+        env = sb.base_env(sb.BWRAP_TMP if mode == "bwrap" else "", hashseed)
+        key = (interp.executable, interp.stamp, mode, extra, hashseed, tuple(sorted(env.items())))
+        try:
+            warm = POOL.checkout(key, sb.worker_command(mode, interp, env, extra), env, guard_home=mode != "bwrap")
+        except OSError:
+            return False  # the one-shot path reports why the interpreter does not start
+        if mode == "bwrap":
+            tmp = f"{sb.BWRAP_TMP}/job-{next(_JOB_IDS)}"
         else:
             tmp = run.tmp = tempfile.mkdtemp(prefix="coherence-run-")
-            cwd = tmp
-        if warm is None:
-            env = sb.base_env(tmp, hashseed)
-            cmd = sb.worker_command(mode, interp, env, extra)
-            r, w = os.pipe()
-        job = {
-            "fd": w,
-            "remove_tmp": mode == "bwrap",
-            "tmp": tmp,
-            "path": list(interp.path),
-            "site_dirs": list(interp.site_dirs),
-            # reads the children may not do (the user's home), except what they need
-            "private": [os.path.expanduser("~")] if os.path.expanduser("~") not in ("", "/") else [],
-            "allow": list(interp.prefixes) + list(interp.path) + list(interp.site_dirs) + list(extra)
-            + [os.path.dirname(interp.executable), os.path.dirname(sb.WORKER)],
-            "module": {
-                "source": module.source,
-                "filename": module.filename,
-                "module_name": module.module_name,
-                "sys_path": list(extra),
-            },
-            "programs": [{"entry_point": p.entry_point, "source": p.source, "label": p.label} for p in programs],
-            "inputs": list(inputs),
-            "seed": int(seed),
-            "limits": {
-                "call_timeout": lim.call_timeout,
-                "program_budget": lim.program_budget,
-                "load_timeout": lim.load_timeout,
-                "memory_mb": lim.memory_mb,
-                "file_size_mb": lim.file_size_mb,
-                "max_output_kb": lim.max_output_kb,
-                "jobs": lim.jobs,
-            },
-        }
-        data = json.dumps(job).encode("utf-8")
-        if warm is not None:
-            run.warm = warm
-            run.proc = warm.proc
-            run.fd = warm.fd
-            if warm.send(data):
-                return run
-            # it died while idle: retire it and start afresh, the one-shot way
-            POOL.retire(warm)
-            run.warm = None
-            run.proc = None
-            run.fd = -1
-            job["tmp"] = tmp = sb.BWRAP_TMP if mode == "bwrap" else tmp
-            env = sb.base_env(tmp, hashseed)
-            cmd = sb.worker_command(mode, interp, env, extra)
-            cwd = "/" if mode == "bwrap" else tmp
-            r, w = os.pipe()
-            job["fd"] = w
-            data = json.dumps(job).encode("utf-8")
+        if not warm.send(job_bytes(tmp, warm.fd_number)):
+            POOL.retire(warm)  # it died while idle
+            if run.tmp:
+                shutil.rmtree(run.tmp, ignore_errors=True)
+                run.tmp = None
+            return False
+        run.warm, run.proc, run.fd = warm, warm.proc, warm.fd
+        return True
+
+    def _start_cold(self, run: _Run, mode, interp, extra, hashseed, job_bytes) -> None:
+        """A one-shot worker for this run alone."""
+        if mode == "bwrap":
+            tmp, cwd = sb.BWRAP_TMP, "/"
+        else:
+            tmp = cwd = run.tmp = tempfile.mkdtemp(prefix="coherence-run-")
+        env = sb.base_env(tmp, hashseed)
+        cmd = sb.worker_command(mode, interp, env, extra)
+        r, w = os.pipe()
+        data = job_bytes(tmp, w)
         run.stderr = tempfile.TemporaryFile()
         try:
             run.proc = subprocess.Popen(
@@ -447,7 +406,6 @@ class Executor:
             run.proc.stdin.close()
         except OSError:
             pass  # the worker died at once; its exit status tells why
-        return run
 
     def _pump(self, runs: list[_Run], deadline: float, cancel: threading.Event | None) -> bool:
         """Read results until every worker is finished.  Returns True if the deadline hit."""
@@ -494,7 +452,7 @@ class Executor:
         if proc is None:
             return
         run.killed = True
-        tree = _descendants(proc.pid)
+        tree = procs.descendants(proc.pid)
         if proc.poll() is None:
             workers = _worker_pids([proc.pid] + tree)
             if workers:
@@ -510,7 +468,8 @@ class Executor:
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:
             pass
-        for pid in set(tree) | set(_descendants(proc.pid)) | set(_session_members(proc.pid)):
+        table = procs.proc_table()
+        for pid in set(tree) | set(procs.descendants(proc.pid, table)) | set(procs.session_members(proc.pid, table)):
             try:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
