@@ -15,6 +15,7 @@ from coherence.engine.execution.zygotes import POOL
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical, outcomes_equal
+from tests.support.processes import ProcessWatch
 
 MODES = ["guard", "bwrap"]
 
@@ -70,70 +71,6 @@ def ok(value, mutated=None) -> Outcome:
 
 def err(name: str) -> Outcome:
     return Outcome.raised(name)
-
-
-# ---------------------------------------------------------------------------------------------
-# process bookkeeping: every process started below this test process, and whether any survive
-
-
-def _stat(pid: int) -> tuple[int, int, bytes] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-    except OSError:
-        return None
-    fields = data[data.rfind(b")") + 2:].split()
-    return int(fields[1]), int(fields[19]), fields[0]  # ppid, start time, state
-
-
-def _descendants(root: int) -> dict[int, int]:
-    children: dict[int, list[int]] = {}
-    starts: dict[int, int] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            st = _stat(int(name))
-            if st is not None:
-                children.setdefault(st[0], []).append(int(name))
-                starts[int(name)] = st[1]
-    out, todo = {}, [root]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            out[child] = starts[child]
-            todo.append(child)
-    return out
-
-
-class ProcessWatch:
-    """Records every descendant of this process while a run is going on."""
-
-    def __init__(self):
-        self.seen: dict[int, int] = {}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def _loop(self):
-        while not self._stop.is_set():
-            self.seen.update(_descendants(os.getpid()))
-            time.sleep(0.01)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-
-    def survivors(self) -> list[int]:
-        """Processes from the run that still exist.  Zombies are not counted: with a pid
-        namespace, bubblewrap's namespace init is reparented to pid 1 when it exits, and some
-        container inits (this one: a firecracker agent) never reap; a normal init does."""
-        alive = []
-        for pid, start in self.seen.items():
-            st = _stat(pid)
-            if st is not None and st[1] == start and st[2] != b"Z":
-                alive.append(pid)
-        return alive
 
 
 # ---------------------------------------------------------------------------------------------

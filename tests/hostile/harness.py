@@ -19,7 +19,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,6 +29,7 @@ from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.zygotes import POOL
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical
+from tests.support.processes import ProcessWatch
 
 from tests.hostile.corpus import Hostile, render
 
@@ -65,87 +65,6 @@ def bwrap_ok() -> bool:
 
 def modes() -> list[str]:
     return ["guard"] + (["bwrap"] if bwrap_ok() else [])
-
-
-# ---------------------------------------------------------------------------------------------
-# processes: every descendant of this process seen during a run, and the sandbox's uids
-
-
-def _stat(pid: int) -> tuple[int, int, bytes, int] | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            data = f.read()
-        uid = os.stat(f"/proc/{pid}").st_uid
-    except OSError:
-        return None
-    fields = data[data.rfind(b")") + 2:].split()
-    return int(fields[1]), int(fields[19]), fields[0], uid  # ppid, start time, state, uid
-
-
-def _table() -> dict[int, tuple[int, int, bytes, int]]:
-    out = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            st = _stat(int(name))
-            if st is not None:
-                out[int(name)] = st
-    return out
-
-
-class ProcessWatch:
-    """Records every descendant of this process (and its uid) while a run is going on; then
-    ``survivors`` lists those still alive plus any live process running under one of the uids
-    the sandbox's children used (a double fork that reparented itself away from us still has
-    its uid).  Zombies are not counted: with a pid namespace, bubblewrap's namespace init is
-    reparented to pid 1 when it exits and this VM's init never reaps it (a normal init does).
-    Adapted from tests/engine/test_execution.py."""
-
-    def __init__(self):
-        self.seen: dict[int, int] = {}
-        self.uids: set[int] = set()
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, daemon=True)
-
-    def _scan(self):
-        table = _table()
-        children: dict[int, list[int]] = {}
-        for pid, st in table.items():
-            children.setdefault(st[0], []).append(pid)
-        todo = [os.getpid()]
-        while todo:
-            for child in children.get(todo.pop(), []):
-                st = table[child]
-                self.seen[child] = st[1]
-                if st[3] != os.getuid():
-                    self.uids.add(st[3])
-                todo.append(child)
-
-    def _loop(self):
-        while not self._stop.is_set():
-            self._scan()
-            time.sleep(0.01)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self._scan()
-
-    def survivors(self) -> list[int]:
-        table = _table()
-        alive = set()
-        for pid, start in self.seen.items():
-            st = table.get(pid)
-            if st is not None and st[1] == start and st[2] != b"Z":
-                alive.add(pid)
-        sandbox_uids = self.uids - {0, os.getuid()}
-        for pid, st in table.items():
-            if st[3] in sandbox_uids and st[2] != b"Z":
-                alive.add(pid)
-        return sorted(alive)
 
 
 def wait_no_survivors(watch: ProcessWatch, timeout: float = 3.0, ignore: tuple[int, ...] = ()) -> list[int]:
