@@ -32,7 +32,6 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "server")]
 
 from coherence.engine.errors import SamplingError  # noqa: E402
-from coherence.engine.markers import find_targets  # noqa: E402
 from coherence.engine.sampling import (  # noqa: E402
     LiteLLMProvider,
     RetryPolicy,
@@ -40,6 +39,7 @@ from coherence.engine.sampling import (  # noqa: E402
     SampleCache,
     sample_alternatives,
 )
+from tests.faults.subject import GOOD, SPEC  # noqa: E402
 from tests.support.openai_loopback import (  # noqa: E402
     Fault,
     LoopbackServer,
@@ -50,12 +50,6 @@ from tests.support.openai_loopback import (  # noqa: E402
     truncated_json,
 )
 
-SPEC = find_targets(
-    '# coherence\ndef clamp(x: int, lo: int, hi: int) -> int:\n    """Return x limited to [lo, hi]."""\n'
-    "    return max(lo, min(x, hi))\n",
-    "m.py",
-)[0].spec
-GOOD = code_reply("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))")
 POLICY = RetryPolicy(max_attempts=3, base_delay=0.05, max_delay=0.2, max_total_wait=3.0)
 MAX_REQUESTS = 1 + 8 * POLICY.max_attempts  # the most one sampling may make for 9 alternatives
 

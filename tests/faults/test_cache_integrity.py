@@ -33,18 +33,10 @@ from coherence.engine.sampling import (
     sample_alternatives,
 )
 from coherence.engine.sampling.cache import CacheKey
+from tests.faults.subject import GOOD, SPEC, TARGET
 from tests.support import SERVER_DIR
-from tests.support.openai_loopback import LoopbackServer, code_reply
+from tests.support.openai_loopback import LoopbackServer
 
-MODULE = '''\
-# coherence
-def clamp(x: int, lo: int, hi: int) -> int:
-    """Return x limited to the range [lo, hi] (lo <= hi)."""
-    return max(lo, min(x, hi))
-'''
-TARGET = find_targets(MODULE, "clampmod.py")[0]
-SPEC = TARGET.spec
-GOOD = code_reply("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))")
 FAST = RetryPolicy(max_attempts=2, base_delay=0.05, max_total_wait=1.0)
 MODEL = "openai/cache-test"
 ENV = {**os.environ, "PYTHONPATH": str(SERVER_DIR), "LITELLM_LOCAL_MODEL_COST_MAP": "True",

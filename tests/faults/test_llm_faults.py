@@ -26,7 +26,6 @@ import pytest
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import SamplingError
-from coherence.engine.markers import find_targets
 from coherence.engine.sampling import (
     LiteLLMProvider,
     RetryPolicy,
@@ -34,6 +33,7 @@ from coherence.engine.sampling import (
     cache_key,
     sample_alternatives,
 )
+from tests.faults.subject import GOOD, MODULE, SPEC, TARGET
 from tests.support import SERVER_DIR
 from tests.support.openai_loopback import (
     Fault,
@@ -45,15 +45,6 @@ from tests.support.openai_loopback import (
     truncated_json,
 )
 
-MODULE = '''\
-# coherence
-def clamp(x: int, lo: int, hi: int) -> int:
-    """Return x limited to the range [lo, hi] (lo <= hi)."""
-    return max(lo, min(x, hi))
-'''
-TARGET = find_targets(MODULE, "clampmod.py")[0]
-SPEC = TARGET.spec
-GOOD = code_reply("def clamp(x, lo, hi):\n    return max(lo, min(x, hi))")
 GOOD_2 = code_reply("def clamp(x, lo, hi):\n    return max(min(hi, x), lo)")
 # Quick retries: the bound is what is tested, not the default delays.
 FAST = RetryPolicy(max_attempts=3, base_delay=0.05, max_delay=0.2, max_total_wait=3.0)
