@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.lsp.client import LanguageClient
@@ -37,12 +38,8 @@ CLIENT_CAPS = REPO / "tests" / "lsp" / "clients" / "visual_studio_code_v1.65.2.j
 
 
 def percentile(values: list[float], q: float) -> float:
-    values = sorted(values)
-    if not values:
-        return float("nan")
-    k = (len(values) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(values) - 1)
-    return values[lo] + (values[hi] - values[lo]) * (k - lo)
+    """Linear interpolation between order statistics (numpy's default); NaN when empty."""
+    return float(np.percentile(values, 100 * q)) if len(values) else float("nan")
 
 
 def summary(name: str, seconds: list[float]) -> str:
