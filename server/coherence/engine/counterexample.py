@@ -57,7 +57,7 @@ def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: 
         batch = list(candidates.values())
         if not batch:
             break
-        report = executor.run(module, list(programs), [c.source() for c in batch], seed=seed, cancel=cancel)
+        report = executor.run(module, list(programs), list(batch), seed=seed, cancel=cancel)
         if report.module_error or report.load_errors[0] or report.load_errors[rival]:
             break
         best: tuple | None = None

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution import procs
@@ -86,6 +87,16 @@ def _valid_outcome(o: Outcome) -> bool:
     if o.kind == "raise":
         return isinstance(o.error, str) and 0 < len(o.error) <= 300
     return _valid_canonical(o.value) and (o.mutated is None or _valid_canonical(o.mutated))
+
+
+class Packable(Protocol):
+    """An input the worker can load from marshal data (``packed``, base64, or None when it
+    cannot) instead of compiling its source; ``inputs.values.Input`` is one."""
+
+    def source(self) -> str: ...
+
+    @property
+    def packed(self) -> str | None: ...
 
 
 @dataclass
@@ -224,7 +235,7 @@ class Executor:
         self,
         module: ModuleContext,
         programs: Sequence[Program],
-        inputs: Sequence[str],
+        inputs: Sequence[str | Packable],
         *,
         rerun: Sequence[int] = (),
         rerun_program: int = 0,
@@ -235,8 +246,9 @@ class Executor:
         if cancel is not None and cancel.is_set():
             raise CheckCancelled("The check was cancelled.")
         programs = list(programs)
-        inputs = [str(s) for s in inputs]
-        m, n = len(programs), len(inputs)
+        sources = [s if isinstance(s, str) else s.source() for s in inputs]
+        packed = [None if isinstance(s, str) else s.packed for s in inputs]
+        m, n = len(programs), len(sources)
         interp = sb.probe_interpreter(self.python)
         extra = tuple(os.path.abspath(p) for p in module.sys_path if p)
         mode = sb.choose_mode(self.sandbox, interp, extra)
@@ -249,11 +261,11 @@ class Executor:
         runs: list[_Run] = []
         rr: _Run | None = None
         try:
-            main = self._start(mode, interp, extra, module, programs, inputs, seed, hashseed=0, label="worker")
+            main = self._start(mode, interp, extra, module, programs, sources, packed, seed, hashseed=0, label="worker")
             runs.append(main)
             if uniq:
-                rr = self._start(mode, interp, extra, module, [programs[rerun_program]], [inputs[i] for i in uniq],
-                                 seed + 1, hashseed=1, label="rerun worker")
+                rr = self._start(mode, interp, extra, module, [programs[rerun_program]], [sources[i] for i in uniq],
+                                 [packed[i] for i in uniq], seed + 1, hashseed=1, label="rerun worker")
                 runs.append(rr)
             deadline = start + self._deadline(m, len(uniq) > 0)
             timed_out = self._pump(runs, deadline, cancel)
@@ -311,7 +323,7 @@ class Executor:
         per_program = lim.program_budget + lim.call_timeout + 2.0
         return 2 * lim.load_timeout + 10.0 + waves * per_program
 
-    def _start(self, mode, interp, extra, module, programs, inputs, seed, hashseed, label) -> _Run:
+    def _start(self, mode, interp, extra, module, programs, inputs, packed, seed, hashseed, label) -> _Run:
         run = _Run(label, len(programs), len(inputs))
         lim = self.limits
 
@@ -334,6 +346,7 @@ class Executor:
                 },
                 "programs": [{"entry_point": p.entry_point, "source": p.source, "label": p.label} for p in programs],
                 "inputs": list(inputs),
+                "packed": list(packed),
                 "seed": int(seed),
                 "limits": {
                     "call_timeout": lim.call_timeout,

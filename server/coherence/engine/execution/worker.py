@@ -36,8 +36,10 @@ import sys
 import os
 import ast
 import errno
+import gc
 import io
 import json
+import marshal
 import mmap
 import re
 import select
@@ -45,6 +47,8 @@ import signal
 import struct
 import time
 import types
+import binascii
+from functools import partial
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -85,6 +89,8 @@ PREIMPORT = (
     "array", "hashlib", "base64", "binascii", "zlib", "textwrap", "weakref", "contextlib",
 )
 
+# the input index of each record line ("<task> <input> <outcome>")
+_RECORD_INDEX = re.compile(br"^-?[0-9]+ (-?[0-9]+) ", re.M)
 _enc = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 _ADDR = re.compile(r"0x[0-9a-fA-F]{4,}")
 
@@ -1061,12 +1067,24 @@ class Zygote(object):
             self.programs.append(info)
 
     def prepare_inputs(self):
-        """Compile every input once, as ``lambda: (<source>)``; calling it evaluates the input
-        afresh (that is the per-call deep copy).  One compile for all of them when possible."""
+        """Make every input loadable afresh per call (that is the per-call deep copy): plain data
+        the parent packed with marshal loads from its bytes, ten times cheaper than compiling;
+        the rest compiles once, as ``lambda: (<source>)``, in one compile when possible."""
         sources = self.job["inputs"]
         self.input_codes = [None] * len(sources)
+        for i, b64 in enumerate(self.job.get("packed") or ()):
+            if b64 is None or i >= len(sources):
+                continue
+            try:
+                data = binascii.a2b_base64(b64)
+                args, kwargs = marshal.loads(data)  # an interpreter that cannot read it compiles
+                if type(args) is tuple and type(kwargs) is dict:
+                    self.input_codes[i] = ("marshal", partial(marshal.loads, data))  # shared by every child
+            except BaseException:
+                pass
         # one lambda per two lines; multi-line sources (rare) are compiled one by one
-        todo = [i for i in range(len(sources)) if "\n" not in sources[i] and "\r" not in sources[i]]
+        todo = [i for i in range(len(sources)) if self.input_codes[i] is None
+                and "\n" not in sources[i] and "\r" not in sources[i]]
         chunk = 500
         for start in range(0, len(todo), chunk):
             part = todo[start:start + chunk]
@@ -1173,6 +1191,10 @@ class Zygote(object):
                 continue
             queue.append((task, list(range(n))))
         self.flush()
+        # Everything built so far is shared with every child.  Out of the collector's sight, it is
+        # not traversed (and so not copied page by page) each time a child's allocations trigger
+        # a collection: that cost a child 3 ms before its first call.
+        gc.freeze()
         vm = _vm_bytes()
         self.as_limit = vm + self.memory_mb * 1024 * 1024 if vm else self.memory_mb * 1024 * 1024
         running = self.running
@@ -1318,6 +1340,15 @@ class Zygote(object):
         # the module status ("-1 0", "-1 2") would change other programs' results.
         prefix = c["prefix"]
         allowed = c["allowed"]
+        # The usual chunk, only well-formed records, is checked with a few passes in C: the
+        # per-line loop below cost the leader 3 ms per thousand records, on every run's critical path.
+        n_lines = chunk.count(b"\n")
+        if (chunk.startswith(prefix) and chunk.count(b"\n" + prefix) == n_lines - 1
+                and (len(chunk) <= MAX_LINE or max(map(len, chunk.split(b"\n"))) <= MAX_LINE)):
+            found = _RECORD_INDEX.findall(chunk)
+            if len(found) == n_lines and set(map(int, found)) <= allowed:
+                self.out_buf.append(chunk)
+                return
         good = []
         bad = False
         for line in chunk.split(b"\n")[:-1]:
@@ -1573,6 +1604,8 @@ class Zygote(object):
         for code in self.input_codes:
             if code is None:
                 makers.append(None)
+            elif code[0] == "marshal":
+                makers.append(code[1])
             elif code[0] == "fn":
                 makers.append(types.FunctionType(code[1], ns))
             else:
@@ -1871,8 +1904,10 @@ def serve():
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
-    # what every job leader imports anyway: once here, shared by every fork
-    for name in PREIMPORT_CORE:
+    # what job leaders import (PREIMPORT when the children cannot read the standard library,
+    # ctypes for the root guard's namespaces): once here, shared by every fork, instead of 5-8 ms
+    # at the start of every run
+    for name in PREIMPORT_CORE + PREIMPORT + ("ctypes",):
         try:
             __import__(name)
         except BaseException:

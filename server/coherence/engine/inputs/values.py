@@ -13,8 +13,11 @@ The worker evaluates ``Input.source()`` afresh for every call, which doubles as 
 
 from __future__ import annotations
 
+import base64
 import math
+import marshal
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 
@@ -123,3 +126,38 @@ class Input:
     def key(self) -> str:
         """Identity for de-duplication."""
         return self.source()
+
+    @cached_property
+    def packed(self) -> str | None:
+        """``(args_tuple, kwargs_dict)`` as base64 marshal data, which the worker loads per call far
+        faster than it compiles and evaluates the source; None when marshal could not give the same
+        value that evaluating ``source()`` gives (see ``_marshal_safe``)."""
+        args = tuple(self.args)
+        kwargs = dict(self.kwargs)
+        if not (_marshal_safe(args, 0) and _marshal_safe(kwargs, 0)):
+            return None
+        try:
+            # version 2: no back-references, so a value that appears twice loads as two objects,
+            # as it does when the source is evaluated
+            return base64.b64encode(marshal.dumps((args, kwargs), 2)).decode("ascii")
+        except (ValueError, RecursionError):
+            return None
+
+
+_MARSHAL_ATOMS = frozenset((type(None), bool, int, float, complex, str, bytes))
+
+
+def _marshal_safe(value: Any, depth: int) -> bool:
+    """Whether marshal round-trips ``value`` to what its source evaluates to.  Exact builtin types
+    only (no Expr or Construct: they evaluate in the user's module), and no sets: a set rebuilt
+    from marshal data may iterate in another order than the one evaluated from sorted source."""
+    t = type(value)
+    if t in _MARSHAL_ATOMS:
+        return True
+    if depth > 100:
+        return False
+    if t is list or t is tuple:
+        return all(_marshal_safe(v, depth + 1) for v in value)
+    if t is dict:
+        return all(_marshal_safe(k, depth + 1) and _marshal_safe(v, depth + 1) for k, v in value.items())
+    return False
