@@ -848,6 +848,7 @@ def _flat_seq(r, tr):
 class Zygote(object):
     def __init__(self, job):
         self.job = job
+        self.preimported = set()  # names preimport tried (failures included)
         self.out_fd = job["fd"]
         lim = job.get("limits") or {}
         self.call_timeout = float(lim.get("call_timeout", 1.0))
@@ -1011,9 +1012,13 @@ class Zygote(object):
                             pass
 
     def preimport(self, names):
+        tried = self.preimported
         for name in names:
-            if name in sys.modules:
+            if name in sys.modules or name in tried:
                 continue
+            # a name that is not a module ("typing.List") fails after a search of every path
+            # entry: once per run, not once per program that imports it
+            tried.add(name)
             try:
                 self.timed(self.load_timeout, __import__, name)
             except BaseException:

@@ -111,6 +111,11 @@ class Input:
 
     def source(self) -> str:
         """Source of ``(args_tuple, kwargs_dict)``; what the worker evaluates per call."""
+        return self._source
+
+    @cached_property
+    def _source(self) -> str:
+        # de-duplication, the executor and the counterexample all ask for it
         kw = "{" + ", ".join(f"{k!r}: {to_source(v)}" for k, v in self.kwargs) + "}"
         return f"({to_source(tuple(self.args))}, {kw})"
 
