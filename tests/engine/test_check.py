@@ -208,3 +208,56 @@ def test_results_key_ignores_unrelated_neighbours_only():
     # a calls b, so editing b re-runs a.
     assert after_b["a"] != before["a"] and after_b["c"] == before["c"]
     assert keys(src)["a"] != results_key(find_targets(src, "m.py")[0], cfg.merged(samples=5))
+
+
+class _SlowReplay(ReplayProvider):
+    """The examples' recorded samples, answered only once the checker holds inputs for the spec
+    (or after 20 s): a check that built its inputs only after sampling would take the 20 s."""
+
+    checker: Checker | None = None
+    saw_inputs = False
+
+    async def generate(self, spec, count):
+        import asyncio
+
+        for _ in range(400):
+            if any(key[0] == spec.spec_hash for key in self.checker._inputs_cache):
+                self.saw_inputs = True
+                break
+            await asyncio.sleep(0.05)
+        return await super().generate(spec, count)
+
+
+async def test_inputs_are_built_while_the_llm_answers():
+    cfg = load_project_config(EXAMPLES).merged(inputs=300)
+    provider = _SlowReplay(EXAMPLES / "recorded_samples.jsonl")
+    checker = Checker(cfg, provider=provider)
+    provider.checker = checker
+    result = await checker.check(target("textutils.py", "count_vowels"))
+    assert provider.saw_inputs
+    assert result.status == "incoherent" and result.inputs == 300
+
+
+def test_overlapping_checks_of_one_spec_share_one_generation(monkeypatch):
+    import threading
+
+    import coherence.engine.check as check_module
+
+    calls = []
+    real = check_module.generate_inputs
+
+    def counted(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(check_module, "generate_inputs", counted)
+    checker = examples_checker()
+    t = target("textutils.py", "count_vowels")
+    results = []
+    threads = [threading.Thread(target=lambda: results.append(checker._inputs_for(t))) for _ in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert len(calls) == 1
+    assert len(results) == 4 and all(r is results[0] for r in results) and len(results[0]) == 300

@@ -8,6 +8,7 @@ wait on worker processes: generated code never runs in this process.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import hashlib
 import logging
 import re
@@ -65,6 +66,7 @@ class Checker:
         self._executor = executor
         self._inputs_cache: dict[tuple, list[Input]] = {}
         self._inputs_lock = threading.Lock()
+        self._inputs_pending: dict[tuple, concurrent.futures.Future] = {}
 
     # Built lazily: a replay-only or skipped check must not pay for litellm or a cache file.
     @property
@@ -99,20 +101,35 @@ class Checker:
         key = (target.spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace)
         with self._inputs_lock:
             cached = self._inputs_cache.get(key)
-        if cached is not None:
-            return cached
-        inputs = generate_inputs(
-            target.spec,
-            cfg.inputs,
-            module_source=target.module_source,
-            workspace=cfg.workspace,
-            seed=cfg.seed,
-            time_budget=cfg.input_budget,
-        )
+            if cached is not None:
+                return cached
+            # checks of one spec that overlap (edits in quick succession) share one generation
+            pending = self._inputs_pending.get(key)
+            mine = pending is None
+            if mine:
+                pending = self._inputs_pending[key] = concurrent.futures.Future()
+        if not mine:
+            return pending.result()
+        try:
+            inputs = generate_inputs(
+                target.spec,
+                cfg.inputs,
+                module_source=target.module_source,
+                workspace=cfg.workspace,
+                seed=cfg.seed,
+                time_budget=cfg.input_budget,
+            )
+        except BaseException as exc:
+            with self._inputs_lock:
+                self._inputs_pending.pop(key, None)
+            pending.set_exception(exc)
+            raise
         with self._inputs_lock:
             self._inputs_cache[key] = inputs
             while len(self._inputs_cache) > _INPUTS_CACHE_SIZE:
                 self._inputs_cache.pop(next(iter(self._inputs_cache)))
+            self._inputs_pending.pop(key, None)
+        pending.set_result(inputs)
         return inputs
 
     async def check_source(self, source: str, path: str, **kw) -> list[CheckResult]:
@@ -139,6 +156,9 @@ class Checker:
         report_progress = progress or (lambda msg, frac: None)
 
         report_progress(f"{target.name}: sampling {cfg.samples - 1} alternatives", 0.0)
+        # Inputs depend on the spec alone: build them while the LLM answers, which takes longer.
+        inputs_task = asyncio.ensure_future(asyncio.to_thread(self._inputs_for, target))
+        inputs_task.add_done_callback(_retrieve)  # a check that ends early never awaits it
         if samples is None:
             samples = await sample_alternatives(target.spec, cfg.samples - 1, self.provider, self.cache)
         result.model = samples.model
@@ -161,7 +181,7 @@ class Checker:
         stage = time.monotonic()
         timings = result.extra["timings"] = {"sampling": round(stage - started, 4)}
         report_progress(f"{target.name}: generating inputs", 0.2)
-        inputs = await asyncio.to_thread(self._inputs_for, target)
+        inputs = await inputs_task  # "inputs" below is what it added after sampling
         if not inputs:
             result.reason = "could not build any input from the signature"
             result.seconds = time.monotonic() - started
@@ -291,6 +311,12 @@ class Checker:
             log.debug("shrinking failed: %s", exc)
             shrunk, outcomes = start, start_outcomes
         return cx.describe(target.name, shrunk, outcomes, rival, shrunk_from=start)
+
+
+def _retrieve(task: asyncio.Future) -> None:
+    """Mark a background task's exception as seen (asyncio logs unseen ones)."""
+    if not task.cancelled():
+        task.exception()
 
 
 def result_for(target: Target, status: str, reason: str = "") -> CheckResult:
