@@ -1209,12 +1209,32 @@ class Zygote(object):
         except BaseException:
             self.next_uid = CHILD_UID_BASE + os.getpid() * 1000 % CHILD_UID_SPAN
         while queue or running:
-            while queue and len(running) < self.jobs:
+            now = time.monotonic()
+            active = 0
+            spare = None
+            for c in running.values():
+                if c["parked"]:
+                    spare = c
+                else:
+                    active += 1
+            if spare is not None and active < self.jobs:
+                self.release(spare, now)
+                spare = None
+                active += 1
+            while queue and active < self.jobs:
                 task, indices = queue.pop(0)
                 child = self.spawn(task, indices)
                 if child is not None:
                     running[child["fd"]] = child
                     self.child_fds.add(child["fd"])
+                    active += 1
+            # One spare child, forked and loaded while the others run, takes the next free slot at
+            # once: a fork, the program's load and the child's setup cost 3-4 ms per program.
+            if queue and spare is None and active >= self.jobs:
+                task, indices = queue.pop(0)
+                child = self.spawn(task, indices, park=True)
+                running[child["fd"]] = child
+                self.child_fds.update((child["fd"], child["go"]))
             if not running:
                 continue
             fds = [fd for fd, c in running.items() if not c["eof"]]
@@ -1239,13 +1259,16 @@ class Zygote(object):
                         queue.insert(0, follow)
             self.flush()
 
-    def spawn(self, task, indices):
+    def spawn(self, task, indices, park=False):
+        """Fork a child for ``task``.  A parked child loads its program, then waits for
+        ``release`` to send its deadline; its time budget starts then."""
         now = time.monotonic()
-        if task["deadline"] is None:
-            task["deadline"] = now + self.program_budget
-        if now >= task["deadline"]:
-            self.timeout_rest(task, indices)
-            return None
+        if not park:
+            if task["deadline"] is None:
+                task["deadline"] = now + self.program_budget
+            if now >= task["deadline"]:
+                self.timeout_rest(task, indices)
+                return None
         # shared slot: [position of the call in progress, positions written, load state]
         slot = mmap.mmap(-1, 24)
         struct.pack_into("qqq", slot, 0, -1, 0, 0)
@@ -1263,13 +1286,16 @@ class Zygote(object):
         except OSError:
             cwd = self.tmp
         r, w = os.pipe()
+        go_r, go_w = os.pipe() if park else (None, None)
         self.flush()
         pid = os.fork()
         if pid == 0:  # child
             code = 1
             try:
                 os.close(r)
-                self.child_main(task, indices, w, slot, cwd, uid)
+                if go_w is not None:
+                    os.close(go_w)
+                self.child_main(task, indices, w, slot, cwd, uid, go_r)
                 code = 0
             except BaseException:
                 try:
@@ -1281,6 +1307,8 @@ class Zygote(object):
             finally:
                 os._exit(code)
         os.close(w)
+        if go_r is not None:
+            os.close(go_r)
         try:
             os.setpgid(pid, pid)
         except OSError:
@@ -1289,8 +1317,27 @@ class Zygote(object):
             "pid": pid, "fd": r, "slot": slot, "task": task, "indices": indices, "buf": b"",
             "eof": False, "status": None, "seen_pos": -2, "seen_time": now, "kill_reason": None,
             "cwd": cwd, "eof_time": None, "prefix": b"%d " % task["t"], "allowed": set(indices) | {-1},
-            "diag": 0,
+            "diag": 0, "parked": park, "go": go_w,
         }
+
+    def release(self, c, now):
+        """Let a parked child start its calls: its time budget starts now (or went on from an
+        earlier child of the same task)."""
+        task = c["task"]
+        if task["deadline"] is None:
+            task["deadline"] = now + self.program_budget
+        c["parked"] = False
+        c["seen_time"] = now
+        go, c["go"] = c["go"], None
+        self.child_fds.discard(go)
+        try:
+            os.write(go, struct.pack("d", task["deadline"]))
+        except OSError:
+            pass  # it died while parked: it is reaped like any other
+        try:
+            os.close(go)
+        except OSError:
+            pass
 
     def timeout_rest(self, task, indices):
         # Not "Timeout": these inputs were never tried.  The caller leaves them out of the metrics
@@ -1403,6 +1450,8 @@ class Zygote(object):
                     break
                 self.read_child(c)
             return True
+        if c["parked"]:
+            return False  # waiting for a slot: no clock runs yet
         try:
             pos = struct.unpack_from("q", c["slot"], 0)[0]
         except BaseException:
@@ -1434,10 +1483,13 @@ class Zygote(object):
     def finish_child(self, c):
         """The child is reaped.  Record the outcome of the input in progress if it died in a
         call; return (task, remaining indices) for a fresh child, or None."""
-        try:
-            os.close(c["fd"])
-        except OSError:
-            pass
+        for fd in (c["fd"], c["go"]):
+            if fd is not None:
+                self.child_fds.discard(fd)
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
         try:
             os.killpg(c["pid"], signal.SIGKILL)  # anything left in its process group
         except OSError:
@@ -1477,7 +1529,7 @@ class Zygote(object):
             remaining = [i for i in remaining if i != cur]
         if not remaining:
             return None
-        if time.monotonic() >= task["deadline"]:
+        if task["deadline"] is not None and time.monotonic() >= task["deadline"]:
             self.timeout_rest(task, remaining)
             return None
         return (task, remaining)
@@ -1498,7 +1550,7 @@ class Zygote(object):
             pass
 
     # -- the child ---------------------------------------------------------------------------
-    def child_main(self, task, indices, w, slot, cwd, uid=NOBODY):
+    def child_main(self, task, indices, w, slot, cwd, uid=NOBODY, go=None):
         try:
             os.setpgid(0, 0)
         except OSError:
@@ -1665,6 +1717,18 @@ class Zygote(object):
         ct = self.call_timeout
         monotonic = time.monotonic
         deadline = task["deadline"]
+        if go is not None:  # parked: wait for a slot (and the deadline) from the leader
+            got = b""
+            while len(got) < 8:
+                try:
+                    part = os.read(go, 8 - len(got))
+                except InterruptedError:
+                    continue
+                if not part:
+                    os._exit(0)  # the leader is gone
+                got += part
+            os.close(go)
+            deadline = struct.unpack("d", got)[0]
         IMMUT = frozenset((int, float, str, bool, bytes, type(None), complex))
         LIM = 1 << 62
         flt_repr = float.__repr__
