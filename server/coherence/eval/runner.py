@@ -103,7 +103,7 @@ class _ReferenceExecutor(Executor):
         programs = list(programs)
         report = super().run(module, programs + [self.reference], inputs, **kw)
         self.first = report
-        self.first_inputs = list(inputs)
+        self.first_inputs = [s if isinstance(s, str) else s.source() for s in inputs]
         return replace(
             report,
             outcomes=report.outcomes[:-1],
