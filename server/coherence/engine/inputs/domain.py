@@ -1,0 +1,230 @@
+"""The domain the examples show: which inputs look like the ones the docstring's examples (and the
+workspace's tests) call the function with.
+
+Input generation (:mod:`.generate`) learns soft constraints from those examples and from
+parameter names, and applies them to mutants only with some probability, so that the boundary is
+still explored.  A :class:`Domain` keeps only the constraints that the examples themselves back,
+with the same evidence rules as generation's ``_Constraints``:
+
+- ``nonneg``: every number in the examples' values of a parameter is ≥ 0 (at least two numbers);
+- ``alphabet``: the examples' strings of a parameter use a narrow alphabet (digits, parentheses,
+  binary, hex...; at least three characters; letters from words do not count);
+- ``sorted``: a list parameter is sorted in every example (at least two lists of two or more);
+- ``rect``: a matrix parameter is rectangular in every example, and ``square`` when every example
+  is square (and one has two rows or more);
+- ``len``: an int parameter equals ``len()`` of a collection parameter before it in every example.
+
+Name heuristics with no example behind them (``n`` is a count, so non-negative; ``n`` follows
+``arr``) and a docstring that merely says "sorted" are left out: they guide generation, they do not
+say what the function is meant for.  With no evidence there are no rules, and every input is in
+the domain.
+
+``Domain.violations(inp)`` says, in a few words each, why an input lies outside the domain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from coherence.engine.inputs.generate import (
+    _NARROW_CLASSES,
+    _Constraints,
+    _family,
+    _is_sorted,
+    _numbers,
+    _strings,
+    infer_types,
+)
+from coherence.engine.inputs.seeds import bind, doctest_seeds, workspace_seeds
+from coherence.engine.inputs.values import Expr, Input
+from coherence.engine.spec import Spec
+
+__all__ = ["EVIDENCE_ORIGINS", "Domain", "Rule"]
+
+# Inputs written by people: the docstring's examples and the workspace's tests.
+EVIDENCE_ORIGINS = ("doctest", "test")
+
+@dataclass(frozen=True)
+class Rule:
+    """One constraint on one parameter, backed by every example that gives it a value."""
+
+    param: str
+    kind: str  # nonneg | alphabet | sorted | rect | len
+    chars: frozenset[str] = frozenset()  # alphabet
+    square: bool = False  # rect
+    other: str = ""  # len: the collection parameter this one is the length of
+
+    def describe(self) -> str:
+        p = self.param
+        if self.kind == "nonneg":
+            return f"{p} is never negative"
+        if self.kind == "alphabet":
+            return f"{p} uses only the characters {_show_chars(self.chars)}"
+        if self.kind == "sorted":
+            return f"{p} is sorted"
+        if self.kind == "rect":
+            return f"{p} is {'square' if self.square else 'rectangular'}"
+        return f"{p} == len({self.other})"
+
+    def violation(self, value: Any, values: dict[str, Any]) -> str | None:
+        """Why ``value`` (this parameter's argument; ``values`` holds all arguments by parameter
+        name) breaks the rule, or None."""
+        p = self.param
+        if isinstance(value, Expr):
+            return None
+        if self.kind == "nonneg":
+            if any(x < 0 for x in _numbers(value)):
+                if isinstance(value, (int, float)):
+                    return f"{p} is negative; every example's {p} is ≥ 0"
+                return f"{p} holds a negative number; no example's {p} does"
+            return None
+        if self.kind == "alphabet":
+            bad = sorted({c for s in _strings(value) for c in s if c not in self.chars})
+            if bad:
+                shown = "".join(bad[:5]) + ("…" if len(bad) > 5 else "")
+                return f"{p} has {shown!r}; the examples' {p} use only {_show_chars(self.chars)}"
+            return None
+        if self.kind == "sorted":
+            if isinstance(value, list) and len(value) >= 2 and not _is_sorted(value):
+                return f"{p} is not sorted; every example's {p} is"
+            return None
+        if self.kind == "rect":
+            if not (isinstance(value, list) and value and all(isinstance(r, list) for r in value)):
+                return None
+            widths = {len(r) for r in value}
+            if len(widths) > 1:
+                return f"{p} is ragged (rows of {min(widths)}..{max(widths)}); every example's {p} is rectangular"
+            if self.square and len(value) != len(value[0]):
+                return f"{p} is {len(value)}×{len(value[0])}, not square; every example's {p} is square"
+            return None
+        # len
+        other = values.get(self.other)
+        if (isinstance(value, int) and not isinstance(value, bool) and isinstance(other, (list, tuple, str))
+                and value != len(other)):
+            return f"{p} is {value}, not len({self.other}) = {len(other)}; in every example {p} == len({self.other})"
+        return None
+
+
+def _show_chars(chars: frozenset[str]) -> str:
+    return repr("".join(sorted(chars)))
+
+
+class Domain:
+    """The evidence-backed part of generation's soft constraints for ``spec``.
+
+    ``evidence``: the inputs people wrote (origin ``doctest`` or ``test``); others are ignored, so
+    the whole generated list may be passed."""
+
+    def __init__(self, spec: Spec, evidence: Iterable[Input]):
+        self.spec = spec
+        seen: set[str] = set()
+        ev_inputs: list[Input] = []
+        for inp in evidence:
+            if inp.origin not in EVIDENCE_ORIGINS:
+                continue
+            try:
+                key = inp.key()
+            except (TypeError, ValueError, RecursionError):
+                continue
+            if key not in seen:  # generation counts each distinct example once
+                seen.add(key)
+                ev_inputs.append(inp)
+        self.evidence: tuple[Input, ...] = tuple(ev_inputs)
+        self.rules: tuple[Rule, ...] = tuple(_learn(spec, ev_inputs)) if ev_inputs else ()
+
+    @classmethod
+    def for_spec(cls, spec: Spec, module_source: str | None = None, workspace: str | Path | None = None) -> Domain:
+        """Harvest the evidence itself: the docstring's examples and the workspace's tests."""
+        ev = list(doctest_seeds(spec, module_source))
+        ev += list(workspace_seeds(spec, workspace, module_source))
+        return cls(spec, ev)
+
+    @property
+    def empty(self) -> bool:
+        """No rule: every input is in the domain (no examples, or none that constrain)."""
+        return not self.rules
+
+    def describe(self) -> list[str]:
+        return [r.describe() for r in self.rules]
+
+    def violations(self, inp: Input) -> list[str]:
+        """Short reasons why ``inp`` lies outside the domain; empty when it lies inside."""
+        if not self.rules:
+            return []
+        values = _values_by_param(self.spec, inp)
+        out = []
+        for r in self.rules:
+            if r.param in values:
+                why = r.violation(values[r.param], values)
+                if why:
+                    out.append(why)
+        return out
+
+    def contains(self, inp: Input) -> bool:
+        return not self.violations(inp)
+
+    def __repr__(self) -> str:
+        return f"Domain({self.spec.name}: {'; '.join(self.describe()) or 'no rules'})"
+
+
+def _values_by_param(spec: Spec, inp: Input) -> dict[str, Any]:
+    aps, kps = bind(spec.params, inp)
+    values: dict[str, Any] = {}
+    for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+        if p is not None and p.kind not in ("var_positional", "var_keyword"):
+            values[p.name] = v
+    return values
+
+
+def _learn(spec: Spec, evidence: list[Input]) -> list[Rule]:
+    """The rules of generation's ``_Constraints`` that the examples back (see the module doc).
+    Kept in step with it: every rule here is one ``_Constraints`` also learns."""
+    types = infer_types(spec, evidence)
+    params = [p for p in spec.params if p.kind in ("positional_only", "positional_or_keyword", "keyword_only")]
+    evid: dict[str, list[tuple[Input, Any]]] = {}
+    for inp in evidence:
+        aps, kps = bind(spec.params, inp)
+        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+            if p is not None and not isinstance(v, Expr):
+                evid.setdefault(p.name, []).append((inp, v))
+    kinds = {p.name: _family(types.get(p.name)) for p in params}
+    rules: list[Rule] = []
+    for idx, p in enumerate(params):
+        ev = [v for _, v in evid.get(p.name, [])]
+        if not ev:
+            continue  # what is left without examples are name and docstring heuristics
+        fam = kinds[p.name]
+        chars = "".join(x for v in ev for x in _strings(v))
+        if len(chars) >= 3:
+            seen = frozenset(chars)
+            for cls in _NARROW_CLASSES:
+                if seen <= cls:
+                    seen = seen | cls
+                    break
+            wordy = any(ch.isalpha() for ch in seen) and not any(seen <= cls for cls in _NARROW_CLASSES)
+            if len(seen) <= 16 and not wordy:
+                rules.append(Rule(p.name, "alphabet", chars=seen))
+        nums = [x for v in ev for x in _numbers(v)]
+        if len(nums) >= 2 and all(x >= 0 for x in nums):
+            rules.append(Rule(p.name, "nonneg"))
+        if fam == "int":
+            colls = [q for q in params[:idx] if kinds[q.name] in ("list", "tuple", "str")]
+            if colls:
+                link = _Constraints._len_evidence(spec, p, colls, evid)
+                if link is not None:
+                    rules.append(Rule(p.name, "len", other=link))
+        t = types.get(p.name)
+        if t is not None and t.kind == "list" and t.args and t.args[0].kind == "list":
+            mats = [v for v in ev if isinstance(v, list) and v and all(isinstance(r, list) for r in v)]
+            if mats and all(len({len(r) for r in m}) == 1 for m in mats):
+                square = all(len(m) == len(m[0]) for m in mats) and any(len(m) >= 2 for m in mats)
+                rules.append(Rule(p.name, "rect", square=square))
+        if fam == "list":
+            lists = [v for v in ev if isinstance(v, list) and len(v) >= 2]
+            if len(lists) >= 2 and all(_is_sorted(v) for v in lists):
+                rules.append(Rule(p.name, "sorted"))
+    return rules
+
