@@ -48,6 +48,8 @@ def json_entry(r: CheckResult) -> dict:
             "total": ce.total,
             "shrunk_from": ce.shrunk_from,
         },
+        # why every disagreeing input lies outside the docstring's examples' domain, or null
+        "outside_domain": r.extra.get("outside_domain") or None,
         "pac_bound": r.pac_bound,
         "delta": r.delta,
         "model": r.model,
@@ -87,6 +89,8 @@ def describe(r: CheckResult) -> list[str]:
         lines.append(f"      yours: {ce.yours}")
         for alt in ce.alternatives:
             lines.append(f"      {alt.count} of {ce.total} alternatives: {alt.output}")
+    if r.extra.get("outside_domain"):
+        lines.append(f"    every disagreement is on inputs unlike your docstring's examples: {r.extra['outside_domain']}")
     cost = f" · ${r.cost_usd:.4f}" if r.cost_usd else ""
     lines.append(f"    {r.samples} samples × {r.inputs} inputs · {r.sampling} · {r.model}{cost} · {r.seconds:.2f}s")
     return lines

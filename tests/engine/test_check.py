@@ -261,3 +261,59 @@ def test_overlapping_checks_of_one_spec_share_one_generation(monkeypatch):
         th.join()
     assert len(calls) == 1
     assert len(results) == 4 and all(r is results[0] for r in results) and len(results[0]) == 300
+
+
+ROUND_DOWN = '''
+# coherence
+def round_down(n: int) -> int:
+    """The largest multiple of 10 that is not above n.
+
+    >>> round_down(25)
+    20
+    >>> round_down(7)
+    0
+    >>> round_down(130)
+    130
+    """
+    return n - n % 10
+'''
+FLOOR = "def round_down(n):\n    return n // 10 * 10\n"
+TOWARD_ZERO = "def round_down(n):\n    return n // 10 * 10 if n >= 0 else -((-n) // 10) * 10\n"
+CAPPED = "def round_down(n):\n    if n >= 1000:\n        return n\n    return n // 10 * 10 if n >= 0 else -((-n) // 10) * 10\n"
+
+
+async def _round_down_result(tmp_path, alternatives):
+    (tmp_path / "mod.py").write_text(ROUND_DOWN)
+    replay = tmp_path / "samples.jsonl"
+    replay.write_text(json.dumps({"entry_point": "round_down", "candidates": alternatives}) + "\n")
+    checker = Checker(CheckConfig(replay=str(replay), samples=len(alternatives) + 1, inputs=300, workspace=str(tmp_path)))
+    (t,) = find_targets(ROUND_DOWN, str(tmp_path / "mod.py"))
+    return await checker.check(t)
+
+
+async def test_disagreement_only_outside_the_examples_domain_is_said_so(tmp_path):
+    # Every example's n is >= 0; the alternatives differ only on how negatives round.
+    result = await _round_down_result(tmp_path, [FLOOR, TOWARD_ZERO, TOWARD_ZERO])
+    assert result.status == "incoherent"
+    assert "negative" in result.extra["outside_domain"]
+    assert eval(result.counterexample.call[len("round_down"):]) < 0  # noqa: S307 - our own rendering
+    from coherence.formats import describe, json_entry
+    from coherence.lsp.render import diagnostic_message
+
+    assert json_entry(result)["outside_domain"] == result.extra["outside_domain"]
+    assert any("unlike your docstring's examples" in line for line in describe(result))
+    assert "unlike your docstring's examples" in diagnostic_message(result)
+    # shown to the user, not warned about, whatever the trust
+    from coherence.lsp.render import diagnostic_severity
+
+    assert diagnostic_severity(result, threshold=1.01) == 3
+    result.extra.pop("outside_domain")
+    assert diagnostic_severity(result, threshold=1.01) == 2
+
+
+async def test_the_counterexample_comes_from_inside_the_domain_when_it_can(tmp_path):
+    # CAPPED also differs on n >= 1000 (inside the examples' domain), and on negatives.
+    result = await _round_down_result(tmp_path, [FLOOR, CAPPED, CAPPED])
+    assert result.status == "incoherent"
+    assert "outside_domain" not in result.extra
+    assert eval(result.counterexample.call[len("round_down"):]) >= 1000  # noqa: S307

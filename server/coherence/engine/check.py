@@ -25,6 +25,7 @@ from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, ExecutionReport, Executor
 from coherence.engine.inputs import Input
+from coherence.engine.inputs.domain import Domain
 from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.markers import find_targets
 from coherence.engine.metrics import score
@@ -274,24 +275,37 @@ class Checker:
             if members[0] is not members[metrics.user_cluster] and len(members[0]) > len(members[metrics.user_cluster]):
                 result.majority_code = programs[members[0][0]].source
 
+        # The domain the docstring's examples (and the workspace's tests) show: never negative, only
+        # these characters, sorted, ...  Disagreement outside it is still disagreement, but a user
+        # reads it differently, so it is said, and the counterexample comes from inside when it can.
+        domain = Domain(target.spec, inputs) if result.status == "incoherent" else None
+        inside = None
+        if domain is not None and not domain.empty:
+            inside = np.array([domain.contains(i) for i in inputs], dtype=bool)
+            result.extra["domain"] = domain.describe()
         timings["metrics"] = round(time.monotonic() - stage, 4)
         if result.status == "incoherent":
             stage = time.monotonic()
             report_progress(f"{target.name}: shrinking a counterexample", 0.85)
-            result.counterexample = await asyncio.to_thread(
-                self._counterexample, target, module, programs, inputs, report, labels, raised, metrics, cancel
+            result.counterexample, where = await asyncio.to_thread(
+                self._counterexample, target, module, programs, inputs, report, labels, raised, metrics, cancel, domain, inside
             )
+            if inside is not None and inside.any() and not (inside & (metrics.per_input > 0)).any() and where:
+                result.extra["outside_domain"] = where
             timings["counterexample"] = round(time.monotonic() - stage, 4)
         result.seconds = time.monotonic() - started
         report_progress(f"{target.name}: done", 1.0)
         return result
 
-    def _counterexample(self, target, module, programs, inputs, report, labels, raised, metrics, cancel):
-        picked = cx.choose(labels, raised, inputs, metrics)
+    def _counterexample(self, target, module, programs, inputs, report, labels, raised, metrics, cancel, domain=None, inside=None):
+        """The counterexample, and why its input lies outside the examples' domain ("" inside)."""
+        picked = cx.choose(labels, raised, inputs, metrics, prefer=inside)
         if picked is None:
-            return None
+            return None, ""
         x, rival = picked
         start = inputs[x]
+        # an input from inside the domain stays inside while it shrinks
+        keep = domain.contains if domain is not None and inside is not None and inside[x] else None
         start_outcomes = [row[x] for row in report.outcomes]
         try:
             shrunk, outcomes = cx.shrink(
@@ -304,13 +318,15 @@ class Checker:
                 rounds=self.config.shrink_rounds,
                 seed=self.config.seed,
                 cancel=cancel,
+                keep=keep,
             )
         except CheckCancelled:
             raise
         except Exception as exc:  # noqa: BLE001 - shrinking is a nicety; the unshrunk input stands
             log.debug("shrinking failed: %s", exc)
             shrunk, outcomes = start, start_outcomes
-        return cx.describe(target.name, shrunk, outcomes, rival, shrunk_from=start)
+        where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
+        return cx.describe(target.name, shrunk, outcomes, rival, shrunk_from=start), where
 
 
 def _retrieve(task: asyncio.Future) -> None:

@@ -21,8 +21,9 @@ from coherence.engine.outcomes import Outcome, group_outcomes, outcomes_equal
 from coherence.engine.result import ClusterOutput, Counterexample
 
 
-def choose(labels: np.ndarray, raised: np.ndarray, inputs: Sequence[Input], metrics: Metrics) -> tuple[int, int] | None:
-    """(input index, representative program of the opposing cluster), or None when P0 agrees with all."""
+def choose(labels: np.ndarray, raised: np.ndarray, inputs: Sequence[Input], metrics: Metrics, prefer: np.ndarray | None = None) -> tuple[int, int] | None:
+    """(input index, representative program of the opposing cluster), or None when P0 agrees with all.
+    ``prefer`` (a mask over inputs, e.g. those inside the examples' domain) wins over the rest."""
     others = [g for i, g in enumerate(metrics.cluster_members) if i != metrics.user_cluster]
     if not others:
         return None
@@ -30,16 +31,19 @@ def choose(labels: np.ndarray, raised: np.ndarray, inputs: Sequence[Input], metr
     differs = np.flatnonzero(labels[0] != labels[rep])
     if differs.size == 0:
         return None
+    if prefer is not None and prefer[differs].any():
+        differs = differs[prefer[differs]]
     both_ok = differs[~raised[0, differs] & ~raised[rep, differs]]
     pool = both_ok if both_ok.size else differs
     best = min(pool.tolist(), key=lambda x: (inputs[x].size(), x))
     return best, rep
 
 
-def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: int, start: Input, start_outcomes: Sequence[Outcome], *, rounds: int = 4, seed: int = 0, cancel=None, fanout: int = 8, limit: int = 256) -> tuple[Input, list[Outcome]]:
+def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: int, start: Input, start_outcomes: Sequence[Outcome], *, rounds: int = 4, seed: int = 0, cancel=None, fanout: int = 8, limit: int = 256, keep=None) -> tuple[Input, list[Outcome]]:
     """Greedy shrinking: the simplest variant on which the user's function and ``rival`` still
     disagree.  Returns the input and every program's outcome on it.
 
+    ``keep`` (a predicate) limits the shrinks, e.g. to inputs inside the examples' domain.
     Each round runs the two programs on the one- and two-step shrinks of the current input in one
     sandbox run (a worker start costs more than a few hundred extra calls).  Every program runs
     once more, on the final input alone, to describe it: that is one run of ten programs instead of
@@ -49,13 +53,14 @@ def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: 
     pair = [programs[0], programs[rival]]
     want_both_ok = start_outcomes[0].kind == "ok" and start_outcomes[rival].kind == "ok"
     for _ in range(rounds):
-        first = [c for c in shrink_candidates(current) if shrink_key(c) < shrink_key(current)]
+        first = [c for c in shrink_candidates(current) if shrink_key(c) < shrink_key(current) and (keep is None or keep(c))]
         candidates = {c.key(): c for c in first}
         for c in sorted(first, key=shrink_key)[:fanout]:
             for cc in shrink_candidates(c):
                 if len(candidates) >= limit:
                     break
-                candidates.setdefault(cc.key(), cc)
+                if keep is None or keep(cc):
+                    candidates.setdefault(cc.key(), cc)
         batch = list(candidates.values())
         if not batch:
             break

@@ -25,12 +25,22 @@ def partial_sampling(r: CheckResult) -> str:
     return r.sampling if r.sampling and "; " in r.sampling else ""
 
 
+def diagnostic_severity(r: CheckResult, threshold: float) -> int:
+    """LSP severity: Warning (2) for an incoherent function trusted below ``threshold``, unless
+    every disagreement is on inputs unlike the docstring's examples; Information (3) otherwise."""
+    if r.status == "incoherent" and r.trust is not None and r.trust < threshold and not r.extra.get("outside_domain"):
+        return 2
+    return 3
+
+
 def diagnostic_message(r: CheckResult) -> str:
     if r.status == "incoherent":
         ce = r.counterexample
         partial = f" · {partial_sampling(r)}" if partial_sampling(r) else ""
+        outside = r.extra.get("outside_domain")
+        where = f" · only on inputs unlike your docstring's examples ({outside})" if outside else ""
         if ce is not None:
-            return f"{ce.disagreeing} of {ce.total} alternative implementations disagree: {ce.call} -> yours {ce.yours}, theirs {ce.theirs} ({_trust(r)}){partial}"
+            return f"{ce.disagreeing} of {ce.total} alternative implementations disagree: {ce.call} -> yours {ce.yours}, theirs {ce.theirs} ({_trust(r)}){where}{partial}"
         k, total = alternatives_disagreeing(r)
         return f"{k} of {total} alternative implementations behave differently from yours ({_trust(r)}, incoherence {r.incoherence or 0:.3f}){partial}"
     if r.status == "nondeterministic":

@@ -7,7 +7,7 @@ from lsprotocol import types
 
 from coherence.engine.result import CheckResult
 from coherence.lsp.features import LanguageFeature
-from coherence.lsp.render import client_column, diagnostic_message
+from coherence.lsp.render import client_column, diagnostic_message, diagnostic_severity
 from coherence.lsp.state import DocumentState, result_json
 
 SOURCE = "coherence"
@@ -56,10 +56,7 @@ class DiagnosticsFeature(LanguageFeature):
             line = (target.name_line if target else result.line) - 1
             col = target.column if target else result.column
             name = result.name
-            if result.status == "incoherent" and result.trust is not None and result.trust < threshold:
-                severity = types.DiagnosticSeverity.Warning
-            else:
-                severity = types.DiagnosticSeverity.Information
+            severity = types.DiagnosticSeverity(diagnostic_severity(result, threshold))
             out.append(
                 types.Diagnostic(
                     range=self.ls.name_range(lines, line, col, len(name)),
