@@ -870,7 +870,8 @@ class Zygote(object):
         self.out_buf = []
         self.running = {}  # fd -> child
         self.guard = {"mode": "load", "root": os.path.realpath(self.tmp)}
-        self.timer = [False, False]  # armed, fired
+        # armed, fired, start of the call in progress, its limit (None: a one-shot timer is set)
+        self.timer = [False, False, 0.0, None]
         self.sink_out = _Sink(self.max_output)
         self.sink_err = _Sink(self.max_output)
 
@@ -897,10 +898,15 @@ class Zygote(object):
     # -- timer -----------------------------------------------------------------------------
     def _on_alarm(self, signum, frame):
         timer = self.timer
-        if timer[0]:
+        if not timer[0]:
+            return
+        if timer[3] is None:  # a one-shot timer ran out (see timed)
             timer[1] = True
             signal.setitimer(signal.ITIMER_REAL, 0.05)  # keep poking code that swallows it
             raise _Timeout()
+        if time.monotonic() - timer[2] >= timer[3]:  # a tick of the calls' timer (see child_main)
+            timer[1] = True
+            raise _Timeout()  # the next tick pokes again if the code swallows it
 
     def timed(self, seconds, fn, *args):
         """fn(*args) under the SIGALRM timer; raises _Timeout when it ran out of time."""
@@ -1740,6 +1746,12 @@ class Zygote(object):
         K_TRUE = b'["ok",["B",true],null,null]'
         K_FALSE = b'["ok",["B",false],null,null]'
         count = len(indices)
+        # One periodic timer for all the calls instead of two setitimer calls per call (a third of
+        # the per-call overhead for a fast function): each tick checks the call in progress, so a
+        # call times out between ct and ct + tick.
+        tick = min(0.05, ct / 4)
+        timer[3] = ct
+        setitimer(REAL, tick, tick)
         for pos in range(count):
             i = indices[pos]
             pack("q", slot, 0, pos)
@@ -1764,8 +1776,8 @@ class Zygote(object):
             timer[1] = False
             try:
                 try:
+                    timer[2] = now
                     timer[0] = True
-                    setitimer(REAL, ct)
                     args, kwargs = mk()
                     if type(args) is not tuple:
                         args = tuple(args)
@@ -1816,7 +1828,6 @@ class Zygote(object):
                                 m = dump(post, argv).encode("ascii")
                 finally:
                     timer[0] = False
-                    setitimer(REAL, 0)
                 if timer[1]:
                     raise _Timeout()
                 if m is None:
@@ -1849,6 +1860,8 @@ class Zygote(object):
             state[0] += len(key)
             if state[0] > 32768 or now - state[1] > 0.05:
                 flush(pos + 1)
+        setitimer(REAL, 0)
+        timer[3] = None
         pack("q", slot, 0, count)
         flush(count)
 
