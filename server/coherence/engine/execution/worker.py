@@ -9,10 +9,13 @@ Process layout (one run):
     parent (coherence)  --job JSON on stdin-->  zygote (this script)
                         <--result lines on fd--   |  imports the module context once,
                                                   |  pre-imports what the programs import,
-                                                  |  compiles every input once,
+                                                  |  readies every input once (marshal
+                                                  |  data, or one compile of the rest),
                                                   |  then forks one child per program
                                                   +--> child (program 0)  -- lines --> zygote
                                                   +--> child (program 1)  ...
+                                                  +--> spare (program 2, loaded, waiting
+                                                       on a pipe for a free slot)
 
 Result lines (to the parent, on the descriptor named in the job; never stdout), ASCII:
 
@@ -29,7 +32,8 @@ complete lines as they are.  Each child also publishes, in a shared memory slot,
 the call in progress, how many records it has written and its load state, so that when it dies
 (segfault, os._exit, watchdog kill) the zygote knows which input was responsible, records a
 ``Crash(...)``/``Timeout`` outcome for it and forks a fresh child for the inputs left.  When an
-input is re-run that way the parent keeps the first record it got.
+input is re-run that way the parent keeps the first record it got.  Calls are timed by one
+periodic SIGALRM per child, whose handler raises ``_Timeout`` in a call that has run too long.
 """
 
 import sys
