@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from lsprotocol import types
@@ -139,3 +140,31 @@ async def test_an_untitled_document(lsp):
     # No file to put a test next to; the body replacement is still offered.
     assert "Add counterexample as a regression test" not in titles
     assert "Replace body with the majority alternative" in titles
+
+
+ROUNDING = '''
+# coherence
+def round_down(n: int) -> int:
+    """The largest multiple of 10 that is not above n.
+
+    >>> round_down(25)
+    20
+    >>> round_down(130)
+    130
+    """
+    return n - n % 10
+'''
+
+
+async def test_disagreement_only_outside_the_examples_domain_is_information(start, workspace):
+    # The alternatives round negatives toward zero; every example's n is >= 0.
+    toward_zero = "def round_down(n):\n    return n // 10 * 10 if n >= 0 else -((-n) // 10) * 10\n"
+    with open(workspace / "recorded_samples.jsonl", "a") as fh:
+        fh.write(json.dumps({"entry_point": "round_down", "candidates": [toward_zero] * 9}) + "\n")
+    lsp = await start(settings={"trustThreshold": 1.0})  # any incoherent function would be a warning
+    uri = lsp.open("rounding.py", ROUNDING)
+    (d,) = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
+    assert d.severity == types.DiagnosticSeverity.Information
+    assert "only on inputs unlike your docstring's examples (n is negative" in d.message
+    hover = await lsp.hover(uri, line_of(ROUNDING, "def round_down"), 5)
+    assert "unlike your docstring's examples" in hover.contents.value

@@ -147,6 +147,9 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
             lines.append("")
             lines.append(f"(shrunk from {_code(ce.shrunk_from)})")
         lines.append("")
+    if r.extra.get("outside_domain"):
+        lines.append(f"Every disagreement is on inputs unlike your docstring's examples: {r.extra['outside_domain']}.")
+        lines.append("")
     if r.disagreeing_code:
         lines.append("most common disagreeing alternative:")
         lines.append("")
