@@ -146,3 +146,24 @@ def test_redo_failures_reruns_tasks_spoiled_by_the_worker(tmp_path, monkeypatch)
     assert calls == [1]
     recs = {r["task_id"]: r for r in read_records(tmp_path / "tasks.jsonl")}
     assert sorted(recs) == [0, 1] and recs[1]["label_details"] == ["ok"]
+
+
+def test_run_json_lists_every_engine_that_wrote_tasks(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "evaluate_task", _fake_evaluate([]))
+    opts = EvalOptions(samples=3, inputs=10)
+
+    def engines():
+        return json.loads((tmp_path / "run.json").read_text())["engines"]
+
+    monkeypatch.setattr(runner, "engine_fingerprint", lambda: "aaaa")
+    run_samples_file(_samples(2), _tasks(4), tmp_path, opts, progress=False)
+    assert engines() == ["aaaa"]
+    monkeypatch.setattr(runner, "engine_fingerprint", lambda: "bbbb")
+    run_samples_file(_samples(4), _tasks(4), tmp_path, opts, progress=False)  # two tasks left: bbbb runs them
+    assert engines() == ["aaaa", "bbbb"]
+    assert json.loads((tmp_path / "run.json").read_text())["engine"] == "aaaa+bbbb"
+    monkeypatch.setattr(runner, "engine_fingerprint", lambda: "cccc")
+    run_samples_file(_samples(4), _tasks(4), tmp_path, opts, progress=False)  # nothing left to run
+    assert engines() == ["aaaa", "bbbb"]
+    run_samples_file(_samples(4), _tasks(4), tmp_path, opts, progress=False, restart=True)
+    assert engines() == ["cccc"]

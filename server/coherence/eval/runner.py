@@ -497,21 +497,22 @@ def run_samples_file(
     settings = {"model": first.model, "benchmark": first.benchmark, **opts.settings()}
     if restart:
         tasks_path.unlink(missing_ok=True)
+    previous: dict = {}
     if run_path.is_file() and tasks_path.is_file():
         try:
             previous = json.loads(run_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             previous = {}
         old = previous.get("settings", {})
-        if previous.get("engine") and previous["engine"] != engine_fingerprint() and tasks_path.stat().st_size:
-            print(f"coherence eval: warning: {out_dir} was started with another engine ({previous['engine']}, now "
-                  f"{engine_fingerprint()}); resuming mixes the two (use --restart for a clean run)", file=sys.stderr)
+        before = previous.get("engines") or ([previous["engine"]] if previous.get("engine") else [])
+        if before and engine_fingerprint() not in before and tasks_path.stat().st_size:
+            print(f"coherence eval: warning: {out_dir} was started with another engine ({'+'.join(before)}, now "
+                  f"{engine_fingerprint()}); resuming mixes them, and run.json lists every one (use --restart for "
+                  "a clean run)", file=sys.stderr)
         diff = {k: (old.get(k), v) for k, v in settings.items() if k in old and old.get(k) != v}
         if diff:
             listed = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in diff.items())
             raise SettingsMismatch(f"{out_dir} holds a run with other settings ({listed}); use another --out or --restart")
-    run_path.write_text(json.dumps({"settings": settings, "samples_file": str(samples_path or ""), "engine": engine_fingerprint()}, indent=2) + "\n", encoding="utf-8")
-
     records = read_records(tasks_path)
     if redo_infra:
         bad = [r for r in records if infra_failure(r)]
@@ -535,6 +536,14 @@ def run_samples_file(
     if missing:
         print(f"coherence eval: {len(missing)} task(s) of {first.benchmark}/{first.model} have no benchmark task and are skipped: {', '.join(missing[:5])}{'…' if len(missing) > 5 else ''}", file=sys.stderr)
     total = len(todo) + len(done)
+    # Every engine that wrote tasks into this run, oldest first: a resume that runs nothing keeps the
+    # list as it was, so a finished run is not credited to the engine that merely re-read it.
+    engines = list(previous.get("engines") or ([previous["engine"]] if previous.get("engine") else []))
+    if todo and engine_fingerprint() not in engines:
+        engines.append(engine_fingerprint())
+    run_path.write_text(json.dumps({"settings": settings, "samples_file": str(samples_path or ""),
+                                    "engine": "+".join(engines) or engine_fingerprint(), "engines": engines},
+                                   indent=2) + "\n", encoding="utf-8")
 
     paper: dict[str, dict] = {}
     if samples_path is not None:
