@@ -30,13 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from coherence.engine.inputs.generate import (
-    _NARROW_CLASSES,
     _Constraints,
     _family,
     _is_sorted,
     _numbers,
     _strings,
+    evidence_by_param,
     infer_types,
+    narrow_alphabet,
 )
 from coherence.engine.inputs.seeds import bind, doctest_seeds, workspace_seeds
 from coherence.engine.inputs.values import Expr, Input
@@ -184,12 +185,7 @@ def _learn(spec: Spec, evidence: list[Input]) -> list[Rule]:
     Kept in step with it: every rule here is one ``_Constraints`` also learns."""
     types = infer_types(spec, evidence)
     params = [p for p in spec.params if p.kind in ("positional_only", "positional_or_keyword", "keyword_only")]
-    evid: dict[str, list[tuple[Input, Any]]] = {}
-    for inp in evidence:
-        aps, kps = bind(spec.params, inp)
-        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
-            if p is not None and not isinstance(v, Expr):
-                evid.setdefault(p.name, []).append((inp, v))
+    evid = evidence_by_param(spec, evidence)
     kinds = {p.name: _family(types.get(p.name)) for p in params}
     rules: list[Rule] = []
     for idx, p in enumerate(params):
@@ -197,16 +193,9 @@ def _learn(spec: Spec, evidence: list[Input]) -> list[Rule]:
         if not ev:
             continue  # what is left without examples are name and docstring heuristics
         fam = kinds[p.name]
-        chars = "".join(x for v in ev for x in _strings(v))
-        if len(chars) >= 3:
-            seen = frozenset(chars)
-            for cls in _NARROW_CLASSES:
-                if seen <= cls:
-                    seen = seen | cls
-                    break
-            wordy = any(ch.isalpha() for ch in seen) and not any(seen <= cls for cls in _NARROW_CLASSES)
-            if len(seen) <= 16 and not wordy:
-                rules.append(Rule(p.name, "alphabet", chars=seen))
+        alphabet = narrow_alphabet(ev)
+        if alphabet is not None:
+            rules.append(Rule(p.name, "alphabet", chars=alphabet))
         nums = [x for v in ev for x in _numbers(v)]
         if len(nums) >= 2 and all(x >= 0 for x in nums):
             rules.append(Rule(p.name, "nonneg"))

@@ -122,12 +122,7 @@ class _Constraints:
     def __init__(self, spec: Spec, types: dict[str, TypeDesc], seeds: list[Input]):
         params = [p for p in spec.params if p.kind in ("positional_only", "positional_or_keyword", "keyword_only")]
         self.params = params
-        evid: dict[str, list[Any]] = {}
-        for inp in seeds:
-            aps, kps = bind(spec.params, inp)
-            for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
-                if p is not None and not isinstance(v, Expr):
-                    evid.setdefault(p.name, []).append((inp, v))
+        evid = evidence_by_param(spec, seeds)
         self.len_of: dict[str, tuple[str, float]] = {}
         self.nonneg: dict[str, float] = {}
         self.sorted: dict[str, float] = {}
@@ -139,19 +134,9 @@ class _Constraints:
         for idx, p in enumerate(params):
             fam = kinds[p.name]
             ev = [v for _, v in evid.get(p.name, [])]
-            chars = "".join(x for v in ev for x in _strings(v))
-            if len(chars) >= 3:
-                seen = frozenset(chars)
-                for cls in _NARROW_CLASSES:
-                    if seen <= cls:
-                        seen = seen | cls
-                        break
-                # A narrow alphabet: digits, parentheses, binary, ...  Letters from a word in an
-                # example ("hello") say nothing about the domain: natural text stays unconstrained,
-                # or upper case and punctuation would never be tried.
-                wordy = any(ch.isalpha() for ch in seen) and not any(seen <= cls for cls in _NARROW_CLASSES)
-                if len(seen) <= 16 and not wordy:
-                    self.alphabet[p.name] = (0.9, seen)
+            alphabet = narrow_alphabet(ev)
+            if alphabet is not None:
+                self.alphabet[p.name] = (0.9, alphabet)
             nums = [x for v in ev for x in _numbers(v)]
             if nums and all(x >= 0 for x in nums) and len(nums) >= 2:
                 self.nonneg[p.name] = 0.9
@@ -244,6 +229,35 @@ class _Constraints:
 
 _NARROW_CLASSES = [frozenset("01"), frozenset("0123456789"), frozenset("0123456789.-+"),
                    frozenset("0123456789abcdefABCDEF")]
+
+
+def evidence_by_param(spec: Spec, seeds: list[Input]) -> dict[str, list[tuple[Input, Any]]]:
+    """Each parameter's values in ``seeds``, with the seed each came from (verbatim ``Expr``
+    values say nothing about the domain and are left out)."""
+    evid: dict[str, list[tuple[Input, Any]]] = {}
+    for inp in seeds:
+        aps, kps = bind(spec.params, inp)
+        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+            if p is not None and not isinstance(v, Expr):
+                evid.setdefault(p.name, []).append((inp, v))
+    return evid
+
+
+def narrow_alphabet(values: list[Any]) -> frozenset[str] | None:
+    """The narrow alphabet (digits, parentheses, binary, ...) the strings in ``values`` are drawn
+    from, widened to its usual class, or None.  Letters from a word in an example ("hello") say
+    nothing about the domain: natural text stays unconstrained, or upper case and punctuation
+    would never be tried."""
+    chars = "".join(x for v in values for x in _strings(v))
+    if len(chars) < 3:
+        return None
+    seen = frozenset(chars)
+    for cls in _NARROW_CLASSES:
+        if seen <= cls:
+            seen = seen | cls
+            break
+    wordy = any(ch.isalpha() for ch in seen) and not any(seen <= cls for cls in _NARROW_CLASSES)
+    return seen if len(seen) <= 16 and not wordy else None
 
 
 def _strings(v: Any) -> list[str]:
