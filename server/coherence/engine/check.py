@@ -147,6 +147,20 @@ class Checker:
     async def check(self, target: Target, *, progress: Progress | None = None, cancel: threading.Event | None = None, samples: SampleSet | None = None) -> CheckResult:
         """Check one target.  Raises ``CoherenceError`` only for problems the user must fix in their
         configuration (no model, bad key); everything about the code itself ends up in the result."""
+        # Inputs depend on the spec alone: build them while the LLM answers, which takes longer.
+        inputs_task = None
+        if not target.skip_reason:
+            inputs_task = asyncio.ensure_future(asyncio.to_thread(self._inputs_for, target))
+            inputs_task.add_done_callback(_retrieve)
+        try:
+            return await self._check(target, inputs_task, progress=progress, cancel=cancel, samples=samples)
+        finally:
+            # A check that ended early or was cancelled leaves no task behind (the thread finishes
+            # on its own and caches the inputs for the next check).
+            if inputs_task is not None and not inputs_task.done():
+                inputs_task.cancel()
+
+    async def _check(self, target: Target, inputs_task, *, progress: Progress | None, cancel: threading.Event | None, samples: SampleSet | None) -> CheckResult:
         started = time.monotonic()
         result = result_for(target, "skipped")
         result.delta = self.config.delta
@@ -157,9 +171,6 @@ class Checker:
         report_progress = progress or (lambda msg, frac: None)
 
         report_progress(f"{target.name}: sampling {cfg.samples - 1} alternatives", 0.0)
-        # Inputs depend on the spec alone: build them while the LLM answers, which takes longer.
-        inputs_task = asyncio.ensure_future(asyncio.to_thread(self._inputs_for, target))
-        inputs_task.add_done_callback(_retrieve)  # a check that ends early never awaits it
         if samples is None:
             samples = await sample_alternatives(target.spec, cfg.samples - 1, self.provider, self.cache)
         result.model = samples.model
