@@ -40,7 +40,7 @@ from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, Program
-from coherence.engine.execution.executor import ExecutionReport, Executor
+from coherence.engine.execution.executor import ExecutionReport, Executor, input_sources
 from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.markers import target_for
 from coherence.engine.outcomes import label_matrix, outcomes_equal
@@ -103,7 +103,7 @@ class _ReferenceExecutor(Executor):
         programs = list(programs)
         report = super().run(module, programs + [self.reference], inputs, **kw)
         self.first = report
-        self.first_inputs = [s if isinstance(s, str) else s.source() for s in inputs]
+        self.first_inputs = input_sources(inputs)
         return replace(
             report,
             outcomes=report.outcomes[:-1],
@@ -126,6 +126,11 @@ class _NoProvider:
 # ---------------------------------------------------------------------------------------------
 # one task
 # ---------------------------------------------------------------------------------------------
+
+
+def _engines_of(run: dict) -> list[str]:
+    """The engines a ``run.json`` says wrote its tasks (older files name one, as ``engine``)."""
+    return list(run.get("engines") or ([run["engine"]] if run.get("engine") else []))
 
 
 def engine_fingerprint() -> str:
@@ -498,16 +503,17 @@ def run_samples_file(
     if restart:
         tasks_path.unlink(missing_ok=True)
     previous: dict = {}
+    fingerprint = engine_fingerprint()  # reads every engine file: once
     if run_path.is_file() and tasks_path.is_file():
         try:
             previous = json.loads(run_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             previous = {}
         old = previous.get("settings", {})
-        before = previous.get("engines") or ([previous["engine"]] if previous.get("engine") else [])
-        if before and engine_fingerprint() not in before and tasks_path.stat().st_size:
+        before = _engines_of(previous)
+        if before and fingerprint not in before and tasks_path.stat().st_size:
             print(f"coherence eval: warning: {out_dir} was started with another engine ({'+'.join(before)}, now "
-                  f"{engine_fingerprint()}); resuming mixes them, and run.json lists every one (use --restart for "
+                  f"{fingerprint}); resuming mixes them, and run.json lists every one (use --restart for "
                   "a clean run)", file=sys.stderr)
         diff = {k: (old.get(k), v) for k, v in settings.items() if k in old and old.get(k) != v}
         if diff:
@@ -538,11 +544,11 @@ def run_samples_file(
     total = len(todo) + len(done)
     # Every engine that wrote tasks into this run, oldest first: a resume that runs nothing keeps the
     # list as it was, so a finished run is not credited to the engine that merely re-read it.
-    engines = list(previous.get("engines") or ([previous["engine"]] if previous.get("engine") else []))
-    if todo and engine_fingerprint() not in engines:
-        engines.append(engine_fingerprint())
+    engines = _engines_of(previous)
+    if todo and fingerprint not in engines:
+        engines.append(fingerprint)
     run_path.write_text(json.dumps({"settings": settings, "samples_file": str(samples_path or ""),
-                                    "engine": "+".join(engines) or engine_fingerprint(), "engines": engines},
+                                    "engine": "+".join(engines) or fingerprint, "engines": engines},
                                    indent=2) + "\n", encoding="utf-8")
 
     paper: dict[str, dict] = {}

@@ -99,6 +99,11 @@ class Packable(Protocol):
     def packed(self) -> str | None: ...
 
 
+def input_sources(inputs: Sequence[str | Packable]) -> list[str]:
+    """The source of each input (``run`` takes sources or ``Packable`` inputs)."""
+    return [s if isinstance(s, str) else s.source() for s in inputs]
+
+
 @dataclass
 class ExecutionReport:
     outcomes: list[list[Outcome]]  # [program][input], always m x n
@@ -246,7 +251,7 @@ class Executor:
         if cancel is not None and cancel.is_set():
             raise CheckCancelled("The check was cancelled.")
         programs = list(programs)
-        sources = [s if isinstance(s, str) else s.source() for s in inputs]
+        sources = input_sources(inputs)
         packed = [None if isinstance(s, str) else s.packed for s in inputs]
         m, n = len(programs), len(sources)
         interp = sb.probe_interpreter(self.python)
