@@ -41,7 +41,7 @@ from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, Program
 from coherence.engine.execution.executor import ExecutionReport, Executor, input_sources
-from coherence.engine.inputs.generate import generate_inputs
+from coherence.engine.inputs import Input
 from coherence.engine.markers import target_for
 from coherence.engine.outcomes import label_matrix, outcomes_equal
 from coherence.engine.sampling import SampleSet, extract_program
@@ -95,6 +95,8 @@ class _ReferenceExecutor(Executor):
         self.reference = reference
         self.first: ExecutionReport | None = None
         self.first_inputs: list[str] = []
+        # the inputs themselves, when the checker handed Input objects (their origins are recorded)
+        self.first_values: list[Input] | None = None
 
     def run(self, module, programs, inputs, **kw):  # noqa: D401 - same contract as Executor.run
         module = replace(module, sys_path=())
@@ -104,6 +106,7 @@ class _ReferenceExecutor(Executor):
         report = super().run(module, programs + [self.reference], inputs, **kw)
         self.first = report
         self.first_inputs = input_sources(inputs)
+        self.first_values = list(inputs) if all(isinstance(i, Input) for i in inputs) else None
         return replace(
             report,
             outcomes=report.outcomes[:-1],
@@ -252,16 +255,8 @@ def evaluate_task(
             if not (result.status == "error" and _WORKER_FAILURE.search(result.reason or "")):
                 break
         rec["check_retries"] = attempt
-        # The inputs the checker used, regenerated (a pure function of these arguments) for their
-        # origins; kept only if they match what actually ran.
-        inputs = None
-        if executor.first is not None:
-            regenerated = generate_inputs(
-                target.spec, opts.inputs, module_source=target.module_source, workspace=workspace,
-                seed=opts.seed, time_budget=opts.input_budget,
-            )
-            if [i.source() for i in regenerated] == executor.first_inputs:
-                inputs = regenerated
+        # The inputs the checker ran (for their origins), as the executor got them.
+        inputs = executor.first_values if executor.first is not None else None
     finally:
         if workspace:
             shutil.rmtree(workspace, ignore_errors=True)
