@@ -1,6 +1,6 @@
 """Bad files through the real server (issue 5): syntax errors mid-typing, a 20k-line file, a
 non-UTF-8 file, an empty file, and marked functions of every awkward kind (*args/**kwargs, async,
-generator, nested, lambda, method, overloads).  Each gets a clear result or a clear "skipped:
+generator, nested, lambda, methods, overloads).  Each gets a clear result or a clear "skipped:
 why" (diagnostic, code lens, hover), the server keeps answering and keeps checking, its stderr has
 no traceback, and the CLI says the same in its JSON."""
 
@@ -58,10 +58,30 @@ double = lambda x: 2 * x  # coherence
 
 
 class Box:
+    def __init__(self, width: int):
+        self.width = width
+
     # coherence
     def size(self) -> int:
-        """Return 3."""
-        return 3
+        """Return the width."""
+        return self.width
+
+
+class Tally:
+    def __init__(self):
+        self.n = 0
+
+    # coherence
+    def bump(self, k: int) -> int:
+        """Add k to the tally and return the new tally."""
+        self.n += k
+        return self.n
+
+    # coherence
+    def scaled(self, k: int) -> int:
+        """Return k times ten, and keep it as the tally."""
+        self.n = k * 10
+        return self.n
 
 
 @overload
@@ -81,7 +101,7 @@ SKIPPED = {
     "gen": ("def gen", ("generator",)),
     "inner": ("def inner", ("nested",)),
     "double": ("double = lambda", ("lambda",)),
-    "size": ("def size", ("method",)),
+    "size": ("def size", ("Box()", "width", "method")),
 }
 
 
@@ -127,6 +147,8 @@ async def normal_check_still_works(lsp) -> None:
 
 async def test_every_kind_of_marked_function_gets_a_result_or_a_reason(start, workspace, tmp_path):
     add_replay(workspace, "conv", "def conv(x):\n    return x", "def conv(x):\n    y = x\n    return y")
+    add_replay(workspace, "bump", "def bump(self, k):\n    self.n = self.n + k\n    return self.n", "class Tally:\n    def bump(self, k):\n        self.n += k\n        return self.n")
+    add_replay(workspace, "scaled", "def scaled(self, k):\n    self.n = 10 * k\n    return self.n", "def scaled(self, k):\n    return k * 10")
     (workspace / "kinds.py").write_text(KINDS)
     lsp = await start(capture_stderr=True)
     uri = lsp.open("kinds.py")
@@ -150,6 +172,11 @@ async def test_every_kind_of_marked_function_gets_a_result_or_a_reason(start, wo
     assert lenses[conv_line].startswith("coherence: trust 1.00"), lenses
     for name, (needle, _) in SKIPPED.items():
         assert lenses[line_of(text, needle)].startswith("coherence: skipped — "), (name, lenses)
+    # Methods of a class built without arguments are checked on a fresh object per call.
+    assert lenses[line_of(text, "def bump")].startswith("coherence: trust 1.00"), lenses
+    [scaled] = lsp.coherence_diagnostics(uri, "incoherent")
+    assert scaled.data["name"] == "scaled" and scaled.range.start.line == line_of(text, "def scaled")
+    assert "Tally().scaled(" in scaled.message and "leaves the object as Tally(n=" in scaled.message, scaled.message
     hover = await lsp.hover(uri, line_of(text, "async def fetch"), 12)
     assert hover is not None and "async functions are not checked" in hover.contents.value
     hover = await lsp.hover(uri, line_of(text, "double = lambda"), 1)
@@ -161,6 +188,8 @@ async def test_every_kind_of_marked_function_gets_a_result_or_a_reason(start, wo
         status, reason = statuses[(name, line_of(text, needle) + 1)]
         assert status == "skipped" and all(w in reason for w in words), (name, status, reason)
     assert statuses[("conv", conv_line + 1)][0] == "coherent", statuses
+    assert statuses[("bump", line_of(text, "def bump") + 1)][0] == "coherent", statuses
+    assert statuses[("scaled", line_of(text, "def scaled") + 1)][0] == "incoherent", statuses
     assert [s for (n, _), (s, r) in statuses.items() if n == "conv" and s == "skipped"] == ["skipped", "skipped"]  # the two stubs
 
     await normal_check_still_works(lsp)

@@ -135,3 +135,71 @@ def test_replace_body_keeps_crlf():
 
 def test_replace_body_without_the_function_in_the_alternative():
     assert edits.replace_body(MODULE, "area", 14, "def other():\n    pass\n") is None
+
+
+CART = textwrap.dedent(
+    '''
+    import math
+
+
+    class Cart:
+        def __init__(self):
+            self.items = {}
+
+        # coherence
+        def add(self, item: str, qty: int = 1) -> int:
+            """Add qty of item; return the total."""
+            self.items[item] = self.items.get(item, 0) + qty
+            return sum(self.items.values())
+
+        def total(self) -> int:
+            return sum(self.items.values())
+    '''
+).lstrip()
+
+
+def test_replace_body_of_a_method_written_as_the_whole_class():
+    alt = textwrap.dedent(
+        '''
+        class Cart:
+            def add(self, item, qty=1):
+                if qty > 0:
+                    self._put(item, qty)
+                return self.total()
+
+            def _put(self, item, qty):
+                self.items[item] = self.items.get(item, 0) + qty
+
+            def total(self):
+                return 0
+        '''
+    )
+    line = CART.splitlines().index("    def add(self, item: str, qty: int = 1) -> int:") + 1
+    after = edits.apply_changes(CART, edits.replace_body(CART, "add", line, alt))
+    cls = next(n for n in ast.parse(after).body if isinstance(n, ast.ClassDef))
+    # the new helper method joins the class; the user's own total() stays as it was
+    assert [n.name for n in cls.body] == ["__init__", "add", "_put", "total"]
+    assert "    # coherence\n    def add(self, item, qty=1):\n        \"\"\"Add qty of item; return the total.\"\"\"\n        if qty > 0:\n" in after
+    assert "return sum(self.items.values())\n" in after.split("def total")[1]
+
+
+def test_replace_body_of_a_method_with_a_module_level_helper():
+    alt = "def _positive(q):\n    return max(q, 0)\n\n\ndef add(self, item: str, qty: int = 1) -> int:\n    self.items[item] = self.items.get(item, 0) + _positive(qty)\n    return self.total()\n"
+    line = CART.splitlines().index("    def add(self, item: str, qty: int = 1) -> int:") + 1
+    after = edits.apply_changes(CART, edits.replace_body(CART, "add", line, alt))
+    tree = ast.parse(after)
+    assert [type(n).__name__ + ":" + getattr(n, "name", "") for n in tree.body] == ["Import:", "FunctionDef:_positive", "ClassDef:Cart"]
+    assert "        self.items[item] = self.items.get(item, 0) + _positive(qty)\n        return self.total()\n" in after
+
+
+def test_regression_test_of_a_method_imports_its_class():
+    r = result("add", "Cart().add('', 0)", "0 (and leaves the object as Cart(items={'': 0}))", "0")
+    r.qualname = "Cart.add"
+    import_line, test = edits.regression_test(r, "shop/cart.py", CART, None)
+    assert import_line == "from cart import Cart"
+    assert "Cart().add('', 0)" in test
+    ns: dict = {}
+    exec(compile(CART, "cart.py", "exec"), ns)  # the generated test runs against the real class
+    exec(compile(test, "test.py", "exec"), ns)
+    fn = next(v for k, v in ns.items() if k.startswith("test_add_coherence"))
+    fn()

@@ -201,8 +201,9 @@ class Checker:
         _raise_if_cancelled(cancel)
 
         module = module_context_for(target, cfg.workspace)
-        programs = [Program(target.name, None, "yours")] + [
-            Program(target.name, s.code, f"alternative {i}") for i, s in enumerate(valid, start=1)
+        spec = target.spec
+        programs = [Program(target.name, None, "yours", spec.owner, spec.method_kind)] + [
+            Program(target.name, s.code, f"alternative {i}", spec.owner, spec.method_kind) for i, s in enumerate(valid, start=1)
         ]
         timings["inputs"] = round(time.monotonic() - stage, 4)
         stage = time.monotonic()
@@ -238,7 +239,11 @@ class Checker:
         unstable = _nondeterminism(report, rerun)
         if unstable is not None:
             x, first, second = unstable
-            unstable_reason = f"your function gave two different results for {inputs[x].call(target.name)}: {first.render()} then {second.render()}"
+            receiver = target.spec.method_kind == "instance"
+            unstable_reason = (
+                f"your function gave two different results for {inputs[x].call(target.spec.callee)}: "
+                f"{first.render(receiver=receiver)} then {second.render(receiver=receiver)}"
+            )
 
         # Inputs some program never reached within its time budget are left out for everyone:
         # n shrinks, rather than one slow program "disagreeing" on every input it skipped.
@@ -337,7 +342,8 @@ class Checker:
             log.debug("shrinking failed: %s", exc)
             shrunk, outcomes = start, start_outcomes
         where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
-        return cx.describe(target.name, shrunk, outcomes, rival, shrunk_from=start), where
+        described = cx.describe(target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.method_kind == "instance")
+        return described, where
 
 
 def _retrieve(task: asyncio.Future) -> None:

@@ -94,23 +94,25 @@ def _disagree(mine: Outcome, theirs: Outcome, want_both_ok: bool) -> bool:
     return not ({mine.error, theirs.error} & {"Timeout", "BudgetExceeded"})
 
 
-def describe(name: str, inp: Input, outcomes: Sequence[Outcome], rival_index: int, *, shrunk_from: Input | None = None) -> Counterexample:
-    """Group every program's outcome on ``inp``; ``outcomes[0]`` is the user's."""
+def describe(name: str, inp: Input, outcomes: Sequence[Outcome], rival_index: int, *, shrunk_from: Input | None = None, receiver: bool = False) -> Counterexample:
+    """Group every program's outcome on ``inp``; ``outcomes[0]`` is the user's.  ``name`` is the
+    callee as written in a call (``Counter().add`` for a method); ``receiver`` says the outcomes'
+    first argument is that object."""
     labels = group_outcomes(outcomes)
     mine = outcomes[0]
     groups: dict[int, list[int]] = {}
     for prog, lab in enumerate(labels[1:], start=1):
         groups.setdefault(lab, []).append(prog)
     ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
-    alternatives = [ClusterOutput(output=outcomes[g[0]].render(), count=len(g)) for _, g in ordered]
+    alternatives = [ClusterOutput(output=outcomes[g[0]].render(receiver=receiver), count=len(g)) for _, g in ordered]
     disagreeing = sum(1 for lab in labels[1:] if lab != labels[0])
     rival = outcomes[rival_index]
     if outcomes_equal(rival, mine):  # the rival cluster's representative agreed here after all
         rival = next((outcomes[g[0]] for lab, g in ordered if lab != labels[0]), rival)
     return Counterexample(
         call=inp.call(name),
-        yours=mine.render(),
-        theirs=rival.render(),
+        yours=mine.render(receiver=receiver),
+        theirs=rival.render(receiver=receiver),
         alternatives=alternatives,
         disagreeing=disagreeing,
         total=len(outcomes) - 1,

@@ -13,6 +13,7 @@ import ast
 import hashlib
 import io
 import re
+import textwrap
 import threading
 import tokenize
 from collections import OrderedDict
@@ -65,11 +66,15 @@ def _find_targets(source: str, path: str, mode: str) -> list[Target]:
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.append((node, node.name, None))
+    methods: dict[int, tuple[str, str]] = {}  # id(def) -> (class, method kind)
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
+            info = next((c for c in classes if c.name == node.name), None)
             for item in node.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    found.append((item, f"{node.name}.{item.name}", "methods are not checked yet: move the logic into a module-level function"))
+                    kind, reason = _method_support(node, item, info)
+                    methods[id(item)] = (node.name, kind)
+                    found.append((item, f"{node.name}.{item.name}", reason))
     for node, qual in _nested_functions(tree):
         found.append((node, qual, "nested functions are not checked: only module-level functions are"))
     for node in tree.body:
@@ -82,8 +87,56 @@ def _find_targets(source: str, path: str, mode: str) -> list[Target]:
     for node, qualname, reason in found:
         if not _is_marked(node, lines, mode):
             continue
-        targets.append(_make_target(node, qualname, reason, tree, source, lines, path, classes, context))
+        owner, kind = methods.get(id(node), (None, None))
+        targets.append(_make_target(node, qualname, reason, tree, source, lines, path, classes, context, owner=owner, method_kind=kind))
     return targets
+
+
+# Methods whose behaviour is about the object's life, not a computation over inputs.
+_LIFECYCLE = frozenset(("__init__", "__new__", "__del__", "__init_subclass__", "__post_init__", "__class_getitem__",
+                        "__set_name__", "__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__enter__",
+                        "__exit__", "__aenter__", "__aexit__"))
+
+
+def _required_init_args(cls: ast.ClassDef, info: ClassInfo | None) -> list[str]:
+    """Arguments ``Owner()`` cannot do without, as far as the source shows (an inherited
+    ``__init__`` is found out when the sandbox builds the object)."""
+    init = next((i for i in cls.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None)
+    fieldy = info is not None and (info.is_dataclass or any(b.split(".")[-1] == "NamedTuple" for b in info.bases))
+    if init is not None and not fieldy:
+        return [p.name for p in _params(init.args)[1:] if p.default is None and p.kind in ("positional_only", "positional_or_keyword", "keyword_only")]
+    if fieldy:
+        return [p.name for p in info.fields if p.default is None]
+    return []
+
+
+def _method_support(cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef, info: ClassInfo | None) -> tuple[str, str | None]:
+    """How a method is called (instance, static or class), and why it cannot be checked, if so.
+
+    An instance method is called on ``Owner()``, built afresh for every call, so the class must be
+    buildable without arguments; what the method does to that object is part of its outcome."""
+    decos = {_decorator_name(d).split(".")[-1] for d in node.decorator_list}
+    if "staticmethod" in decos:
+        kind = "static"
+    elif "classmethod" in decos:
+        kind = "class"
+    else:
+        kind = "instance"
+    if decos & {"property", "setter", "getter", "deleter", "cached_property"}:
+        return kind, "properties are not checked: make it a method or a module-level function"
+    if decos & {"abstractmethod"}:
+        return kind, "abstract methods have no behaviour to check"
+    if node.name in _LIFECYCLE:
+        return kind, f"{node.name} is not checked: it is about the object's life, not a computation over inputs"
+    if kind != "static" and not (node.args.posonlyargs or node.args.args):
+        return kind, f"{cls.name}.{node.name} takes no {'cls' if kind == 'class' else 'self'} argument"
+    if info is not None and info.is_enum:
+        return kind, f"methods of enums are not checked: {cls.name}() cannot be built"
+    if kind == "instance":
+        required = _required_init_args(cls, info)
+        if required:
+            return kind, f"{cls.name}() needs arguments ({', '.join(required[:4])}), and methods are called on an object built without any"
+    return kind, None
 
 
 def _lambda_function(node: ast.stmt) -> ast.FunctionDef | None:
@@ -194,8 +247,6 @@ def _skip_reason(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
             return "generator functions are not checked yet"
     if any(_decorator_name(d) in ("overload", "typing.overload") for d in node.decorator_list):
         return "@overload stubs have no behaviour to check"
-    if any(_decorator_name(d) in ("property", "staticmethod", "classmethod", "abstractmethod") for d in node.decorator_list):
-        return "methods are not checked yet: move the logic into a module-level function"
     return None
 
 
@@ -215,17 +266,22 @@ def _owner(func: ast.AST, target: ast.AST) -> bool:
     return search(func)
 
 
-def _make_target(node, qualname, reason, tree, source, lines, path, classes, context: _ModuleContext | None = None) -> Target:
+def _make_target(node, qualname, reason, tree, source, lines, path, classes, context: _ModuleContext | None = None, *, owner: str | None = None, method_kind: str | None = None) -> Target:
     docstring = ast.get_docstring(node, clean=True)
+    params = _params(node.args)
+    if method_kind in ("instance", "class") and params and params[0].kind in ("positional_only", "positional_or_keyword"):
+        params = params[1:]  # the receiver: the executor supplies it
     spec = Spec(
         name=node.name,
         signature=_signature(node),
-        params=_params(node.args),
+        params=params,
         returns=ast.unparse(node.returns) if node.returns is not None else None,
         docstring=docstring,
         context=(context or _ModuleContext(tree)).without(node),
         classes=classes,
         is_async=isinstance(node, ast.AsyncFunctionDef),
+        owner=owner,
+        method_kind=method_kind,
     )
     first = min([node.lineno] + [d.lineno for d in node.decorator_list])
     end = node.end_lineno or node.lineno
@@ -371,11 +427,16 @@ def _class_skeleton(node: ast.ClassDef, exclude: ast.AST | None) -> str:
     doc = ast.get_docstring(node, clean=True)
     if doc:
         body.append('    """' + "\n    ".join(doc.splitlines()) + '"""')
+    owner = exclude is not None and any(item is exclude for item in node.body)
     for item in node.body:
         if item is exclude:
             continue
         if isinstance(item, (ast.Assign, ast.AnnAssign)):
             body.append("    " + ast.unparse(item))
+        elif owner and isinstance(item, ast.FunctionDef) and item.name in ("__init__", "__post_init__"):
+            # For a method, the object's state is part of the specification: what __init__ sets up
+            # is context (the method's own body never is).
+            body.append(textwrap.indent(ast.unparse(item), "    "))
         elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             body.append(_stub(item, "    "))
     if not body:

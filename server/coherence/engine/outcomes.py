@@ -137,16 +137,26 @@ class Outcome:
         return o
 
     # -- display --------------------------------------------------------------------------
-    def render(self, limit: int = 120) -> str:
-        """Python-like display: ``[1, 2]``, ``'abc'``, ``Point(x=1, y=2)``, ``raises ValueError``."""
+    def render(self, limit: int = 120, *, receiver: bool = False) -> str:
+        """Python-like display: ``[1, 2]``, ``'abc'``, ``Point(x=1, y=2)``, ``raises ValueError``.
+
+        ``receiver``: the first argument is the object a method was called on, shown as "the
+        object" rather than as an argument."""
         limit = max(int(limit), 8)
         if self.kind != "ok":
             return _truncate(f"raises {self.error}", limit)
         if self.mutated is None:
             return render_canonical(self.value, limit)
         items = self.mutated[1] if isinstance(self.mutated, list) and self.mutated[:1] == ["T"] else [self.mutated]
-        noun = "argument" if len(items) == 1 else "arguments"
         value = render_canonical(self.value, max(12, limit // 3))
+        if receiver and items:
+            obj = items[0]
+            # numbers, strings and the like cannot have changed: only containers and objects might
+            rest = [a for a in items[1:] if not (isinstance(a, list) and a[:1] and a[0] in _SCALAR_TAGS)]
+            tail = f", arguments as {', '.join(render_canonical(a, 40) for a in rest)}" if rest else ""
+            room = max(limit - len(value) - len(" (and leaves the object as )") - len(tail), 8)
+            return _truncate(f"{value} (and leaves the object as {render_canonical(obj, room)}{tail})", limit)
+        noun = "argument" if len(items) == 1 else "arguments"
         room = limit - len(value) - len(f" (and changes its {noun} to )")
         args = ", ".join(render_canonical(a, max(room, 8)) for a in items)
         return _truncate(f"{value} (and changes its {noun} to {_truncate(args, max(room, 8))})", limit)
@@ -155,6 +165,9 @@ class Outcome:
 # ------------------------------------------------------------------------------------------
 # rendering canonical forms
 # ------------------------------------------------------------------------------------------
+
+
+_SCALAR_TAGS = frozenset(("N", "B", "I", "F", "C", "S", "Y"))
 
 
 class _Full(Exception):

@@ -11,6 +11,8 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
+METHOD_KINDS = ("instance", "static", "class")
+
 PARAM_KINDS = (
     "positional_only",
     "positional_or_keyword",
@@ -55,6 +57,19 @@ class Spec:
     # beyond what ``context`` already shows.
     classes: tuple[ClassInfo, ...] = field(default=(), compare=False)
     is_async: bool = False
+    # A method: the class it belongs to, and how it is called.  ``params`` then leave out the
+    # receiver (``self``/``cls``), which the executor supplies; ``signature`` keeps it, as written.
+    owner: str | None = None
+    method_kind: str | None = None  # one of METHOD_KINDS when ``owner`` is set
+
+    @property
+    def callee(self) -> str:
+        """How a call is written: ``name``, ``Owner().name`` or ``Owner.name``."""
+        if self.owner is None:
+            return self.name
+        if self.method_kind == "instance":
+            return f"{self.owner}().{self.name}"
+        return f"{self.owner}.{self.name}"
 
     @property
     def spec_hash(self) -> str:
@@ -64,15 +79,21 @@ class Spec:
                 "signature": self.signature,
                 "docstring": self.docstring or "",
                 "context": self.context,
+                # only for methods, so that the hashes of functions (and their cached samples) stay
+                **({"owner": self.owner, "method_kind": self.method_kind} if self.owner else {}),
             },
             sort_keys=True,
         )
         return hashlib.sha256(payload.encode()).hexdigest()[:32]
 
     def header(self) -> str:
-        """``def name(sig):`` plus the docstring: the stub the LLM is asked to complete."""
+        """``def name(sig):`` plus the docstring: the stub the LLM is asked to complete (inside
+        ``class Owner:`` for a method)."""
         prefix = "async def" if self.is_async else "def"
-        lines = [f"{prefix} {self.name}{self.signature}:"]
+        lines = []
+        if self.method_kind in ("static", "class"):
+            lines.append(f"@{self.method_kind}method")
+        lines.append(f"{prefix} {self.name}{self.signature}:")
         if self.docstring:
             doc = self.docstring.replace('"""', '\\"\\"\\"').splitlines()
             if len(doc) == 1:
@@ -80,7 +101,10 @@ class Spec:
             else:
                 body = "\n".join(("    " + ln) if ln.strip() else "" for ln in doc)
                 lines.append(f'    """{body.lstrip()}\n    """')
-        return "\n".join(lines)
+        text = "\n".join(lines)
+        if self.owner is None:
+            return text
+        return f"class {self.owner}:\n    ...\n\n" + "\n".join(("    " + ln) if ln.strip() else "" for ln in text.splitlines())
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -109,9 +109,10 @@ def regression_test(result: CheckResult, module_path: str, module_source: str, e
         return None
     module = import_path(module_path)
     defined = _module_names(module_source)
-    needed = [n for n in _call_names(ce.call) if n == result.name or (n in defined and not hasattr(builtins, n))]
-    if result.name not in needed:
-        needed.insert(0, result.name)
+    top = (result.qualname or result.name).split(".")[0]  # a method's class: the call is Owner().name(...)
+    needed = [n for n in _call_names(ce.call) if n == top or (n in defined and not hasattr(builtins, n))]
+    if top not in needed:
+        needed.insert(0, top)
     import_line = f"from {module} import {', '.join(needed)}"
 
     base = re.sub(r"\W", "_", f"test_{result.name}_coherence_counterexample")
@@ -206,8 +207,11 @@ def _import_insertion_line(source: str) -> int:
 
 
 def _find_def(tree: ast.Module, name: str, line: int | None = None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The def of ``name`` (on ``line`` if given): module level first, then in a class body (a
+    method, or an alternative that wrote out the whole class)."""
     fallback = None
-    for node in tree.body:
+    members = [item for node in tree.body if isinstance(node, ast.ClassDef) for item in node.body]
+    for node in list(tree.body) + members:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             if line is None or node.lineno == line:
                 return node
@@ -332,8 +336,23 @@ def replace_body(source: str, name: str, name_line: int, alternative: str) -> li
             names = {n.id for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for n in ast.walk(t) if isinstance(n, ast.Name)}
             if names and not names & have:
                 helpers.append(ast.unparse(stmt))
+    # An alternative that wrote out the whole class: the methods it added go in after this one.
+    alt_cls = next((c for c in alt_tree.body if isinstance(c, ast.ClassDef) and any(i is alt for i in c.body)), None)
+    user_cls = next((c for c in tree.body if isinstance(c, ast.ClassDef) and any(i is node for i in c.body)), None)
+    if alt_cls is not None and user_cls is not None:
+        have_members = {i.name for i in user_cls.body if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        extra = [
+            textwrap.indent(textwrap.dedent("\n".join(alt_lines[_first_line(i) - 1 : i.end_lineno])), def_indent)
+            for i in alt_cls.body
+            if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)) and i is not alt and i.name not in have_members
+        ]
+        if extra:
+            changes[0] = Change(changes[0].start, changes[0].end, changes[0].text + nl + (nl + nl).join(x.replace("\n", nl) for x in extra) + nl)
     if helpers and not def_indent:
         changes[0] = Change(changes[0].start, changes[0].end, changes[0].text + nl + nl + (nl + nl + nl).join(h.replace("\n", nl) for h in helpers) + nl)
+    elif helpers and user_cls is not None:  # a method's module-level helpers go above its class
+        at = _first_line(user_cls) - 1
+        changes.append(Change(at, at, (nl + nl + nl).join(h.replace("\n", nl) for h in helpers) + nl + nl + nl))
     if imports:
         at = _import_insertion_line(source)
         if at > node.lineno - 1:

@@ -349,7 +349,7 @@ class Executor:
                     "module_name": module.module_name,
                     "sys_path": list(extra),
                 },
-                "programs": [{"entry_point": p.entry_point, "source": p.source, "label": p.label} for p in programs],
+                "programs": [_program_spec(p) for p in programs],
                 "inputs": list(inputs),
                 "packed": list(packed),
                 "seed": int(seed),
@@ -553,3 +553,11 @@ class Executor:
         if code is not None:
             return f"the worker exited (status {code}) while loading the module"
         return "the worker did not finish loading the module in time"
+
+
+def _program_spec(p: Program) -> dict:
+    spec = {"entry_point": p.entry_point, "source": p.source, "label": p.label}
+    if p.owner:
+        spec["owner"] = p.owner
+        spec["kind"] = p.method_kind or "instance"
+    return spec

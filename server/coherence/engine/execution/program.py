@@ -32,6 +32,10 @@ class Program:
     entry_point: str
     source: str | None = None
     label: str = ""  # for messages: "yours", "alternative 3", ...
+    # A method of class ``owner`` in the module context: the alternative takes the method's place
+    # in that class (in its own process), and an instance method is called on ``owner()``.
+    owner: str | None = None
+    method_kind: str | None = None  # "instance" | "static" | "class"
 
 
 @dataclass(frozen=True)

@@ -1067,7 +1067,8 @@ class Zygote(object):
         for spec in self.job["programs"]:
             entry = spec.get("entry_point") or ""
             source = spec.get("source")
-            info = {"entry": entry, "code": None, "error": None, "source": source or ""}
+            info = {"entry": entry, "code": None, "error": None, "source": source or "",
+                    "owner": spec.get("owner"), "kind": spec.get("kind")}
             if source is not None:
                 try:
                     info["code"] = compile(source, "<%s>" % (spec.get("label") or "program"), "exec",
@@ -1075,11 +1076,63 @@ class Zygote(object):
                     self.preimport(_module_imports(ast.parse(source)))
                 except BaseException as e:
                     info["error"] = _describe_exc(e)
+            elif info["owner"]:
+                cls = self.module.__dict__.get(info["owner"])
+                if not isinstance(cls, type) or entry not in cls.__dict__:
+                    info["error"] = "the module defines no method %s.%s" % (info["owner"], entry)
             else:
                 f = self.module.__dict__.get(entry)
                 if f is None:
                     info["error"] = "the module defines no function named %r" % entry
             self.programs.append(info)
+
+    def bind_method(self, info, ns):
+        """(function to call, class to build the receiver from or None, load error or None).
+
+        An alternative takes the method's place in the user's class itself: each program runs in
+        a process of its own, and the rest of the class (its other methods, the attributes
+        ``__init__`` sets up) is the module context every program shares."""
+        owner, entry, kind = info["owner"], info["entry"], info["kind"] or "instance"
+        cls = self.module.__dict__.get(owner)
+        if not isinstance(cls, type):
+            return None, None, "the module defines no class named %r" % owner
+        if info["code"] is not None:
+            theirs = ns.get(owner)
+            raw = None
+            extras = {}
+            if isinstance(theirs, type) and theirs is not cls:
+                # they wrote the whole class: take the method, and the helpers the user's class lacks
+                raw = theirs.__dict__.get(entry)
+                extras = dict((k, v) for k, v in theirs.__dict__.items()
+                              if k not in cls.__dict__ and not (k.startswith("__") and k.endswith("__")))
+                ns[owner] = cls
+            if raw is None:
+                raw = ns.get(entry)
+                if raw is not None and raw is self.module.__dict__.get(entry):
+                    raw = None
+            if raw is None:
+                return None, None, "the program defines no method named %r" % entry
+            if kind == "static" and not isinstance(raw, staticmethod):
+                raw = staticmethod(raw)
+            elif kind == "class" and not isinstance(raw, classmethod):
+                raw = classmethod(raw)
+            for k, v in extras.items():
+                setattr(cls, k, v)
+            setattr(cls, entry, raw)
+        elif entry not in cls.__dict__:
+            return None, None, "the module defines no method %s.%s" % (owner, entry)
+        f = getattr(cls, entry)
+        if not callable(f):
+            return None, None, "%s.%s is not callable" % (owner, entry)
+        if kind != "instance":
+            return f, None, None
+        try:
+            self.timed(self.prog_load_timeout, cls)
+        except _Timeout:
+            return None, None, "Timeout: building %s() took longer than %gs" % (owner, self.prog_load_timeout)
+        except BaseException as e:
+            return None, None, "%s() cannot be built without arguments: %s" % (owner, _describe_exc(e))
+        return f, cls, None
 
     def prepare_inputs(self):
         """Make every input loadable afresh per call (that is the per-call deep copy): plain data
@@ -1645,17 +1698,21 @@ class Zygote(object):
         ns = dict(self.module.__dict__)
         f = None
         load_error = None
+        receiver = None
         try:
             if info["code"] is not None:
                 self.timed(self.prog_load_timeout, exec, info["code"], ns)
-            f = ns.get(info["entry"])
-            if info["code"] is not None and f is not None and f is self.module.__dict__.get(info["entry"]):
-                f = None  # it did not define its own: the module's function is not an alternative
-            if f is None:
-                where = "program" if info["code"] is not None else "module"
-                load_error = "the %s defines no function named %r" % (where, info["entry"])
-            elif not callable(f):
-                load_error = "%r is not callable" % info["entry"]
+            if info["owner"]:
+                f, receiver, load_error = self.bind_method(info, ns)
+            else:
+                f = ns.get(info["entry"])
+                if info["code"] is not None and f is not None and f is self.module.__dict__.get(info["entry"]):
+                    f = None  # it did not define its own: the module's function is not an alternative
+                if f is None:
+                    where = "program" if info["code"] is not None else "module"
+                    load_error = "the %s defines no function named %r" % (where, info["entry"])
+                elif not callable(f):
+                    load_error = "%r is not callable" % info["entry"]
         except _Timeout:
             load_error = "Timeout: loading the program took longer than %gs" % self.prog_load_timeout
         except BaseException as e:
@@ -1677,6 +1734,16 @@ class Zygote(object):
                 makers.append(types.FunctionType(code[1], ns))
             else:
                 makers.append(lambda c=code[1]: eval(c, ns))
+        if receiver is not None:
+            # an instance method: called on an object built afresh for each call, which goes
+            # first among the arguments, so what the call does to it is part of the outcome
+            def on_fresh(mk, build=receiver):
+                def make():
+                    args, kwargs = mk()
+                    return (build(),) + tuple(args), kwargs
+                return make
+
+            makers = [None if mk is None else on_fresh(mk) for mk in makers]
 
         seed = task["seed"]
         import random

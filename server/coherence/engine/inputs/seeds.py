@@ -232,6 +232,10 @@ class _Harvester:
     def __init__(self, spec: Spec, source: str, origin: str, allowed: Callable[[str], bool],
                  require_literal: bool = False):
         self.name = spec.name
+        # a method: ``Owner().name(...)``, ``Owner.name(...)`` or ``obj.name(...)`` after
+        # ``obj = Owner(...)`` (the receiver is not part of the input)
+        self.owner = spec.owner
+        self.receivers: set[str] = set()
         self.source = source
         self.origin = origin
         self.allowed = allowed
@@ -267,6 +271,11 @@ class _Harvester:
             tgt, val = st.target, st.value
         else:
             return
+        if isinstance(tgt, ast.Name) and self.owner is not None:
+            if self._builds_owner(val):
+                self.receivers.add(tgt.id)
+            else:
+                self.receivers.discard(tgt.id)
         if isinstance(tgt, ast.Name):
             if self._calls_self(val) or len(ast.unparse(val)) > 4000:
                 env.pop(tgt.id, None)
@@ -279,10 +288,18 @@ class _Harvester:
                     env[t.id] = _Subst(env).visit(_clone(v))
 
     # -- calls ----------------------------------------------------------------------------------
+    def _builds_owner(self, node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == self.owner
+
     def _is_target(self, node: ast.AST) -> bool:
         if not isinstance(node, ast.Call):
             return False
         f = node.func
+        if self.owner is not None:
+            if not (isinstance(f, ast.Attribute) and f.attr == self.name):
+                return False
+            v = f.value
+            return self._builds_owner(v) or (isinstance(v, ast.Name) and (v.id == self.owner or v.id in self.receivers))
         return (isinstance(f, ast.Name) and f.id == self.name) or (
             isinstance(f, ast.Attribute) and f.attr == self.name and isinstance(f.value, ast.Name)
             and f.value.id in self.modules)

@@ -199,7 +199,7 @@ async def sample_alternatives(
     if use_cache:
         assert cache is not None and key is not None
         cached = await asyncio.to_thread(cache.get, key, count)
-        usable = [s for s in cached if defines_function(s.code, spec.name)]
+        usable = [s for s in cached if defines_function(s.code, spec.name, spec.owner)]
         if len(usable) < len(cached):
             # Never serve another function's code: the key is the spec's hash, so this means a
             # damaged or foreign row.  Drop it and ask again.

@@ -64,6 +64,21 @@ Rules:
 {context_rule}- Do not write tests, example usage, print statements or an `if __name__ == "__main__":` block.
 - Do not read input from stdin, write files or access the network."""
 
+_METHOD_INSTRUCTIONS = """\
+Write the method `{name}` of class `{owner}` with exactly this signature and behaviour:
+
+```python
+{header}
+```
+
+Rules:
+- Reply with ONE ```python code block containing only the complete method `{name}` (its `def`, \
+not the rest of the class: the class already exists).
+- Keep exactly this name and signature ({kind} `{name}{signature}`).
+- Include any imports and module-level helper functions your implementation needs.
+{context_rule}- Do not write tests, example usage, print statements or an `if __name__ == "__main__":` block.
+- Do not read input from stdin, write files or access the network."""
+
 _CONTEXT_BLOCK = """\
 The function lives in a module that already contains the following (imports, constants, classes \
 and other functions, shown without their bodies where long). It is loaded before your code runs:
@@ -87,8 +102,9 @@ def build_messages(spec: Spec) -> list[dict]:
         )
     else:
         context_rule = ""
-    user += _INSTRUCTIONS.format(
+    user += (_METHOD_INSTRUCTIONS if spec.owner else _INSTRUCTIONS).format(
         name=spec.name,
+        owner=spec.owner,
         header=spec.header(),
         signature=spec.signature,
         kind="async def" if spec.is_async else "def",
@@ -175,19 +191,24 @@ def _parse(text: str) -> _Block:
         return _Block(cleaned, None, str(e) or type(e).__name__)
 
 
-def defines_function(code: str | None, name: str) -> bool:
-    """Whether ``code`` parses and defines ``name`` at module level (as a def or an assignment)."""
+def defines_function(code: str | None, name: str, owner: str | None = None) -> bool:
+    """Whether ``code`` parses and defines ``name`` at module level (as a def or an assignment),
+    or, for a method of ``owner``, inside a ``class owner:`` of its own."""
     if not code:
         return False
     try:
         tree = ast.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
-    return _defines(tree, name)
+    return _defines(tree, name, owner)
 
 
-def _defines(tree: ast.Module, name: str) -> bool:
+def _defines(tree: ast.Module, name: str, owner: str | None = None) -> bool:
     for node in tree.body:
+        if owner is not None and isinstance(node, ast.ClassDef) and node.name == owner and any(
+            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name for item in node.body
+        ):
+            return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             return True
         if isinstance(node, ast.Assign) and any(
@@ -240,12 +261,14 @@ _DEFINING = (
 )
 
 
-def _is_demo(node: ast.stmt, name: str) -> str | None:
+def _is_demo(node: ast.stmt, name: str, method: bool = False) -> str | None:
     """Why a top-level statement is demo code that must not run at load time, or None."""
     if _is_main_guard(node):
         return "__main__ block"
     if isinstance(node, _DEFINING):
         return None
+    if method and isinstance(node, ast.Expr) and isinstance(node.value, (ast.Call, ast.Await)):
+        return "top-level call"  # ``Counter().add(3)``: a method is only ever called on an object
     if isinstance(node, ast.Assert):
         return "top-level assert"
     if isinstance(node, ast.Expr):
@@ -262,13 +285,13 @@ def _is_demo(node: ast.stmt, name: str) -> str | None:
     return None
 
 
-def _strip_demos(block: _Block, name: str) -> tuple[str, list[str]]:
+def _strip_demos(block: _Block, name: str, method: bool = False) -> tuple[str, list[str]]:
     """The block's text without its demo statements (line-based, comments kept)."""
     assert block.tree is not None
     drop: list[tuple[int, int]] = []
     reasons: list[str] = []
     for node in block.tree.body:
-        why = _is_demo(node, name)
+        why = _is_demo(node, name, method)
         if why:
             drop.append((node.lineno, node.end_lineno or node.lineno))
             reasons.append(why)
@@ -290,7 +313,7 @@ def _strip_demos(block: _Block, name: str) -> tuple[str, list[str]]:
         ast.parse(text)
     except SyntaxError:  # a statement shared a line with another (``x = 1; print(x)``)
         tree = ast.Module(
-            body=[n for n in block.tree.body if not _is_demo(n, name)], type_ignores=[]
+            body=[n for n in block.tree.body if not _is_demo(n, name, method)], type_ignores=[]
         )
         text = ast.unparse(tree) + "\n"
     return text, sorted(set(reasons))
@@ -315,7 +338,7 @@ def _looks_like_code_for(text: str, name: str) -> bool:
     return re.search(rf"\b(?:async\s+)?def\s+{re.escape(name)}\s*\(", text) is not None
 
 
-def extract_program(reply: str, name: str) -> Sample:
+def extract_program(reply: str, name: str, owner: str | None = None) -> Sample:
     """Read one reply: the program defining ``name``, or why there is none.
 
     Picks the fenced python block that defines ``name`` (the last one when several do); helper
@@ -342,14 +365,14 @@ def extract_program(reply: str, name: str) -> Sample:
     if not blocks:
         return Sample(None, raw, "no_code", "empty code block")
 
-    main = [b for b in blocks if b.tree is not None and _defines(b.tree, name)]
+    main = [b for b in blocks if b.tree is not None and _defines(b.tree, name, owner)]
     if main:
         chosen = main[-1]
-        code, stripped = _strip_demos(chosen, name)
+        code, stripped = _strip_demos(chosen, name, owner is not None)
         helpers = [
             _support_only(b, name)
             for b in blocks
-            if b is not chosen and b.tree is not None and not _defines(b.tree, name)
+            if b is not chosen and b.tree is not None and not _defines(b.tree, name, owner)
         ]
         helpers = [h for h in helpers if h.strip()]
         if helpers:
@@ -357,7 +380,7 @@ def extract_program(reply: str, name: str) -> Sample:
             try:
                 ast.parse(code)
             except SyntaxError:  # pragma: no cover - parts parsed on their own
-                code, _ = _strip_demos(chosen, name)
+                code, _ = _strip_demos(chosen, name, owner is not None)
                 helpers = []
         detail = ""
         notes = []

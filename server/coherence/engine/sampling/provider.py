@@ -467,7 +467,7 @@ class LiteLLMProvider:
                     reply.failures.extend([f.label] * k)
                     continue
                 got = res.texts[:k]
-                reply.samples.extend(extract_program(t, spec.name) for t in got)
+                reply.samples.extend(extract_program(t, spec.name, spec.owner) for t in got)
                 if len(got) < k:  # the server ignored ``n``: make up the rest one by one
                     use_n = False
                     need += k - len(got)

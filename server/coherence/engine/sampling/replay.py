@@ -111,7 +111,7 @@ class ReplayProvider:
         if count <= 0:
             return ProviderReply()
         cands = self.candidates_for(spec.name)[self.skip : self.skip + count]
-        return ProviderReply(samples=[extract_program(c, spec.name) for c in cands])
+        return ProviderReply(samples=[extract_program(c, spec.name, spec.owner) for c in cands])
 
     def __repr__(self) -> str:
         return f"ReplayProvider({str(self.path)!r}, skip={self.skip})"
