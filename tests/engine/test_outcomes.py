@@ -216,6 +216,28 @@ def test_label_matrix():
     assert label_matrix([]).shape == (0, 0)
 
 
+def test_label_matrix_is_group_outcomes_per_column_on_random_matrices():
+    """label_matrix labels whole matrices in numpy; it must equal the per-column definition, with
+    equal outcomes as shared or separate objects, and near-equal floats closed transitively."""
+    import random
+
+    values = [1, 2, 1.0, 1.0 + 0.9e-6, 1.0 + 1.8e-6, 1.5, "a", [1.0], [1.0 + 1e-12], None, (1, 2), {1, 2}]
+    shared = [ok(v) for v in values] + [err("ValueError"), err("TypeError"), ok(None, [3])]
+    rng = random.Random(7)
+    for _ in range(200):
+        m, n = rng.randint(1, 12), rng.randint(1, 40)
+        matrix = []
+        for _ in range(m):
+            row = []
+            for _ in range(n):
+                k = rng.randrange(len(shared))
+                # a fresh object with the same key, as when outcomes come from different runs
+                row.append(shared[k] if rng.random() < 0.6 else Outcome.from_record([shared[k].kind, shared[k].value, shared[k].mutated, shared[k].error]))
+            matrix.append(row)
+        expected = np.array([group_outcomes(col) for col in zip(*matrix)], dtype=np.int32).T
+        assert (label_matrix(matrix) == expected).all()
+
+
 # ---------------------------------------------------------------------------------------------
 # display
 

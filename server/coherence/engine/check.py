@@ -29,7 +29,7 @@ from coherence.engine.inputs.domain import Domain
 from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.markers import find_targets
 from coherence.engine.metrics import score
-from coherence.engine.outcomes import Outcome, label_matrix, outcomes_equal
+from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
 from coherence.engine.result import CheckResult
 from coherence.engine.sampling import SampleSet, make_provider, sample_alternatives
 from coherence.engine.sampling.cache import SampleCache
@@ -247,9 +247,13 @@ class Checker:
 
         # Inputs some program never reached within its time budget are left out for everyone:
         # n shrinks, rather than one slow program "disagreeing" on every input it skipped.
-        reached = [x for x in range(len(inputs)) if not any(row[x].error == BUDGET_EXCEEDED for row in report.outcomes)]
-        if len(reached) < len(inputs):
+        ids, distinct = outcome_ids(report.outcomes)
+        over_budget = np.fromiter((o.error == BUDGET_EXCEEDED for o in distinct), dtype=bool, count=len(distinct))
+        if over_budget.any():
+            reached = np.flatnonzero(~over_budget[ids].any(axis=0))
             result.extra["inputs_over_budget"] = len(inputs) - len(reached)
+            ids = ids[:, reached]
+            reached = reached.tolist()
             inputs = [inputs[x] for x in reached]
             report.outcomes = [[row[x] for x in reached] for row in report.outcomes]
         if not inputs:
@@ -258,8 +262,8 @@ class Checker:
             result.seconds = time.monotonic() - started
             return result
 
-        labels = label_matrix(report.outcomes)
-        raised, errors = _raise_matrices(report.outcomes)
+        labels = labels_from_ids(ids, distinct)
+        raised, errors = _raise_matrices(ids, distinct)
         metrics = score(labels, raised, errors, delta=cfg.delta)
         result.samples = metrics.programs
         result.inputs = metrics.inputs
@@ -369,11 +373,12 @@ def result_for(target: Target, status: str, reason: str = "") -> CheckResult:
     )
 
 
-def _raise_matrices(outcomes: list[list[Outcome]]) -> tuple[np.ndarray, np.ndarray]:
+def _raise_matrices(ids: np.ndarray, distinct: list[Outcome]) -> tuple[np.ndarray, np.ndarray]:
+    """Which calls raised, and an integer code of the exception type (-1 where none was)."""
     codes: dict[str, int] = {}
-    raised = np.array([[o.kind == "raise" for o in row] for row in outcomes], dtype=bool)
-    errors = np.array([[codes.setdefault(o.error or "", len(codes)) if o.kind == "raise" else -1 for o in row] for row in outcomes], dtype=np.int64)
-    return raised, errors
+    raised = np.array([o.kind == "raise" for o in distinct], dtype=bool)
+    errors = np.array([codes.setdefault(o.error or "", len(codes)) if o.kind == "raise" else -1 for o in distinct], dtype=np.int64)
+    return raised[ids], errors[ids]
 
 
 def _nondeterminism(report: ExecutionReport, rerun: list[int]) -> tuple[int, Outcome, Outcome] | None:

@@ -69,8 +69,11 @@ def per_input_disagreement(labels: np.ndarray) -> np.ndarray:
 
 def clusters(labels: np.ndarray) -> tuple[list[list[int]], np.ndarray]:
     """Groups of programs with identical outcome vectors, largest first (ties: lowest index)."""
-    _, inverse = np.unique(labels, axis=0, return_inverse=True)
-    inverse = np.asarray(inverse).reshape(-1)
+    # Rows as bytes: np.unique(axis=0) builds a structured dtype with one field per input.
+    rows = np.ascontiguousarray(labels, dtype=np.int32)
+    keys = sorted({r.tobytes() for r in rows})
+    index = {k: i for i, k in enumerate(keys)}
+    inverse = np.array([index[r.tobytes()] for r in rows], dtype=np.intp)
     groups: dict[int, list[int]] = {}
     for prog, key in enumerate(inverse.tolist()):
         groups.setdefault(key, []).append(prog)

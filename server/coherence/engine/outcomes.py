@@ -416,21 +416,53 @@ def group_outcomes(outcomes: Sequence[Outcome]) -> list[int]:
     return out
 
 
-def label_matrix(matrix: Sequence[Sequence[Outcome]]) -> np.ndarray:
-    """m x n int32 labels; column j is ``group_outcomes`` of input j over the programs."""
+def outcome_ids(matrix: Sequence[Sequence[Outcome]]) -> tuple[np.ndarray, list[Outcome]]:
+    """The m x n matrix as ids into its distinct outcomes (equal keys share an id), and those.
+
+    The executor hands out one object per distinct outcome, so most lookups are by object, in C;
+    only a new object's key is read."""
     m = len(matrix)
     n = len(matrix[0]) if m else 0
-    out = np.zeros((m, n), dtype=np.int32)
-    for j, column in enumerate(zip(*matrix)):
-        # The executor hands out one object per distinct outcome, so a column where every program
-        # agrees is usually all one object: seen in C, without reading any key.
-        if len(set(map(id, column))) == 1:
-            continue
-        first = column[0].key
-        if all(o.key == first for o in column):
-            continue
-        out[:, j] = group_outcomes(column)
-    return out
+    ids = np.zeros((m, n), dtype=np.int32)
+    by_obj: dict[int, int] = {}
+    by_key: dict[str, int] = {}
+    distinct: list[Outcome] = []
+    get = by_obj.get
+    for i, row in enumerate(matrix):
+        ks = list(map(get, map(id, row)))
+        if None in ks:
+            for x, o in enumerate(row):
+                if ks[x] is None:
+                    k = by_key.get(o.key)
+                    if k is None:
+                        k = by_key[o.key] = len(distinct)
+                        distinct.append(o)
+                    by_obj[id(o)] = ks[x] = k
+        ids[i] = ks
+    return ids, distinct
+
+
+def labels_from_ids(ids: np.ndarray, distinct: Sequence[Outcome]) -> np.ndarray:
+    """``label_matrix`` from ``outcome_ids``: each column numbered by first appearance, in numpy;
+    only columns holding two float-bearing outcomes that may be equal within the tolerance go
+    through ``group_outcomes``."""
+    m, n = ids.shape
+    if m == 0 or n == 0:
+        return np.zeros((m, n), dtype=np.int32)
+    first = (ids[:, None, :] == ids[None, :, :]).argmax(axis=1)  # first row equal to row i, per column
+    rank = np.cumsum(first == np.arange(m)[:, None], axis=0) - 1
+    labels = np.take_along_axis(rank, first, axis=0).astype(np.int32)
+    floaty = np.fromiter((o.kind == "ok" and any(t in o.key for t in _FLOATY) for o in distinct), dtype=bool, count=len(distinct))
+    if floaty.any():
+        f = floaty[ids]
+        for j in np.flatnonzero((f.sum(axis=0) >= 1) & (labels.max(axis=0) > 0)).tolist():
+            labels[:, j] = group_outcomes([distinct[k] for k in ids[:, j].tolist()])
+    return labels
+
+
+def label_matrix(matrix: Sequence[Sequence[Outcome]]) -> np.ndarray:
+    """m x n int32 labels; column j is ``group_outcomes`` of input j over the programs."""
+    return labels_from_ids(*outcome_ids(matrix))
 
 
 def canonical(value: Any) -> Any:
