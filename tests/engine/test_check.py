@@ -93,6 +93,20 @@ async def test_module_that_fails_to_load_is_an_error_not_a_verdict(tmp_path):
     assert result.status == "error" and "import-time failure" in result.reason
 
 
+async def test_an_alternative_that_hangs_is_dropped_not_the_inputs(tmp_path):
+    """Three timeouts in a row end a program's run; the inputs it never reached would be left out
+    for everyone, so an alternative that hangs on the smallest inputs goes instead, and says so."""
+    src = "# coherence\ndef double(x: int) -> int:\n    \"\"\"Twice x.\"\"\"\n    return 2 * x\n"
+    replay = tmp_path / "s.jsonl"
+    alts = ["def double(x):\n    return x + x\n", "def double(x):\n    while True:\n        pass\n", "def double(x):\n    return x * 2\n"]
+    replay.write_text(json.dumps({"entry_point": "double", "candidates": alts}) + "\n")
+    (t,) = find_targets(src, str(tmp_path / "m.py"))
+    result = await Checker(CheckConfig(replay=str(replay), samples=4, inputs=200, call_timeout=0.2)).check(t)
+    assert result.status == "coherent", (result.status, result.reason)
+    assert result.samples == 3 and result.inputs == 200 and result.extra["too_slow"] == 1
+    assert "1 dropped: too slow (reached 3 of 200 inputs in time)" in result.sampling
+
+
 async def test_skipped_function_reports_reason_without_sampling():
     (t,) = find_targets("# coherence\nasync def f(x):\n    return x\n", "m.py")
     # No model and no replay: a skipped function must not even need one.

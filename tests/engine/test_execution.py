@@ -430,3 +430,43 @@ def test_other_python_versions(tmp_path):
         report = Executor(python=str(py)).run(MODULE, [Program("add_one"), Program("norm")], ["((1,), {})", "((Point(1, -2),), {})"])
         assert report.outcomes[0][0] == ok(2), py
         assert report.outcomes[1][1] == ok(3), py
+
+
+def test_inputs_run_cheapest_first_and_timeouts_in_a_row_end_the_program(mode):
+    """Programs take the inputs shortest source first, so running out of time leaves out the
+    largest ones; three timeouts in a row leave out the rest of the (larger) inputs at once."""
+    big = [f"(({10 ** k},), {{}})" for k in range(12, 6, -1)]  # listed largest first
+    small = [f"(({i},), {{}})" for i in range(40)]
+    inputs = big + small
+    programs = [
+        Program("add_one"),
+        # a pure-Python loop the timer interrupts: every input of 10**7 and more times out
+        Program("add_one", "def add_one(x):\n    t = 0\n    for i in range(x):\n        t += 1\n    return x + 1\n"),
+    ]
+    report = executor(mode, call_timeout=0.3, program_budget=30.0).run(MODULE, programs, inputs)
+    slow = report.outcomes[1]
+    assert slow[len(big):] == report.outcomes[0][len(big):]  # the small ones ran first, all of them
+    # the three shortest big inputs timed out, in that order; the three longest were never run
+    assert [o.error for o in slow[:len(big)]] == ["BudgetExceeded"] * 3 + ["Timeout"] * 3
+    assert report.timeouts[1] == 6
+
+
+def test_results_survive_a_child_killed_in_a_call_stuck_in_c(mode):
+    """A call stuck in C ignores the timer, so the child is killed; what it had computed but not
+    yet written must not be lost to the budget (it used to be: a few stuck calls at the end of a
+    run of cheap inputs left only the budget's BudgetExceeded)."""
+    small = [f"(({i},), {{}})" for i in range(300)]
+    stuck = ["((10 ** 13,), {})", "((10 ** 14,), {})"]
+    programs = [Program("add_one", "def add_one(x):\n    return sum(range(x)) * 0 + x + 1\n")]
+    report = executor(mode, call_timeout=0.3, program_budget=1.2).run(MODULE, programs, small + stuck)
+    row = report.outcomes[0]
+    assert row[:300] == [ok(i + 1) for i in range(300)]
+    assert [o.error for o in row[300:]] == ["Timeout", "Timeout"]
+
+
+def test_run_budget_is_shared_out_as_program_budgets():
+    ex = Executor(limits=ExecutionLimits(program_budget=5.0, run_budget=10.0, jobs=2))
+    assert ex.limits_for(10).program_budget == 2.0
+    assert ex.limits_for(2).program_budget == 5.0  # never more than program_budget
+    assert ex.limits_for(50).program_budget == 1.0  # never less than a second
+    assert Executor(limits=ExecutionLimits(program_budget=5.0, jobs=2)).limits_for(10).program_budget == 5.0

@@ -50,10 +50,14 @@ async def test_checker_with_hostile_alternatives(mode, machine, tmp_path):
     # all hostile programs run in parallel waves of 2: a generous bound from the limits
     assert seconds < 30 + k * (LIMITS.program_budget + LIMITS.call_timeout + 1.0), seconds
     assert result.status == "incoherent", (result.status, result.reason)
-    assert result.samples == k + 1 and result.sandbox == mode
+    # a hostile program that only ever times out ends its run after three timeouts, and is
+    # dropped as too slow rather than taking the other inputs away from everyone
+    dropped = result.extra.get("too_slow", 0)
+    assert dropped <= 2 and result.samples == k + 1 - dropped and result.sandbox == mode
+    assert result.inputs >= 30, result.extra.get("inputs_over_budget")  # most inputs stay
     # yours and the three honest alternatives form the largest cluster; the hostile ones differ
     assert result.clusters[result.user_cluster] == 1 + len(HONEST_ALTERNATIVES)
-    assert result.clusters[0] == 1 + len(HONEST_ALTERNATIVES) and sum(result.clusters) == k + 1
+    assert result.clusters[0] == 1 + len(HONEST_ALTERNATIVES) and sum(result.clusters) == k + 1 - dropped
     assert 0 < result.dsde < 1 and result.counterexample is not None
     x = int(result.counterexample.call[2:-1])
     assert result.counterexample.yours == str(3 * x + 1)

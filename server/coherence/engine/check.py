@@ -92,7 +92,7 @@ class Checker:
     @property
     def executor(self) -> Executor:
         if self._executor is None:
-            limits = ExecutionLimits(call_timeout=self.config.call_timeout, program_budget=self.config.program_budget)
+            limits = ExecutionLimits(call_timeout=self.config.call_timeout, program_budget=self.config.program_budget, run_budget=self.config.run_budget)
             self._executor = Executor(python=self.config.python, limits=limits, sandbox=self.config.sandbox)
         return self._executor
 
@@ -250,6 +250,19 @@ class Checker:
         ids, distinct = outcome_ids(report.outcomes)
         over_budget = np.fromiter((o.error == BUDGET_EXCEEDED for o in distinct), dtype=bool, count=len(distinct))
         if over_budget.any():
+            # But an alternative that ran out of time long before the others (one that hangs on
+            # small inputs) would take most inputs away from everyone: it goes instead, and says so.
+            reach = (~over_budget[ids]).sum(axis=1)
+            slow = [p for p in range(1, len(programs)) if reach[p] < _SLOW_REACH * reach.max()]
+            if slow and len(programs) - len(slow) >= 2:
+                keep = [p for p in range(len(programs)) if p not in slow]
+                programs = [programs[p] for p in keep]
+                valid = [valid[p - 1] for p in keep[1:]]
+                report.outcomes = [report.outcomes[p] for p in keep]
+                report.load_errors = [report.load_errors[p] for p in keep]
+                ids = ids[keep]
+                result.sampling += f"; {len(slow)} dropped: too slow (reached {int(reach[slow].max())} of {len(inputs)} inputs in time)"
+                result.extra["too_slow"] = len(slow)
             reached = np.flatnonzero(~over_budget[ids].any(axis=0))
             result.extra["inputs_over_budget"] = len(inputs) - len(reached)
             ids = ids[:, reached]
@@ -373,6 +386,13 @@ def result_for(target: Target, status: str, reason: str = "") -> CheckResult:
     )
 
 
+_OUT_OF_TIME = frozenset(("Timeout", BUDGET_EXCEEDED))
+
+# An alternative is dropped as too slow when it reached fewer than this share of the inputs the
+# farthest-reaching program reached within its time budget.
+_SLOW_REACH = 0.5
+
+
 def _raise_matrices(ids: np.ndarray, distinct: list[Outcome]) -> tuple[np.ndarray, np.ndarray]:
     """Which calls raised, and an integer code of the exception type (-1 where none was)."""
     codes: dict[str, int] = {}
@@ -384,8 +404,8 @@ def _raise_matrices(ids: np.ndarray, distinct: list[Outcome]) -> tuple[np.ndarra
 def _nondeterminism(report: ExecutionReport, rerun: list[int]) -> tuple[int, Outcome, Outcome] | None:
     for x, again in zip(rerun, report.rerun):
         first = report.outcomes[0][x]
-        if again.error == "Timeout" or first.error == "Timeout":
-            continue  # a slow call is not evidence of nondeterminism
+        if {again.error, first.error} & _OUT_OF_TIME:
+            continue  # a slow call, or one never made, is not evidence of nondeterminism
         if not outcomes_equal(first, again):
             return x, first, again
     return None

@@ -29,6 +29,10 @@ class CheckConfig:
     python: str | None = None  # interpreter that runs the code (default: this one)
     call_timeout: float = 0.5  # seconds per call; LLM-sized functions answer in microseconds
     program_budget: float = 5.0  # seconds for one program over all inputs; inputs past it are dropped
+    # Seconds for all the programs of a check together (shared out over the parallel slots, at
+    # least 1 s each): a task whose programs are all slow costs about this long, with fewer inputs,
+    # instead of program_budget times m over the slots.
+    run_budget: float | None = 10.0
     # Seconds for input generation.  A safety net only: generation normally stops at n long
     # before it, and results must not depend on how busy the machine is.
     input_budget: float = 10.0

@@ -44,7 +44,8 @@ def add_eval_parser(subparsers) -> None:
     p.add_argument("--limit", type=int, help="only the first N tasks of each corpus file")
     p.add_argument("--task-id", nargs="+", dest="task_ids", metavar="ID", help="only these task ids")
     p.add_argument("--timeout", type=float, default=1.0, dest="call_timeout", help="seconds per call in the check (default 1.0)")
-    p.add_argument("--program-budget", type=float, default=20.0, help="seconds for one program over all inputs before the rest of its calls count as Timeout (default 20, the engine's)")
+    p.add_argument("--program-budget", type=float, default=20.0, help="seconds for one program over all inputs; the inputs past it are left out for every program (default 20)")
+    p.add_argument("--run-budget", type=float, default=10.0, help="seconds for all the programs of a task together, shared out over the parallel slots, at least 1 s each (default 10, the engine's; 0 for no cap)")
     p.add_argument("--label-timeout", type=float, default=10.0, help="seconds for one candidate's benchmark tests (default 10)")
     p.add_argument("--seed", type=int, default=0, help="input generation seed (default 0)")
     p.add_argument("--sandbox", choices=("auto", "bwrap", "guard"), default="auto")
@@ -114,6 +115,7 @@ def _run(args) -> int:
         seed=args.seed,
         call_timeout=args.call_timeout,
         program_budget=args.program_budget,
+        run_budget=args.run_budget or None,
         label_timeout=args.label_timeout,
         sandbox=args.sandbox,
         python=args.python,

@@ -64,6 +64,7 @@ class EvalOptions:
     seed: int = 0
     call_timeout: float = 1.0
     program_budget: float = 20.0
+    run_budget: float | None = 10.0  # all programs of a task together (the engine's default)
     input_budget: float = 2.0
     label_timeout: float = 10.0
     sandbox: str = "auto"
@@ -233,6 +234,7 @@ def evaluate_task(
             seed=opts.seed,
             call_timeout=opts.call_timeout,
             program_budget=opts.program_budget,
+            run_budget=opts.run_budget,
             input_budget=opts.input_budget,
             sandbox=opts.sandbox,
             python=opts.python,
@@ -247,7 +249,7 @@ def evaluate_task(
             executor = _ReferenceExecutor(
                 reference,
                 python=opts.python,
-                limits=ExecutionLimits(call_timeout=opts.call_timeout, program_budget=opts.program_budget, jobs=workers),
+                limits=ExecutionLimits(call_timeout=opts.call_timeout, program_budget=opts.program_budget, run_budget=opts.run_budget, jobs=workers),
                 sandbox=opts.sandbox,
             )
             checker = Checker(config, provider=_NoProvider(), executor=executor)

@@ -19,7 +19,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
@@ -97,6 +97,13 @@ class Packable(Protocol):
 
     @property
     def packed(self) -> str | None: ...
+
+
+def cheapest_first(sources: Sequence[str]) -> list[int]:
+    """The order each program runs the inputs in: shortest source first, a cheap stand-in for the
+    cost of a call.  A program that runs out of time (its budget, or timeouts in a row) then leaves
+    out the largest inputs, the same ones for every program, instead of whatever came last."""
+    return sorted(range(len(sources)), key=lambda i: len(sources[i]))
 
 
 def input_sources(inputs: Sequence[str | Packable]) -> list[str]:
@@ -265,14 +272,15 @@ class Executor:
 
         runs: list[_Run] = []
         rr: _Run | None = None
+        lim = self.limits_for(m)
         try:
-            main = self._start(mode, interp, extra, module, programs, sources, packed, seed, hashseed=0, label="worker")
+            main = self._start(mode, interp, extra, module, programs, sources, packed, seed, hashseed=0, label="worker", lim=lim)
             runs.append(main)
             if uniq:
                 rr = self._start(mode, interp, extra, module, [programs[rerun_program]], [sources[i] for i in uniq],
-                                 [packed[i] for i in uniq], seed + 1, hashseed=1, label="rerun worker")
+                                 [packed[i] for i in uniq], seed + 1, hashseed=1, label="rerun worker", lim=lim)
                 runs.append(rr)
-            deadline = start + self._deadline(m, len(uniq) > 0)
+            deadline = start + self._deadline(m, len(uniq) > 0, lim)
             timed_out = self._pump(runs, deadline, cancel)
         finally:
             for r in runs:
@@ -321,16 +329,25 @@ class Executor:
         )
 
     # ------------------------------------------------------------------------------------
-    def _deadline(self, m: int, with_rerun: bool) -> float:
+    def limits_for(self, m: int) -> ExecutionLimits:
+        """The limits of a run of ``m`` programs: ``run_budget`` shared out as program budgets."""
         lim = self.limits
+        if not lim.run_budget or m <= 0:
+            return lim
+        slots = lim.jobs if lim.jobs and lim.jobs > 0 else _cpu_count()
+        share = max(1.0, lim.run_budget * min(slots, m) / m)
+        return replace(lim, program_budget=min(lim.program_budget, share))
+
+    def _deadline(self, m: int, with_rerun: bool, lim: ExecutionLimits | None = None) -> float:
+        lim = lim or self.limits
         jobs = lim.jobs if lim.jobs and lim.jobs > 0 else _cpu_count()
         waves = math.ceil(m / max(1, jobs)) + (1 if with_rerun else 0)
         per_program = lim.program_budget + lim.call_timeout + 2.0
         return 2 * lim.load_timeout + 10.0 + waves * per_program
 
-    def _start(self, mode, interp, extra, module, programs, inputs, packed, seed, hashseed, label) -> _Run:
+    def _start(self, mode, interp, extra, module, programs, inputs, packed, seed, hashseed, label, lim=None) -> _Run:
         run = _Run(label, len(programs), len(inputs))
-        lim = self.limits
+        lim = lim or self.limits
 
         def job_bytes(tmp: str, fd: int) -> bytes:
             job = {
@@ -352,6 +369,7 @@ class Executor:
                 "programs": [_program_spec(p) for p in programs],
                 "inputs": list(inputs),
                 "packed": list(packed),
+                "order": cheapest_first(inputs),
                 "seed": int(seed),
                 "limits": {
                     "call_timeout": lim.call_timeout,

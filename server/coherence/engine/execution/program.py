@@ -42,6 +42,10 @@ class Program:
 class ExecutionLimits:
     call_timeout: float = 1.0  # seconds of wall time per call
     program_budget: float = 20.0  # seconds of wall time for one program over all inputs
+    # Seconds of wall time for all the programs of one run together, shared out over the parallel
+    # slots: each program's budget is min(program_budget, max(1, run_budget * slots / programs)).
+    # None: no cap beyond program_budget.
+    run_budget: float | None = None
     memory_mb: int = 1024  # address-space limit of each program's process
     file_size_mb: int = 16  # largest file a program may write (in its temp cwd)
     max_output_kb: int = 64  # captured stdout/stderr kept per call

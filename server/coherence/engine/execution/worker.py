@@ -1244,6 +1244,9 @@ class Zygote(object):
         if tasks is None:
             tasks = [{"program": p} for p in range(len(self.programs))]
         queue = []
+        order = self.job.get("order")
+        if not (isinstance(order, list) and len(order) == n and sorted(order) == list(range(n))):
+            order = range(n)
         for t, spec in enumerate(tasks):
             info = self.programs[int(spec.get("program", t))]
             task = {
@@ -1257,7 +1260,7 @@ class Zygote(object):
             if info["error"] is not None:
                 self.emit_json(t, -1, info["error"])
                 continue
-            queue.append((task, list(range(n))))
+            queue.append((task, list(order)))
         self.flush()
         # Everything built so far is shared with every child.  Out of the collector's sight, it is
         # not traversed (and so not copied page by page) each time a child's allocations trigger
@@ -1588,6 +1591,7 @@ class Zygote(object):
             task["stalls"] += 1
         if cur is not None:
             task["stalls"] = 0
+            task["careful"] = True  # its replacement writes every record at once (see child_main)
             self.emit_json(t, cur, ["raise", None, None, reason])
             remaining = [i for i in remaining if i != cur]
         if not remaining:
@@ -1692,6 +1696,7 @@ class Zygote(object):
             pack("q", slot, 8, written)
             state[0] = 0
             state[1] = time.monotonic()
+            state[2] = 0
 
         # load the program
         info = task["program"]
@@ -1817,6 +1822,15 @@ class Zygote(object):
         K_TRUE = b'["ok",["B",true],null,null]'
         K_FALSE = b'["ok",["B",false],null,null]'
         count = len(indices)
+        # Inputs come cheapest first: after this many timeouts in a row the larger inputs that
+        # follow would mostly time out too, at call_timeout each.  They are left out like inputs
+        # past the budget (for every program), which keeps an exponential program to a second or
+        # two instead of its whole budget.
+        streak_limit = 3
+        streak = 0
+        # records written per flush: one by one after a child of this program was killed in a
+        # call, so the next stuck call loses nothing
+        batch = 1 if task.get("careful") else 64
         # One periodic timer for all the calls instead of two setitimer calls per call (a third of
         # the per-call overhead for a fast function): each tick checks the call in progress, so a
         # call times out between ct and ct + tick.
@@ -1827,7 +1841,7 @@ class Zygote(object):
             i = indices[pos]
             pack("q", slot, 0, pos)
             now = monotonic()
-            if now > deadline:
+            if now > deadline or streak >= streak_limit:
                 for j in indices[pos:]:
                     lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
                 break
@@ -1928,8 +1942,17 @@ class Zygote(object):
                 else:
                     key = enc(["raise", None, None, _tname(e)]).encode("ascii")
             lines.append(prefix + b"%d %s\n" % (i, key))
+            if key is K_TIMEOUT:
+                streak += 1
+            else:
+                streak = 0
             state[0] += len(key)
-            if state[0] > 32768 or now - state[1] > 0.05:
+            # Every 64 records at least: a child killed in a call stuck in C (the timer cannot
+            # interrupt ``sum(range(2**31))``) loses what it has not written, and its replacement
+            # re-runs that against the same deadline.  With the largest inputs last, where the
+            # stuck calls are, an unbounded buffer cost whole runs of cheap inputs each time.
+            state[2] += 1
+            if state[0] > 32768 or state[2] >= batch or now - state[1] > 0.05:
                 flush(pos + 1)
         setitimer(REAL, 0)
         timer[3] = None
