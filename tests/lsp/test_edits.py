@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
+import pytest
+
 from coherence.engine.result import CheckResult, ClusterOutput, Counterexample
 from coherence.lsp import edits
 
@@ -197,9 +199,17 @@ def test_regression_test_of_a_method_imports_its_class():
     r.qualname = "Cart.add"
     import_line, test = edits.regression_test(r, "shop/cart.py", CART, None)
     assert import_line == "from cart import Cart"
-    assert "Cart().add('', 0)" in test
-    ns: dict = {}
-    exec(compile(CART, "cart.py", "exec"), ns)  # the generated test runs against the real class
-    exec(compile(test, "test.py", "exec"), ns)
-    fn = next(v for k, v in ns.items() if k.startswith("test_add_coherence"))
-    fn()
+    # the call on a fresh object, then what it returned and the state it left the object in
+    assert "    obj = Cart()\n    result = obj.add('', 0)\n" in test
+    assert "assert (result, vars(obj)) in ((0, {'items': {'': 0}}), (0, vars(Cart())))" in test
+
+    def run(module_source: str) -> None:
+        ns: dict = {}
+        exec(compile(module_source, "cart.py", "exec"), ns)  # the generated test against a real class
+        exec(compile(test, "test.py", "exec"), ns)
+        next(v for k, v in ns.items() if k.startswith("test_add_coherence"))()
+
+    run(CART)  # yours: records the item with 0
+    run(CART.replace("self.items[item] = self.items.get(item, 0) + qty", "if qty > 0:\n            self.items[item] = self.items.get(item, 0) + qty"))
+    with pytest.raises(AssertionError):  # a third behaviour: neither side
+        run(CART.replace("self.items.get(item, 0) + qty", "self.items.get(item, 0) + qty + 1"))

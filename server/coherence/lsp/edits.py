@@ -146,7 +146,11 @@ def regression_test(result: CheckResult, module_path: str, module_source: str, e
     doc += ["", f"Decide which is right, then keep one{trust}.", '"""']
     doc = doc[:1] + [line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for line in doc[1:-1]] + doc[-1:]
 
-    body: list[str] = []
+    body = _method_test_body(ce.call, yours, theirs)
+    if body is not None:
+        lines = [f"def {name}():"] + ["    " + ln if ln else "" for ln in doc + body]
+        return import_line, "\n".join(lines) + "\n"
+    body = []
     if raising:
         body += [
             "try:",
@@ -165,6 +169,46 @@ def regression_test(result: CheckResult, module_path: str, module_source: str, e
 
     lines = [f"def {name}():"] + ["    " + ln if ln else "" for ln in doc + body]
     return import_line, "\n".join(lines) + "\n"
+
+
+_METHOD_CALL = re.compile(r"^([A-Za-z_]\w*)\(\)\.([A-Za-z_]\w*)\(")
+_LEAVES = re.compile(r"^(.*) \(and leaves the object as (.*)\)$", re.S)
+
+
+def _method_test_body(call: str, yours: str, theirs: str) -> list[str] | None:
+    """For ``Owner().name(...)``: a test that checks what the call returns and the state it
+    leaves the object in, when both sides render as literals; None otherwise."""
+    m = _METHOD_CALL.match(call)
+    if m is None:
+        return None
+    owner = m.group(1)
+    sides = []
+    for rendered in (yours, theirs):
+        left = _LEAVES.match(rendered)
+        value, state = (left.group(1), _state_literal(left.group(2), owner)) if left else (rendered, "vars(" + owner + "())")
+        lit = _literal(value)
+        if lit is None or state is None:
+            return None
+        sides.append(f"({lit}, {state})")
+    return [
+        f"obj = {owner}()",
+        f"result = obj.{call[len(owner) + 3:]}",
+        f"assert (result, vars(obj)) in ({sides[0]}, {sides[1]})  # decide which is right, then keep one",
+    ]
+
+
+def _state_literal(rendered: str, owner: str) -> str | None:
+    """``Owner(a=1, b=[2])`` (an object as outcomes render it) as the source of its ``vars()``."""
+    try:
+        node = ast.parse(rendered, mode="eval").body
+    except SyntaxError:
+        return None
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == owner and not node.args):
+        return None
+    try:
+        return repr({kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None})
+    except Exception:  # noqa: BLE001 - a field that is not a literal
+        return None
 
 
 def new_test_file(import_line: str, test_source: str, module_path: str) -> str:
