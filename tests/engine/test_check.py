@@ -107,6 +107,19 @@ async def test_an_alternative_that_hangs_is_dropped_not_the_inputs(tmp_path):
     assert "1 dropped: too slow (reached 3 of 200 inputs in time)" in result.sampling
 
 
+async def test_when_most_alternatives_are_slow_the_inputs_go_not_the_programs(tmp_path):
+    src = "# coherence\ndef double(x: int) -> int:\n    \"\"\"Twice x.\"\"\"\n    return 2 * x\n"
+    replay = tmp_path / "s.jsonl"
+    # three brute-force alternatives: fine on one-digit x, too slow from about x = 10
+    slow = "def double(x):\n    n = 0\n    for _ in range(abs(x) * 10 ** 6):\n        n += 2\n    return (n if x >= 0 else -n) // 10 ** 6\n"
+    replay.write_text(json.dumps({"entry_point": "double", "candidates": [slow] * 3}) + "\n")
+    (t,) = find_targets(src, str(tmp_path / "m.py"))
+    result = await Checker(CheckConfig(replay=str(replay), samples=4, inputs=300, call_timeout=0.2)).check(t)
+    assert result.samples == 4 and "too_slow" not in result.extra
+    assert 0 < result.inputs < 300 and result.extra["inputs_over_budget"] == 300 - result.inputs
+    assert sum(result.clusters) == 4
+
+
 async def test_skipped_function_reports_reason_without_sampling():
     (t,) = find_targets("# coherence\nasync def f(x):\n    return x\n", "m.py")
     # No model and no replay: a skipped function must not even need one.
