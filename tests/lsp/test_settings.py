@@ -141,14 +141,14 @@ async def test_show_last_result_and_other_commands(lsp):
     assert [r["name"] for r in results] == ["count_vowels", "is_palindrome"]
 
     summary = await lsp.command("coherence.checkWorkspace")
-    assert summary["files"] == 2 and summary["functions"] == 4
-    assert summary["counts"] == {"incoherent": 2, "coherent": 2}
+    assert summary["files"] == 3 and summary["functions"] == 5
+    assert summary["counts"] == {"incoherent": 3, "coherent": 2}
     # intervals.py was never opened, but its diagnostics are published.
     other = (lsp.workspace / "intervals.py").as_uri()
     assert [d.data["name"] for d in lsp.coherence_diagnostics(other)] == ["merge_intervals"]
 
     cleared = await lsp.command("coherence.clearCache")
-    assert cleared["results"] >= 4
+    assert cleared["results"] >= 5
     assert any("cleared" in m.message for m in lsp.client.messages)
 
 
@@ -165,7 +165,7 @@ async def test_files_the_server_must_survive(lsp):
     bad = lsp.open("surrogate.py", "# coherence\ndef f(x: str) -> str:\n    return x + '\ud800'\n")
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(bad, "skipped"), "the surrogate note")
     summary = await lsp.command("coherence.checkWorkspace")
-    assert summary["functions"] >= 4
+    assert summary["functions"] >= 5
     assert [m for m in lsp.client.messages if "not valid UTF-8" in m.message]
 
     assert (await lsp.command("coherence.serverStats"))["documents"] >= 3
