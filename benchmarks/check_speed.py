@@ -168,6 +168,8 @@ async def main() -> int:
     print()
     print(f"tasks {len(checks)} · m={args.samples} · n={args.inputs} · sandbox {result.sandbox} · bare hung on {len(checks) - len(bares)}")
     print(f"median seconds per function: check {med_c:.3f}" + (f" · one-shot workers {statistics.median(colds):.3f}" if colds else ""))
+    ordered = sorted(checks)
+    print(f"slowest checks: p90 {ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]:.2f} s · max {ordered[-1]:.2f} s · total {sum(checks):.1f} s")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if bares:
         med_b = statistics.median(bares)
