@@ -1283,7 +1283,10 @@ class Zygote(object):
                     spare = c
                 else:
                     active += 1
-            if spare is not None and active < self.jobs:
+            # A restarted task (its child died in a call) goes before the spare: its budget is
+            # running, and the spare's has not started.
+            restart_first = bool(queue) and queue[0][0]["deadline"] is not None
+            if spare is not None and active < self.jobs and not restart_first:
                 self.release(spare, now)
                 spare = None
                 active += 1
@@ -1332,6 +1335,10 @@ class Zygote(object):
         if not park:
             if task["deadline"] is None:
                 task["deadline"] = now + self.program_budget
+            elif task.get("queued_at") is not None:
+                # a restart: the time it waited for a slot was not its own
+                task["deadline"] += now - task["queued_at"]
+            task["queued_at"] = None
             if now >= task["deadline"]:
                 self.timeout_rest(task, indices)
                 return None
@@ -1599,6 +1606,7 @@ class Zygote(object):
         if task["deadline"] is not None and time.monotonic() >= task["deadline"]:
             self.timeout_rest(task, remaining)
             return None
+        task["queued_at"] = time.monotonic()
         return (task, remaining)
 
     def _rmtree(self, path):
@@ -1680,7 +1688,7 @@ class Zygote(object):
         pack = struct.pack_into
         t = task["t"]
         lines = []
-        state = [0, time.monotonic(), 0]  # bytes pending, last flush, positions buffered
+        state = [0, time.monotonic()]  # bytes pending, last flush
 
         def flush(written):
             if lines:
@@ -1696,7 +1704,6 @@ class Zygote(object):
             pack("q", slot, 8, written)
             state[0] = 0
             state[1] = time.monotonic()
-            state[2] = 0
 
         # load the program
         info = task["program"]
@@ -1828,9 +1835,7 @@ class Zygote(object):
         # two instead of its whole budget.
         streak_limit = 3
         streak = 0
-        # records written per flush: one by one after a child of this program was killed in a
-        # call, so the next stuck call loses nothing
-        batch = 1 if task.get("careful") else 64
+        careful = bool(task.get("careful"))  # a child of this program was killed in a call
         # One periodic timer for all the calls instead of two setitimer calls per call (a third of
         # the per-call overhead for a fast function): each tick checks the call in progress, so a
         # call times out between ct and ct + tick.
@@ -1947,12 +1952,12 @@ class Zygote(object):
             else:
                 streak = 0
             state[0] += len(key)
-            # Every 64 records at least: a child killed in a call stuck in C (the timer cannot
-            # interrupt ``sum(range(2**31))``) loses what it has not written, and its replacement
-            # re-runs that against the same deadline.  With the largest inputs last, where the
-            # stuck calls are, an unbounded buffer cost whole runs of cheap inputs each time.
-            state[2] += 1
-            if state[0] > 32768 or state[2] >= batch or now - state[1] > 0.05:
+            # A child killed in a call stuck in C (the timer cannot interrupt ``sum(range(2**31))``)
+            # loses what it has not written, and its replacement re-runs that against the same
+            # deadline: at most 50 ms of work, once, because the replacement writes every record
+            # at once (``careful``) and so loses nothing to the next stuck call.  Writing more often
+            # in every child would cost each run a leader wake-up per write.
+            if careful or state[0] > 32768 or now - state[1] > 0.05:
                 flush(pos + 1)
         setitimer(REAL, 0)
         timer[3] = None
