@@ -23,7 +23,7 @@ from coherence.engine import counterexample as cx
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
-from coherence.engine.execution.executor import BUDGET_EXCEEDED, ExecutionReport, Executor
+from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport, Executor
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.inputs.generate import generate_inputs
@@ -224,11 +224,7 @@ class Checker:
         # Alternatives that import a module this interpreter lacks say nothing about the task.
         dropped = [i for i, err in enumerate(report.load_errors) if i > 0 and err and _MISSING_MODULE.match(err)]
         if dropped:
-            keep = [i for i in range(len(programs)) if i not in dropped]
-            programs = [programs[i] for i in keep]
-            valid = [valid[i - 1] for i in keep[1:]]
-            report.outcomes = [report.outcomes[i] for i in keep]
-            report.load_errors = [report.load_errors[i] for i in keep]
+            programs, valid, _ = _drop_programs(dropped, programs, valid, report)
             result.sampling += f"; {len(dropped)} dropped: needs a module that is not installed"
         if len(programs) < 2:
             result.status = "error"
@@ -256,11 +252,7 @@ class Checker:
             # against the median: when most programs are slow, the inputs are what is too big
             slow = [p for p in range(1, len(programs)) if reach[p] < _SLOW_REACH * np.median(reach)]
             if slow and len(programs) - len(slow) >= 2:
-                keep = [p for p in range(len(programs)) if p not in slow]
-                programs = [programs[p] for p in keep]
-                valid = [valid[p - 1] for p in keep[1:]]
-                report.outcomes = [report.outcomes[p] for p in keep]
-                report.load_errors = [report.load_errors[p] for p in keep]
+                programs, valid, keep = _drop_programs(slow, programs, valid, report)
                 ids = ids[keep]
                 result.sampling += f"; {len(slow)} dropped: too slow (reached {int(reach[slow].max())} of {len(inputs)} inputs in time)"
                 result.extra["too_slow"] = len(slow)
@@ -387,11 +379,18 @@ def result_for(target: Target, status: str, reason: str = "") -> CheckResult:
     )
 
 
-_OUT_OF_TIME = frozenset(("Timeout", BUDGET_EXCEEDED))
-
 # An alternative is dropped as too slow when it reached fewer than this share of the inputs the
 # median program reached within its time budget.
 _SLOW_REACH = 0.5
+
+
+def _drop_programs(drop: list[int], programs: list[Program], valid: list, report: ExecutionReport) -> tuple[list[Program], list, list[int]]:
+    """Leave the alternatives ``drop`` out of the programs, their samples and the report's rows;
+    returns (programs, samples, indices kept)."""
+    keep = [p for p in range(len(programs)) if p not in drop]
+    report.outcomes = [report.outcomes[p] for p in keep]
+    report.load_errors = [report.load_errors[p] for p in keep]
+    return [programs[p] for p in keep], [valid[p - 1] for p in keep[1:]], keep
 
 
 def _raise_matrices(ids: np.ndarray, distinct: list[Outcome]) -> tuple[np.ndarray, np.ndarray]:
@@ -405,7 +404,7 @@ def _raise_matrices(ids: np.ndarray, distinct: list[Outcome]) -> tuple[np.ndarra
 def _nondeterminism(report: ExecutionReport, rerun: list[int]) -> tuple[int, Outcome, Outcome] | None:
     for x, again in zip(rerun, report.rerun):
         first = report.outcomes[0][x]
-        if {again.error, first.error} & _OUT_OF_TIME:
+        if {again.error, first.error} & OUT_OF_TIME:
             continue  # a slow call, or one never made, is not evidence of nondeterminism
         if not outcomes_equal(first, again):
             return x, first, again

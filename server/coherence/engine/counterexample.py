@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from coherence.engine.execution import ModuleContext, Program
+from coherence.engine.execution.executor import OUT_OF_TIME
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.generate import shrink_candidates
 from coherence.engine.inputs.shrink import shrink_key
@@ -91,7 +92,7 @@ def _disagree(mine: Outcome, theirs: Outcome, want_both_ok: bool) -> bool:
     if want_both_ok and (mine.kind != "ok" or theirs.kind != "ok"):
         return False
     # a disagreement made of a timeout is not one a user can read
-    return not ({mine.error, theirs.error} & {"Timeout", "BudgetExceeded"})
+    return not ({mine.error, theirs.error} & OUT_OF_TIME)
 
 
 def describe(name: str, inp: Input, outcomes: Sequence[Outcome], rival_index: int, *, shrunk_from: Input | None = None, receiver: bool = False) -> Counterexample:

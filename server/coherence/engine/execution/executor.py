@@ -33,6 +33,8 @@ LOAD_ERROR = Outcome.raised("LoadError")
 TIMEOUT = Outcome.raised("Timeout")
 # Inputs a program never got to because it used up its time budget (see ExecutionLimits).
 BUDGET_EXCEEDED = "BudgetExceeded"
+# Outcomes that say a call was slow (or never made), not what it computes.
+OUT_OF_TIME = frozenset((TIMEOUT.error, BUDGET_EXCEEDED))
 WORKER_CRASH = Outcome.raised("Crash(worker)")
 _JOB_IDS = itertools.count(1)
 FORGED = Outcome.raised("Crash(protocol)")  # a record no worker writes
@@ -314,7 +316,7 @@ class Executor:
                 filler = TIMEOUT if timed_out else WORKER_CRASH
                 by_index = {i: (rr.results[0][k] or filler) for k, i in enumerate(uniq)}
             rerun_out = [by_index[i] for i in rerun_idx]
-        timeouts = [sum(1 for o in row if o.kind == "raise" and o.error in ("Timeout", BUDGET_EXCEEDED)) for row in outcomes]
+        timeouts = [sum(1 for o in row if o.kind == "raise" and o.error in OUT_OF_TIME) for row in outcomes]
         return ExecutionReport(
             outcomes=outcomes,
             rerun=rerun_out,
