@@ -213,6 +213,11 @@ def _loads(raw: bytes):
         return raw.decode("utf-8", "replace")[:2000]
 
 
+def _slots(lim: ExecutionLimits) -> int:
+    """Programs run at once: ``jobs``, or one per CPU."""
+    return lim.jobs if lim.jobs and lim.jobs > 0 else _cpu_count()
+
+
 def _cpu_count() -> int:
     try:
         return len(os.sched_getaffinity(0))
@@ -336,20 +341,16 @@ class Executor:
         lim = self.limits
         if not lim.run_budget or m <= 0:
             return lim
-        slots = lim.jobs if lim.jobs and lim.jobs > 0 else _cpu_count()
-        share = max(1.0, lim.run_budget * min(slots, m) / m)
+        share = max(1.0, lim.run_budget * min(_slots(lim), m) / m)
         return replace(lim, program_budget=min(lim.program_budget, share))
 
-    def _deadline(self, m: int, with_rerun: bool, lim: ExecutionLimits | None = None) -> float:
-        lim = lim or self.limits
-        jobs = lim.jobs if lim.jobs and lim.jobs > 0 else _cpu_count()
-        waves = math.ceil(m / max(1, jobs)) + (1 if with_rerun else 0)
+    def _deadline(self, m: int, with_rerun: bool, lim: ExecutionLimits) -> float:
+        waves = math.ceil(m / max(1, _slots(lim))) + (1 if with_rerun else 0)
         per_program = lim.program_budget + lim.call_timeout + 2.0
         return 2 * lim.load_timeout + 10.0 + waves * per_program
 
-    def _start(self, mode, interp, extra, module, programs, inputs, packed, seed, hashseed, label, lim=None) -> _Run:
+    def _start(self, mode, interp, extra, module, programs, inputs, packed, seed, hashseed, label, lim: ExecutionLimits) -> _Run:
         run = _Run(label, len(programs), len(inputs))
-        lim = lim or self.limits
 
         def job_bytes(tmp: str, fd: int) -> bytes:
             job = {
