@@ -1119,8 +1119,7 @@ class Zygote(object):
             for k, v in extras.items():
                 setattr(cls, k, v)
             setattr(cls, entry, raw)
-        elif entry not in cls.__dict__:
-            return None, None, "the module defines no method %s.%s" % (owner, entry)
+        # (the user's own method: prepare_programs made sure the class defines it)
         f = getattr(cls, entry)
         if not callable(f):
             return None, None, "%s.%s is not callable" % (owner, entry)
@@ -1333,12 +1332,7 @@ class Zygote(object):
         ``release`` to send its deadline; its time budget starts then."""
         now = time.monotonic()
         if not park:
-            if task["deadline"] is None:
-                task["deadline"] = now + self.program_budget
-            elif task.get("queued_at") is not None:
-                # a restart: the time it waited for a slot was not its own
-                task["deadline"] += now - task["queued_at"]
-            task["queued_at"] = None
+            self.start_clock(task, now)
             if now >= task["deadline"]:
                 self.timeout_rest(task, indices)
                 return None
@@ -1393,12 +1387,21 @@ class Zygote(object):
             "diag": 0, "parked": park, "go": go_w,
         }
 
+    def start_clock(self, task, now):
+        """A task's budget runs while one of its children holds a slot: it starts with the first
+        child, and a restart (its child died in a call) is not charged for the time it waited for
+        a slot, parked or queued."""
+        if task["deadline"] is None:
+            task["deadline"] = now + self.program_budget
+        elif task.get("queued_at") is not None:
+            task["deadline"] += now - task["queued_at"]
+        task["queued_at"] = None
+
     def release(self, c, now):
         """Let a parked child start its calls: its time budget starts now (or went on from an
         earlier child of the same task)."""
         task = c["task"]
-        if task["deadline"] is None:
-            task["deadline"] = now + self.program_budget
+        self.start_clock(task, now)
         c["parked"] = False
         c["seen_time"] = now
         go, c["go"] = c["go"], None
