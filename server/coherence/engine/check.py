@@ -235,7 +235,7 @@ class Checker:
         unstable = _nondeterminism(report, rerun)
         if unstable is not None:
             x, first, second = unstable
-            receiver = target.spec.method_kind == "instance"
+            receiver = target.spec.receiver
             unstable_reason = (
                 f"your function gave two different results for {inputs[x].call(target.spec.callee)}: "
                 f"{first.render(receiver=receiver)} then {second.render(receiver=receiver)}"
@@ -352,7 +352,7 @@ class Checker:
             log.debug("shrinking failed: %s", exc)
             shrunk, outcomes = start, start_outcomes
         where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
-        described = cx.describe(target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.method_kind == "instance")
+        described = cx.describe(target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver)
         return described, where
 
 

@@ -100,14 +100,16 @@ _LIFECYCLE = frozenset(("__init__", "__new__", "__del__", "__init_subclass__", "
 
 def _required_init_args(cls: ast.ClassDef, info: ClassInfo | None) -> list[str]:
     """Arguments ``Owner()`` cannot do without, as far as the source shows (an inherited
-    ``__init__`` is found out when the sandbox builds the object)."""
-    init = next((i for i in cls.body if isinstance(i, ast.FunctionDef) and i.name == "__init__"), None)
-    fieldy = info is not None and (info.is_dataclass or any(b.split(".")[-1] == "NamedTuple" for b in info.bases))
-    if init is not None and not fieldy:
-        return [p.name for p in _params(init.args)[1:] if p.default is None and p.kind in ("positional_only", "positional_or_keyword", "keyword_only")]
-    if fieldy:
-        return [p.name for p in info.fields if p.default is None]
-    return []
+    ``__init__`` is found out when the sandbox builds the object).  ``info.fields`` are the
+    ``__init__`` parameters or the dataclass fields; a plain class without ``__init__`` has
+    annotations there that its constructor does not take."""
+    if info is None:
+        return []
+    has_init = any(isinstance(i, ast.FunctionDef) and i.name == "__init__" for i in cls.body)
+    fieldy = info.is_dataclass or any(b.split(".")[-1] == "NamedTuple" for b in info.bases)
+    if not (has_init or fieldy):
+        return []
+    return [p.name for p in info.fields if p.default is None]
 
 
 def _method_support(cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef, info: ClassInfo | None) -> tuple[str, str | None]:
@@ -466,7 +468,8 @@ def _class_infos(tree: ast.Module) -> Iterable[ClassInfo]:
                     if isinstance(t, ast.Name) and not t.id.startswith("_"):
                         members.append(t.id)
             elif isinstance(item, ast.FunctionDef) and item.name == "__init__" and not is_dataclass:
-                fields = [p for p in _params(item.args) if p.name != "self" and p.kind not in ("var_positional", "var_keyword")]
+                # the first parameter is the receiver, whatever its name
+                fields = [p for p in _params(item.args)[1:] if p.kind not in ("var_positional", "var_keyword")]
         yield ClassInfo(
             name=node.name,
             bases=bases,

@@ -11,8 +11,6 @@ import hashlib
 import json
 from dataclasses import asdict, dataclass, field
 
-METHOD_KINDS = ("instance", "static", "class")
-
 PARAM_KINDS = (
     "positional_only",
     "positional_or_keyword",
@@ -60,14 +58,20 @@ class Spec:
     # A method: the class it belongs to, and how it is called.  ``params`` then leave out the
     # receiver (``self``/``cls``), which the executor supplies; ``signature`` keeps it, as written.
     owner: str | None = None
-    method_kind: str | None = None  # one of METHOD_KINDS when ``owner`` is set
+    method_kind: str | None = None  # "instance" | "static" | "class" when ``owner`` is set
+
+    @property
+    def receiver(self) -> bool:
+        """An instance method: each call goes to a fresh ``Owner()``, which comes first among
+        the arguments of its outcome."""
+        return self.method_kind == "instance"
 
     @property
     def callee(self) -> str:
         """How a call is written: ``name``, ``Owner().name`` or ``Owner.name``."""
         if self.owner is None:
             return self.name
-        if self.method_kind == "instance":
+        if self.receiver:
             return f"{self.owner}().{self.name}"
         return f"{self.owner}.{self.name}"
 
