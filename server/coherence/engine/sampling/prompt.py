@@ -51,31 +51,16 @@ SYSTEM_PROMPT = (
 )
 
 _INSTRUCTIONS = """\
-Write the function `{name}` with exactly this signature and behaviour:
+Write the {what} with exactly this signature and behaviour:
 
 ```python
 {header}
 ```
 
 Rules:
-- Reply with ONE ```python code block containing the complete implementation of `{name}`.
+- Reply with ONE ```python code block containing {contents}.
 - Keep exactly this name and signature ({kind} `{name}{signature}`).
-- Include any imports and helper functions your implementation needs.
-{context_rule}- Do not write tests, example usage, print statements or an `if __name__ == "__main__":` block.
-- Do not read input from stdin, write files or access the network."""
-
-_METHOD_INSTRUCTIONS = """\
-Write the method `{name}` of class `{owner}` with exactly this signature and behaviour:
-
-```python
-{header}
-```
-
-Rules:
-- Reply with ONE ```python code block containing only the complete method `{name}` (its `def`, \
-not the rest of the class: the class already exists).
-- Keep exactly this name and signature ({kind} `{name}{signature}`).
-- Include any imports and module-level helper functions your implementation needs.
+- Include any imports and {helpers} your implementation needs.
 {context_rule}- Do not write tests, example usage, print statements or an `if __name__ == "__main__":` block.
 - Do not read input from stdin, write files or access the network."""
 
@@ -102,9 +87,17 @@ def build_messages(spec: Spec) -> list[dict]:
         )
     else:
         context_rule = ""
-    user += (_METHOD_INSTRUCTIONS if spec.owner else _INSTRUCTIONS).format(
+    if spec.owner:
+        what = f"method `{spec.name}` of class `{spec.owner}`"
+        contents = f"only the complete method `{spec.name}` (its `def`, not the rest of the class: the class already exists)"
+        helpers = "module-level helper functions"
+    else:
+        what, contents, helpers = f"function `{spec.name}`", f"the complete implementation of `{spec.name}`", "helper functions"
+    user += _INSTRUCTIONS.format(
+        what=what,
+        contents=contents,
+        helpers=helpers,
         name=spec.name,
-        owner=spec.owner,
         header=spec.header(),
         signature=spec.signature,
         kind="async def" if spec.is_async else "def",
