@@ -444,8 +444,8 @@ def outcome_ids(matrix: Sequence[Sequence[Outcome]]) -> tuple[np.ndarray, list[O
 
 def labels_from_ids(ids: np.ndarray, distinct: Sequence[Outcome]) -> np.ndarray:
     """``label_matrix`` from ``outcome_ids``: each column numbered by first appearance, in numpy;
-    only columns holding two float-bearing outcomes that may be equal within the tolerance go
-    through ``group_outcomes``."""
+    only columns with more than one outcome, one of them float-bearing (it may equal another
+    within the tolerance, an int ``2`` included), go through ``group_outcomes``."""
     m, n = ids.shape
     if m == 0 or n == 0:
         return np.zeros((m, n), dtype=np.int32)
@@ -454,8 +454,7 @@ def labels_from_ids(ids: np.ndarray, distinct: Sequence[Outcome]) -> np.ndarray:
     labels = np.take_along_axis(rank, first, axis=0).astype(np.int32)
     floaty = np.fromiter((o.kind == "ok" and any(t in o.key for t in _FLOATY) for o in distinct), dtype=bool, count=len(distinct))
     if floaty.any():
-        f = floaty[ids]
-        for j in np.flatnonzero((f.sum(axis=0) >= 1) & (labels.max(axis=0) > 0)).tolist():
+        for j in np.flatnonzero(floaty[ids].any(axis=0) & (labels.max(axis=0) > 0)).tolist():
             labels[:, j] = group_outcomes([distinct[k] for k in ids[:, j].tolist()])
     return labels
 
