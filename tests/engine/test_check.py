@@ -120,6 +120,33 @@ async def test_when_most_alternatives_are_slow_the_inputs_go_not_the_programs(tm
     assert sum(result.clusters) == 4
 
 
+def _runs(*rows: str):
+    """Rows of per-input marks: '.' finished, 'T' timed out, '-' never reached (out of budget)."""
+    import numpy as np
+
+    reached = np.array([[c != "-" for c in r] for r in rows])
+    finished = np.array([[c == "." for c in r] for r in rows])
+    return reached, finished
+
+
+def test_an_alternative_that_hangs_where_the_others_finish_is_too_slow():
+    from coherence.engine.check import too_slow
+
+    assert too_slow(*_runs("." * 20, "TTT" + "-" * 17, "." * 20, "." * 18 + "--")) == [1]
+
+
+def test_where_equally_slow_alternatives_stop_is_noise_not_a_reason_to_drop_them():
+    from coherence.engine.check import too_slow
+
+    # What CI saw from three identical brute-force alternatives next to a fast user function:
+    # they stopped after 5, 6 and 22 inputs. The first two gave up on inputs that only the user's
+    # function finished, so it is the inputs that are too big.
+    user = "." * 30
+    assert too_slow(*_runs(user, "..TTT" + "-" * 25, "...TTT" + "-" * 24, "." * 4 + "T." * 7 + "..TT" + "-" * 8)) == []
+    # against fast alternatives the same run is too slow
+    assert too_slow(*_runs(user, "..TTT" + "-" * 25, user, user)) == [1]
+
+
 async def test_skipped_function_reports_reason_without_sampling():
     (t,) = find_targets("# coherence\nasync def f(x):\n    return x\n", "m.py")
     # No model and no replay: a skipped function must not even need one.

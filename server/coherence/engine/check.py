@@ -249,8 +249,8 @@ class Checker:
             # But an alternative that ran out of time long before the others (one that hangs on
             # small inputs) would take most inputs away from everyone: it goes instead, and says so.
             reach = (~over_budget[ids]).sum(axis=1)
-            # against the median: when most programs are slow, the inputs are what is too big
-            slow = [p for p in range(1, len(programs)) if reach[p] < _SLOW_REACH * np.median(reach)]
+            out_of_time = np.fromiter((o.error in OUT_OF_TIME for o in distinct), dtype=bool, count=len(distinct))
+            slow = too_slow(~over_budget[ids], ~out_of_time[ids])
             if slow and len(programs) - len(slow) >= 2:
                 programs, valid, keep = _drop_programs(slow, programs, valid, report)
                 ids = ids[keep]
@@ -382,6 +382,29 @@ def result_for(target: Target, status: str, reason: str = "") -> CheckResult:
 # An alternative is dropped as too slow when it reached fewer than this share of the inputs the
 # median program reached within its time budget.
 _SLOW_REACH = 0.5
+
+
+def too_slow(reached: np.ndarray, finished: np.ndarray) -> list[int]:
+    """The alternatives (rows after the user's, row 0) that ran out of time long before the others.
+
+    ``reached[p, x]``: program p got to input x within its budget; ``finished[p, x]``: it also
+    returned or raised there (no timeout).  Reach is measured against the median program: when
+    most programs are slow, the inputs are what is too big, and they go instead.  And a short
+    reach alone is not enough, because where a run stops is noisy when the calls take about the
+    timeout (one brute-force alternative stops after 5 inputs, an identical one after 22): the
+    inputs the program gave up on must mostly be ones that most other programs finished."""
+    reach = reached.sum(axis=1)
+    bar = _SLOW_REACH * np.median(reach)
+    slow = []
+    for p in range(1, len(reach)):
+        if reach[p] >= bar:
+            continue
+        gave_up = ~finished[p]
+        others = np.delete(finished, p, axis=0)[:, gave_up]
+        finished_by_most = 2 * others.sum(axis=0) > len(others)
+        if 2 * finished_by_most.sum() > gave_up.sum():
+            slow.append(p)
+    return slow
 
 
 def _drop_programs(drop: list[int], programs: list[Program], valid: list, report: ExecutionReport) -> tuple[list[Program], list, list[int]]:
