@@ -332,6 +332,19 @@ def test_network_and_processes_blocked(mode):
         assert row[0].error in ("PermissionError", "RuntimeError", "OSError", "BlockingIOError"), (p, row)
 
 
+def test_programs_run_at_a_lower_priority_than_the_server(mode):
+    # os.nice(0) reports the niceness without changing it
+    programs = [
+        Program("f", "import os\ndef f(x):\n    return os.nice(0)\n"),
+        Program("f", "import os\ndef f(x):\n    return os.nice(-10)\n"),
+    ]
+    report = executor(mode).run(ModuleContext(), programs, INTS[:2])
+    mine = os.nice(0)
+    assert report.outcomes[0] == [ok(min(mine + 10, 19))] * 2
+    # and cannot take it back: root's children drop their privileges, and no one else may
+    assert report.outcomes[1] == [err("PermissionError")] * 2
+
+
 def test_no_processes_left_behind(mode):
     programs = [
         Program("add_one"),
