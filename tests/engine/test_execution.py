@@ -232,6 +232,31 @@ def test_nondeterminism_rerun(mode):
     assert ex.run(ModuleContext(), programs, inputs).rerun == []
 
 
+def test_random_is_seeded_per_call_when_a_workspace_module_draws(mode, tmp_path):
+    # Reseeding is skipped for code that cannot draw numbers; a helper module in the workspace
+    # can, though the program's own text never says "random".
+    ws = tmp_path / "workspace"
+    ws.mkdir()
+    (ws / "dice.py").write_text("import random\ndef roll():\n    return random.randint(1, 10 ** 9)\n")
+    (ws / "lazy.py").write_text("def roll():\n    from random import randint\n    return randint(1, 10 ** 9)\n")
+    (ws / "plain.py").write_text("def same(x):\n    return x\n")
+    module = ModuleContext(source="from plain import same\ndef f(x):\n    return same(x)\n", filename=str(ws / "mod.py"), sys_path=(str(ws),))
+    programs = [
+        Program("f"),
+        Program("f", "from dice import roll\ndef f(x):\n    return roll()\n"),
+        Program("f", "def f(x):\n    import lazy\n    return lazy.roll()\n"),
+    ]
+    inputs = INTS[:4]
+    first = executor(mode).run(module, programs, inputs, seed=7)
+    assert first.outcomes[0] == [ok(x) for x in range(-3, 1)]
+    for p in (1, 2):
+        row = first.outcomes[p]
+        assert row[0].kind == "ok" and row == [row[0]] * 4, (p, row)
+    again = executor(mode).run(module, programs, inputs, seed=7)
+    other = executor(mode).run(module, programs, inputs, seed=8)
+    assert again.outcomes == first.outcomes and other.outcomes[1] != first.outcomes[1]
+
+
 def test_stdout_flood_and_env(mode, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-secret")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret")

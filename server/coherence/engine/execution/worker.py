@@ -801,6 +801,29 @@ _LIM = 1 << 62
 _enc_str = json.encoder.encode_basestring_ascii
 
 
+def _draws(roots, scanned):
+    """Whether a module loaded from under ``roots`` (the workspace) may draw random numbers:
+    its source mentions random, the same test as for the program's own text.  ``scanned`` holds
+    the files already read (none of them does), so a second look reads only new modules.
+    Conservative: a virtualenv inside the workspace counts as workspace."""
+    for mod in list(sys.modules.values()):
+        try:  # anything can sit in sys.modules, with any __getattr__
+            f = getattr(mod, "__file__", None)
+        except BaseException:
+            continue
+        if type(f) is not str or f in scanned or not f.startswith(roots):
+            continue
+        try:
+            with open(f, "rb") as fh:
+                text = fh.read()
+        except BaseException:
+            text = b"random"  # unreadable (a compiled extension is read as bytes): assume it draws
+        if b"random" in text:
+            return True
+        scanned.add(f)
+    return False
+
+
 def _snapshotter(canon):
     """A fingerprint of a call's arguments, to tell whether the call changed them.  For flat
     arguments (scalars, lists or tuples of scalars) ``repr`` is exact and ten times cheaper than
@@ -1208,6 +1231,12 @@ class Zygote(object):
             self.preimport(("asyncio",))
         self.prepare_programs()
         self.prepare_inputs()
+        # read here, where the workspace is readable: children of root run as nobody
+        mod_spec = self.job.get("module") or {}
+        dirs = [d for d in mod_spec.get("sys_path") or () if d]
+        self.workspace_roots = tuple({os.path.join(x, "") for d in dirs for x in (d, os.path.realpath(d))})
+        self.scanned = {mod_spec.get("filename")}  # the module's source is checked as text already
+        self.workspace_draws = bool(self.workspace_roots) and _draws(self.workspace_roots, self.scanned)
         self.guard["mode"] = "zygote"
         sys.stdout = self.sink_out
         sys.stderr = self.sink_err
@@ -1765,15 +1794,26 @@ class Zygote(object):
 
         rseed = random.seed
         text = info["source"] + (self.job.get("module", {}).get("source") or "")
-        # reseeding costs a few microseconds: per call only when the code may draw numbers (it
-        # mentions random, or it can import helpers from a workspace)
-        per_call_seed = "random" in text or bool(self.job.get("module", {}).get("sys_path"))
+        # Reseeding costs 5 us, more than a typical call: per call only when the code may draw
+        # numbers.  It does when it mentions random, or when a module it imported from the
+        # workspace holds a generator (see _draws); a module imported during a call is looked at
+        # after that call.
+        roots = self.workspace_roots
+        per_call_seed = "random" in text or self.workspace_draws or _draws(roots, self.scanned)
+        watch = not per_call_seed and bool(roots)
+        seen_modules = len(sys.modules)
         np_seed = None
-        if per_call_seed and "numpy" in sys.modules:
-            try:
-                np_seed = sys.modules["numpy"].random.seed
-            except BaseException:
-                np_seed = None
+
+        def numpy_seed():
+            if "numpy" in sys.modules:
+                try:
+                    return sys.modules["numpy"].random.seed
+                except BaseException:
+                    pass
+            return None
+
+        if per_call_seed:
+            np_seed = numpy_seed()
         np_s = seed % (2 ** 32)
         rseed(seed)
         if np_seed is not None:
@@ -1954,6 +1994,11 @@ class Zygote(object):
                 streak += 1
             else:
                 streak = 0
+            if watch and len(sys.modules) != seen_modules:
+                seen_modules = len(sys.modules)
+                if _draws(roots, self.scanned):
+                    per_call_seed, watch = True, False
+                    np_seed = numpy_seed()
             state[0] += len(key)
             # A child killed in a call stuck in C (the timer cannot interrupt ``sum(range(2**31))``)
             # loses what it has not written, and its replacement re-runs that against the same
