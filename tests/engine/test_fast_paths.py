@@ -44,19 +44,58 @@ def test_the_fast_path_is_taken_for_plain_lists():
     assert worker._flat_seq([LIM], list) is None  # big ints: the general path
 
 
-@settings(max_examples=400, deadline=None)
-@given(st.one_of(flat, nested), st.one_of(flat, nested))
-def test_equal_argument_fingerprints_mean_equal_canonical_arguments(a, b):
-    if SNAPSHOT((a,)) == SNAPSHOT((b,)):
-        assert CANON((a,), False) == CANON((b,), False)
+TAKE, CHANGED = worker._snapshotter(CANON)
 
 
-def test_a_change_in_place_changes_the_fingerprint():
+def _edit(value, how: int):
+    """An in-place change of ``value`` (or none), some of which leave its canonical form as it was."""
+    if not isinstance(value, list) or not value:
+        return
+    if how == 1:
+        value.append(value[0])
+    elif how == 2:
+        value.reverse()
+    elif how == 3:
+        value[0] = value[0]  # the same object back: no change
+    elif how == 4:
+        x = value[0]  # an equal value, often a new object (big ints, floats, strings)
+        value[0] = int(str(x)) if type(x) is int else float(repr(x)) if type(x) is float else x[:] + "" if type(x) is str else x
+    elif how == 5:
+        del value[-1]
+    elif how == 6 and isinstance(value[0], list):
+        value[0].append(1)  # nested: the general path
+    elif how == 7:
+        value[0] = -0.0 if value[0] == 0 else 0
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.one_of(flat, nested), scalars, st.integers(0, 7))
+def test_a_call_changed_its_arguments_exactly_when_their_canonical_form_changed(a, b, how):
+    argv = (a, b)
+    expected_before = CANON(argv, False)
+    before = TAKE(argv)
+    _edit(a, how)
+    after = CHANGED(before, argv)
+    if CANON(argv, False) == expected_before:
+        assert after is None
+    else:
+        assert after == CANON(argv, False)
+
+
+def test_flat_arguments_are_compared_by_identity_not_canonicalized():
     xs = [3, 1, 2]
-    before = SNAPSHOT((xs, 5))
+    before = TAKE((xs, 5, (1, 2)))
+    assert type(before) is tuple and before[0] == [3, 1, 2] and before[0] is not xs
+    assert CHANGED(before, (xs, 5, (1, 2))) is None
     xs.sort()
-    assert SNAPSHOT((xs, 5)) != before
-    ys = [[1], [2]]  # nested: the general canonical structure is the fingerprint
-    before = SNAPSHOT((ys,))
+    assert CHANGED(before, (xs, 5, (1, 2))) == CANON(([1, 2, 3], 5, (1, 2)), False)
+    big = [10**30]
+    before = TAKE((big,))
+    big[0] = int(str(10**30))  # a new object of the same value: no change
+    assert big[0] is not before[0][0] and CHANGED(before, (big,)) is None
+    ys = [[1], [2]]  # nested: the general canonical structure is taken
+    before = TAKE((ys,))
+    assert type(before) is list
     ys[0].append(0)
-    assert SNAPSHOT((ys,)) != before
+    assert CHANGED(before, (ys,)) == CANON(([[1, 0], [2]],), False)
+
