@@ -132,6 +132,7 @@ async def main() -> int:
 
         cold_checker = Checker(config, provider=provider, executor=Executor(sandbox=args.sandbox, limits=checker.executor.limits, warm=False))
     checks, bares, ratios, colds, exec_ratios = [], [], [], [], []
+    stages: dict[str, list[float]] = {}
     print(f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'bare s':>8} {'ratio':>6}" + (f" {'cold s':>8}" if args.cold else ""))
     for row in rows:
         name = row["entry_point"]
@@ -153,6 +154,8 @@ async def main() -> int:
         programs = [row["candidates"][0]] + [s for s in row["candidates"][1 : args.samples]]
         bare_s = bare_seconds(name, programs, [i.source() for i in inputs], config.call_timeout)
         checks.append(check_s)
+        for stage, seconds in result.extra.get("timings", {}).items():
+            stages.setdefault(stage, []).append(seconds)
         if bare_s is None:
             print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {'hung':>8} {'-':>6}{cold}")
             continue
@@ -170,6 +173,8 @@ async def main() -> int:
     print(f"median seconds per function: check {med_c:.3f}" + (f" · one-shot workers {statistics.median(colds):.3f}" if colds else ""))
     ordered = sorted(checks)
     print(f"slowest checks: p90 {ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]:.2f} s · max {ordered[-1]:.2f} s · total {sum(checks):.1f} s")
+    # a stage that some checks skip (no counterexample when coherent) is the median of those that ran it
+    print("median seconds per stage: " + " · ".join(f"{k} {statistics.median(v):.3f} ({len(v)})" for k, v in stages.items()))
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if bares:
         med_b = statistics.median(bares)
