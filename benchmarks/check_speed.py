@@ -7,6 +7,8 @@ Not a test: it prints figures.  Needs ../shared/corpus.
 For each of the first --tasks HumanEval tasks of one model's recorded samples, candidate 0 plays
 the user's function and candidates 1..m-1 the alternatives (the replay provider).  "check" is the
 wall time of ``Checker.check`` (input generation, sandboxed execution, metrics, counterexample);
+"re-check" is a second check of the same function, with its inputs cached as after an edit of the
+body in the editor (the LSP caches results by body, so this re-runs everything but the inputs);
 "bare" is the wall time of calling the same m programs on the same inputs in this process with no
 isolation at all.  The ratio check/bare is the sandbox's price.  With --cold, each task is also
 checked with one-shot workers (no warm pool), right after the warm check, so both see the same load.
@@ -131,9 +133,9 @@ async def main() -> int:
         from coherence.engine.execution.executor import Executor
 
         cold_checker = Checker(config, provider=provider, executor=Executor(sandbox=args.sandbox, limits=checker.executor.limits, warm=False))
-    checks, bares, ratios, colds, exec_ratios = [], [], [], [], []
+    checks, bares, ratios, colds, exec_ratios, rechecks, recheck_ratios = [], [], [], [], [], [], []
     stages: dict[str, list[float]] = {}
-    print(f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'bare s':>8} {'ratio':>6}" + (f" {'cold s':>8}" if args.cold else ""))
+    print(f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'re-check':>8} {'bare s':>8} {'ratio':>6}" + (f" {'cold s':>8}" if args.cold else ""))
     for row in rows:
         name = row["entry_point"]
         try:
@@ -144,6 +146,10 @@ async def main() -> int:
         t0 = time.perf_counter()
         result = await checker.check(target)
         check_s = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        await checker.check(target)
+        recheck_s = time.perf_counter() - t0
+        rechecks.append(recheck_s)
         cold = ""
         if cold_checker is not None:
             t1 = time.perf_counter()
@@ -157,14 +163,15 @@ async def main() -> int:
         for stage, seconds in result.extra.get("timings", {}).items():
             stages.setdefault(stage, []).append(seconds)
         if bare_s is None:
-            print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {'hung':>8} {'-':>6}{cold}")
+            print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {'hung':>8} {'-':>6}{cold}")
             continue
         bares.append(bare_s)
         ratios.append(check_s / max(bare_s, 1e-9))
+        recheck_ratios.append(recheck_s / max(bare_s, 1e-9))
         execution = result.extra.get("timings", {}).get("execution")
         if execution is not None:
             exec_ratios.append(execution / max(bare_s, 1e-9))
-        print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}")
+        print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}")
     if not checks:
         return 1
     med_c = statistics.median(checks)
@@ -179,6 +186,7 @@ async def main() -> int:
     if bares:
         med_b = statistics.median(bares)
         print(f"bare in-process (tasks where it finished): median {med_b:.3f} · median ratio check/bare {statistics.median(ratios):.1f}x")
+        print(f"re-check with the inputs cached (an edit of the body): median {statistics.median(rechecks):.3f} · median ratio re-check/bare {statistics.median(recheck_ratios):.1f}x")
         if exec_ratios:
             print(f"sandboxed execution alone (the same m x n calls, plus the nondeterminism re-run) / bare: median {statistics.median(exec_ratios):.1f}x")
     return 0
