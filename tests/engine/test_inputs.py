@@ -521,3 +521,37 @@ def test_ambiguous_names_stay_int_first():
     kinds = [type(i.args[0]).__name__ for i in generate_inputs(spec, 1000)]
     assert kinds.count("int") > 0.7 * len(kinds)
     assert {"float", "str"} <= set(kinds)
+
+
+# -- rendering: the exact-type fast paths of to_source must give what the general path gives -------
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from coherence.engine.inputs.values import to_source, value_size  # noqa: E402
+
+_atoms = st.one_of(st.integers(), st.sampled_from([10**30, -(2**70), True, False, None]), st.text(max_size=4),
+                   st.floats(allow_nan=False), st.binary(max_size=3))
+_values = st.recursive(_atoms, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner) | st.tuples(inner, inner)
+                       | st.tuples() | st.frozensets(st.integers(-3, 3), max_size=3), max_leaves=10)
+
+
+def _typed(v):
+    """``v`` with every scalar's type beside it: 1, 1.0 and True are equal but render differently."""
+    if isinstance(v, (list, tuple)):
+        return (type(v).__name__, [_typed(x) for x in v])
+    if isinstance(v, frozenset):
+        return ("frozenset", sorted(_typed(x) for x in v))
+    return (type(v).__name__, v)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_values)
+def test_rendered_source_evaluates_back_to_the_same_value_and_types(value):
+    assert _typed(eval(to_source(value))) == _typed(value)
+
+
+def test_value_sizes_grow_with_digits_length_and_nesting():
+    assert value_size(7) == 2 and value_size(-12345) == 6 and value_size(True) == 1
+    assert value_size("abc") == 4 and value_size([1, 22]) == 1 + 2 + 3 and value_size((1, [2])) == 1 + 2 + (1 + 2)
+    assert value_size(2.5) == 2  # floats count their integer digits

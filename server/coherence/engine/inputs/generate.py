@@ -100,6 +100,13 @@ def _child_members(child: Input, st) -> list[tuple[str, int]]:
 
 
 def _large(v: Any) -> bool:
+    t = type(v)
+    if t is int or t is float:
+        return abs(v) >= 10_000
+    if t is str:
+        return False
+    if t is list or t is tuple:
+        return any(map(_large, v))
     if isinstance(v, bool):
         return False
     if isinstance(v, (int, float)):
@@ -122,6 +129,7 @@ class _Constraints:
     def __init__(self, spec: Spec, types: dict[str, TypeDesc], seeds: list[Input]):
         params = [p for p in spec.params if p.kind in ("positional_only", "positional_or_keyword", "keyword_only")]
         self.params = params
+        self._shapes: dict[tuple, dict[str, tuple[str, int]]] = {}
         evid = evidence_by_param(spec, seeds)
         self.len_of: dict[str, tuple[str, float]] = {}
         self.nonneg: dict[str, float] = {}
@@ -181,15 +189,24 @@ class _Constraints:
     def active(self) -> bool:
         return bool(self.len_of or self.nonneg or self.sorted or self.rect or self.alphabet)
 
+    def _where(self, inp: Input) -> dict[str, tuple[str, int]]:
+        """Where each parameter sits in inputs of ``inp``'s shape (it runs for every mutant)."""
+        shape = (len(inp.args), tuple(k for k, _ in inp.kwargs))
+        where = self._shapes.get(shape)
+        if where is None:
+            where = {}
+            pos = [p for p in self.params if p.kind != "keyword_only"]
+            for i in range(min(len(inp.args), len(pos))):
+                where[pos[i].name] = ("a", i)
+            for i, k in enumerate(shape[1]):
+                where[k] = ("k", i)
+            self._shapes[shape] = where
+        return where
+
     def apply(self, inp: Input, rng: random.Random) -> Input:
         args = list(inp.args)
         kwargs = list(inp.kwargs)
-        where: dict[str, tuple[str, int]] = {}
-        pos = [p for p in self.params if p.kind != "keyword_only"]
-        for i in range(min(len(args), len(pos))):
-            where[pos[i].name] = ("a", i)
-        for i, (k, _) in enumerate(kwargs):
-            where[k] = ("k", i)
+        where = self._where(inp)
 
         def get(name):
             w, i = where[name]
@@ -296,6 +313,9 @@ def _numbers(v: Any) -> list[float]:
 
 
 def _non_negative(v: Any) -> Any:
+    t = type(v)
+    if t is int or t is float:
+        return -v if v < 0 else v
     if isinstance(v, bool):
         return v
     if isinstance(v, (int, float)):

@@ -41,6 +41,15 @@ class Construct:
 
 def to_source(value: Any) -> str:
     """Python source that evaluates to ``value`` (in the user's module namespace)."""
+    # exact types first: most values are ints, strings and lists of them, and this runs for every
+    # candidate input (de-duplication); subclasses and the rest take the general path below
+    t = type(value)
+    if t is int or t is str:
+        return repr(value)
+    if t is list:
+        return "[" + ", ".join(map(to_source, value)) + "]"
+    if t is tuple and len(value) != 1:
+        return "(" + ", ".join(map(to_source, value)) + ")"
     if isinstance(value, Expr):
         return value.source
     if isinstance(value, Construct):
@@ -80,6 +89,13 @@ def to_source(value: Any) -> str:
 
 def value_size(value: Any) -> int:
     """A rough size used to prefer small counterexamples."""
+    t = type(value)
+    if t is int:
+        return 1 + len(str(abs(value)))
+    if t is str:
+        return 1 + len(value)
+    if t is list or t is tuple:
+        return 1 + sum(map(value_size, value))
     if isinstance(value, Expr):
         return len(value.source)
     if isinstance(value, Construct):
