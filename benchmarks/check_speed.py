@@ -160,7 +160,8 @@ async def main() -> int:
         programs = [row["candidates"][0]] + [s for s in row["candidates"][1 : args.samples]]
         bare_s = bare_seconds(name, programs, [i.source() for i in inputs], config.call_timeout)
         checks.append(check_s)
-        for stage, seconds in result.extra.get("timings", {}).items():
+        timings = result.extra.get("timings", {})
+        for stage, seconds in timings.items():
             stages.setdefault(stage, []).append(seconds)
         if bare_s is None:
             print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {'hung':>8} {'-':>6}{cold}")
@@ -168,7 +169,7 @@ async def main() -> int:
         bares.append(bare_s)
         ratios.append(check_s / max(bare_s, 1e-9))
         recheck_ratios.append(recheck_s / max(bare_s, 1e-9))
-        execution = result.extra.get("timings", {}).get("execution")
+        execution = timings.get("execution")
         if execution is not None:
             exec_ratios.append(execution / max(bare_s, 1e-9))
         print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}")

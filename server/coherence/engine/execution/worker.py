@@ -807,7 +807,6 @@ _FLAT = frozenset((int, str, bool, float, type(None)))
 _FLAT_LEN = 4096  # well under MAX_NODES: long sequences take the general path and its caps
 _LIM = 1 << 62
 _enc_str = json.encoder.encode_basestring_ascii
-_is = operator.is_
 
 
 def _draws(roots, scanned):
@@ -844,7 +843,7 @@ def _snapshotter(canon):
     comparing canonical structures, so an equal value put back is no change.  Anything else is
     compared by canonical structure."""
     flat = _FLAT
-    same = _is
+    same = operator.is_
 
     def take(argv):
         copies = None
@@ -1530,9 +1529,9 @@ class Zygote(object):
         allowed = c["allowed"]
         # The usual chunk, only well-formed records, is checked with a few passes in C: the
         # per-line loop below cost the leader 3 ms per thousand records, on every run's critical path.
+        # One match per line means every line starts with the task's prefix and an index.
         n_lines = chunk.count(b"\n")
-        if (chunk.startswith(prefix) and chunk.count(b"\n" + prefix) == n_lines - 1
-                and (len(chunk) <= MAX_LINE or max(map(len, chunk.split(b"\n"))) <= MAX_LINE)):
+        if len(chunk) <= MAX_LINE or max(map(len, chunk.split(b"\n"))) <= MAX_LINE:
             found = c["records"].findall(b"\n" + chunk)
             if len(found) == n_lines and set(map(int, found)) <= allowed:
                 self.out_buf.append(chunk)
