@@ -241,6 +241,45 @@ def test_busy_database_is_not_mistaken_for_damage(tmp_path):
 # two processes, one cache
 # ---------------------------------------------------------------------------------------------
 
+OPENER = textwrap.dedent(
+    """\
+    import json, logging, sys, time
+    from coherence.engine.sampling import Sample, SampleCache
+    from coherence.engine.sampling.cache import CacheKey
+
+    warnings = []
+    logging.getLogger("coherence.engine.sampling.cache").addHandler(
+        type("H", (logging.Handler,), {"emit": lambda self, r: warnings.append(r.getMessage())})())
+    me = sys.argv[1]
+    for path, go in json.loads(sys.argv[2]):
+        while time.time() < go:  # every opener starts at the same instant
+            pass
+        cache = SampleCache(path)
+        cache.put(CacheKey(me, "m", 0.6, "1"), [Sample("def f(): return 1", "raw", "ok")])
+        cache.close()
+    print(json.dumps(warnings))
+    """
+)
+
+
+def test_processes_opening_a_new_cache_at_once_all_get_it(tmp_path):
+    """Switching a new file to the WAL journal needs it to itself, and SQLite does not wait for
+    that on the busy timeout: openers racing on a new cache got "database is locked" (about one
+    round in six with three openers) and went on without it."""
+    rounds, openers = 15, 4
+    start = time.time() + 2.0
+    plan = [(str(tmp_path / f"r{r}" / "samples.sqlite3"), start + 0.2 * r) for r in range(rounds)]
+    procs = [subprocess.Popen([sys.executable, "-c", OPENER, f"p{k}", json.dumps(plan)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=ENV) for k in range(openers)]
+    for p in procs:
+        out, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err
+        assert json.loads(out) == []  # no "database is locked", no fallback
+    for path, _ in plan:
+        with closing(sqlite3.connect(path)) as db:
+            assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+            assert db.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == openers
+
 SHARER = textwrap.dedent(
     """\
     import asyncio, json, logging, sys

@@ -91,6 +91,15 @@ def _is_corruption(err: BaseException) -> bool:
     return "malformed" in text or "not a database" in text
 
 
+def _is_busy(err: BaseException) -> bool:
+    """Whether a database error means another connection holds the lock (SQLITE_BUSY/LOCKED)."""
+    code = getattr(err, "sqlite_errorcode", None)
+    if isinstance(code, int):
+        return (code & 0xFF) in (5, 6)
+    text = str(err).lower()
+    return "locked" in text or "busy" in text
+
+
 def _file_id(path: Path | None) -> tuple[int, int] | None:
     if path is None:
         return None
@@ -239,7 +248,7 @@ class SampleCache:
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             if target != ":memory:":
-                conn.execute("PRAGMA journal_mode = WAL")
+                self._enable_wal(conn)
                 conn.execute("PRAGMA synchronous = NORMAL")
             conn.executescript(_SCHEMA)
             row = conn.execute("PRAGMA quick_check").fetchone()
@@ -253,6 +262,23 @@ class SampleCache:
             conn.close()
             raise
         return conn
+
+    def _enable_wal(self, conn: sqlite3.Connection) -> None:
+        """Switch the file to the WAL journal (it stays so).  The switch needs the file to itself
+        and SQLite does not wait for it on the busy timeout: processes opening a new cache at the
+        same moment got "database is locked" at once (3 openers: 5 runs in 30).  So it waits
+        here, up to the same timeout."""
+        deadline = time.monotonic() + self.busy_timeout
+        pause = 0.005
+        while True:
+            try:
+                conn.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as e:
+                if not _is_busy(e) or time.monotonic() + pause > deadline:
+                    raise
+            time.sleep(pause)
+            pause = min(2 * pause, 0.1)
 
     def _move_aside(self) -> Path | None:
         """Move the database and its WAL/SHM files aside; returns where the database went."""
