@@ -67,13 +67,28 @@ local ok, err = pcall(function()
     end
   end
 
-  local lens = vim.lsp.buf_request_sync(bufnr, "textDocument/codeLens", { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }, 10000) or {}
-  report.lenses = {}
-  for _, r in pairs(lens) do
-    for _, l in ipairs(r.result or {}) do
-      table.insert(report.lenses, l.command and l.command.title or "")
+  -- The first diagnostic can come while the file's other function is still being checked (its
+  -- lens says "checking…"): ask again until every lens shows a result, or 60 s.
+  local function lenses()
+    local got = {}
+    local lens = vim.lsp.buf_request_sync(bufnr, "textDocument/codeLens", { textDocument = { uri = vim.uri_from_bufnr(bufnr) } }, 10000) or {}
+    for _, r in pairs(lens) do
+      for _, l in ipairs(r.result or {}) do
+        table.insert(got, l.command and l.command.title or "")
+      end
     end
+    return got
   end
+  report.lenses = lenses()
+  vim.wait(60000, function()
+    for _, title in ipairs(report.lenses) do
+      if title:match("checking") then
+        report.lenses = lenses()
+        return false
+      end
+    end
+    return true
+  end, 200)
 
   local client = vim.lsp.get_client_by_id(client_id)
   client.stop()
