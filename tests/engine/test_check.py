@@ -264,6 +264,46 @@ def test_results_key_ignores_unrelated_neighbours_only():
     assert keys(src)["a"] != results_key(find_targets(src, "m.py")[0], cfg.merged(samples=5))
 
 
+def test_results_keys_of_a_module_match_each_functions_key_and_read_whole_names():
+    from coherence.engine.check import results_key, results_keys
+
+    # "mid·dot" is an identifier that is not all word characters (the middle dot is not one);
+    # "bb" in c is not a mention of b, and "mid·dot" in d is one of mid·dot.
+    src = textwrap.dedent(
+        '''
+        # coherence
+        def b(x: int) -> int:
+            return x * 2
+
+        # coherence
+        def mid·dot(x: int) -> int:
+            return x + 7
+
+        # coherence
+        def c(x: int) -> int:
+            bb = x
+            return bb - 1
+
+        # coherence
+        def d(x: int) -> int:
+            return mid·dot(x) - 1
+        '''
+    )
+    cfg = CheckConfig()
+
+    def keys(source):
+        targets = find_targets(source, "m.py")
+        batch = results_keys(targets, cfg)
+        assert batch == [results_key(t, cfg) for t in targets]
+        return dict(zip((t.name for t in targets), batch))
+
+    before = keys(src)
+    after_b = keys(src.replace("return x * 2", "return x * 3"))
+    after_mid = keys(src.replace("return x + 7", "return x + 8"))
+    assert after_b["c"] == before["c"] and after_b["d"] == before["d"] and after_b["b"] != before["b"]
+    assert after_mid["d"] != before["d"] and after_mid["c"] == before["c"]
+
+
 class _SlowReplay(ReplayProvider):
     """The examples' recorded samples, answered only once the checker holds inputs for the spec
     (or after 20 s): a check that built its inputs only after sampling would take the 20 s."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import hashlib
+import itertools
 import logging
 import re
 import threading
@@ -445,23 +446,51 @@ def results_key(target: Target, config: CheckConfig) -> str:
     "The module around it" leaves out the other marked functions this one does not mention, so
     editing one function does not re-run its unrelated neighbours.
     """
-    parts = [target.spec.spec_hash, target.body_hash, _context_hash(target, config.mode), repr(config)]
-    return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+    return results_keys([target], config)[0]
 
 
-def _context_hash(target: Target, mode: str) -> str:
-    lines = target.module_source.splitlines()
+def results_keys(targets: list[Target], config: CheckConfig) -> list[str]:
+    """``results_key`` of each target; the module's own work (its marked functions, its lines)
+    is done once per module, not once per function: the language server keys every function of a
+    document each time it parses it, hover included."""
+    settings = repr(config)
+    modules: dict[tuple[str, str], tuple[list[str], list[Target]]] = {}
+    keys = []
+    for target in targets:
+        module = modules.get((target.module_source, target.path))
+        if module is None:
+            module = modules[(target.module_source, target.path)] = _module_facts(target, config.mode)
+        parts = [target.spec.spec_hash, target.body_hash, _context_hash(target, *module), settings]
+        keys.append(hashlib.sha256("|".join(parts).encode()).hexdigest()[:32])
+    return keys
+
+
+def _module_facts(target: Target, mode: str) -> tuple[list[str], list[tuple[int, int, str, bool]]]:
+    """The module's lines, and each marked function's (first line, end line, name, whether
+    the name is all word characters)."""
     try:
         siblings = find_targets(target.module_source, target.path, mode=mode)
     except SyntaxError:
         siblings = []
-    drop: set[int] = set()
-    for other in siblings:
-        if other.line == target.line or re.search(rf"\b{re.escape(other.name)}\b", target.function_source):
+    return target.module_source.splitlines(), [(t.line, t.end_line, t.name, _WORD.fullmatch(t.name) is not None) for t in siblings]
+
+
+_WORD = re.compile(r"\w+")
+
+
+def _context_hash(target: Target, lines: list[str], siblings: list[tuple[int, int, str, bool]]) -> str:
+    source = target.function_source
+    words = set(_WORD.findall(source))
+    keep = bytearray(b"\x01") * len(lines)
+    for line, end_line, name, wordy in siblings:
+        if line == target.line:
             continue
-        drop.update(range(other.line - 1, other.end_line))
-    kept = "\n".join(line for i, line in enumerate(lines) if i not in drop)
+        # The name as a whole word: for an identifier, one of the source's runs of word characters.
+        if name in words if wordy else re.search(rf"\b{re.escape(name)}\b", source):
+            continue
+        keep[line - 1 : end_line] = bytes(max(0, min(end_line, len(lines)) - line + 1))
+    kept = "\n".join(itertools.compress(lines, keep))
     return hashlib.sha256(kept.encode()).hexdigest()
 
 
-__all__ = ["Checker", "CoherenceError", "Input", "module_context_for", "result_for", "results_key"]
+__all__ = ["Checker", "CoherenceError", "Input", "module_context_for", "result_for", "results_key", "results_keys"]

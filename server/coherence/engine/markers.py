@@ -10,6 +10,7 @@ With ``mode="docstring"`` every function that has a docstring is checked instead
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import io
 import re
@@ -177,6 +178,11 @@ def _comment_part(line: str) -> str:
     # Only the comment counts: a string literal "# coherence" on the def line must not mark it.
     if "#" not in line:
         return ""
+    return _tokenized_comment(line)
+
+
+@functools.lru_cache(maxsize=4096)
+def _tokenized_comment(line: str) -> str:
     try:
         toks = list(tokenize.generate_tokens(io.StringIO(line).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
@@ -196,19 +202,26 @@ def _decorator_name(dec: ast.expr) -> str:
     return ".".join(reversed(parts))
 
 
+_BLOCKS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
+
+
 def _nested_functions(tree: ast.Module) -> Iterable[tuple[ast.AST, str]]:
     def walk(node: ast.AST, prefix: str, inside_function: bool):
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                qual = f"{prefix}{child.name}"
-                if inside_function:
-                    yield child, qual
-                yield from walk(child, qual + ".", True)
-            elif isinstance(child, ast.ClassDef):
-                yield from walk(child, f"{prefix}{child.name}.", inside_function)
-            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
-                # Functions are statements: expressions (most of the tree) hold none.
-                yield from walk(child, prefix, inside_function)
+        # Functions are statements, so only the blocks of statements are walked: expressions and
+        # simple statements (most of the tree) hold none.
+        for block in node._fields:
+            if block not in _BLOCKS:
+                continue
+            for child in getattr(node, block):
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    qual = f"{prefix}{child.name}"
+                    if inside_function:
+                        yield child, qual
+                    yield from walk(child, qual + ".", True)
+                elif isinstance(child, ast.ClassDef):
+                    yield from walk(child, f"{prefix}{child.name}.", inside_function)
+                elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                    yield from walk(child, prefix, inside_function)
 
     yield from walk(tree, "", False)
 
@@ -269,15 +282,29 @@ def _owner(func: ast.AST, target: ast.AST) -> bool:
 
 
 def _make_target(node, qualname, reason, tree, source, lines, path, classes, context: _ModuleContext | None = None, *, owner: str | None = None, method_kind: str | None = None) -> Target:
-    docstring = ast.get_docstring(node, clean=True)
-    params = _params(node.args)
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    end = node.end_lineno or node.lineno
+    function_source = "\n".join(lines[first - 1 : end])
+    # What depends only on the function's own text is kept across parses: while one function is
+    # edited, the others come back unchanged.
+    docstring, params, signature, returns, own_reason, own_hash = _memo(
+        ("function", type(node).__name__, function_source),
+        lambda: (
+            ast.get_docstring(node, clean=True),
+            _params(node.args),
+            _signature(node),
+            ast.unparse(node.returns) if node.returns is not None else None,
+            _skip_reason(node),
+            body_hash(node),
+        ),
+    )
     if method_kind in ("instance", "class") and params and params[0].kind in ("positional_only", "positional_or_keyword"):
         params = params[1:]  # the receiver: the executor supplies it
     spec = Spec(
         name=node.name,
-        signature=_signature(node),
+        signature=signature,
         params=params,
-        returns=ast.unparse(node.returns) if node.returns is not None else None,
+        returns=returns,
         docstring=docstring,
         context=(context or _ModuleContext(tree)).without(node),
         classes=classes,
@@ -285,10 +312,6 @@ def _make_target(node, qualname, reason, tree, source, lines, path, classes, con
         owner=owner,
         method_kind=method_kind,
     )
-    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-    end = node.end_lineno or node.lineno
-    function_source = "\n".join(lines[first - 1 : end])
-    own_reason, own_hash = _memo(("function", type(node).__name__, function_source), lambda: (_skip_reason(node), body_hash(node)))
     if reason is None:
         reason = own_reason
     if reason is None and any(p.kind == "var_keyword" for p in spec.params) and not any(
@@ -339,18 +362,30 @@ class _ModuleContext:
     def __init__(self, tree: ast.Module, lines: list[str] | None = None):
         self.nodes = tree.body
         self.lines = lines
+        self._parts: list[str | None] = []  # rendering of nodes[i], filled in as far as needed
+        # Where a function to leave out sits: its own statement, or the class holding it.
+        self._home: dict[int, tuple[int, ast.ClassDef | None]] = {}
+        for i, node in enumerate(self.nodes):
+            self._home[id(node)] = (i, None)
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    self._home[id(item)] = (i, node)
 
     def without(self, exclude: ast.AST | None) -> str:
         # Rendered lazily: past the limit the rest would be cut off anyway (a big module).
+        skip, cls = self._home.get(id(exclude), (-1, None)) if exclude is not None else (-1, None)
+        rendered = self._parts
         parts: list[str] = []
         size = -1
-        for node in self.nodes:
-            if node is exclude:
+        for i, node in enumerate(self.nodes):
+            if i == len(rendered):
+                rendered.append(_cached_part(node, self.lines))
+            if i != skip:
+                text = rendered[i]
+            elif cls is None:
                 continue
-            if exclude is not None and isinstance(node, ast.ClassDef) and any(item is exclude for item in node.body):
-                text = _context_part(node, exclude)
             else:
-                text = _cached_part(node, self.lines)
+                text = _context_part(cls, exclude)
             if text is not None:
                 parts.append(text)
                 size += len(text) + 1

@@ -7,6 +7,7 @@ body lives in ``Target``, whose ``body_hash`` keys results instead.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
@@ -75,7 +76,7 @@ class Spec:
             return f"{self.owner}().{self.name}"
         return f"{self.owner}.{self.name}"
 
-    @property
+    @functools.cached_property  # the language server keys every function on every parse
     def spec_hash(self) -> str:
         payload = json.dumps(
             {

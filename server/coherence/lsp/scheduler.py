@@ -208,10 +208,9 @@ class Scheduler:
             config = self.config_for(state)
         except ConfigurationError:
             return
-        from coherence.engine.check import results_key
+        from coherence.engine.check import results_keys
 
-        for q, t in state.targets.items():
-            key = results_key(t, config)
+        for q, key in zip(state.targets, results_keys(list(state.targets.values()), config)):
             state.current_keys[q] = key
             cached = self.cache.get(key)
             if cached is not None:
