@@ -10,7 +10,8 @@ wall time of ``Checker.check`` (input generation, sandboxed execution, metrics, 
 "re-check" is a second check of the same function, with its inputs cached as after an edit of the
 body in the editor (the LSP caches results by body, so this re-runs everything but the inputs);
 "bare" is the wall time of calling the same m programs on the same inputs in this process with no
-isolation at all.  The ratio check/bare is the sandbox's price.  With --cold, each task is also
+isolation at all (every sample, where the check runs copies of one program once: the count is
+printed).  The ratio check/bare is the sandbox's price.  With --cold, each task is also
 checked with one-shot workers (no warm pool), right after the warm check, so both see the same load.
 """
 
@@ -135,6 +136,7 @@ async def main() -> int:
         cold_checker = Checker(config, provider=provider, executor=Executor(sandbox=args.sandbox, limits=checker.executor.limits, warm=False))
     checks, bares, ratios, colds, exec_ratios, rechecks, recheck_ratios = [], [], [], [], [], [], []
     stages: dict[str, list[float]] = {}
+    ran = [0, 0]  # programs the checks ran, programs bare ran (copies of one program run once)
     print(f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'re-check':>8} {'bare s':>8} {'ratio':>6}" + (f" {'cold s':>8}" if args.cold else ""))
     for row in rows:
         name = row["entry_point"]
@@ -160,6 +162,9 @@ async def main() -> int:
         programs = [row["candidates"][0]] + [s for s in row["candidates"][1 : args.samples]]
         bare_s = bare_seconds(name, programs, [i.source() for i in inputs], config.call_timeout)
         checks.append(check_s)
+        if result.extra.get("programs_run"):
+            ran[0] += result.extra["programs_run"]
+            ran[1] += len(programs)
         timings = result.extra.get("timings", {})
         for stage, seconds in timings.items():
             stages.setdefault(stage, []).append(seconds)
@@ -183,6 +188,8 @@ async def main() -> int:
     print(f"slowest checks: p90 {ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]:.2f} s · max {ordered[-1]:.2f} s · total {sum(checks):.1f} s")
     # a stage that some checks skip (no counterexample when coherent) is the median of those that ran it
     print("median seconds per stage: " + " · ".join(f"{k} {statistics.median(v):.3f} ({len(v)})" for k, v in stages.items()))
+    if ran[1]:
+        print(f"programs run by the checks: {ran[0]} distinct of the {ran[1]} that bare runs ({ran[1] - ran[0]} copies of another sample's code)")
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if bares:
         med_b = statistics.median(bares)

@@ -443,7 +443,8 @@ def test_empty_program_list():
 
 
 def test_speed(mode):
-    programs = [Program("add_one")] + [Program("add_one", f"def add_one(x):\n    return x + {k % 2 + 1}\n") for k in range(9)]
+    # nine different programs: copies of one would run once
+    programs = [Program("add_one")] + [Program("add_one", f"def add_one(x):\n    return x + {k % 2 + 1} + {k} - {k}\n") for k in range(9)]
     inputs = [f"(({i},), {{}})" for i in range(1000)]
     ex = executor(mode)
     ex.run(MODULE, programs[:1], inputs[:1])  # probes are cached per interpreter
@@ -547,3 +548,40 @@ def test_run_budget_is_shared_out_as_program_budgets():
     assert ex.limits_for(2).program_budget == 5.0  # never more than program_budget
     assert ex.limits_for(50).program_budget == 1.0  # never less than a second
     assert Executor(limits=ExecutionLimits(program_budget=5.0, jobs=2)).limits_for(10).program_budget == 5.0
+
+
+def test_copies_of_one_program_run_once_and_keep_their_rows(mode):
+    # os.getpid() tells processes apart: every program runs in its own child, so two programs
+    # that ran separately return different numbers, and copies that ran once the same.
+    pid = "import os\ndef f(x):\n    return os.getpid()\n"
+    programs = [
+        Program("f", "import os\ndef f(x):\n    return os.getpid() + 0\n"),  # the user's stand-in
+        Program("f", pid, label="alternative 1"),
+        Program("f", "import os\n\n# the same code, formatted otherwise\ndef f( x ):\n    return os.getpid()  # pid\n", label="alternative 2"),
+        Program("f", "import os\ndef f(x):\n    return int(os.getpid())\n", label="alternative 3"),
+        Program("f", pid, label="alternative 4"),
+        Program("f", "import no_such_module_anywhere\ndef f(x):\n    return x\n", label="alternative 5"),
+        Program("f", "import no_such_module_anywhere\ndef f( x ):\n    return x\n", label="alternative 6"),
+    ]
+    report = executor(mode).run(ModuleContext(), programs, INTS[:3], rerun=[0], rerun_program=0)
+    assert report.programs_run == 4
+    assert len(report.outcomes) == len(report.load_errors) == len(report.timeouts) == len(programs)
+    rows = report.outcomes
+    assert rows[1] == rows[2] == rows[4]  # one run for the three copies
+    assert all(o.kind == "ok" for o in rows[1])
+    pids = {repr(rows[p][0].value) for p in (0, 1, 3)}
+    assert len(pids) == 3, pids  # the others each ran apart
+    assert report.load_errors[5] == report.load_errors[6] and "ModuleNotFoundError" in report.load_errors[5]
+    assert rows[5] == rows[6] == [err("LoadError")] * 3
+    assert report.load_errors[:5] == [None] * 5
+    # the re-run is still of the program asked for (the first), in its own process
+    assert len(report.rerun) == 1 and report.rerun[0].kind == "ok" and report.rerun[0] != rows[0][0]
+
+
+def test_the_users_function_is_never_merged_with_an_alternative(mode):
+    # The same text as the user's function, but the user's runs against its module (where
+    # add_one is the module's), the alternative against its own code: both run.
+    programs = [Program("add_one", label="yours"), Program("add_one", 'def add_one(x):\n    """The user\'s function."""\n    return x + 1\n')]
+    report = executor(mode).run(MODULE, programs, INTS[:2])
+    assert report.programs_run == 2
+    assert report.outcomes[0] == report.outcomes[1] == [ok(-2), ok(-1)]

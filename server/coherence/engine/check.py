@@ -286,6 +286,7 @@ class Checker:
         result.user_cluster = metrics.user_cluster
         result.extra["load_errors"] = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}
         result.extra["timeouts"] = sum(report.timeouts)
+        result.extra["programs_run"] = report.programs_run  # copies of one alternative run once
 
         if unstable is not None:
             result.status = "nondeterministic"

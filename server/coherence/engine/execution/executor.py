@@ -23,6 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
+from coherence.engine.execution.distinct import copy_rows, distinct_programs
 from coherence.engine.execution import procs
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.zygotes import POOL, WarmWorker
@@ -125,6 +126,7 @@ class ExecutionReport:
     python: str = ""  # the interpreter that ran the programs (executable)
     python_version: str = ""
     diagnostics: list[str] = field(default_factory=list)  # worker-side problems (not the user's)
+    programs_run: int = 0  # distinct programs that ran (copies of one program run once)
 
 
 class _Run:
@@ -261,10 +263,32 @@ class Executor:
         seed: int = 0,
         cancel: threading.Event | None = None,
     ) -> ExecutionReport:
+        """Every program on every input; the report has a row per program.  Copies of one program
+        (the same syntax tree) run once, and their rows are that run's (see ``distinct``)."""
+        programs = list(programs)
+        distinct, runs_for = distinct_programs(programs)
+        if len(distinct) == len(programs):
+            report = self._run(module, programs, inputs, rerun=rerun, rerun_program=rerun_program, seed=seed, cancel=cancel)
+        else:
+            rerun_program = runs_for[rerun_program] if 0 <= rerun_program < len(programs) else -1
+            report = copy_rows(self._run(module, distinct, inputs, rerun=rerun, rerun_program=rerun_program, seed=seed, cancel=cancel), runs_for)
+        report.programs_run = len(distinct)
+        return report
+
+    def _run(
+        self,
+        module: ModuleContext,
+        programs: list[Program],
+        inputs: Sequence[str | Packable],
+        *,
+        rerun: Sequence[int],
+        rerun_program: int,
+        seed: int,
+        cancel: threading.Event | None,
+    ) -> ExecutionReport:
         start = time.monotonic()
         if cancel is not None and cancel.is_set():
             raise CheckCancelled("The check was cancelled.")
-        programs = list(programs)
         sources = input_sources(inputs)
         packed = [None if isinstance(s, str) else s.packed for s in inputs]
         m, n = len(programs), len(sources)
