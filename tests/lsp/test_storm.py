@@ -176,16 +176,17 @@ class StormFigures:
         return [max(0.0, t - s) for t, s in zip(self.hovers_ms, self.hovers_stolen_ms)]
 
     def lines(self) -> list[str]:
-        ms = self.hovers_ms
+        ms, net = self.hovers_ms, self.net_hovers_ms
         a, b = self.stats_before, self.stats_after
         return [
             f"storm: {self.seconds:.1f} s, {self.changes} didChange ({self.changes / max(self.seconds, 1e-9):.1f}/s), {self.saves} saves",
             f"hover: n={len(ms)} p50 {percentile(ms, 0.5):.1f} ms, p95 {percentile(ms, 0.95):.1f} ms, p99 {percentile(ms, 0.99):.1f} ms, "
             f"max {max(ms) if ms else float('nan'):.1f} ms, mean {statistics.fmean(ms) if ms else float('nan'):.1f} ms ({self.hover_results} with a result)",
-            f"hover net of hypervisor steal: p50 {percentile(self.net_hovers_ms, 0.5):.1f} ms, p90 {percentile(self.net_hovers_ms, 0.9):.1f} ms, "
-            f"p99 {percentile(self.net_hovers_ms, 0.99):.1f} ms, "
-            f"max {max(self.net_hovers_ms) if ms else float('nan'):.1f} ms; {sum(1 for x in self.hovers_stolen_ms if x > 0)} hovers overlapped steal, "
-            f"{sum(self.hovers_stolen_ms):.0f} ms stolen during them",
+            (
+                f"hover net of hypervisor steal: p50 {percentile(net, 0.5):.1f} ms, p90 {percentile(net, 0.9):.1f} ms, "
+                f"p99 {percentile(net, 0.99):.1f} ms, max {max(net) if net else float('nan'):.1f} ms; "
+                f"{sum(1 for x in self.hovers_stolen_ms if x > 0)} hovers overlapped steal, {sum(self.hovers_stolen_ms):.0f} ms stolen during them"
+            ),
             f"diagnostics published: {self.published_during} during the storm, {self.published_total} in all; final version {self.final_version}",
             f"server RSS: before {self.rss_before_kb / 1024:.1f} MB, after {self.rss_after_kb / 1024:.1f} MB, growth {(self.rss_after_kb - self.rss_before_kb) / 1024:+.1f} MB",
             "checks: "
