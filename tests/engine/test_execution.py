@@ -155,6 +155,21 @@ def test_program_budget(mode):
     assert 10 <= report.timeouts[1] < 30 and slow[-1] == err("BudgetExceeded")
 
 
+def test_a_run_can_lower_the_program_budget(mode):
+    slow = Program("add_one", "import time\ndef add_one(x):\n    time.sleep(0.1)\n    return x + 1\n")
+    inputs = [f"(({i},), {{}})" for i in range(20)]
+    ex = executor(mode, call_timeout=1.0, program_budget=5.0)
+    full = ex.run(MODULE, [Program("add_one"), slow], inputs)
+    assert full.outcomes[1] == [ok(i + 1) for i in range(20)]  # 2 s of calls fit in 5 s
+    cut = ex.run(MODULE, [Program("add_one"), slow], inputs, budget=0.5)
+    assert cut.outcomes[0] == full.outcomes[0]
+    reached = [o for o in cut.outcomes[1] if o.kind == "ok"]
+    assert 2 <= len(reached) <= 8, cut.outcomes[1]
+    assert cut.outcomes[1][-1] == err("BudgetExceeded")
+    # a budget above the configured one changes nothing
+    assert ex.run(MODULE, [slow], inputs[:3], budget=60.0).outcomes[0] == [ok(1), ok(2), ok(3)]
+
+
 def test_crashes_hit_one_input_only(mode):
     programs = [
         Program("add_one"),

@@ -262,16 +262,19 @@ class Executor:
         rerun_program: int = 0,
         seed: int = 0,
         cancel: threading.Event | None = None,
+        budget: float | None = None,
     ) -> ExecutionReport:
         """Every program on every input; the report has a row per program.  Copies of one program
-        (the same syntax tree) run once, and their rows are that run's (see ``distinct``)."""
+        (the same syntax tree) run once, and their rows are that run's (see ``distinct``).
+        ``budget`` lowers the seconds each program may take over all inputs for this run."""
         programs = list(programs)
         distinct, runs_for = distinct_programs(programs)
+        kw = dict(rerun=rerun, seed=seed, cancel=cancel, budget=budget)
         if len(distinct) == len(programs):
-            report = self._run(module, programs, inputs, rerun=rerun, rerun_program=rerun_program, seed=seed, cancel=cancel)
+            report = self._run(module, programs, inputs, rerun_program=rerun_program, **kw)
         else:
             rerun_program = runs_for[rerun_program] if 0 <= rerun_program < len(programs) else -1
-            report = copy_rows(self._run(module, distinct, inputs, rerun=rerun, rerun_program=rerun_program, seed=seed, cancel=cancel), runs_for)
+            report = copy_rows(self._run(module, distinct, inputs, rerun_program=rerun_program, **kw), runs_for)
         report.programs_run = len(distinct)
         return report
 
@@ -285,6 +288,7 @@ class Executor:
         rerun_program: int,
         seed: int,
         cancel: threading.Event | None,
+        budget: float | None,
     ) -> ExecutionReport:
         start = time.monotonic()
         if cancel is not None and cancel.is_set():
@@ -304,6 +308,8 @@ class Executor:
         runs: list[_Run] = []
         rr: _Run | None = None
         lim = self.limits_for(m)
+        if budget is not None and budget < lim.program_budget:
+            lim = replace(lim, program_budget=max(budget, 0.01))
         try:
             main = self._start(mode, interp, extra, module, programs, sources, packed, seed, hashseed=0, label="worker", lim=lim)
             runs.append(main)

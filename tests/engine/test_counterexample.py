@@ -1,0 +1,61 @@
+"""Shrinking a counterexample, with the real executor: it gets little time."""
+
+from __future__ import annotations
+
+import time
+
+from coherence.engine import counterexample as cx
+from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
+from coherence.engine.inputs import Input
+
+MODULE = ModuleContext(source="def f(xs):\n    return len(xs)\n", filename="/workspace/m.py", module_name="m")
+# The rival disagrees on every list, and takes 0.3 s (under the call timeout) on the short ones:
+# every shrink candidate still disagrees, slowly.
+RIVAL = Program("f", "import time\ndef f(xs):\n    if len(xs) < 8:\n        time.sleep(0.3)\n    return len(xs) + 1\n", label="alternative 1")
+
+
+class RecordingExecutor(Executor):
+    """The real executor, noting when each run started and the budget it was given."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.runs: list[tuple[float, int, float | None]] = []  # (start, programs, budget)
+
+    def run(self, module, programs, inputs, **kw):
+        self.runs.append((time.monotonic(), len(programs), kw.get("budget")))
+        return super().run(module, programs, inputs, **kw)
+
+
+def test_shrinking_runs_on_a_small_budget_and_stops_at_its_time_limit():
+    ex = RecordingExecutor(limits=ExecutionLimits(call_timeout=0.5, program_budget=5.0))
+    # a third program, so that the describing run (every program) tells itself from the rounds (two)
+    programs = [Program("f", label="yours"), RIVAL, Program("f", "def f(xs):\n    return len(xs)\n", label="alternative 2")]
+    start = Input(args=(list(range(8)),))
+    first = ex.run(MODULE, programs, [start])
+    ex.runs.clear()
+    assert first.outcomes[0][0] != first.outcomes[1][0]
+
+    began = time.monotonic()
+    shrunk, outcomes = cx.shrink(ex, MODULE, programs, 1, start, [row[0] for row in first.outcomes], seconds=1.5)
+
+    # Each run gives a program at most max(SHRINK_BUDGET, two call timeouts) seconds, not the
+    # configured 5 s: a round of dozens of 0.3 s candidates is cut after a few.
+    assert ex.runs and all(budget == max(cx.SHRINK_BUDGET, 2 * 0.5) for _, _, budget in ex.runs)
+    rounds = [t for t, n, _ in ex.runs if n == 2]
+    assert rounds and all(t - began < 1.5 for t in rounds)  # no round starts past the limit
+    assert [n for _, n, _ in ex.runs] == [2] * len(rounds) + [3]  # then every program, once
+    # The result is still a counterexample: smaller, and the two still disagree on it.
+    assert len(shrunk.args[0]) < 8
+    assert outcomes[0] != outcomes[1] and outcomes[0].kind == outcomes[1].kind == "ok"
+    assert outcomes[2] == outcomes[0]
+
+
+def test_no_time_left_means_the_start_input_stands_without_a_run():
+    ex = RecordingExecutor(limits=ExecutionLimits(call_timeout=0.5, program_budget=5.0))
+    programs = [Program("f", label="yours"), RIVAL]
+    start = Input(args=(list(range(8)),))
+    start_outcomes = [row[0] for row in ex.run(MODULE, programs, [start]).outcomes]
+    ex.runs.clear()
+    shrunk, outcomes = cx.shrink(ex, MODULE, programs, 1, start, start_outcomes, seconds=0.0)
+    assert shrunk is start and outcomes == start_outcomes and ex.runs == []
