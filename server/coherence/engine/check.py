@@ -489,7 +489,8 @@ def _context_hash(target: Target, lines: list[str], siblings: list[tuple[int, in
         # The name as a whole word: for an identifier, one of the source's runs of word characters.
         if name in words if wordy else re.search(rf"\b{re.escape(name)}\b", source):
             continue
-        keep[line - 1 : end_line] = bytes(max(0, min(end_line, len(lines)) - line + 1))
+        span = keep[line - 1 : end_line]
+        keep[line - 1 : end_line] = bytes(len(span))
     kept = "\n".join(itertools.compress(lines, keep))
     return hashlib.sha256(kept.encode()).hexdigest()
 
