@@ -14,6 +14,7 @@ module, not against its own text.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -28,11 +29,17 @@ def program_key(program: Program) -> tuple | None:
     (comments, blank lines and formatting left out).  None for the user's own function."""
     if program.source is None:
         return None
+    return (program.entry_point, program.owner, program.method_kind, _tree(program.source))
+
+
+# A check runs the same alternatives again and again (the main run, every shrinking round, the
+# run that describes the counterexample): each source is parsed once.
+@functools.lru_cache(maxsize=512)
+def _tree(source: str) -> str:
     try:
-        code = ast.dump(ast.parse(program.source))
+        return ast.dump(ast.parse(source))
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        code = program.source  # loading it will fail the same way for every exact copy
-    return (program.entry_point, program.owner, program.method_kind, code)
+        return source  # loading it will fail the same way for every exact copy
 
 
 def distinct_programs(programs: Sequence[Program]) -> tuple[list[Program], list[int]]:
