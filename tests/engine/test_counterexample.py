@@ -8,6 +8,7 @@ from coherence.engine import counterexample as cx
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.inputs import Input
+from coherence.engine.inputs.generate import shrink_candidates
 
 MODULE = ModuleContext(source="def f(xs):\n    return len(xs)\n", filename="/workspace/m.py", module_name="m")
 # The rival disagrees on every list, and takes 0.3 s (under the call timeout) on the short ones:
@@ -21,9 +22,11 @@ class RecordingExecutor(Executor):
     def __init__(self, **kw):
         super().__init__(**kw)
         self.runs: list[tuple[float, int, float | None]] = []  # (start, programs, budget)
+        self.inputs: list[list[str]] = []  # the keys of each run's inputs
 
     def run(self, module, programs, inputs, **kw):
         self.runs.append((time.monotonic(), len(programs), kw.get("budget")))
+        self.inputs.append([i.key() for i in inputs])
         return super().run(module, programs, inputs, **kw)
 
 
@@ -59,3 +62,46 @@ def test_no_time_left_means_the_start_input_stands_without_a_run():
     ex.runs.clear()
     shrunk, outcomes = cx.shrink(ex, MODULE, programs, 1, start, start_outcomes, seconds=0.0)
     assert shrunk is start and outcomes == start_outcomes and ex.runs == []
+
+
+FAST_RIVAL = Program("f", "def f(xs):\n    return len(xs) + 1\n", label="alternative 1")
+
+
+def test_inputs_with_known_outcomes_are_not_run_again():
+    ex = RecordingExecutor()
+    programs = [Program("f", label="yours"), FAST_RIVAL, Program("f", "def f(xs):\n    return len(xs)\n", label="alternative 2")]
+    start = Input(args=(list(range(8)),))
+    # what the main run tried: the start, its one-step shrinks, and the empty list (where the
+    # shrinking ends, since the two disagree on every list)
+    tried = [start, *shrink_candidates(start), Input(args=([],))]
+    main = ex.run(MODULE, programs, tried)
+    start_outcomes = [row[0] for row in main.outcomes]
+    ex.runs.clear()
+    ex.inputs.clear()
+    shrunk, outcomes = cx.shrink(ex, MODULE, programs, 1, start, start_outcomes)
+    without = (shrunk.key(), outcomes)
+    assert shrunk.args == ([],) and [n for _, n, _ in ex.runs][-1] == 3  # the describing run
+
+    ex.runs.clear()
+    ex.inputs.clear()
+    known = cx.KnownOutcomes(tried, main.outcomes)
+    shrunk, outcomes = cx.shrink(ex, MODULE, programs, 1, start, start_outcomes, known=known)
+    assert (shrunk.key(), outcomes) == without  # the same counterexample
+    keys = {i.key() for i in tried}
+    assert ex.inputs and all(k not in keys for run in ex.inputs for k in run)  # only new candidates ran
+    assert all(n == 2 for _, n, _ in ex.runs)  # the final input was tried: no describing run
+    # and a candidate is run once, even when a later round proposes it again
+    ran = [k for run in ex.inputs for k in run]
+    assert len(ran) == len(set(ran))
+
+
+def test_a_round_of_known_candidates_makes_no_run():
+    ex = RecordingExecutor()
+    programs = [Program("f", label="yours"), FAST_RIVAL]
+    start = Input(args=([1],))
+    tried = [start, Input(args=([],)), Input(args=([0],))]
+    main = ex.run(MODULE, programs, tried)
+    ex.runs.clear()
+    shrunk, outcomes = cx.shrink(ex, MODULE, programs, 1, start, [row[0] for row in main.outcomes], known=cx.KnownOutcomes(tried, main.outcomes))
+    assert shrunk.args == ([],) and outcomes[0].render() == "0" and outcomes[1].render() == "1"
+    assert ex.runs == []

@@ -347,6 +347,7 @@ class Checker:
                 seed=self.config.seed,
                 cancel=cancel,
                 keep=keep,
+                known=cx.KnownOutcomes(inputs, report.outcomes),
             )
         except CheckCancelled:
             raise

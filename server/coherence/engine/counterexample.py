@@ -3,13 +3,14 @@
 Choice (DESIGN.md): an input where the user's outcome differs from the largest cluster that
 disagrees with the user, preferring inputs where both sides returned normally, then the smallest.
 Shrinking re-runs only those two programs on one-step smaller inputs while they still disagree
-(and still both return, when they did).
+(and still both return, when they did).  A candidate the main run already tried (or an earlier
+round) is not run again: its outcomes are known.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -41,6 +42,24 @@ def choose(labels: np.ndarray, raised: np.ndarray, inputs: Sequence[Input], metr
     return best, rep
 
 
+class KnownOutcomes:
+    """Every program's outcome on each input a run already tried, by the input's key.
+
+    Shrinking steps down from the smallest disagreeing input, and generation mutated its seeds
+    the same ways (deletion, truncation, smaller numbers): many one-step shrinks are inputs the
+    main run tried.  Their outcomes are known, and a round whose candidates all are needs no run
+    (about 15-20 ms each: a worker job, a fork per program)."""
+
+    def __init__(self, inputs: Sequence[Input], outcomes: Sequence[Sequence[Outcome]]):
+        self._index: Mapping[str, int] = {inp.key(): x for x, inp in enumerate(inputs)}
+        self._outcomes = outcomes  # [program][input], aligned with ``inputs``
+
+    def get(self, key: str) -> list[Outcome] | None:
+        """Every program's outcome on the input with this key, or None when it was not tried."""
+        x = self._index.get(key)
+        return None if x is None else [row[x] for row in self._outcomes]
+
+
 # Shrinking only makes a counterexample easier to read, so it gets little time: each of its runs
 # gives a program this many seconds (or two calls' timeouts) over all its inputs (a candidate that
 # needs more is one the user could not read anyway: a timeout is no disagreement to show), and no
@@ -49,7 +68,7 @@ SHRINK_BUDGET = 1.0
 SHRINK_SECONDS = 2.0
 
 
-def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: int, start: Input, start_outcomes: Sequence[Outcome], *, rounds: int = 4, seed: int = 0, cancel=None, fanout: int = 8, limit: int = 256, keep=None, budget: float = SHRINK_BUDGET, seconds: float = SHRINK_SECONDS) -> tuple[Input, list[Outcome]]:
+def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: int, start: Input, start_outcomes: Sequence[Outcome], *, rounds: int = 4, seed: int = 0, cancel=None, fanout: int = 8, limit: int = 256, keep=None, budget: float = SHRINK_BUDGET, seconds: float = SHRINK_SECONDS, known: KnownOutcomes | None = None) -> tuple[Input, list[Outcome]]:
     """Greedy shrinking: the simplest variant on which the user's function and ``rival`` still
     disagree.  Returns the input and every program's outcome on it.
 
@@ -57,13 +76,15 @@ def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: 
     Each round runs the two programs on the one- and two-step shrinks of the current input in one
     sandbox run (a worker start costs more than a few hundred extra calls).  Every program runs
     once more, on the final input alone, to describe it: that is one run of ten programs instead of
-    one per round.
+    one per round.  ``known`` holds the outcomes of inputs already run (the main run's): those
+    candidates, and the final input when it is one, are not run again.
     """
     current = start
     pair = [programs[0], programs[rival]]
     want_both_ok = start_outcomes[0].kind == "ok" and start_outcomes[rival].kind == "ok"
     until = time.monotonic() + seconds
     budget = max(budget, 2 * executor.limits.call_timeout)  # room for a call the user allows to be slow
+    tried: dict[str, tuple[Outcome, Outcome]] = {}  # (mine, the rival's) per candidate key, run or known
     for _ in range(rounds):
         if time.monotonic() >= until:
             break
@@ -78,12 +99,25 @@ def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: 
         batch = list(candidates.values())
         if not batch:
             break
-        report = executor.run(module, pair, batch, seed=seed, cancel=cancel, budget=budget)
-        if report.module_error or report.load_errors[0] or report.load_errors[1]:
-            break
+        todo = []
+        for cand in batch:
+            key = cand.key()
+            if key not in tried:
+                row = known.get(key) if known is not None else None
+                if row is None:
+                    todo.append(cand)
+                else:
+                    tried[key] = (row[0], row[rival])
+        if todo:
+            report = executor.run(module, pair, todo, seed=seed, cancel=cancel, budget=budget)
+            if report.module_error or report.load_errors[0] or report.load_errors[1]:
+                break
+            for idx, cand in enumerate(todo):
+                tried[cand.key()] = (report.outcomes[0][idx], report.outcomes[1][idx])
         best: tuple | None = None
-        for idx, cand in enumerate(batch):
-            if _disagree(report.outcomes[0][idx], report.outcomes[1][idx], want_both_ok):
+        for cand in batch:
+            mine, theirs = tried[cand.key()]
+            if _disagree(mine, theirs, want_both_ok):
                 rank = (shrink_key(cand), cand.key())
                 if best is None or rank < best[0]:
                     best = (rank, cand)
@@ -92,9 +126,13 @@ def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: 
         current = best[1]
     if current is start:
         return start, list(start_outcomes)
-    report = executor.run(module, list(programs), [current], seed=seed, cancel=cancel, budget=budget)
-    outcomes = [row[0] for row in report.outcomes]
-    if report.module_error or not _disagree(outcomes[0], outcomes[rival], want_both_ok):
+    outcomes = known.get(current.key()) if known is not None else None
+    if outcomes is None:
+        report = executor.run(module, list(programs), [current], seed=seed, cancel=cancel, budget=budget)
+        if report.module_error:
+            return start, list(start_outcomes)
+        outcomes = [row[0] for row in report.outcomes]
+    if not _disagree(outcomes[0], outcomes[rival], want_both_ok):
         return start, list(start_outcomes)  # it did not disagree again (a flaky program): keep the original
     return Input(args=current.args, kwargs=current.kwargs, origin="shrink"), outcomes
 
