@@ -13,6 +13,11 @@ body in the editor (the LSP caches results by body, so this re-runs everything b
 isolation at all (every sample, where the check runs copies of one program once: the count is
 printed).  The ratio check/bare is the sandbox's price.  With --cold, each task is also
 checked with one-shot workers (no warm pool), right after the warm check, so both see the same load.
+
+Wall time on a shared machine includes whatever the machine (or its hypervisor) gave to others,
+so the same figures are also printed in CPU seconds: the check's own process plus the sandbox's
+jobs (as the warm workers report them), against bare's CPU time.  On this machine's cores, the
+check cannot take less wall time than its CPU time divided by the number of cores.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from coherence.engine.markers import target_for  # noqa: E402
 from coherence.engine.sampling.replay import ReplayProvider  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
+CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
 class _CallTimeout(BaseException):
@@ -49,9 +55,9 @@ def _alarm(signum, frame):
     raise _CallTimeout
 
 
-def bare_seconds(name: str, programs: list[str], inputs: list[str], call_timeout: float, limit: float = 120.0) -> float | None:
-    """Wall time of ``_bare`` in a forked copy of this process, or None when it hangs: a call stuck
-    in C (``sum(range(2**31))``) ignores SIGALRM, and that must not stop the benchmark."""
+def bare_seconds(name: str, programs: list[str], inputs: list[str], call_timeout: float, limit: float = 120.0) -> tuple[float, float] | None:
+    """(wall, CPU) seconds of ``_bare`` in a forked copy of this process, or None when it hangs: a
+    call stuck in C (``sum(range(2**31))``) ignores SIGALRM, and that must not stop the benchmark."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -72,17 +78,21 @@ def bare_seconds(name: str, programs: list[str], inputs: list[str], call_timeout
         os.waitpid(pid, 0)
         os.close(r)
         return None
-    data = os.read(r, 100)
+    data = os.read(r, 200)
     os.close(r)
-    return float(data) if data else None
+    if not data:
+        return None
+    wall, cpu = eval(data)  # noqa: S307 - our own repr of two floats
+    return float(wall), float(cpu)
 
 
-def _bare(name: str, programs: list[str], inputs: list[str], call_timeout: float) -> float:
+def _bare(name: str, programs: list[str], inputs: list[str], call_timeout: float) -> tuple[float, float]:
     """The same calls with no sandbox: exec each program here and call it on every input."""
     signal.signal(signal.SIGALRM, _alarm)
     compiled = [compile(src, "<input>", "eval") for src in inputs]
     devnull = open(os.devnull, "w")
     start = time.perf_counter()
+    cpu = time.process_time()
     for source in programs:
         ns: dict = {"__name__": "bare"}
         old = sys.stdout
@@ -108,8 +118,9 @@ def _bare(name: str, programs: list[str], inputs: list[str], call_timeout: float
             except BaseException:  # noqa: BLE001
                 pass
     elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu
     devnull.close()
-    return elapsed
+    return elapsed, cpu
 
 
 async def main() -> int:
@@ -137,6 +148,7 @@ async def main() -> int:
     checks, bares, ratios, colds, exec_ratios, rechecks, recheck_ratios = [], [], [], [], [], [], []
     stages: dict[str, list[float]] = {}
     ran = [0, 0]  # programs the checks ran, programs bare ran (copies of one program run once)
+    cpus, cpu_ratios, bare_cpus, floors, unknown = [], [], [], [], 0
     print(f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'re-check':>8} {'bare s':>8} {'ratio':>6}" + (f" {'cold s':>8}" if args.cold else ""))
     for row in rows:
         name = row["entry_point"]
@@ -146,8 +158,11 @@ async def main() -> int:
             print(f"{row['task_id']:<16} skipped: {exc}")
             continue
         t0 = time.perf_counter()
+        own, sandbox, blind = time.process_time(), checker.executor.cpu_used, checker.executor.cpu_unknown
         result = await checker.check(target)
         check_s = time.perf_counter() - t0
+        check_cpu = time.process_time() - own + checker.executor.cpu_used - sandbox
+        unknown += checker.executor.cpu_unknown - blind
         t0 = time.perf_counter()
         await checker.check(target)
         recheck_s = time.perf_counter() - t0
@@ -160,8 +175,10 @@ async def main() -> int:
             cold = f" {colds[-1]:>8.3f}"
         inputs = generate_inputs(target.spec, args.inputs, module_source=target.module_source, seed=config.seed, time_budget=config.input_budget)
         programs = [row["candidates"][0]] + [s for s in row["candidates"][1 : args.samples]]
-        bare_s = bare_seconds(name, programs, [i.source() for i in inputs], config.call_timeout)
+        bare = bare_seconds(name, programs, [i.source() for i in inputs], config.call_timeout)
+        bare_s = None if bare is None else bare[0]
         checks.append(check_s)
+        cpus.append(check_cpu)
         if result.extra.get("programs_run"):
             ran[0] += result.extra["programs_run"]
             ran[1] += len(programs)
@@ -172,6 +189,9 @@ async def main() -> int:
             print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {'hung':>8} {'-':>6}{cold}")
             continue
         bares.append(bare_s)
+        bare_cpus.append(bare[1])
+        cpu_ratios.append(check_cpu / max(bare[1], 1e-9))
+        floors.append(check_cpu / CORES / max(bare_s, 1e-9))
         ratios.append(check_s / max(bare_s, 1e-9))
         recheck_ratios.append(recheck_s / max(bare_s, 1e-9))
         execution = timings.get("execution")
@@ -197,6 +217,11 @@ async def main() -> int:
         print(f"re-check with the inputs cached (an edit of the body): median {statistics.median(rechecks):.3f} · median ratio re-check/bare {statistics.median(recheck_ratios):.1f}x")
         if exec_ratios:
             print(f"sandboxed execution alone (the same m x n calls, plus the nondeterminism re-run) / bare: median {statistics.median(exec_ratios):.1f}x")
+        print(
+            f"CPU seconds (this process + the sandbox's jobs{'; ' + str(unknown) + ' runs did not report theirs' if unknown else ''}): "
+            f"check median {statistics.median(cpus):.3f} · bare {statistics.median(bare_cpus):.3f} · median ratio {statistics.median(cpu_ratios):.1f}x"
+        )
+        print(f"on {CORES} cores a check's wall time is at least its CPU time / {CORES}: that floor is median {statistics.median(floors):.1f}x bare's wall time")
     return 0
 
 

@@ -600,3 +600,21 @@ def test_the_users_function_is_never_merged_with_an_alternative(mode):
     report = executor(mode).run(MODULE, programs, INTS[:2])
     assert report.programs_run == 2
     assert report.outcomes[0] == report.outcomes[1] == [ok(-2), ok(-1)]
+
+
+def test_runs_report_the_cpu_time_of_their_jobs(mode):
+    ex = executor(mode)
+    burn = Program("f", "def f(x):\n    s = 0\n    for i in range(3 * 10**6):\n        s += i\n    return x\n")
+    idle = Program("f", "import time\ndef f(x):\n    time.sleep(0.3)\n    return x\n")
+    busy = ex.run(ModuleContext(), [burn], INTS[:1])
+    asleep = ex.run(ModuleContext(), [idle], INTS[:1])
+    assert busy.outcomes[0][0].kind == asleep.outcomes[0][0].kind == "ok"
+    if not ex.warm:
+        assert busy.cpu_seconds is None  # one-shot workers do not report it
+        return
+    # CPU time, not wall time: the loop burns it, the sleep does not
+    assert busy.cpu_seconds > 0.05 and asleep.cpu_seconds < 0.25 < asleep.seconds
+    assert busy.cpu_seconds > asleep.cpu_seconds
+    before = ex.cpu_used
+    again = ex.run(ModuleContext(), [burn], INTS[:1], rerun=[0], rerun_program=0)
+    assert ex.cpu_used == pytest.approx(before + again.cpu_seconds)

@@ -127,6 +127,10 @@ class ExecutionReport:
     python_version: str = ""
     diagnostics: list[str] = field(default_factory=list)  # worker-side problems (not the user's)
     programs_run: int = 0  # distinct programs that ran (copies of one program run once)
+    # CPU seconds of the workers' jobs (leaders and program children), when every run reported it
+    # (warm workers do; one-shot workers do not): unlike ``seconds``, free of the time the machine
+    # gave to something else
+    cpu_seconds: float | None = None
 
 
 class _Run:
@@ -151,6 +155,7 @@ class _Run:
         self.over = False  # warm worker: the job is over (its leader exited and was swept)
         self.over_status: int | None = None
         self.over_clean = False
+        self.over_cpu: float | None = None
         self.killed = False
 
     def feed(self, data: bytes) -> None:
@@ -206,6 +211,9 @@ class _Run:
                 if isinstance(info, dict):
                     self.over_status = info.get("status")
                     self.over_clean = bool(info.get("clean"))
+                    cpu = info.get("cpu")
+                    if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) and cpu >= 0:
+                        self.over_cpu = float(cpu)
 
 
 def _loads(raw: bytes):
@@ -250,6 +258,10 @@ class Executor:
         self.sandbox = sandbox
         # warm workers (see zygotes.py) unless switched off, e.g. to measure what they save
         self.warm = os.environ.get("COHERENCE_COLD_WORKERS", "") in ("", "0") if warm is None else warm
+        # CPU seconds of every run's jobs so far, and the runs that could not say (benchmarks read it)
+        self.cpu_used = 0.0
+        self.cpu_unknown = 0
+        self._cpu_lock = threading.Lock()
 
     # ------------------------------------------------------------------------------------
     def run(
@@ -276,6 +288,11 @@ class Executor:
             rerun_program = runs_for[rerun_program] if 0 <= rerun_program < len(programs) else -1
             report = copy_rows(self._run(module, distinct, inputs, rerun_program=rerun_program, **kw), runs_for)
         report.programs_run = len(distinct)
+        with self._cpu_lock:
+            if report.cpu_seconds is None:
+                self.cpu_unknown += 1
+            else:
+                self.cpu_used += report.cpu_seconds
         return report
 
     def _run(
@@ -363,6 +380,7 @@ class Executor:
             python=interp.executable,
             python_version=interp.version_text,
             diagnostics=diagnostics,
+            cpu_seconds=None if any(r.over_cpu is None for r in runs) else sum(r.over_cpu for r in runs),
         )
 
     # ------------------------------------------------------------------------------------

@@ -2099,7 +2099,8 @@ def main():
 # so one job cannot poison the next.  After the leader exits this process sweeps any process
 # left in its session, removes the job's temp dir, and reports on the job's result descriptor:
 #
-#     "-1 3 <json>"      the job is over: {"status": <wait status as returncode>, "clean": bool}
+#     "-1 3 <json>"      the job is over: {"status": <wait status as returncode>, "clean": bool,
+#                        "cpu": CPU seconds of the leader and its children}
 #
 # "clean" is false when something of the job could not be removed; the parent then retires
 # this worker instead of reusing it.  EOF on stdin (the parent is gone) ends it.
@@ -2229,9 +2230,14 @@ def serve():
             _run_job(job)
         leader[0] = pid
         status = 255
+        cpu = None
         while True:
             try:
-                status = _returncode(os.waitpid(pid, 0)[1])
+                # the leader's CPU time with its children's: what the job cost, free of the time a
+                # busy machine (or its hypervisor) took away, which wall time is not
+                _, raw, usage = os.wait4(pid, 0)
+                status = _returncode(raw)
+                cpu = round(usage.ru_utime + usage.ru_stime, 6)
                 break
             except InterruptedError:
                 continue
@@ -2246,7 +2252,7 @@ def serve():
                 pass
             except OSError:
                 clean = False
-        record = b"-1 3 " + _enc({"status": status, "clean": clean}).encode("ascii") + b"\n"
+        record = b"-1 3 " + _enc({"status": status, "clean": clean, "cpu": cpu}).encode("ascii") + b"\n"
         try:
             os.write(fd, record)
         except OSError:
