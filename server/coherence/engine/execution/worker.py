@@ -832,16 +832,17 @@ def _draws(roots, scanned):
     return False
 
 
-def _snapshotter(canon):
-    """``take(argv)`` before a call and ``changed(before, argv)`` after it: the canonical structure
-    of the arguments when the call changed them, else None.
+def _snapshotter(canon, dump):
+    """``take(argv)`` before a call and ``changed(before, argv)`` after it: the canonical JSON
+    (bytes) of the arguments when the call changed them, else None.
 
     Flat arguments (scalars, and lists or tuples of scalars) are kept as shallow copies and
     compared by identity, element by element: a fraction of a microsecond, where their repr (or
     canonical structure) cost a few per call.  Scalars cannot change in place, so equal identities
-    mean an unchanged argument; different ones (``xs[0] = xs[0] + 0`` for a big int) are settled by
-    comparing canonical structures, so an equal value put back is no change.  Anything else is
-    compared by canonical structure."""
+    mean an unchanged argument; different ones (``xs.sort()``, or ``xs[0] = xs[0] + 0`` for a big
+    int) are settled element by element as their canonical structures would be (``_flat_same``),
+    so an equal value put back is no change, and only a changed call canonicalizes its arguments.
+    Anything else is compared by canonical structure."""
     flat = _FLAT
     same = operator.is_
 
@@ -864,24 +865,98 @@ def _snapshotter(canon):
         if type(before) is tuple:
             for a, b in zip(argv, before):
                 if a is not b and (len(a) != len(b) or not all(map(same, a, b))):
-                    after = canon(argv, False)
-                    return after if after != canon(before, False) else None
+                    kept = _flat_same(a, b)
+                    if kept is None:  # something not flat came in: compare the structures
+                        after = canon(argv, False)
+                        return dump(after, argv).encode("ascii") if after != canon(before, False) else None
+                    if not kept:
+                        return _flat_args(argv) or dump(canon(argv, False), argv).encode("ascii")
             return None
         after = canon(argv, False)
-        return after if after != before else None
+        return dump(after, argv).encode("ascii") if after != before else None
 
     return take, changed
 
 
+def _flat_same(a, b):
+    """Whether the list ``a`` still has the canonical structure of ``b``, its flat copy taken
+    before the call: True, False, or None when ``a`` now holds something that is not flat (the
+    caller compares canonical structures then).  Element by element as the structures compare:
+    same type and equal value, where every NaN is "nan" (equal) and 0.0 equals -0.0."""
+    if len(a) != len(b):
+        return False if set(map(type, a)) <= _FLAT else None
+    for x, y in zip(a, b):
+        if x is y:
+            continue
+        tx = type(x)
+        if tx not in _FLAT:
+            return None
+        if tx is not type(y):
+            return False
+        if x == y or (tx is float and x != x and y != y):
+            continue
+        return False
+    return True
+
+
+def _scalars_json(r):
+    """The canonical JSON of each element of ``r``, joined by commas, when every element is a
+    flat scalar (an int of less than 63 bits, str, float, bool or None); else None."""
+    parts = []
+    add = parts.append
+    for e in r:
+        te = type(e)
+        if te is int:
+            if not -_LIM < e < _LIM:
+                return None
+            add('["I","%d"]' % e)
+        elif te is str:
+            add('["S",' + _enc_str(e) + "]")
+        elif te is float:
+            if e - e == 0:
+                add('["F",' + float.__repr__(e) + "]")
+            else:
+                add('["F","nan"]' if e != e else '["F","inf"]' if e > 0 else '["F","-inf"]')
+        elif te is bool:
+            add('["B",true]' if e else '["B",false]')
+        elif e is None:
+            add('["N"]')
+        else:
+            return None
+    return ",".join(parts)
+
+
+def _flat_args(argv):
+    """Canonical JSON (bytes) of the argument tuple ``argv`` when each argument is a flat scalar
+    or a flat list or tuple (the usual in-place sort), else None."""
+    parts = []
+    for a in argv:
+        ta = type(a)
+        if ta is list or ta is tuple:
+            part = _flat_seq(a, ta)
+            if part is None:
+                return None
+            parts.append(part.decode("ascii"))
+        else:
+            part = _scalars_json((a,))
+            if part is None:
+                return None
+            parts.append(part)
+    text = '["T",[' + ",".join(parts) + "]]"
+    if len(text) > SIZE_CAP:
+        return None  # the general path applies the size cap
+    return text.encode("ascii")
+
+
 def _flat_seq(r, tr):
-    """Canonical JSON (bytes) of a list/tuple of ints or of strs, or None for anything else."""
+    """Canonical JSON (bytes) of a list/tuple of flat scalars, or None for anything else."""
     n = len(r)
-    if n == 0 or n > _FLAT_LEN:
+    if n > _FLAT_LEN:
         return None
+    if n == 0:
+        return b'["L",[]]' if tr is list else b'["T",[]]'
     kinds = set(map(type, r))
-    if len(kinds) != 1:
-        return None
-    kind = kinds.pop()
+    kind = kinds.pop() if len(kinds) == 1 else None
     if kind is int:
         if min(r) <= -_LIM or max(r) >= _LIM:
             return None
@@ -889,7 +964,9 @@ def _flat_seq(r, tr):
     elif kind is str:
         body = ",".join(['["S",' + e + "]" for e in map(_enc_str, r)])
     else:
-        return None
+        body = _scalars_json(r)  # mixed (an int and a str), floats, bools, Nones
+        if body is None:
+            return None
     text = ('["L",[' if tr is list else '["T",[') + body + "]]"
     if len(text) > SIZE_CAP:
         return None  # the general path applies the size cap
@@ -1871,7 +1948,7 @@ class Zygote(object):
         canon = self.canon
         dump = self.dump
         enc = _enc
-        take, changed = _snapshotter(canon)
+        take, changed = _snapshotter(canon, dump)
         flat_seq = _flat_seq
         timer = self.timer
         setitimer = signal.setitimer
@@ -1980,11 +2057,7 @@ class Zygote(object):
                         v = flat_seq(r, tr) if (tr is list or tr is tuple) else None
                         if v is None:
                             v = dump(canon(r), r).encode("ascii")
-                    m = None
-                    if check:
-                        post = changed(pre, argv)
-                        if post is not None:
-                            m = dump(post, argv).encode("ascii")
+                    m = changed(pre, argv) if check else None
                 finally:
                     timer[0] = False
                 if timer[1]:
