@@ -281,12 +281,9 @@ class Executor:
         ``budget`` lowers the seconds each program may take over all inputs for this run."""
         programs = list(programs)
         distinct, runs_for = distinct_programs(programs)
-        kw = dict(rerun=rerun, seed=seed, cancel=cancel, budget=budget)
-        if len(distinct) == len(programs):
-            report = self._run(module, programs, inputs, rerun_program=rerun_program, **kw)
-        else:
-            rerun_program = runs_for[rerun_program] if 0 <= rerun_program < len(programs) else -1
-            report = copy_rows(self._run(module, distinct, inputs, rerun_program=rerun_program, **kw), runs_for)
+        rerun_program = runs_for[rerun_program] if 0 <= rerun_program < len(programs) else -1
+        report = self._run(module, distinct, inputs, rerun=rerun, rerun_program=rerun_program, seed=seed, cancel=cancel, budget=budget)
+        report = copy_rows(report, runs_for)
         report.programs_run = len(distinct)
         with self._cpu_lock:
             if report.cpu_seconds is None:
