@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -270,6 +272,24 @@ def test_random_is_seeded_per_call_when_a_workspace_module_draws(mode, tmp_path)
     again = executor(mode).run(module, programs, inputs, seed=7)
     other = executor(mode).run(module, programs, inputs, seed=8)
     assert again.outcomes == first.outcomes and other.outcomes[1] != first.outcomes[1]
+
+
+def test_random_is_seeded_per_call_when_a_program_loads_a_drawing_module_unseen(mode):
+    # The leader looks at the modules it loaded (the module context's, the programs' imports it
+    # can see); a child looks again only when its program's load imported more, here a workspace
+    # module no import statement names.  (A workspace the children can read: as root they run
+    # as nobody, and pytest's tmp_path is private.)
+    ws = Path(tempfile.mkdtemp(prefix="coherence-test-ws-"))
+    try:
+        ws.chmod(0o755)
+        (ws / "hidden.py").write_text("import random\ndef roll():\n    return random.randint(1, 10 ** 9)\n")
+        (ws / "hidden.py").chmod(0o644)
+        module = ModuleContext(source="def f(x):\n    return x\n", filename=str(ws / "mod.py"), sys_path=(str(ws),))
+        programs = [Program("f"), Program("f", "roll = __import__('hid' + 'den').roll\ndef f(x):\n    return roll()\n")]
+        row = executor(mode).run(module, programs, INTS[:4], seed=3).outcomes[1]
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
+    assert row[0].kind == "ok" and row == [row[0]] * 4, row
 
 
 def test_stdout_flood_and_env(mode, monkeypatch):

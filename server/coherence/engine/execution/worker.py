@@ -809,6 +809,15 @@ _LIM = 1 << 62
 _enc_str = json.encoder.encode_basestring_ascii
 
 
+def _modules_mark():
+    """What changes when a module is imported: cheap, unlike a walk over ``sys.modules``, which
+    touches every module object and so copies their pages in a forked child."""
+    try:
+        return len(sys.modules), next(reversed(sys.modules.keys()))
+    except BaseException:  # before 3.8 dict views are not reversible: always look
+        return None
+
+
 def _draws(roots, scanned):
     """Whether a module loaded from under ``roots`` (the workspace) may draw random numbers:
     its source mentions random, the same test as for the program's own text.  ``scanned`` holds
@@ -1343,6 +1352,7 @@ class Zygote(object):
         self.workspace_roots = tuple({os.path.join(x, "") for d in dirs for x in (d, os.path.realpath(d))})
         self.scanned = {mod_spec.get("filename")}  # the module's source is checked as text already
         self.workspace_draws = bool(self.workspace_roots) and _draws(self.workspace_roots, self.scanned)
+        self.modules_scanned = _modules_mark()
         self.guard["mode"] = "zygote"
         sys.stdout = self.sink_out
         sys.stderr = self.sink_err
@@ -1906,7 +1916,10 @@ class Zygote(object):
         # workspace holds a generator (see _draws); a module imported during a call is looked at
         # after that call.
         roots = self.workspace_roots
-        per_call_seed = "random" in text or self.workspace_draws or _draws(roots, self.scanned)
+        # (the leader looked at every module it had; the program's load may have imported more)
+        mark = _modules_mark()
+        per_call_seed = "random" in text or self.workspace_draws or (
+            (mark is None or mark != self.modules_scanned) and _draws(roots, self.scanned))
         watch = not per_call_seed and bool(roots)
         seen_modules = len(sys.modules)
         np_seed = None
