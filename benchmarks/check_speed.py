@@ -41,12 +41,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
 from coherence.engine.check import Checker  # noqa: E402
 from coherence.engine.config import CheckConfig  # noqa: E402
+from coherence.engine.execution.executor import cpu_count  # noqa: E402
 from coherence.engine.inputs.generate import generate_inputs  # noqa: E402
 from coherence.engine.markers import target_for  # noqa: E402
 from coherence.engine.sampling.replay import ReplayProvider  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-CORES = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+CORES = cpu_count()
 
 
 class _CallTimeout(BaseException):

@@ -40,7 +40,7 @@ from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, Program
-from coherence.engine.execution.executor import ExecutionReport, Executor, input_sources
+from coherence.engine.execution.executor import ExecutionReport, Executor, cpu_count, input_sources
 from coherence.engine.inputs import Input
 from coherence.engine.markers import target_for
 from coherence.engine.outcomes import label_matrix, outcomes_equal
@@ -150,13 +150,6 @@ def engine_fingerprint() -> str:
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:12]
-
-
-def _cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def evaluate_task(
@@ -563,7 +556,7 @@ def run_samples_file(
                     out.write(b"\n")
 
     jobs = max(1, opts.jobs)
-    workers = max(1, _cpu_count() // jobs)
+    workers = max(1, cpu_count() // jobs)
     cancel = cancel or threading.Event()
     bar = ProgressBar(total, len(done), f"{first.benchmark}/{first.model}/{opts.seeds}") if progress else None
     if bar:

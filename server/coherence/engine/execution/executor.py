@@ -225,10 +225,11 @@ def _loads(raw: bytes):
 
 def _slots(lim: ExecutionLimits) -> int:
     """Programs run at once: ``jobs``, or one per CPU."""
-    return lim.jobs if lim.jobs and lim.jobs > 0 else _cpu_count()
+    return lim.jobs if lim.jobs and lim.jobs > 0 else cpu_count()
 
 
-def _cpu_count() -> int:
+def cpu_count() -> int:
+    """The CPUs this process may run on (its affinity), which the executor sizes its slots by."""
     try:
         return len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
