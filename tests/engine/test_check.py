@@ -411,3 +411,53 @@ async def test_the_counterexample_comes_from_inside_the_domain_when_it_can(tmp_p
     assert result.status == "incoherent"
     assert "outside_domain" not in result.extra
     assert eval(result.counterexample.call[len("round_down"):]) >= 1000  # noqa: S307
+
+
+def test_the_domain_is_asked_only_of_inputs_the_programs_disagree_on():
+    from coherence.engine.check import any_inside, inside_mask
+    from coherence.engine.inputs.domain import Domain
+    from coherence.engine.inputs.generate import generate_inputs
+
+    import numpy as np
+
+    (t,) = find_targets(ROUND_DOWN, "mod.py")
+    inputs = generate_inputs(t.spec, 200, module_source=ROUND_DOWN)
+    domain = Domain(t.spec, inputs)
+    full = np.array([domain.contains(i) for i in inputs])
+    assert full.any() and not full.all()  # the examples say n >= 0; mutants go below
+    disagree = np.array([i.args[0] < 0 or i.args[0] % 7 == 0 for i in inputs])
+    inside = inside_mask(domain, inputs, disagree)
+    assert (inside == (full & disagree)).all()
+    assert any_inside(domain, inputs, disagree) == bool(full[~disagree].any())
+    # the programs disagree on every input inside: none they agree on is inside
+    assert not any_inside(domain, inputs, full)
+
+
+async def test_scoring_runs_off_the_event_loop(tmp_path, monkeypatch):
+    # Grouping outcomes within float tolerance can take a second (HumanEval/130's long float
+    # lists): the language server runs checks on its event loop, which must stay free for hover.
+    import asyncio
+
+    import coherence.engine.check as check_module
+
+    seen = []
+
+    def on_loop() -> bool:
+        try:
+            asyncio.get_running_loop()
+            return True
+        except RuntimeError:
+            return False
+
+    def spy(fn):
+        def wrapped(*args, **kwargs):
+            seen.append((fn.__name__, on_loop()))
+            return fn(*args, **kwargs)
+        return wrapped
+
+    for name in ("outcome_ids", "score", "inside_mask", "any_inside"):
+        monkeypatch.setattr(check_module, name, spy(getattr(check_module, name)))
+    result = await _round_down_result(tmp_path, [FLOOR, TOWARD_ZERO, TOWARD_ZERO])
+    assert result.status == "incoherent" and result.extra["outside_domain"]
+    assert {name for name, _ in seen} == {"outcome_ids", "score", "inside_mask", "any_inside"}
+    assert not any(loop for _, loop in seen), seen

@@ -216,11 +216,35 @@ class Checker:
         result.sandbox = report.sandbox
         timings["execution"] = round(time.monotonic() - stage, 4)
         stage = time.monotonic()
+        # Scoring runs in a thread like the rest: on outputs that are long lists of floats, grouping
+        # them within tolerance takes a second of CPU, and the language server's event loop (hover,
+        # edits) must not wait for it.
+        scored = await asyncio.to_thread(self._score, target, result, report, programs, valid, inputs, rerun, started)
+        if scored is None:
+            return result
+        programs, inputs, labels, raised, metrics, domain, inside, disagree = scored
+        timings["metrics"] = round(time.monotonic() - stage, 4)
+        if result.status == "incoherent":
+            stage = time.monotonic()
+            report_progress(f"{target.name}: shrinking a counterexample", 0.85)
+            result.counterexample, where = await asyncio.to_thread(
+                self._counterexample, target, module, programs, inputs, report, labels, raised, metrics, cancel, domain, inside
+            )
+            if inside is not None and where and not inside[disagree].any() and await asyncio.to_thread(any_inside, domain, inputs, disagree):
+                result.extra["outside_domain"] = where
+            timings["counterexample"] = round(time.monotonic() - stage, 4)
+        result.seconds = time.monotonic() - started
+        report_progress(f"{target.name}: done", 1.0)
+        return result
+
+    def _score(self, target: Target, result: CheckResult, report: ExecutionReport, programs: list[Program], valid: list, inputs: list[Input], rerun: list[int], started: float):
+        """The outcome matrix to metrics, status and domain, filled into ``result``; None when the
+        result is final (an error: nothing ran, nothing left to compare)."""
         if report.module_error:
             result.status = "error"
             result.reason = f"your module failed to load in the sandbox: {report.module_error}"
             result.seconds = time.monotonic() - started
-            return result
+            return None
 
         # Alternatives that import a module this interpreter lacks say nothing about the task.
         dropped = [i for i, err in enumerate(report.load_errors) if i > 0 and err and _MISSING_MODULE.match(err)]
@@ -231,7 +255,7 @@ class Checker:
             result.status = "error"
             result.reason = f"no runnable alternative implementations ({result.sampling})"
             result.seconds = time.monotonic() - started
-            return result
+            return None
 
         unstable = _nondeterminism(report, rerun)
         if unstable is not None:
@@ -267,11 +291,11 @@ class Checker:
             result.status = "error"
             result.reason = "every input ran out of the time budget: the programs are too slow for these inputs"
             result.seconds = time.monotonic() - started
-            return result
+            return None
 
         labels = labels_from_ids(ids, distinct)
         raised, errors = _raise_matrices(ids, distinct)
-        metrics = score(labels, raised, errors, delta=cfg.delta)
+        metrics = score(labels, raised, errors, delta=self.config.delta)
         result.samples = metrics.programs
         result.inputs = metrics.inputs
         result.incoherence = metrics.incoherence
@@ -308,22 +332,11 @@ class Checker:
         # reads it differently, so it is said, and the counterexample comes from inside when it can.
         domain = Domain(target.spec, inputs) if result.status == "incoherent" else None
         inside = None
+        disagree = metrics.per_input > 0
         if domain is not None and not domain.empty:
-            inside = np.array([domain.contains(i) for i in inputs], dtype=bool)
+            inside = inside_mask(domain, inputs, disagree)
             result.extra["domain"] = domain.describe()
-        timings["metrics"] = round(time.monotonic() - stage, 4)
-        if result.status == "incoherent":
-            stage = time.monotonic()
-            report_progress(f"{target.name}: shrinking a counterexample", 0.85)
-            result.counterexample, where = await asyncio.to_thread(
-                self._counterexample, target, module, programs, inputs, report, labels, raised, metrics, cancel, domain, inside
-            )
-            if inside is not None and inside.any() and not (inside & (metrics.per_input > 0)).any() and where:
-                result.extra["outside_domain"] = where
-            timings["counterexample"] = round(time.monotonic() - stage, 4)
-        result.seconds = time.monotonic() - started
-        report_progress(f"{target.name}: done", 1.0)
-        return result
+        return programs, inputs, labels, raised, metrics, domain, inside, disagree
 
     def _counterexample(self, target, module, programs, inputs, report, labels, raised, metrics, cancel, domain=None, inside=None):
         """The counterexample, and why its input lies outside the examples' domain ("" inside)."""
@@ -380,6 +393,22 @@ def result_for(target: Target, status: str, reason: str = "") -> CheckResult:
         body_hash=target.body_hash,
         checked_at=time.time(),
     )
+
+
+def inside_mask(domain: Domain, inputs: list[Input], disagree: np.ndarray) -> np.ndarray:
+    """Which inputs lie inside ``domain``, asked only of those some programs disagree on: the
+    rest are never a counterexample, and asking all of a thousand cost an incoherent check
+    several milliseconds on its critical path.  False elsewhere."""
+    inside = np.zeros(len(inputs), dtype=bool)
+    for x in np.flatnonzero(disagree).tolist():
+        inside[x] = domain.contains(inputs[x])
+    return inside
+
+
+def any_inside(domain: Domain, inputs: list[Input], disagree: np.ndarray) -> bool:
+    """Whether any input where the programs agree lies inside ``domain`` (the first usually does:
+    the docstring's own examples come first)."""
+    return any(domain.contains(inputs[x]) for x in np.flatnonzero(~disagree).tolist())
 
 
 # An alternative is dropped as too slow when it reached fewer than this share of the inputs the
