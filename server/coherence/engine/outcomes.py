@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -68,22 +67,67 @@ def _dumps(obj: Any) -> str:
     return json.dumps(obj, separators=(",", ":"))
 
 
-@dataclass(frozen=True, eq=False)
+_UNDECODED = object()
+
+
 class Outcome:
     """One call's outcome.  ``==`` and ``hash`` are exact (by ``key``); use ``outcomes_equal``
-    for the tolerant equality of the design."""
+    for the tolerant equality of the design.  Immutable.
+
+    An outcome made from a checked key (``from_valid_key``, what the executor makes of the
+    worker's records) decodes ``value`` and ``mutated`` only when they are first read: most
+    outcomes are only ever compared by key, and decoding thousands of long lists up front cost
+    seconds and made the garbage collector stall the caller (see ``execution/records.py``)."""
+
+    __slots__ = ("kind", "error", "_value", "_mutated", "_key")
 
     kind: str  # "ok" | "raise"
-    value: Any = None  # canonical form of the return value (ok)
-    mutated: Any = None  # canonical form of the arguments after the call, only if it changed them
-    error: str | None = None  # exception type name (raise)
+    error: str | None  # exception type name (raise)
+
+    def __init__(self, kind: str, value: Any = None, mutated: Any = None, error: str | None = None):
+        init = object.__setattr__
+        init(self, "kind", kind)
+        init(self, "error", error)
+        init(self, "_value", value)  # canonical form of the return value (ok)
+        init(self, "_mutated", mutated)  # canonical form of the arguments after the call, if it changed them
+        init(self, "_key", None)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"Outcome is immutable: cannot set {name!r}")
+
+    def _decode(self) -> None:
+        rec = json.loads(self._key)
+        object.__setattr__(self, "_value", rec[1])
+        object.__setattr__(self, "_mutated", rec[2])
+
+    @property
+    def value(self) -> Any:
+        """The canonical form of the return value (ok), else None."""
+        if self._value is _UNDECODED:
+            self._decode()
+        return self._value
+
+    @property
+    def mutated(self) -> Any:
+        """The canonical form of the arguments after the call, only if it changed them."""
+        if self._mutated is _UNDECODED:
+            self._decode()
+        return self._mutated
+
+    def decoded(self) -> tuple[Any, Any]:
+        """``(value, mutated)`` without keeping a lazy outcome's decoded form: for comparing
+        many outcomes once (``group_outcomes``) without holding all their lists afterwards."""
+        if self._value is _UNDECODED:
+            rec = json.loads(self._key)
+            return rec[1], rec[2]
+        return self._value, self._mutated
 
     @property
     def key(self) -> str:
         """Exact identity: the JSON text of ``[kind, value, mutated, error]`` (cached)."""
-        k = self.__dict__.get("_key")
+        k = self._key
         if k is None:
-            k = _dumps([self.kind, self.value, self.mutated, self.error])
+            k = _dumps([self.kind, self._value, self._mutated, self.error])
             object.__setattr__(self, "_key", k)
         return k
 
@@ -133,6 +177,14 @@ class Outcome:
     def from_key(key: str) -> Outcome:
         """From the exact key text (what the worker streams); the key is kept as is."""
         o = Outcome.from_record(json.loads(key))
+        object.__setattr__(o, "_key", key)
+        return o
+
+    @staticmethod
+    def from_valid_key(key: str) -> Outcome:
+        """From the key text of an ``ok`` record already known to be well formed, four items
+        with a canonical value (``execution/records.py`` checks that); decoded when read."""
+        o = Outcome("ok", _UNDECODED, _UNDECODED, None)
         object.__setattr__(o, "_key", key)
         return o
 
@@ -367,10 +419,13 @@ def outcomes_equal(a: Outcome, b: Outcome) -> bool:
         return True
     if not any(t in ka or t in kb for t in _FLOATY):
         return False  # no floats anywhere: the canonical form is exact
-    return _ceq(a.value, b.value) and (
-        (a.mutated is None and b.mutated is None)
-        or (a.mutated is not None and b.mutated is not None and _ceq(a.mutated, b.mutated))
-    )
+    return _forms_equal(a.decoded(), b.decoded())
+
+
+def _forms_equal(fa: tuple[Any, Any], fb: tuple[Any, Any]) -> bool:
+    """Tolerant equality of two ok outcomes' ``(value, mutated)``."""
+    (va, ma), (vb, mb) = fa, fb
+    return _ceq(va, vb) and ((ma is None and mb is None) or (ma is not None and mb is not None and _ceq(ma, mb)))
 
 
 def group_outcomes(outcomes: Sequence[Outcome]) -> list[int]:
@@ -400,11 +455,23 @@ def group_outcomes(outcomes: Sequence[Outcome]) -> list[int]:
     oks = [j for j in range(r) if distinct[j].kind == "ok"]
     floaty = [j for j in oks if any(t in distinct[j].key for t in _FLOATY)]
     if floaty:
+        # Distinct keys without a float are never equal; each outcome is decoded once, here, and
+        # not kept (see ``Outcome.decoded``).
+        has_float = set(floaty)
+        forms: dict[int, tuple[Any, Any]] = {}
+
+        def form(j: int) -> tuple[Any, Any]:
+            f = forms.get(j)
+            if f is None:
+                f = forms[j] = distinct[j].decoded()
+            return f
+
         for a_pos, a in enumerate(oks):
             for b in oks[a_pos + 1:]:
-                ra, rb = find(a), find(b)
-                if ra != rb and outcomes_equal(distinct[a], distinct[b]):
-                    parent[rb] = ra
+                if a in has_float or b in has_float:
+                    ra, rb = find(a), find(b)
+                    if ra != rb and _forms_equal(form(a), form(b)):
+                        parent[rb] = ra
     labels: dict[int, int] = {}
     out = []
     for j in ids:

@@ -28,6 +28,7 @@ from coherence.engine.execution import procs
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.zygotes import POOL, WarmWorker
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
+from coherence.engine.execution.records import outcome_from_record
 from coherence.engine.outcomes import Outcome
 
 LOAD_ERROR = Outcome.raised("LoadError")
@@ -38,58 +39,6 @@ BUDGET_EXCEEDED = "BudgetExceeded"
 OUT_OF_TIME = frozenset((TIMEOUT.error, BUDGET_EXCEEDED))
 WORKER_CRASH = Outcome.raised("Crash(worker)")
 _JOB_IDS = itertools.count(1)
-FORGED = Outcome.raised("Crash(protocol)")  # a record no worker writes
-
-_SPECIAL_FLOATS = ("nan", "inf", "-inf")
-_NAMED = frozenset(("R", "X", "Z"))
-_SEQUENCES = frozenset(("L", "T", "E"))
-
-
-def _valid_canonical(c, depth: int = 0) -> bool:
-    """Whether ``c`` has the canonical form ``outcomes.py`` documents (tags and shapes only)."""
-    if depth > 400 or not isinstance(c, list) or not c:
-        return False
-    tag, n = c[0], len(c)
-    if tag == "N" or tag == "CYCLE":
-        return n == 1
-    if n == 2:
-        v = c[1]
-        if tag == "I":
-            return isinstance(v, str) and v.lstrip("-").isdigit()
-        if tag == "S":
-            return isinstance(v, str)
-        if tag == "F":
-            return _number(v)
-        if tag == "B":
-            return isinstance(v, bool)
-        if tag == "Y":
-            return isinstance(v, str) and len(v) % 2 == 0 and all(ch in "0123456789abcdef" for ch in v)
-        if tag in _SEQUENCES:
-            return isinstance(v, list) and all(_valid_canonical(x, depth + 1) for x in v)
-        if tag == "D":
-            return isinstance(v, list) and all(
-                isinstance(kv, list) and len(kv) == 2 and _valid_canonical(kv[0], depth + 1)
-                and _valid_canonical(kv[1], depth + 1) for kv in v
-            )
-        return False
-    if n == 3:
-        if tag in _NAMED:
-            return isinstance(c[1], str) and isinstance(c[2], str)
-        if tag == "O":
-            return isinstance(c[1], str) and _valid_canonical(c[2], depth + 1)
-        if tag == "C":
-            return _number(c[1]) and _number(c[2])
-    return False
-
-
-def _number(v) -> bool:
-    return (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in _SPECIAL_FLOATS
-
-
-def _valid_outcome(o: Outcome) -> bool:
-    if o.kind == "raise":
-        return isinstance(o.error, str) and 0 < len(o.error) <= 300
-    return _valid_canonical(o.value) and (o.mutated is None or _valid_canonical(o.mutated))
 
 
 class Packable(Protocol):
@@ -182,16 +131,7 @@ class _Run:
                     if i < len(row) and row[i] is None:  # the first record wins (re-runs repeat)
                         o = cache.get(rest)
                         if o is None:
-                            try:
-                                o = Outcome.from_key(rest.decode("ascii"))
-                            except Exception:  # noqa: BLE001 - not only ValueError: deep nesting
-                                o = FORGED
-                            if not _valid_outcome(o):
-                                # The program wrote a record of its own (it can write to its
-                                # result pipe): a malformed value would break rendering and
-                                # equality later, in this process.
-                                o = FORGED
-                            cache[rest] = o
+                            o = cache[rest] = outcome_from_record(rest)
                         row[i] = o
                 elif i == -1:
                     msg = _loads(rest)

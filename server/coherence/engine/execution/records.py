@@ -1,0 +1,144 @@
+"""Outcome records from a worker, checked before anything else in this process trusts them.
+
+A program can write to its own result pipe, so a record may be anything.  A malformed value would
+break rendering and equality later, here, so a record that is not an outcome of the form
+``outcomes.py`` documents becomes ``FORGED`` (a crash).
+
+Checking is the check process's main cost on functions that return long lists: HumanEval/130
+streams 11k distinct records of up to 16 KB.  Decoding them all as JSON and walking the result
+built millions of small lists, which made the garbage collector stall the event loop for
+0.3 s at a time.  So the common shapes (a scalar, or a flat list, tuple or set of scalars, with
+no argument changes) are checked on the text with one regular expression, nested ones by
+reducing innermost lists on the text, and only what neither accepts is decoded and walked.  The
+text checks accept a subset of what the walk accepts; an accepted ``ok`` record becomes a lazy
+``Outcome`` that decodes its value only if it is ever rendered or compared within tolerance.
+"""
+
+from __future__ import annotations
+
+import re
+
+from coherence.engine.outcomes import Outcome
+
+__all__ = ["FORGED", "outcome_from_record", "valid_canonical"]
+
+FORGED = Outcome.raised("Crash(protocol)")  # a record no worker writes
+
+_SPECIAL_FLOATS = ("nan", "inf", "-inf")
+_NAMED = frozenset(("R", "X", "Z"))
+_SEQUENCES = frozenset(("L", "T", "E"))
+_MAX_DEPTH = 400
+
+# JSON as the worker writes it: compact separators and ASCII only.  The string pattern is the
+# unrolled loop (runs of plain characters between escapes), which cannot backtrack badly.
+_STR = r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"'
+_NUM = r'(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|"nan"|"inf"|"-inf")'
+# A scalar canonical form (see outcomes.py), the most frequent tags first.  Every alternative
+# starts with '["', which cannot occur inside a JSON string (its quote would be escaped), so a
+# match always starts at a real list.
+_LEAF = "|".join((
+    rf'\["F",{_NUM}\]',
+    r'\["I","-?[0-9]+"\]',
+    rf'\["S",{_STR}\]',
+    r'\["N"\]',
+    r'\["B",(?:true|false)\]',
+    rf'\["C",{_NUM},{_NUM}\]',
+    r'\["CYCLE"\]',
+    r'\["Y","(?:[0-9a-f]{2})*"\]',
+    rf'\["[RXZ]",{_STR},{_STR}\]',
+))
+_FLAT = re.compile(rf'\["ok",(?:\["[LTE]",\[(?:(?:{_LEAF})(?:,(?:{_LEAF}))*)?\]\]|{_LEAF}),null,null\]')
+# Reduction: every scalar becomes a hole, then every list whose items are all holes does, innermost
+# first, one nesting level per pass.  The hole is not ASCII, so it cannot be in a record's text.
+_HOLE = "\u00b7"
+_LEAVES = re.compile(_LEAF)
+_NODES = re.compile("|".join((
+    rf'\["[LTE]",\[(?:{_HOLE}(?:,{_HOLE})*)?\]\]',
+    rf'\["D",\[(?:\[{_HOLE},{_HOLE}\](?:,\[{_HOLE},{_HOLE}\])*)?\]\]',
+    rf'\["O",{_STR},{_HOLE}\]',
+)))
+_REDUCED = re.compile(rf'\["ok",{_HOLE},(?:null|{_HOLE}),null\]')
+_PASSES = 16  # deeper values take the decoding path
+
+
+def _text_ok(text: str) -> bool:
+    """Whether ``text`` is an ``ok`` record with a well-formed value, judged on the text alone.
+    False means "not shown here", not "malformed"."""
+    if _FLAT.fullmatch(text):
+        return True
+    if not text.startswith('["ok",') or not text.isascii():
+        return False
+    t = _LEAVES.sub(_HOLE, text)
+    for _ in range(_PASSES):
+        if _REDUCED.fullmatch(t):
+            return True
+        reduced = _NODES.sub(_HOLE, t)
+        if reduced == t:
+            return False
+        t = reduced
+    return False
+
+
+def valid_canonical(c, depth: int = 0) -> bool:
+    """Whether the decoded ``c`` has the canonical form ``outcomes.py`` documents (tags and
+    shapes only)."""
+    if depth > _MAX_DEPTH or not isinstance(c, list) or not c:
+        return False
+    tag, n = c[0], len(c)
+    if not isinstance(tag, str):  # a list here is unhashable: the set lookups below would raise
+        return False
+    if tag == "N" or tag == "CYCLE":
+        return n == 1
+    if n == 2:
+        v = c[1]
+        if tag == "I":
+            return isinstance(v, str) and v.lstrip("-").isdigit()
+        if tag == "S":
+            return isinstance(v, str)
+        if tag == "F":
+            return _number(v)
+        if tag == "B":
+            return isinstance(v, bool)
+        if tag == "Y":
+            return isinstance(v, str) and len(v) % 2 == 0 and all(ch in "0123456789abcdef" for ch in v)
+        if tag in _SEQUENCES:
+            return isinstance(v, list) and all(valid_canonical(x, depth + 1) for x in v)
+        if tag == "D":
+            return isinstance(v, list) and all(
+                isinstance(kv, list) and len(kv) == 2 and valid_canonical(kv[0], depth + 1)
+                and valid_canonical(kv[1], depth + 1) for kv in v
+            )
+        return False
+    if n == 3:
+        if tag in _NAMED:
+            return isinstance(c[1], str) and isinstance(c[2], str)
+        if tag == "O":
+            return isinstance(c[1], str) and valid_canonical(c[2], depth + 1)
+        if tag == "C":
+            return _number(c[1]) and _number(c[2])
+    return False
+
+
+def _number(v) -> bool:
+    return (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in _SPECIAL_FLOATS
+
+
+def _valid_outcome(o: Outcome) -> bool:
+    if o.kind == "raise":
+        return isinstance(o.error, str) and 0 < len(o.error) <= 300
+    return valid_canonical(o.value) and (o.mutated is None or valid_canonical(o.mutated))
+
+
+def outcome_from_record(raw: bytes) -> Outcome:
+    """The outcome a worker's record (its key text) stands for, or ``FORGED``."""
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        return FORGED
+    if _text_ok(text):
+        return Outcome.from_valid_key(text)
+    try:
+        o = Outcome.from_key(text)
+    except Exception:  # noqa: BLE001 - not only ValueError: deep nesting is a RecursionError
+        return FORGED
+    return o if _valid_outcome(o) else FORGED
