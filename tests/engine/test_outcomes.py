@@ -10,6 +10,7 @@ import enum
 import fractions
 import json
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -116,6 +117,34 @@ def test_canonical_cycles_depth_and_size():
         cur = cur[0]
     assert "Z" in json.dumps(canonical(deep))
     assert len(json.dumps(canonical("x" * 100_000))) < 200
+
+
+def test_values_with_more_big_int_digits_than_fit_are_digested_in_hex():
+    """Such a value becomes a "Z" in any case; its digest comes from the ints in hex, so it is
+    told apart from other values without writing the ints in decimal, which is quadratic and
+    which Python refuses past ``sys.get_int_max_str_digits()`` (lowered here to show that)."""
+    if not hasattr(sys, "set_int_max_str_digits"):
+        pytest.skip("no int_max_str_digits on this interpreter")
+    # ascending, as a function building them makes them: 700! has 1689 digits, but the ints
+    # before it are already too long to show in all
+    factorials = [math.factorial(i) for i in range(2, 700)]
+    changed = factorials[:-1] + [factorials[-1] + 1]
+    limit = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(640)
+    try:
+        value = canonical(factorials)
+        assert value[:2] == ["Z", "list"]
+        assert canonical(list(factorials)) == value
+        assert canonical(changed)[:2] == ["Z", "list"] and canonical(changed) != value
+        # a set's digest does not depend on the order it was built in (its items are visited
+        # in hash order, so these stay under 640 digits each)
+        small = factorials[:288]
+        assert canonical(set(small)) == canonical(set(reversed(small)))
+        assert canonical(set(small)) != canonical(set(small[:-1] + [small[-1] + 1]))
+    finally:
+        sys.set_int_max_str_digits(limit)
+    # a few big ints that fit are written out as before
+    assert canonical([math.factorial(30)]) == ["L", [["I", str(math.factorial(30))]]]
 
 
 def test_canonical_never_raises_on_hostile_objects():

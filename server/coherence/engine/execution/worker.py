@@ -74,6 +74,9 @@ MAX_LINE = 4 * 16 * 1024 + 4096
 SIZE_CAP = 16 * 1024  # canonical JSON of one value larger than this becomes ["Z", type, sha]
 MAX_DEPTH = 100
 MAX_NODES = 200000
+# Big ints (63 bits and more) of this many bits in all write as more than SIZE_CAP characters of
+# JSON: at least 0.30103 * (bits - 1) digits each, plus 8 characters of ["I",""] and a comma.
+_CAP_BITS = int(SIZE_CAP * 3.33)
 MAX_ITER_ITEMS = 10000
 GRACE = 0.5  # seconds past a deadline before the watchdog kills
 
@@ -113,6 +116,12 @@ class _Timeout(BaseException):
 
 class _TooBig(BaseException):
     pass
+
+
+class _TooLong(_TooBig):
+    """The big ints of a value have more digits than SIZE_CAP: it cannot be shown, and writing
+    all of them in decimal (quadratic in their length before Python 3.12) would cost more than
+    the call that made them."""
 
 
 def _tname(x):
@@ -174,6 +183,8 @@ def make_canonicalizer():
     LIM = 1 << 62
     stack = []
     nodes = [0]
+    bits = [0]  # bits of the big ints written so far in this value
+    hexints = [False]
     consume = [True]  # materialize iterators? (not for arguments: the call must get them intact)
 
     def fl(x):
@@ -186,9 +197,33 @@ def make_canonicalizer():
         return x
 
     def big_int(x):
-        if x.bit_length() > 53000:
+        b = x.bit_length()
+        if b > 53000:
             return ["Z", "int", _sha(format(x, "x"))]
+        if hexints[0]:
+            return ["H", format(x, "x")]  # only ever hashed (see digest_too_long)
+        # ints of so many bits in all have more than SIZE_CAP digits: the value will be a "Z"
+        bits[0] += b
+        if bits[0] > _CAP_BITS:
+            raise _TooLong()
         return ["I", str(x)]
+
+    def digest_too_long(x):
+        """The digest of a value whose ints were too long to write: the same walk with the big
+        ints in hex, which is linear in their length.  Equal values give equal digests: the
+        decision to take this path depends only on the total bits, whatever the order."""
+        del stack[:]
+        nodes[0] = 0
+        hexints[0] = True
+        try:
+            return _sha(_enc(canon(x, 0)))
+        except _Timeout:
+            raise
+        except BaseException:
+            return _stable_digest(x)
+        finally:
+            hexints[0] = False
+            del stack[:]
 
     def seq(tag, x, d):
         if d > MAX_DEPTH:
@@ -385,11 +420,14 @@ def make_canonicalizer():
         """Canonical structure of x (never raises except _Timeout)."""
         del stack[:]
         nodes[0] = 0
+        bits[0] = 0
         consume[0] = consume_iterators
         try:
             return canon(x, 0)
         except _Timeout:
             raise
+        except _TooLong:
+            return ["Z", _tname(x), digest_too_long(x)]
         except _TooBig:
             return ["Z", _tname(x), _stable_digest(x)]
         except RecursionError:
