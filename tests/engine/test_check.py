@@ -354,7 +354,7 @@ def test_overlapping_checks_of_one_spec_share_one_generation(monkeypatch):
     for th in threads:
         th.join()
     assert len(calls) == 1
-    assert len(results) == 4 and all(r is results[0] for r in results) and len(results[0]) == 300
+    assert len(results) == 4 and all(r is results[0] for r in results) and len(results[0][0]) == 300
 
 
 ROUND_DOWN = '''

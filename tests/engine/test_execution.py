@@ -525,6 +525,51 @@ def test_inputs_run_cheapest_first_and_timeouts_in_a_row_end_the_program(mode):
     assert report.timeouts[1] == 6
 
 
+def test_inputs_run_last_cannot_take_the_others_away_by_hanging(mode):
+    """Inputs the function is likely not meant for run after all others: hangs on them (a
+    negative n loops forever) end the program only once everything else has run."""
+    negatives = [f"(({-i},), {{}})" for i in range(1, 30)]
+    positives = [f"(({i},), {{}})" for i in range(30)]
+    inputs = negatives + positives  # the same lengths: cheapest first alone would mix them
+    program = Program("add_one", "def add_one(x):\n    while x < 0:\n        pass\n    return x + 1\n")
+    run = executor(mode, call_timeout=0.2, program_budget=30.0)
+    report = run.run(MODULE, [program], inputs, last=range(len(negatives)))
+    row = report.outcomes[0]
+    assert row[len(negatives):] == [ok(i + 1) for i in range(30)]
+    errors = [o.error for o in row[:len(negatives)]]
+    assert errors.count("Timeout") == 3 and set(errors) == {"Timeout", "BudgetExceeded"}
+    # without the order, the hangs among the small inputs leave out most of the others
+    mixed = run.run(MODULE, [program], inputs).outcomes[0]
+    assert sum(o.error == "BudgetExceeded" for o in mixed[len(negatives):]) > 10
+
+
+def test_timeouts_in_a_row_leave_out_the_likely_inputs_but_not_the_late_ones(mode):
+    """Timeouts in a row among the likely inputs say those grew too large: the rest of them are
+    left out, and the late ones (cheap here) still run."""
+    small = [f"(({i},), {{}})" for i in range(20)]
+    big = [f"(({10 ** k},), {{}})" for k in range(8, 14)]
+    negatives = [f"(({-i},), {{}})" for i in range(1, 20)]
+    inputs = small + big + negatives
+    program = Program("add_one", "def add_one(x):\n    t = 0\n    for i in range(x):\n        t += 1\n    return x + 1\n")
+    report = executor(mode, call_timeout=0.2, program_budget=30.0).run(MODULE, [program], inputs, last=range(26, 45))
+    row = report.outcomes[0]
+    assert row[:20] == [ok(i + 1) for i in range(20)]
+    assert [o.error for o in row[20:26]] == ["Timeout"] * 3 + ["BudgetExceeded"] * 3
+    assert row[26:] == [ok(-i + 1) for i in range(1, 20)]
+
+
+def test_the_late_inputs_keep_a_fifth_of_the_budget(mode):
+    """Likely inputs that would use the whole budget stop a fifth of it early, and the late ones
+    (cheap here) run in what is left."""
+    likely = [f"(({i},), {{}})" for i in range(100)]
+    late = [f"(({-i},), {{}})" for i in range(1, 20)]
+    program = Program("add_one", "import time\ndef add_one(x):\n    if x >= 0:\n        time.sleep(0.05)\n    return x + 1\n")
+    report = executor(mode, call_timeout=0.5, program_budget=1.0).run(MODULE, [program], likely + late, last=range(100, 119))
+    row = report.outcomes[0]
+    assert row[100:] == [ok(-i + 1) for i in range(1, 20)]
+    assert row[0] == ok(1) and row[99].error == "BudgetExceeded"
+
+
 def test_results_survive_a_child_killed_in_a_call_stuck_in_c(mode):
     """A call stuck in C ignores the timer, so the child is killed; what it had computed but not
     yet written must not be lost to the budget (it used to be: a few stuck calls at the end of a

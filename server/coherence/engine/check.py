@@ -28,6 +28,7 @@ from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, Ex
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.inputs.generate import generate_inputs
+from coherence.engine.inputs.likely import run_last
 from coherence.engine.markers import find_targets
 from coherence.engine.metrics import score
 from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
@@ -66,7 +67,7 @@ class Checker:
         self._provider = provider
         self._cache = cache
         self._executor = executor
-        self._inputs_cache: dict[tuple, list[Input]] = {}
+        self._inputs_cache: dict[tuple, tuple[list[Input], list[int]]] = {}
         self._inputs_lock = threading.Lock()
         self._inputs_pending: dict[tuple, concurrent.futures.Future] = {}
 
@@ -97,8 +98,9 @@ class Checker:
             self._executor = Executor(python=self.config.python, limits=limits, sandbox=self.config.sandbox)
         return self._executor
 
-    def _inputs_for(self, target: Target) -> list[Input]:
-        """Inputs depend on the spec alone (never the body), so a body edit reuses them."""
+    def _inputs_for(self, target: Target) -> tuple[list[Input], list[int]]:
+        """The inputs, and those of them to run last (``inputs.likely``).  Inputs depend on the
+        spec alone (never the body), so a body edit reuses them."""
         cfg = self.config
         key = (target.spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace)
         with self._inputs_lock:
@@ -121,18 +123,19 @@ class Checker:
                 seed=cfg.seed,
                 time_budget=cfg.input_budget,
             )
+            made = (inputs, run_last(target.spec, inputs))
         except BaseException as exc:
             with self._inputs_lock:
                 self._inputs_pending.pop(key, None)
             pending.set_exception(exc)
             raise
         with self._inputs_lock:
-            self._inputs_cache[key] = inputs
+            self._inputs_cache[key] = made
             while len(self._inputs_cache) > _INPUTS_CACHE_SIZE:
                 self._inputs_cache.pop(next(iter(self._inputs_cache)))
             self._inputs_pending.pop(key, None)
-        pending.set_result(inputs)
-        return inputs
+        pending.set_result(made)
+        return made
 
     async def check_source(self, source: str, path: str, **kw) -> list[CheckResult]:
         """Check every marked function of one module.  A syntax error becomes one error result."""
@@ -194,7 +197,7 @@ class Checker:
         stage = time.monotonic()
         timings = result.extra["timings"] = {"sampling": round(stage - started, 4)}
         report_progress(f"{target.name}: generating inputs", 0.2)
-        inputs = await inputs_task  # "inputs" below is what it added after sampling
+        inputs, last = await inputs_task  # "inputs" below is what it added after sampling
         if not inputs:
             result.reason = "could not build any input from the signature"
             result.seconds = time.monotonic() - started
@@ -211,7 +214,7 @@ class Checker:
         report_progress(f"{target.name}: running {len(programs)} programs × {len(inputs)} inputs", 0.3)
         rerun = list(range(min(len(inputs), cfg.rerun_inputs)))
         report = await asyncio.to_thread(
-            self.executor.run, module, programs, inputs, rerun=rerun, seed=cfg.seed, cancel=cancel
+            self.executor.run, module, programs, inputs, rerun=rerun, seed=cfg.seed, cancel=cancel, last=last
         )
         result.sandbox = report.sandbox
         timings["execution"] = round(time.monotonic() - stage, 4)

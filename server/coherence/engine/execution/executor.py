@@ -51,11 +51,14 @@ class Packable(Protocol):
     def packed(self) -> str | None: ...
 
 
-def cheapest_first(sources: Sequence[str]) -> list[int]:
+def cheapest_first(sources: Sequence[str], last: Sequence[int] = ()) -> list[int]:
     """The order each program runs the inputs in: shortest source first, a cheap stand-in for the
     cost of a call.  A program that runs out of time (its budget, or timeouts in a row) then leaves
-    out the largest inputs, the same ones for every program, instead of whatever came last."""
-    return sorted(range(len(sources)), key=lambda i: len(sources[i]))
+    out the largest inputs, the same ones for every program, instead of whatever came last.  The
+    inputs ``last`` (ones the function is likely not meant for, see ``inputs.likely``) come after
+    all the others, so that hangs on them cannot take the others away."""
+    late = set(last)
+    return sorted(range(len(sources)), key=lambda i: (i in late, len(sources[i])))
 
 
 def input_sources(inputs: Sequence[str | Packable]) -> list[str]:
@@ -216,14 +219,17 @@ class Executor:
         seed: int = 0,
         cancel: threading.Event | None = None,
         budget: float | None = None,
+        last: Sequence[int] = (),
     ) -> ExecutionReport:
         """Every program on every input; the report has a row per program.  Copies of one program
         (the same syntax tree) run once, and their rows are that run's (see ``distinct``).
-        ``budget`` lowers the seconds each program may take over all inputs for this run."""
+        ``budget`` lowers the seconds each program may take over all inputs for this run; the
+        inputs ``last`` are run after the others (see ``cheapest_first``)."""
         programs = list(programs)
         distinct, runs_for = distinct_programs(programs)
         rerun_program = runs_for[rerun_program] if 0 <= rerun_program < len(programs) else -1
-        report = self._run(module, distinct, inputs, rerun=rerun, rerun_program=rerun_program, seed=seed, cancel=cancel, budget=budget)
+        report = self._run(module, distinct, inputs, rerun=rerun, rerun_program=rerun_program, seed=seed, cancel=cancel, budget=budget,
+                           last=last)
         report = copy_rows(report, runs_for)
         report.programs_run = len(distinct)
         with self._cpu_lock:
@@ -244,6 +250,7 @@ class Executor:
         seed: int,
         cancel: threading.Event | None,
         budget: float | None,
+        last: Sequence[int] = (),
     ) -> ExecutionReport:
         start = time.monotonic()
         if cancel is not None and cancel.is_set():
@@ -266,7 +273,8 @@ class Executor:
         if budget is not None and budget < lim.program_budget:
             lim = replace(lim, program_budget=max(budget, 0.01))
         try:
-            main = self._start(mode, interp, extra, module, programs, sources, packed, seed, hashseed=0, label="worker", lim=lim)
+            main = self._start(mode, interp, extra, module, programs, sources, packed, seed, hashseed=0, label="worker", lim=lim,
+                               last=last)
             runs.append(main)
             if uniq:
                 rr = self._start(mode, interp, extra, module, [programs[rerun_program]], [sources[i] for i in uniq],
@@ -335,7 +343,8 @@ class Executor:
         per_program = lim.program_budget + lim.call_timeout + 2.0
         return 2 * lim.load_timeout + 10.0 + waves * per_program
 
-    def _start(self, mode, interp, extra, module, programs, inputs, packed, seed, hashseed, label, lim: ExecutionLimits) -> _Run:
+    def _start(self, mode, interp, extra, module, programs, inputs, packed, seed, hashseed, label, lim: ExecutionLimits,
+               last: Sequence[int] = ()) -> _Run:
         run = _Run(label, len(programs), len(inputs))
 
         def job_bytes(tmp: str, fd: int) -> bytes:
@@ -358,7 +367,8 @@ class Executor:
                 "programs": [_program_spec(p) for p in programs],
                 "inputs": list(inputs),
                 "packed": list(packed),
-                "order": cheapest_first(inputs),
+                "order": cheapest_first(inputs, last),
+                "late": sorted(set(last)),
                 "seed": int(seed),
                 "limits": {
                     "call_timeout": lim.call_timeout,

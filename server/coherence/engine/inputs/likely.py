@@ -1,0 +1,67 @@
+"""Which inputs look unlike what a function is meant for, so that every program runs them last.
+
+Programs take the inputs cheapest first, and a program that runs out of time (its budget, or
+three timeouts in a row) leaves out the rest, for every program (see ``executor.cheapest_first``).
+That assumes a call is slow because its input is large.  But a call also hangs because its input
+is one the function was never meant for: every sample of HumanEval/123 (``get_odd_collatz(n)``,
+"given a positive integer n") loops forever on n <= 0, and with those among the small inputs,
+each program spent its time on seven hangs and reached 22 of 1000 inputs.
+
+So inputs that break the examples' domain (``Domain``), or the guesses generation makes from
+names and the docstring (``n`` is a count; "a positive integer"), go after all the others.  This
+decides only which inputs are left out when time runs out: every input that runs is compared as
+before, and the guesses never say an input is outside the domain (``Domain`` stays what the
+examples back).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from coherence.engine.inputs.domain import Domain, Rule, _values_by_param
+from coherence.engine.inputs.generate import _NONNEG_NAMES, _family, _numbers, evidence_by_param, infer_types
+from coherence.engine.inputs.values import Input
+from coherence.engine.spec import Spec
+
+__all__ = ["run_last"]
+
+_SAYS_NONNEG = re.compile(r"\b(?:positive|non-?negative|natural)\b", re.I)
+
+
+def _guessed_rules(spec: Spec, domain: Domain) -> list[Rule]:
+    """The examples' rules, plus "never negative" for int parameters that generation keeps
+    non-negative by name or docstring and that no example gives a negative value."""
+    rules = list(domain.rules)
+    have = {(r.param, r.kind) for r in rules}
+    types = infer_types(spec, list(domain.evidence))
+    evid = evidence_by_param(spec, list(domain.evidence))
+    says = bool(_SAYS_NONNEG.search(spec.docstring or ""))
+    for p in spec.params:
+        if p.kind in ("var_positional", "var_keyword") or (p.name, "nonneg") in have:
+            continue
+        if _family(types.get(p.name)) != "int":
+            continue
+        if any(x < 0 for _, v in evid.get(p.name, []) for x in _numbers(v)):
+            continue
+        if says or p.name in _NONNEG_NAMES or p.name.lower() in _NONNEG_NAMES:
+            rules.append(Rule(p.name, "nonneg"))
+    return rules
+
+
+def run_last(spec: Spec, inputs: Sequence[Input]) -> list[int]:
+    """Indices of the inputs to run after all others (in order)."""
+    rules = _guessed_rules(spec, Domain(spec, inputs))
+    if not rules:
+        return []
+    late = []
+    for x, inp in enumerate(inputs):
+        try:
+            values = _values_by_param(spec, inp)
+        except (TypeError, ValueError):
+            continue
+        for r in rules:
+            if r.param in values and r.violation(values[r.param], values):
+                late.append(x)
+                break
+    return late

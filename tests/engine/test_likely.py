@@ -1,0 +1,101 @@
+"""Which inputs run last (``coherence.engine.inputs.likely``), and what that does to a check."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import textwrap
+
+import pytest
+
+from coherence.engine.check import Checker
+from coherence.engine.config import CheckConfig
+from coherence.engine.inputs import Input, generate_inputs
+from coherence.engine.inputs.domain import Domain
+from coherence.engine.inputs.likely import run_last
+from coherence.engine.markers import target_for
+from coherence.engine.sampling.replay import ReplayProvider
+
+COLLATZ = '''
+def get_odd_collatz(n):
+    """Given a positive integer n, return the sorted odd numbers of its Collatz sequence.
+    >>> get_odd_collatz(5)
+    [1, 5]
+    """
+'''
+
+
+def spec_of(source: str, name: str):
+    t = target_for(textwrap.dedent(source), name)
+    return t.spec, t.module_source
+
+
+def test_a_count_named_n_runs_its_negative_values_last_without_narrowing_the_domain():
+    spec, module = spec_of(COLLATZ, "get_odd_collatz")
+    inputs = [Input((5,), origin="doctest"), Input((-1,)), Input((0,)), Input((12,)), Input((-40,))]
+    assert run_last(spec, inputs) == [1, 4]
+    # one example backs no rule: the guess orders the inputs, it does not say they are invalid
+    assert Domain.for_spec(spec, module).empty
+
+
+def test_the_docstring_or_the_examples_decide_for_other_names():
+    positive, _ = spec_of('''
+        def f(x, y):
+            """Given positive integers x and y.
+            >>> f(2, 3)
+            5
+            """
+        ''', "f")
+    # (the evidence is what generation passes on: the examples, with their origin)
+    assert run_last(positive, [Input((2, 3), origin="doctest"), Input((-1, 2)), Input((1, -2))]) == [1, 2]
+    anything, _ = spec_of('''
+        def g(x):
+            """Add one.
+            >>> g(2)
+            3
+            """
+        ''', "g")
+    assert run_last(anything, [Input((2,), origin="doctest"), Input((-1,))]) == []
+    # an example with a negative value says negatives are meant, whatever the name
+    signed, _ = spec_of('''
+        def h(n):
+            """>>> h(-3)
+            -2
+            """
+        ''', "h")
+    assert run_last(signed, [Input((-3,), origin="doctest"), Input((1,)), Input((-1,))]) == []
+
+
+def test_examples_rules_run_their_violations_last_too():
+    spec, _ = spec_of('''
+        def f(arr):
+            """>>> f([1, 2, 3])
+            6
+            >>> f([4, 5])
+            9
+            """
+        ''', "f")
+    examples = [Input(([1, 2, 3],), origin="doctest"), Input(([4, 5],), origin="doctest")]
+    assert run_last(spec, examples + [Input(([1, 2],)), Input(([2, 1],)), Input(([-1, 0],))]) == [3, 4]
+
+
+def test_generated_inputs_for_a_count_mostly_run_first():
+    spec, module = spec_of(COLLATZ, "get_odd_collatz")
+    inputs = generate_inputs(spec, 300, module_source=module, seed=0)
+    late = set(run_last(spec, inputs))
+    assert late and all(inputs[x].args[0] < 0 for x in late)
+    assert all(inputs[x].args[0] >= 0 for x in range(len(inputs)) if x not in late)
+
+
+@pytest.mark.corpus
+async def test_hangs_on_inputs_the_function_is_not_meant_for_leave_the_others_in(corpus_dir):
+    """Every recorded sample of HumanEval/123 loops forever on n <= 0.  Among the small inputs,
+    those hangs used to end every program after 22 of 1000 inputs."""
+    path = corpus_dir / "humaneval-gpt_4o.jsonl.gz"
+    row = next(json.loads(line) for line in gzip.open(path, "rt") if '"HumanEval/123"' in line)
+    t = target_for(row["candidates"][0], row["entry_point"], "he123.py", docstring=row["description"])
+    checker = Checker(CheckConfig(samples=4, inputs=300), provider=ReplayProvider(path, skip=1))
+    result = await checker.check(t)
+    assert result.status == "coherent"
+    late = len(run_last(t.spec, generate_inputs(t.spec, 300, module_source=t.module_source, seed=checker.config.seed)))
+    assert result.inputs >= 300 - late
