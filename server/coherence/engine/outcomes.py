@@ -97,8 +97,10 @@ class Outcome:
 
     def _decode(self) -> None:
         rec = json.loads(self._key)
-        object.__setattr__(self, "_value", rec[1])
+        # ``_mutated`` first: whoever sees ``_value`` decoded (``decoded``, in another thread)
+        # then sees ``_mutated`` decoded too
         object.__setattr__(self, "_mutated", rec[2])
+        object.__setattr__(self, "_value", rec[1])
 
     @property
     def value(self) -> Any:
