@@ -570,6 +570,23 @@ def test_the_late_inputs_keep_a_fifth_of_the_budget(mode):
     assert row[0] == ok(1) and row[99].error == "BudgetExceeded"
 
 
+def test_inputs_the_anchor_leaves_out_are_skipped_by_the_other_programs(mode):
+    """The caller drops every input the anchor (the user's function) did not reach, so once it
+    leaves inputs out, the others do not spend their time on them."""
+    small = [f"(({i},), {{}})" for i in range(20)]
+    big = [f"(({10 ** k},), {{}})" for k in range(8, 14)]
+    anchor = Program("add_one", "def add_one(x):\n    t = 0\n    for i in range(x):\n        t += 1\n    return x + 1\n")
+    slow = Program("add_one", "import time\ndef add_one(x):\n    if x > 100:\n        time.sleep(0.1)\n    return x + 1\n")
+    run = executor(mode, call_timeout=0.3, program_budget=30.0, jobs=1)  # one at a time: the anchor first
+    shared = run.run(MODULE, [anchor, slow], small + big, anchor=0).outcomes
+    assert [o.error for o in shared[0][20:]] == ["Timeout"] * 3 + ["BudgetExceeded"] * 3
+    assert shared[1][:23] == [ok(x + 1) for x in list(range(20)) + [10 ** 8, 10 ** 9, 10 ** 10]]
+    assert [o.error for o in shared[1][23:]] == ["BudgetExceeded"] * 3
+    # not told which program is the anchor, the other one runs everything
+    alone = run.run(MODULE, [anchor, slow], small + big).outcomes
+    assert alone[1][23:] == [ok(10 ** k + 1) for k in range(11, 14)]
+
+
 def test_results_survive_a_child_killed_in_a_call_stuck_in_c(mode):
     """A call stuck in C ignores the timer, so the child is killed; what it had computed but not
     yet written must not be lost to the budget (it used to be: a few stuck calls at the end of a

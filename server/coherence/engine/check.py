@@ -214,7 +214,7 @@ class Checker:
         report_progress(f"{target.name}: running {len(programs)} programs × {len(inputs)} inputs", 0.3)
         rerun = list(range(min(len(inputs), cfg.rerun_inputs)))
         report = await asyncio.to_thread(
-            self.executor.run, module, programs, inputs, rerun=rerun, seed=cfg.seed, cancel=cancel, last=last
+            self.executor.run, module, programs, inputs, rerun=rerun, seed=cfg.seed, cancel=cancel, last=last, anchor=0
         )
         result.sandbox = report.sandbox
         timings["execution"] = round(time.monotonic() - stage, 4)

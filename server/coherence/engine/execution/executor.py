@@ -220,16 +220,20 @@ class Executor:
         cancel: threading.Event | None = None,
         budget: float | None = None,
         last: Sequence[int] = (),
+        anchor: int | None = None,
     ) -> ExecutionReport:
         """Every program on every input; the report has a row per program.  Copies of one program
         (the same syntax tree) run once, and their rows are that run's (see ``distinct``).
         ``budget`` lowers the seconds each program may take over all inputs for this run; the
-        inputs ``last`` are run after the others (see ``cheapest_first``)."""
+        inputs ``last`` are run after the others (see ``cheapest_first``).  ``anchor``: a program
+        whose ``BudgetExceeded`` inputs the caller leaves out for every program (``Checker`` does
+        for the user's function): once it leaves inputs out, the other programs skip them too."""
         programs = list(programs)
         distinct, runs_for = distinct_programs(programs)
         rerun_program = runs_for[rerun_program] if 0 <= rerun_program < len(programs) else -1
+        anchor = runs_for[anchor] if anchor is not None and 0 <= anchor < len(programs) else None
         report = self._run(module, distinct, inputs, rerun=rerun, rerun_program=rerun_program, seed=seed, cancel=cancel, budget=budget,
-                           last=last)
+                           last=last, anchor=anchor)
         report = copy_rows(report, runs_for)
         report.programs_run = len(distinct)
         with self._cpu_lock:
@@ -251,6 +255,7 @@ class Executor:
         cancel: threading.Event | None,
         budget: float | None,
         last: Sequence[int] = (),
+        anchor: int | None = None,
     ) -> ExecutionReport:
         start = time.monotonic()
         if cancel is not None and cancel.is_set():
@@ -274,7 +279,7 @@ class Executor:
             lim = replace(lim, program_budget=max(budget, 0.01))
         try:
             main = self._start(mode, interp, extra, module, programs, sources, packed, seed, hashseed=0, label="worker", lim=lim,
-                               last=last)
+                               last=last, anchor=anchor)
             runs.append(main)
             if uniq:
                 rr = self._start(mode, interp, extra, module, [programs[rerun_program]], [sources[i] for i in uniq],
@@ -344,7 +349,7 @@ class Executor:
         return 2 * lim.load_timeout + 10.0 + waves * per_program
 
     def _start(self, mode, interp, extra, module, programs, inputs, packed, seed, hashseed, label, lim: ExecutionLimits,
-               last: Sequence[int] = ()) -> _Run:
+               last: Sequence[int] = (), anchor: int | None = None) -> _Run:
         run = _Run(label, len(programs), len(inputs))
 
         def job_bytes(tmp: str, fd: int) -> bytes:
@@ -369,6 +374,7 @@ class Executor:
                 "packed": list(packed),
                 "order": cheapest_first(inputs, last),
                 "late": sorted(set(last)),
+                "anchor": anchor,
                 "seed": int(seed),
                 "limits": {
                     "call_timeout": lim.call_timeout,

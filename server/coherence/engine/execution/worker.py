@@ -1048,6 +1048,14 @@ class Zygote(object):
         self.seed = int(job.get("seed", 0))
         # inputs run after all others (the executor ordered them last): see child_main
         self.late = frozenset(i for i in job.get("late") or () if isinstance(i, int))
+        # The task whose left-out inputs are left out for every program (the caller drops an
+        # input any program did not reach, and never drops this program): once it leaves inputs
+        # out, the others skip them.  cuts: the first position in the order it left out, among
+        # the likely inputs and among the late ones (see note_left_out).
+        anchor = job.get("anchor")
+        self.anchor = anchor if isinstance(anchor, int) and not isinstance(anchor, bool) else None
+        self.cuts = [1 << 60, 1 << 60]
+        self.rank = {}
         self.tmp = job["tmp"]
         self.out_buf = []
         self.running = {}  # fd -> child
@@ -1431,6 +1439,11 @@ class Zygote(object):
         order = self.job.get("order")
         if not (isinstance(order, list) and len(order) == n and sorted(order) == list(range(n))):
             order = range(n)
+        self.rank = rank = [0] * n
+        for p, i in enumerate(order):
+            rank[i] = p
+        if self.anchor is not None:
+            self.left_out = re.compile(br"(?:^|\n)%d (-?[0-9]+) \[\"raise\",null,null,\"BudgetExceeded\"\]" % self.anchor)
         for t, spec in enumerate(tasks):
             info = self.programs[int(spec.get("program", t))]
             task = {
@@ -1522,8 +1535,8 @@ class Zygote(object):
                 self.timeout_rest(task, indices)
                 return None
         # shared slot: [position of the call in progress, positions written, load state]
-        slot = mmap.mmap(-1, 24)
-        struct.pack_into("qqq", slot, 0, -1, 0, 0)
+        slot = mmap.mmap(-1, 40)
+        struct.pack_into("qqqqq", slot, 0, -1, 0, 0, self.cuts[0], self.cuts[1])
         cwd = os.path.join(self.tmp, "p%d-%d" % (task["t"], task["restarts"]))
         task["restarts"] += 1
         uid = self.next_uid
@@ -1608,6 +1621,27 @@ class Zygote(object):
         t = task["t"]
         for i in indices:
             self.emit(b"%d %d %s\n" % (t, i, key))
+        if t == self.anchor:
+            self.note_left_out(indices)
+
+    def note_left_out(self, indices):
+        """The anchor task left these inputs out: so does every program from now on (the leader
+        tells the running children through their slots; new ones start with it)."""
+        cuts = self.cuts
+        old = list(cuts)
+        rank, late = self.rank, self.late
+        for i in indices:
+            r = rank[i] if 0 <= i < len(rank) else None
+            if r is not None:
+                g = 1 if i in late else 0
+                if r < cuts[g]:
+                    cuts[g] = r
+        if cuts != old:
+            for c in self.running.values():
+                try:
+                    struct.pack_into("qq", c["slot"], 24, cuts[0], cuts[1])
+                except BaseException:
+                    pass
 
     def read_child(self, c):
         """Forward the child's complete lines as they are (the child writes the parent's format)."""
@@ -1662,6 +1696,8 @@ class Zygote(object):
             found = c["records"].findall(b"\n" + chunk)
             if len(found) == n_lines and set(map(int, found)) <= allowed:
                 self.out_buf.append(chunk)
+                if c["task"]["t"] == self.anchor and b"BudgetExceeded" in chunk:
+                    self.note_left_out([int(x) for x in self.left_out.findall(chunk)])
                 return
         good = []
         bad = False
@@ -1682,7 +1718,10 @@ class Zygote(object):
             bad = True
         if good:
             good.append(b"")
-            self.out_buf.append(b"\n".join(good))
+            data = b"\n".join(good)
+            self.out_buf.append(data)
+            if c["task"]["t"] == self.anchor and b"BudgetExceeded" in data:
+                self.note_left_out([int(x) for x in self.left_out.findall(data)])
         if bad:
             self.reject(c)
 
@@ -2052,6 +2091,11 @@ class Zygote(object):
                     break
         likely_deadline = deadline - 0.2 * self.program_budget if late_from < count else deadline
         skip_to = 0
+        # what the anchor task has left out (see note_left_out), looked at every 20 ms
+        rank = self.rank
+        unpack = struct.unpack_from
+        cut_likely, cut_late = unpack("qq", slot, 24)
+        peek = 0.0
         careful = bool(task.get("careful"))  # a child of this program was killed in a call
         # One periodic timer for all the calls instead of two setitimer calls per call (a third of
         # the per-call overhead for a fast function): each tick checks the call in progress, so a
@@ -2065,13 +2109,16 @@ class Zygote(object):
             i = indices[pos]
             pack("q", slot, 0, pos)
             now = monotonic()
-            if pos < late_from and (streak >= streak_limit or now > likely_deadline):
+            if now > peek:
+                cut_likely, cut_late = unpack("qq", slot, 24)
+                peek = now + 0.02
+            if pos < late_from and (streak >= streak_limit or now > likely_deadline or rank[i] >= cut_likely):
                 for j in indices[pos:late_from]:
                     lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
                 skip_to = late_from
                 streak = 0
                 continue
-            if now > deadline or streak >= streak_limit:
+            if now > deadline or streak >= streak_limit or (pos >= late_from and rank[i] >= cut_late):
                 for j in indices[pos:]:
                     lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
                 break
