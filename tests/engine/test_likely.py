@@ -99,3 +99,19 @@ async def test_hangs_on_inputs_the_function_is_not_meant_for_leave_the_others_in
     assert result.status == "coherent"
     late = len(run_last(t.spec, generate_inputs(t.spec, 300, module_source=t.module_source, seed=checker.config.seed)))
     assert result.inputs >= 300 - late
+
+
+async def test_a_check_goes_on_in_the_plain_order_when_ordering_fails(monkeypatch):
+    import coherence.engine.check as check_module
+    from coherence.engine.config import load_project_config
+    from coherence.engine.markers import find_targets
+    from tests.conftest import EXAMPLES
+
+    def broken(spec, inputs):
+        raise RecursionError("deep")
+
+    monkeypatch.setattr(check_module, "run_last", broken)
+    source = (EXAMPLES / "textutils.py").read_text()
+    t = next(t for t in find_targets(source, str(EXAMPLES / "textutils.py")) if t.name == "count_vowels")
+    result = await Checker(load_project_config(EXAMPLES).merged(inputs=300)).check(t)
+    assert result.status == "incoherent" and result.inputs == 300
