@@ -1055,7 +1055,7 @@ class Zygote(object):
         anchor = job.get("anchor")
         self.anchor = anchor if isinstance(anchor, int) and not isinstance(anchor, bool) else None
         self.cuts = [1 << 60, 1 << 60]
-        self.rank = {}
+        self.rank = []  # input index -> position in the order (set by schedule)
         self.tmp = job["tmp"]
         self.out_buf = []
         self.running = {}  # fd -> child
@@ -1534,7 +1534,8 @@ class Zygote(object):
             if now >= task["deadline"]:
                 self.timeout_rest(task, indices)
                 return None
-        # shared slot: [position of the call in progress, positions written, load state]
+        # shared slot: [position of the call in progress, positions written, load state, and the
+        # anchor's cuts among the likely and the late inputs (see note_left_out)]
         slot = mmap.mmap(-1, 40)
         struct.pack_into("qqqqq", slot, 0, -1, 0, 0, self.cuts[0], self.cuts[1])
         cwd = os.path.join(self.tmp, "p%d-%d" % (task["t"], task["restarts"]))
