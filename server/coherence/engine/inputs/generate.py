@@ -55,6 +55,13 @@ _NONNEG_NAMES = {"n", "k", "m", "num", "count", "size", "length", "len", "index"
                  "N", "K", "M", "L", "steps", "step", "times", "rows", "cols", "digits", "width", "height",
                  "depth", "level", "limit", "r", "h", "radius", "side", "number", "position", "pos"}
 
+
+def named_like_count(name: str) -> bool:
+    """Whether a parameter's name says it counts something (``n``, ``size``, ``K``), so that
+    generation keeps it non-negative when no example says otherwise."""
+    return name in _NONNEG_NAMES or name.lower() in _NONNEG_NAMES
+
+
 _LINEAGE_WEIGHT = {"doctest": 4.0, "test": 4.0, "default": 1.0, "annotation": 1.0}
 
 
@@ -149,7 +156,7 @@ class _Constraints:
             if nums and all(x >= 0 for x in nums) and len(nums) >= 2:
                 self.nonneg[p.name] = 0.9
             if fam == "int":
-                if not ev and (p.name in _NONNEG_NAMES or p.name.lower() in _NONNEG_NAMES):
+                if not ev and named_like_count(p.name):
                     self.nonneg[p.name] = 0.85
                 colls = [q for q in params[:idx] if kinds[q.name] in ("list", "tuple", "str")]
                 if colls:

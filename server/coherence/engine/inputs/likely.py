@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 
 from coherence.engine.inputs.domain import Domain, Rule, _values_by_param
-from coherence.engine.inputs.generate import _NONNEG_NAMES, _family, _numbers, evidence_by_param, infer_types
+from coherence.engine.inputs.generate import _family, _numbers, evidence_by_param, infer_types, named_like_count
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Spec
 
@@ -44,7 +44,7 @@ def _guessed_rules(spec: Spec, domain: Domain) -> list[Rule]:
             continue
         if any(x < 0 for _, v in evid.get(p.name, []) for x in _numbers(v)):
             continue
-        if says or p.name in _NONNEG_NAMES or p.name.lower() in _NONNEG_NAMES:
+        if says or named_like_count(p.name):
             rules.append(Rule(p.name, "nonneg"))
     return rules
 
