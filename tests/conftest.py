@@ -22,6 +22,24 @@ def corpus_dir() -> Path:
     return CORPUS
 
 
+def corpus_check(corpus_dir: Path, task_id: str, *, samples: int, inputs: int):
+    """A recorded gpt-4o HumanEval task: its candidate 0 as the user's function (a ``Target``),
+    and a ``Checker`` that replays the other candidates as the alternatives."""
+    import gzip
+    import json
+
+    from coherence.engine.check import Checker
+    from coherence.engine.config import CheckConfig
+    from coherence.engine.markers import target_for
+    from coherence.engine.sampling.replay import ReplayProvider
+
+    path = corpus_dir / "humaneval-gpt_4o.jsonl.gz"
+    row = next(json.loads(line) for line in gzip.open(path, "rt") if f'"{task_id}"' in line)
+    filename = task_id.replace("HumanEval/", "he") + ".py"
+    target = target_for(row["candidates"][0], row["entry_point"], filename, docstring=row["description"])
+    return target, Checker(CheckConfig(samples=samples, inputs=inputs), provider=ReplayProvider(path, skip=1))
+
+
 @pytest.fixture
 def cache_dir(tmp_path) -> Path:
     d = tmp_path / "cache"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import subprocess
@@ -13,10 +12,10 @@ import pytest
 
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig, load_project_config
-from coherence.engine.markers import find_targets, target_for
+from coherence.engine.markers import find_targets
 from coherence.engine.sampling.replay import ReplayProvider
 
-from tests.conftest import EXAMPLES
+from tests.conftest import EXAMPLES, corpus_check
 
 
 def examples_checker(**overrides) -> Checker:
@@ -156,10 +155,7 @@ async def test_skipped_function_reports_reason_without_sampling():
 
 @pytest.mark.corpus
 async def test_corpus_task_with_disagreeing_samples_is_incoherent(corpus_dir):
-    path = corpus_dir / "humaneval-gpt_4o.jsonl.gz"
-    row = next(json.loads(line) for line in gzip.open(path, "rt") if '"HumanEval/104"' in line)
-    t = target_for(row["candidates"][0], row["entry_point"], "he104.py", docstring=row["description"])
-    checker = Checker(CheckConfig(samples=10, inputs=300), provider=ReplayProvider(path, skip=1))
+    t, checker = corpus_check(corpus_dir, "HumanEval/104", samples=10, inputs=300)
     result = await checker.check(t)
     assert result.status == "incoherent"
     assert result.counterexample is not None and result.counterexample.call.startswith("unique_digits(")
@@ -168,10 +164,7 @@ async def test_corpus_task_with_disagreeing_samples_is_incoherent(corpus_dir):
 
 @pytest.mark.corpus
 async def test_corpus_task_whose_samples_agree_is_coherent(corpus_dir):
-    path = corpus_dir / "humaneval-gpt_4o.jsonl.gz"
-    row = next(json.loads(line) for line in gzip.open(path, "rt") if '"HumanEval/0"' in line)
-    t = target_for(row["candidates"][0], row["entry_point"], "he0.py", docstring=row["description"])
-    checker = Checker(CheckConfig(samples=10, inputs=300), provider=ReplayProvider(path, skip=1))
+    t, checker = corpus_check(corpus_dir, "HumanEval/0", samples=10, inputs=300)
     result = await checker.check(t)
     assert result.status == "coherent"
     assert result.pac_bound is not None and result.pac_bound < 0.011

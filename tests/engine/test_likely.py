@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import gzip
-import json
 import textwrap
 
 import pytest
 
 from coherence.engine.check import Checker
-from coherence.engine.config import CheckConfig
 from coherence.engine.inputs import Input, generate_inputs
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.inputs.likely import run_last
 from coherence.engine.markers import target_for
-from coherence.engine.sampling.replay import ReplayProvider
+from tests.conftest import EXAMPLES, corpus_check
 
 COLLATZ = '''
 def get_odd_collatz(n):
@@ -91,10 +88,7 @@ def test_generated_inputs_for_a_count_mostly_run_first():
 async def test_hangs_on_inputs_the_function_is_not_meant_for_leave_the_others_in(corpus_dir):
     """Every recorded sample of HumanEval/123 loops forever on n <= 0.  Among the small inputs,
     those hangs used to end every program after 22 of 1000 inputs."""
-    path = corpus_dir / "humaneval-gpt_4o.jsonl.gz"
-    row = next(json.loads(line) for line in gzip.open(path, "rt") if '"HumanEval/123"' in line)
-    t = target_for(row["candidates"][0], row["entry_point"], "he123.py", docstring=row["description"])
-    checker = Checker(CheckConfig(samples=4, inputs=300), provider=ReplayProvider(path, skip=1))
+    t, checker = corpus_check(corpus_dir, "HumanEval/123", samples=4, inputs=300)
     result = await checker.check(t)
     assert result.status == "coherent"
     late = len(run_last(t.spec, generate_inputs(t.spec, 300, module_source=t.module_source, seed=checker.config.seed)))
@@ -105,7 +99,6 @@ async def test_a_check_goes_on_in_the_plain_order_when_ordering_fails(monkeypatc
     import coherence.engine.check as check_module
     from coherence.engine.config import load_project_config
     from coherence.engine.markers import find_targets
-    from tests.conftest import EXAMPLES
 
     def broken(spec, inputs):
         raise RecursionError("deep")
