@@ -454,3 +454,39 @@ async def test_scoring_runs_off_the_event_loop(tmp_path, monkeypatch):
     assert result.status == "incoherent" and result.extra["outside_domain"]
     assert {name for name, _ in seen} == {"outcome_ids", "score", "inside_mask", "any_inside"}
     assert not any(loop for _, loop in seen), seen
+
+
+async def test_a_check_cancelled_while_its_inputs_are_made_gives_its_started_workers_back():
+    # The workers start before the inputs are ready (Executor.prepare).  A check that ends in
+    # between never runs them, and must neither leave them waiting nor kill them.
+    import asyncio
+    import threading
+
+    from coherence.engine.errors import CheckCancelled
+    from coherence.engine.execution.zygotes import POOL
+    from tests.support.processes import ProcessWatch
+
+    checker = examples_checker()
+    fn = target("textutils.py", "is_palindrome")
+    await checker.check(fn)  # the pool's workers are up; this check's inputs are cached now
+    checker._inputs_cache.clear()
+    cancel = threading.Event()
+    seen = []
+
+    def progress(message, fraction):
+        seen.append(message)
+        if "generating inputs" in message:
+            cancel.set()
+
+    with ProcessWatch() as watch:
+        idle = POOL.idle_count()
+        with pytest.raises(CheckCancelled):
+            await checker.check(fn, progress=progress, cancel=cancel)
+        for _ in range(100):  # the started jobs end in the background
+            if POOL.idle_count() == idle:
+                break
+            await asyncio.sleep(0.05)
+        assert POOL.idle_count() == idle  # given back, not killed
+        result = await checker.check(fn)
+    assert any("generating inputs" in m for m in seen) and result.status == "coherent"
+    assert set(watch.survivors()) <= POOL.pids()

@@ -700,3 +700,109 @@ def test_runs_report_the_cpu_time_of_their_jobs(mode):
     before = ex.cpu_used
     again = ex.run(ModuleContext(), [burn], INTS[:1], rerun=[0], rerun_program=0)
     assert ex.cpu_used == pytest.approx(before + again.cpu_seconds)
+
+
+# -- runs started ahead of their inputs (Executor.prepare) -------------------------------------
+
+
+def _module_status(prepared, seconds: float = 20.0) -> bytes:
+    """What the main job's leader wrote before it was given any input (fed on to the run)."""
+    import select
+
+    run = prepared.main
+    got = b""
+    until = time.monotonic() + seconds
+    while b"\n" not in got and time.monotonic() < until:
+        if select.select([run.fd], [], [], 0.05)[0]:
+            data = os.read(run.fd, 1 << 16)
+            if not data:
+                break
+            got += data
+    run.feed(got)
+    return got
+
+
+def test_a_prepared_run_loads_the_module_before_its_inputs_exist(mode):
+    ex = executor(mode)
+    programs = [Program("add_one"), Program("add_one", "def add_one(x):\n    return x + 2\n")]
+    prepared = ex.prepare(MODULE, programs, rerun_program=0)
+    try:
+        if ex.warm:
+            # the leader has imported the module and compiled the programs, and waits for inputs
+            assert _module_status(prepared).startswith(b"-1 0 null\n")
+        report = prepared.run(INTS[:3], rerun=[0, 2])
+    finally:
+        prepared.close()
+    plain = ex.run(MODULE, programs, INTS[:3], rerun=[0, 2])
+    assert report.outcomes == plain.outcomes == [[ok(-2), ok(-1), ok(0)], [ok(-1), ok(0), ok(1)]]
+    assert report.rerun == plain.rerun == [ok(-2), ok(0)]
+    assert report.programs_run == 2 and not report.diagnostics
+
+
+def test_a_prepared_run_given_up_leaves_nothing_and_its_worker_reusable(mode):
+    ex = executor(mode)
+    with ProcessWatch() as watch:
+        prepared = ex.prepare(MODULE, [Program("add_one")], rerun_program=0)
+        workers = [r.warm for r in prepared.pending]
+        jobs = [w.jobs for w in workers]  # the pool is shared: they may have run jobs before
+        if ex.warm:
+            assert len(workers) == 2  # the main run and the re-run
+            _module_status(prepared)
+        prepared.close()
+        assert prepared.pending == []
+        with pytest.raises(CheckCancelled):
+            prepared.run(INTS[:1])  # given up is given up
+        # the workers finished their jobs cleanly (an empty inputs frame ends them), so the pool
+        # keeps them, and they run the next jobs
+        assert all(w.alive() for w in workers) and [w.jobs for w in workers] == [j + 1 for j in jobs]
+        again = ex.run(MODULE, [Program("add_one")], INTS[:2], rerun=[1])
+        assert again.outcomes == [[ok(-2), ok(-1)]] and again.rerun == [ok(-1)]
+        assert all(w.alive() for w in workers) and [w.jobs for w in workers] == [j + 2 for j in jobs]
+    time.sleep(0.1)
+    assert set(watch.survivors()) <= POOL.pids()
+
+
+def test_a_module_that_fails_before_the_inputs_come_is_reported_and_spares_the_worker(mode):
+    ex = executor(mode)
+    broken = ModuleContext(source="raise ValueError('no config')\ndef f(x):\n    return x\n")
+    prepared = ex.prepare(broken, [Program("f"), Program("f", "def f(x):\n    return x\n")])
+    worker = prepared.main.warm
+    jobs = worker.jobs if worker is not None else 0
+    if ex.warm:
+        assert b"ValueError" in _module_status(prepared)
+        time.sleep(0.2)  # its leader is gone before the inputs are sent: the worker drops them
+    try:
+        report = prepared.run(INTS[:2])
+    finally:
+        prepared.close()
+    assert "ValueError" in report.module_error
+    assert report.outcomes == [[err("LoadError")] * 2] * 2
+    good = ex.run(MODULE, [Program("add_one")], INTS[:2])
+    assert good.outcomes == [[ok(-2), ok(-1)]]
+    if worker is not None:
+        time.sleep(0.2)  # had it read the dropped inputs as a job, it would be gone by now
+        assert worker.alive() and worker.jobs == jobs + 2
+
+
+def test_a_prepared_run_cancelled_before_its_inputs_starts_nothing_more(mode):
+    ex = executor(mode)
+    cancel = threading.Event()
+    with ProcessWatch() as watch:
+        prepared = ex.prepare(MODULE, [Program("add_one")], rerun_program=0)
+        cancel.set()
+        with pytest.raises(CheckCancelled):
+            prepared.run(INTS, rerun=[0], cancel=cancel)
+        prepared.close()
+    time.sleep(0.1)
+    assert set(watch.survivors()) <= POOL.pids()
+
+
+def test_one_shot_workers_start_a_prepared_run_with_its_inputs():
+    ex = Executor(limits=ExecutionLimits(call_timeout=0.5), sandbox="guard", warm=False)
+    prepared = ex.prepare(MODULE, [Program("add_one")], rerun_program=0)
+    assert prepared.pending == []  # a one-shot worker takes its job in one piece
+    try:
+        report = prepared.run(INTS[:2], rerun=[1])
+    finally:
+        prepared.close()
+    assert report.outcomes == [[ok(-2), ok(-1)]] and report.rerun == [ok(-1)]

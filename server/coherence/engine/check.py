@@ -201,26 +201,32 @@ class Checker:
 
         stage = time.monotonic()
         timings = result.extra["timings"] = {"sampling": round(stage - started, 4)}
-        report_progress(f"{target.name}: generating inputs", 0.2)
-        inputs, last = await inputs_task  # "inputs" below is what it added after sampling
-        if not inputs:
-            result.reason = "could not build any input from the signature"
-            result.seconds = time.monotonic() - started
-            return result
-        _raise_if_cancelled(cancel)
-
         module = module_context_for(target, cfg.workspace)
         spec = target.spec
         programs = [Program(target.name, None, "yours", spec.owner, spec.method_kind)] + [
             Program(target.name, s.code, f"alternative {i}", spec.owner, spec.method_kind) for i, s in enumerate(valid, start=1)
         ]
-        timings["inputs"] = round(time.monotonic() - stage, 4)
-        stage = time.monotonic()
-        report_progress(f"{target.name}: running {len(programs)} programs × {len(inputs)} inputs", 0.3)
-        rerun = list(range(min(len(inputs), cfg.rerun_inputs)))
-        report = await asyncio.to_thread(
-            self.executor.run, module, programs, inputs, rerun=rerun, seed=cfg.seed, cancel=cancel, last=last, anchor=0
+        # The workers load the module and the programs while the inputs are still being made
+        # (with cached or replayed samples, nothing else hides their generation).
+        prepared = await asyncio.to_thread(
+            self.executor.prepare, module, programs, rerun_program=0 if cfg.rerun_inputs > 0 else -1, seed=cfg.seed, anchor=0
         )
+        try:
+            report_progress(f"{target.name}: generating inputs", 0.2)
+            inputs, last = await inputs_task  # "inputs" below is what it added after sampling
+            if not inputs:
+                result.reason = "could not build any input from the signature"
+                result.seconds = time.monotonic() - started
+                return result
+            _raise_if_cancelled(cancel)
+            timings["inputs"] = round(time.monotonic() - stage, 4)
+            stage = time.monotonic()
+            report_progress(f"{target.name}: running {len(programs)} programs × {len(inputs)} inputs", 0.3)
+            rerun = list(range(min(len(inputs), cfg.rerun_inputs)))
+            report = await asyncio.to_thread(prepared.run, inputs, rerun=rerun, cancel=cancel, last=last)
+        finally:
+            if prepared.pending:  # it never got its inputs: let its workers go in the background
+                asyncio.get_running_loop().run_in_executor(None, prepared.close).add_done_callback(_retrieve)
         result.sandbox = report.sandbox
         timings["execution"] = round(time.monotonic() - stage, 4)
         stage = time.monotonic()

@@ -99,21 +99,39 @@ class _ReferenceExecutor(Executor):
         # the inputs themselves, when the checker handed Input objects (their origins are recorded)
         self.first_values: list[Input] | None = None
 
-    def run(self, module, programs, inputs, **kw):  # noqa: D401 - same contract as Executor.run
+    def prepare(self, module, programs, **kw):  # noqa: D401 - same contract as Executor.prepare
         module = replace(module, sys_path=())
         if self.first is not None or self.reference is None:
-            return super().run(module, programs, inputs, **kw)
-        programs = list(programs)
-        report = super().run(module, programs + [self.reference], inputs, **kw)
-        self.first = report
-        self.first_inputs = input_sources(inputs)
-        self.first_values = list(inputs) if all(isinstance(i, Input) for i in inputs) else None
+            return super().prepare(module, programs, **kw)
+        return _FirstRun(self, super().prepare(module, list(programs) + [self.reference], **kw))
+
+
+class _FirstRun:
+    """The checker's first run, with the reference as its last program (see _ReferenceExecutor)."""
+
+    def __init__(self, owner: _ReferenceExecutor, prepared):
+        self.owner = owner
+        self.prepared = prepared
+
+    def run(self, inputs, **kw):
+        owner = self.owner
+        report = self.prepared.run(inputs, **kw)
+        owner.first = report
+        owner.first_inputs = input_sources(inputs)
+        owner.first_values = list(inputs) if all(isinstance(i, Input) for i in inputs) else None
         return replace(
             report,
             outcomes=report.outcomes[:-1],
             load_errors=report.load_errors[:-1],
             timeouts=report.timeouts[:-1],
         )
+
+    @property
+    def pending(self):
+        return self.prepared.pending
+
+    def close(self):
+        self.prepared.close()
 
 
 class _NoProvider:

@@ -39,6 +39,9 @@ BUDGET_EXCEEDED = "BudgetExceeded"
 OUT_OF_TIME = frozenset((TIMEOUT.error, BUDGET_EXCEEDED))
 WORKER_CRASH = Outcome.raised("Crash(worker)")
 _JOB_IDS = itertools.count(1)
+# How long a job started ahead may take to end once it is given up (its leader leaves as soon as
+# it reads the empty inputs frame; one still importing the module reads it after that)
+_ABANDON_SECONDS = 1.0
 
 
 class Packable(Protocol):
@@ -96,7 +99,8 @@ class _Run:
         self.module_status_seen = False
         self.module_error: str | None = None
         self.load_errors: list[str | None] = [None] * n_tasks
-        self.results: list[list[Outcome | None]] = [[None] * n_inputs for _ in range(n_tasks)]
+        self.results: list[list[Outcome | None]] = []
+        self.expect(n_inputs)
         self.done = False
         self.eof = False
         self.diagnostics: list[str] = []
@@ -109,6 +113,11 @@ class _Run:
         self.over_clean = False
         self.over_cpu: float | None = None
         self.killed = False
+
+    def expect(self, n_inputs: int) -> None:
+        """Room for the outcomes of ``n_inputs`` inputs (a run started ahead learns how many
+        when they are sent)."""
+        self.results = [[None] * n_inputs for _ in range(len(self.load_errors))]
 
     def feed(self, data: bytes) -> None:
         buf = self.buf + data
@@ -227,112 +236,37 @@ class Executor:
         ``budget`` lowers the seconds each program may take over all inputs for this run; the
         inputs ``last`` are run after the others (see ``cheapest_first``).  ``anchor``: a program
         whose ``BudgetExceeded`` inputs the caller leaves out for every program (``Checker`` does
-        for the user's function): once it leaves inputs out, the other programs skip them too."""
-        programs = list(programs)
-        distinct, runs_for = distinct_programs(programs)
-        rerun_program = runs_for[rerun_program] if 0 <= rerun_program < len(programs) else -1
-        anchor = runs_for[anchor] if anchor is not None and 0 <= anchor < len(programs) else None
-        report = self._run(module, distinct, inputs, rerun=rerun, rerun_program=rerun_program, seed=seed, cancel=cancel, budget=budget,
-                           last=last, anchor=anchor)
-        report = copy_rows(report, runs_for)
-        report.programs_run = len(distinct)
+        for the user's function): once it leaves inputs out, the other programs skip them too.
+        ``rerun``: inputs ``rerun_program`` runs once more, in a process with another hash seed."""
+        if cancel is not None and cancel.is_set():
+            raise CheckCancelled("The check was cancelled.")
+        prepared = self.prepare(module, programs, rerun_program=rerun_program if rerun else -1, seed=seed, budget=budget, anchor=anchor)
+        try:
+            return prepared.run(inputs, rerun=rerun, cancel=cancel, last=last)
+        finally:
+            prepared.close()
+
+    def prepare(
+        self,
+        module: ModuleContext,
+        programs: Sequence[Program],
+        *,
+        rerun_program: int = -1,
+        seed: int = 0,
+        budget: float | None = None,
+        anchor: int | None = None,
+    ) -> PreparedRun:
+        """``run`` in two steps, for a caller whose inputs are not ready yet: the workers start now
+        and load the module and the programs, and ``PreparedRun.run`` gives them the inputs.
+        ``rerun_program`` (-1: none) is the program a re-run may be asked for."""
+        return PreparedRun(self, module, programs, rerun_program=rerun_program, seed=seed, budget=budget, anchor=anchor)
+
+    def _count_cpu(self, report: ExecutionReport) -> None:
         with self._cpu_lock:
             if report.cpu_seconds is None:
                 self.cpu_unknown += 1
             else:
                 self.cpu_used += report.cpu_seconds
-        return report
-
-    def _run(
-        self,
-        module: ModuleContext,
-        programs: list[Program],
-        inputs: Sequence[str | Packable],
-        *,
-        rerun: Sequence[int],
-        rerun_program: int,
-        seed: int,
-        cancel: threading.Event | None,
-        budget: float | None,
-        last: Sequence[int] = (),
-        anchor: int | None = None,
-    ) -> ExecutionReport:
-        start = time.monotonic()
-        if cancel is not None and cancel.is_set():
-            raise CheckCancelled("The check was cancelled.")
-        sources = input_sources(inputs)
-        packed = [None if isinstance(s, str) else s.packed for s in inputs]
-        m, n = len(programs), len(sources)
-        interp = sb.probe_interpreter(self.python)
-        extra = tuple(os.path.abspath(p) for p in module.sys_path if p)
-        mode = sb.choose_mode(self.sandbox, interp, extra)
-        if m == 0:
-            return ExecutionReport([], [], [], None, mode, time.monotonic() - start, [], interp.executable,
-                                   interp.version_text)
-        rerun_idx = [i for i in rerun if 0 <= i < n] if 0 <= rerun_program < m else []
-        uniq = sorted(set(rerun_idx))
-
-        runs: list[_Run] = []
-        rr: _Run | None = None
-        lim = self.limits_for(m)
-        if budget is not None and budget < lim.program_budget:
-            lim = replace(lim, program_budget=max(budget, 0.01))
-        try:
-            main = self._start(mode, interp, extra, module, programs, sources, packed, seed, hashseed=0, label="worker", lim=lim,
-                               last=last, anchor=anchor)
-            runs.append(main)
-            if uniq:
-                rr = self._start(mode, interp, extra, module, [programs[rerun_program]], [sources[i] for i in uniq],
-                                 [packed[i] for i in uniq], seed + 1, hashseed=1, label="rerun worker", lim=lim)
-                runs.append(rr)
-            deadline = start + self._deadline(m, len(uniq) > 0, lim)
-            timed_out = self._pump(runs, deadline, cancel)
-        finally:
-            for r in runs:
-                self._cleanup(r, mode)
-
-        # -- assemble -------------------------------------------------------------------
-        diagnostics: list[str] = []
-        for r in runs:
-            diagnostics += r.diagnostics
-        module_error = self._module_error(main)
-        if module_error is not None:
-            outcomes = [[LOAD_ERROR] * n for _ in range(m)]
-            load_errors: list[str | None] = [module_error] * m
-        else:
-            load_errors = list(main.load_errors)
-            outcomes = []
-            filler = TIMEOUT if timed_out else WORKER_CRASH
-            if not timed_out and not main.done:
-                diagnostics.append("worker: ended before finishing the run")
-            for p in range(m):
-                if load_errors[p] is not None:
-                    outcomes.append([LOAD_ERROR] * n)
-                else:
-                    outcomes.append([o if o is not None else filler for o in main.results[p]])
-        rerun_out: list[Outcome] = []
-        if rr is not None:
-            rr_error = self._module_error(rr)
-            if rr_error is not None or rr.load_errors[0] is not None:
-                by_index = {i: LOAD_ERROR for i in uniq}
-            else:
-                filler = TIMEOUT if timed_out else WORKER_CRASH
-                by_index = {i: (rr.results[0][k] or filler) for k, i in enumerate(uniq)}
-            rerun_out = [by_index[i] for i in rerun_idx]
-        timeouts = [sum(1 for o in row if o.kind == "raise" and o.error in OUT_OF_TIME) for row in outcomes]
-        return ExecutionReport(
-            outcomes=outcomes,
-            rerun=rerun_out,
-            load_errors=load_errors,
-            module_error=module_error,
-            sandbox=mode,
-            seconds=time.monotonic() - start,
-            timeouts=timeouts,
-            python=interp.executable,
-            python_version=interp.version_text,
-            diagnostics=diagnostics,
-            cpu_seconds=None if any(r.over_cpu is None for r in runs) else sum(r.over_cpu for r in runs),
-        )
 
     # ------------------------------------------------------------------------------------
     def limits_for(self, m: int) -> ExecutionLimits:
@@ -348,49 +282,71 @@ class Executor:
         per_program = lim.program_budget + lim.call_timeout + 2.0
         return 2 * lim.load_timeout + 10.0 + waves * per_program
 
-    def _start(self, mode, interp, extra, module, programs, inputs, packed, seed, hashseed, label, lim: ExecutionLimits,
-               last: Sequence[int] = (), anchor: int | None = None) -> _Run:
-        run = _Run(label, len(programs), len(inputs))
+    def _job(self, mode, interp, extra, module, programs, seed, lim: ExecutionLimits) -> dict:
+        """A job for the worker, but for its inputs (``_job_inputs``)."""
+        return {
+            "remove_tmp": mode == "bwrap",
+            "path": list(interp.path),
+            "site_dirs": list(interp.site_dirs),
+            # reads the children may not do (the user's home), except what they need
+            "private": [os.path.expanduser("~")] if os.path.expanduser("~") not in ("", "/") else [],
+            "allow": list(interp.prefixes) + list(interp.path) + list(interp.site_dirs) + list(extra)
+            + [os.path.dirname(interp.executable), os.path.dirname(sb.WORKER)],
+            "module": {
+                "source": module.source,
+                "filename": module.filename,
+                "module_name": module.module_name,
+                "sys_path": list(extra),
+            },
+            "programs": [_program_spec(p) for p in programs],
+            "seed": int(seed),
+            "limits": {
+                "call_timeout": lim.call_timeout,
+                "program_budget": lim.program_budget,
+                "load_timeout": lim.load_timeout,
+                "memory_mb": lim.memory_mb,
+                "file_size_mb": lim.file_size_mb,
+                "max_output_kb": lim.max_output_kb,
+                "jobs": lim.jobs,
+            },
+        }
 
-        def job_bytes(tmp: str, fd: int) -> bytes:
-            job = {
-                "fd": fd,
-                "remove_tmp": mode == "bwrap",
-                "tmp": tmp,
-                "path": list(interp.path),
-                "site_dirs": list(interp.site_dirs),
-                # reads the children may not do (the user's home), except what they need
-                "private": [os.path.expanduser("~")] if os.path.expanduser("~") not in ("", "/") else [],
-                "allow": list(interp.prefixes) + list(interp.path) + list(interp.site_dirs) + list(extra)
-                + [os.path.dirname(interp.executable), os.path.dirname(sb.WORKER)],
-                "module": {
-                    "source": module.source,
-                    "filename": module.filename,
-                    "module_name": module.module_name,
-                    "sys_path": list(extra),
-                },
-                "programs": [_program_spec(p) for p in programs],
-                "inputs": list(inputs),
-                "packed": list(packed),
-                "order": cheapest_first(inputs, last),
-                "late": sorted(set(last)),
-                "anchor": anchor,
-                "seed": int(seed),
-                "limits": {
-                    "call_timeout": lim.call_timeout,
-                    "program_budget": lim.program_budget,
-                    "load_timeout": lim.load_timeout,
-                    "memory_mb": lim.memory_mb,
-                    "file_size_mb": lim.file_size_mb,
-                    "max_output_kb": lim.max_output_kb,
-                    "jobs": lim.jobs,
-                },
-            }
-            return json.dumps(job).encode("utf-8")
+    @staticmethod
+    def _job_inputs(inputs: Sequence[str], packed: Sequence[str | None], last: Sequence[int] = (), anchor: int | None = None) -> dict:
+        """The part of a job that needs the inputs (the worker's ``INPUT_KEYS``)."""
+        return {
+            "inputs": list(inputs),
+            "packed": list(packed),
+            "order": cheapest_first(inputs, last),
+            "late": sorted(set(last)),
+            "anchor": anchor,
+        }
 
-        if not (self.warm and self._start_warm(run, mode, interp, extra, hashseed, job_bytes)):
-            self._start_cold(run, mode, interp, extra, hashseed, job_bytes)
-        return run
+    def _start_ahead(self, run: _Run, mode, interp, extra, hashseed, job: dict) -> bool:
+        """Hand a warm worker the job without its inputs ("inputs_follow"): its leader loads the
+        module and the programs, then waits for ``_send_inputs``.  False when no warm worker
+        could take it (the run then starts in full once the inputs are there)."""
+        return self.warm and self._start_warm(run, mode, interp, extra, hashseed, lambda tmp, fd: _encode(dict(job, fd=fd, tmp=tmp, inputs_follow=True)))
+
+    def _start(self, run: _Run, mode, interp, extra, hashseed, job: dict, inputs: dict) -> None:
+        """Start a run with its inputs, or send the inputs to one ``_start_ahead`` started."""
+        run.expect(len(inputs["inputs"]))
+        if run.warm is not None:
+            if not run.warm.send(_encode(inputs)):
+                run.diagnostics.append(f"{run.label}: the warm worker was gone before its inputs were sent")
+            return
+        full = dict(job, **inputs)
+        if not (self.warm and self._start_warm(run, mode, interp, extra, hashseed, lambda tmp, fd: _encode(dict(full, fd=fd, tmp=tmp)))):
+            self._start_cold(run, mode, interp, extra, hashseed, lambda tmp, fd: _encode(dict(full, fd=fd, tmp=tmp)))
+
+    def _abandon(self, run: _Run, mode: str) -> None:
+        """End a run started ahead whose inputs never came (the check ended first): an empty
+        inputs frame lets its leader exit, and the worker is reused once the job is over."""
+        if run.warm is not None and run.warm.send(b""):
+            self._pump([run], time.monotonic() + _ABANDON_SECONDS, None)
+            if not run.over:
+                self._kill(run)
+        self._cleanup(run, mode)
 
     def _start_warm(self, run: _Run, mode, interp, extra, hashseed, job_bytes) -> bool:
         """Hand the job to a warm worker (see zygotes.py); False when none could take it."""
@@ -576,6 +532,160 @@ class Executor:
         if code is not None:
             return f"the worker exited (status {code}) while loading the module"
         return "the worker did not finish loading the module in time"
+
+
+class PreparedRun:
+    """A run whose workers start before its inputs exist (``Executor.prepare``).
+
+    A check's inputs are generated while the LLM answers; with samples from the cache (or a
+    replay) nothing hides the generation, and the job leaders would then start only after it:
+    the interpreter's fork, the module's import and the programs' compilation, 5-10 ms of the
+    main run and the re-run each, on a core that sits idle meanwhile.  Started here, a leader
+    does all that and then waits for the inputs (see ``worker.Zygote.receive_inputs``).
+
+    One-shot workers (no warm pool) cannot take a job in two frames: those start in ``run``.
+    ``close`` gives up the jobs that never got their inputs and must always be called."""
+
+    def __init__(self, executor: Executor, module: ModuleContext, programs: Sequence[Program], *, rerun_program: int, seed: int,
+                 budget: float | None, anchor: int | None):
+        self.executor = ex = executor
+        self.programs = list(programs)
+        self.distinct, self.runs_for = distinct_programs(self.programs)
+        m = len(self.distinct)
+        self.rerun_program = self.runs_for[rerun_program] if 0 <= rerun_program < len(self.programs) else -1
+        self.anchor = self.runs_for[anchor] if anchor is not None and 0 <= anchor < len(self.programs) else None
+        self.seed = seed
+        self.interp = sb.probe_interpreter(ex.python)
+        self.extra = tuple(os.path.abspath(p) for p in module.sys_path if p)
+        self.mode = sb.choose_mode(ex.sandbox, self.interp, self.extra)
+        lim = ex.limits_for(m)
+        if budget is not None and budget < lim.program_budget:
+            lim = replace(lim, program_budget=max(budget, 0.01))
+        self.lim = lim
+        self.main: _Run | None = None
+        self.rr: _Run | None = None
+        self.main_job: dict = {}
+        self.rr_job: dict = {}
+        self.pending: list[_Run] = []  # started ahead, waiting for their inputs
+        self._lock = threading.Lock()  # run and close may race (a check cancelled mid-start)
+        self._closed = False
+        if m == 0:
+            return
+        self.main_job = ex._job(self.mode, self.interp, self.extra, module, self.distinct, seed, lim)
+        self.main = _Run("worker", m, 0)
+        if self.rerun_program >= 0:
+            self.rr_job = ex._job(self.mode, self.interp, self.extra, module, [self.distinct[self.rerun_program]], seed + 1, lim)
+            self.rr = _Run("rerun worker", 1, 0)
+        try:
+            for run, job, hashseed in ((self.main, self.main_job, 0), (self.rr, self.rr_job, 1)):
+                if run is not None and ex._start_ahead(run, self.mode, self.interp, self.extra, hashseed, job):
+                    self.pending.append(run)
+        except BaseException:
+            self.close()
+            raise
+
+    def run(self, inputs: Sequence[str | Packable], *, rerun: Sequence[int] = (), cancel: threading.Event | None = None,
+            last: Sequence[int] = ()) -> ExecutionReport:
+        """What ``Executor.run`` returns, for these inputs (once)."""
+        ex, mode, interp = self.executor, self.mode, self.interp
+        start = time.monotonic()
+        if cancel is not None and cancel.is_set():
+            raise CheckCancelled("The check was cancelled.")  # close() gives up what started
+        main, rr = self.main, self.rr
+        if main is None:
+            self.close()
+            report = ExecutionReport([], [], [], None, mode, 0.0, [], interp.executable, interp.version_text)
+            return copy_rows(report, self.runs_for)
+        sources = input_sources(inputs)
+        packed = [None if isinstance(s, str) else s.packed for s in inputs]
+        m, n = len(self.distinct), len(sources)
+        rerun_idx = [i for i in rerun if 0 <= i < n] if self.rerun_program >= 0 else []
+        uniq = sorted(set(rerun_idx))
+        if rr is not None and not uniq:
+            self._give_up(rr)
+            rr = self.rr = None
+        runs = [main] + ([rr] if rr is not None else [])
+        with self._lock:
+            if self._closed:
+                raise CheckCancelled("The check was cancelled.")
+            self._closed = True  # the runs are this call's now
+            self.pending = []
+        try:
+            ex._start(main, mode, interp, self.extra, 0, self.main_job, ex._job_inputs(sources, packed, last, self.anchor))
+            if rr is not None:
+                ex._start(rr, mode, interp, self.extra, 1, self.rr_job, ex._job_inputs([sources[i] for i in uniq], [packed[i] for i in uniq]))
+            deadline = start + ex._deadline(m, rr is not None, self.lim)
+            timed_out = ex._pump(runs, deadline, cancel)
+        finally:
+            for r in runs:
+                ex._cleanup(r, mode)
+
+        # -- assemble -------------------------------------------------------------------
+        diagnostics: list[str] = []
+        for r in runs:
+            diagnostics += r.diagnostics
+        module_error = ex._module_error(main)
+        if module_error is not None:
+            outcomes = [[LOAD_ERROR] * n for _ in range(m)]
+            load_errors: list[str | None] = [module_error] * m
+        else:
+            load_errors = list(main.load_errors)
+            outcomes = []
+            filler = TIMEOUT if timed_out else WORKER_CRASH
+            if not timed_out and not main.done:
+                diagnostics.append("worker: ended before finishing the run")
+            for p in range(m):
+                if load_errors[p] is not None:
+                    outcomes.append([LOAD_ERROR] * n)
+                else:
+                    outcomes.append([o if o is not None else filler for o in main.results[p]])
+        rerun_out: list[Outcome] = []
+        if rr is not None:
+            rr_error = ex._module_error(rr)
+            if rr_error is not None or rr.load_errors[0] is not None:
+                by_index = {i: LOAD_ERROR for i in uniq}
+            else:
+                filler = TIMEOUT if timed_out else WORKER_CRASH
+                by_index = {i: (rr.results[0][k] or filler) for k, i in enumerate(uniq)}
+            rerun_out = [by_index[i] for i in rerun_idx]
+        timeouts = [sum(1 for o in row if o.kind == "raise" and o.error in OUT_OF_TIME) for row in outcomes]
+        report = ExecutionReport(
+            outcomes=outcomes,
+            rerun=rerun_out,
+            load_errors=load_errors,
+            module_error=module_error,
+            sandbox=mode,
+            seconds=time.monotonic() - start,
+            timeouts=timeouts,
+            python=interp.executable,
+            python_version=interp.version_text,
+            diagnostics=diagnostics,
+            cpu_seconds=None if any(r.over_cpu is None for r in runs) else sum(r.over_cpu for r in runs),
+        )
+        report = copy_rows(report, self.runs_for)
+        report.programs_run = m
+        ex._count_cpu(report)
+        return report
+
+    def close(self) -> None:
+        """Give up the jobs started ahead that never got their inputs (none after ``run``)."""
+        with self._lock:
+            self._closed = True
+            pending, self.pending = self.pending, []
+        for r in pending:
+            self.executor._abandon(r, self.mode)
+
+    def _give_up(self, run: _Run) -> None:
+        with self._lock:
+            mine = run in self.pending
+            if mine:
+                self.pending.remove(run)
+        if mine:
+            self.executor._abandon(run, self.mode)
+
+
+def _encode(job: dict) -> bytes:
+    return json.dumps(job).encode("utf-8")
 
 
 def _program_spec(p: Program) -> dict:

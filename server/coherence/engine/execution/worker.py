@@ -98,6 +98,10 @@ PREIMPORT = (
 )
 
 
+# What a job sent ahead of its inputs gets in its second frame (see Zygote.receive_inputs).
+INPUT_KEYS = ("inputs", "packed", "order", "late", "anchor")
+
+
 def _record_index(task):
     """The input index of each record line of ``task`` ("<task> <input> <outcome>"), found in a
     chunk with a newline put in front.  The task's own newline-prefix is a literal the regular
@@ -1046,14 +1050,7 @@ class Zygote(object):
                 jobs = os.cpu_count() or 1
         self.jobs = max(1, jobs)
         self.seed = int(job.get("seed", 0))
-        # inputs run after all others (the executor ordered them last): see child_main
-        self.late = frozenset(i for i in job.get("late") or () if isinstance(i, int))
-        # The task whose left-out inputs are left out for every program (the caller drops an
-        # input any program did not reach, and never drops this program): once it leaves inputs
-        # out, the others skip them.  cuts: the first position in the order it left out, among
-        # the likely inputs and among the late ones (see note_left_out).
-        anchor = job.get("anchor")
-        self.anchor = anchor if isinstance(anchor, int) and not isinstance(anchor, bool) else None
+        self._read_order(job)
         self.cuts = [1 << 60, 1 << 60]
         self.rank = []  # input index -> position in the order (set by schedule)
         self.tmp = job["tmp"]
@@ -1064,6 +1061,44 @@ class Zygote(object):
         self.timer = [False, False, 0.0, None]
         self.sink_out = _Sink(self.max_output)
         self.sink_err = _Sink(self.max_output)
+
+    def _read_order(self, job):
+        # inputs run after all others (the executor ordered them last): see child_main
+        self.late = frozenset(i for i in job.get("late") or () if isinstance(i, int))
+        # The task whose left-out inputs are left out for every program (the caller drops an
+        # input any program did not reach, and never drops this program): once it leaves inputs
+        # out, the others skip them.  cuts: the first position in the order it left out, among
+        # the likely inputs and among the late ones (see note_left_out).
+        anchor = job.get("anchor")
+        self.anchor = anchor if isinstance(anchor, int) and not isinstance(anchor, bool) else None
+
+    def receive_inputs(self):
+        """A job sent ahead of its inputs ("inputs_follow", see serve) gets them here, as the
+        next frame on the warm worker's stdin: the module and the programs are loaded by then,
+        while the parent was still generating the inputs.  False when the parent gave up on the
+        run (an empty frame, or EOF)."""
+        fd = self.job.pop("inputs_fd", None)
+        if fd is None:
+            return True
+        more = None
+        try:
+            header = _read_line(fd)
+            raw = _read_exact(fd, int(header)) if header else None
+            if raw:
+                more = json.loads(raw.decode("utf-8"))
+        except BaseException:
+            more = None
+        finally:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        if not isinstance(more, dict) or not isinstance(more.get("inputs"), list):
+            return False
+        for key in INPUT_KEYS:
+            self.job[key] = more.get(key)
+        self._read_order(self.job)
+        return True
 
     # -- output to the parent ---------------------------------------------------------------
     def emit(self, line):
@@ -1393,7 +1428,6 @@ class Zygote(object):
         if any("async" in t for t in texts):
             self.preimport(("asyncio",))
         self.prepare_programs()
-        self.prepare_inputs()
         # read here, where the workspace is readable: children of root run as nobody
         mod_spec = self.job.get("module") or {}
         dirs = [d for d in mod_spec.get("sys_path") or () if d]
@@ -1405,6 +1439,9 @@ class Zygote(object):
         sys.stdout = self.sink_out
         sys.stderr = self.sink_err
         self.flush()
+        if not self.receive_inputs():
+            return
+        self.prepare_inputs()
         self.schedule()
         self.emit(b"-1 2 null\n")
         self.flush()
@@ -2409,14 +2446,22 @@ def serve():
             os._exit(0)
         try:
             raw = _read_exact(0, int(header))
-            job = json.loads(raw.decode("utf-8"))
+            job = json.loads(raw.decode("utf-8")) if raw else None
         except (TypeError, ValueError):
             os._exit(4)
+        if not isinstance(job, dict) or "fd" not in job:
+            # The inputs frame of a job sent ahead of its inputs, whose leader ended before it
+            # read them (its module failed to load), or the parent giving such a job up.
+            continue
         fd = job["fd"]
         tmp = job["tmp"]
         pid = os.fork()
         if pid == 0:
             try:
+                if job.get("inputs_follow"):
+                    # the leader reads the job's inputs, the next frame, itself (receive_inputs);
+                    # this process reads stdin again only once the leader is gone
+                    job["inputs_fd"] = os.dup(0)
                 os.dup2(devnull, 0)
                 signal.signal(signal.SIGTERM, signal.SIG_DFL)
                 os.makedirs(tmp, exist_ok=True)
