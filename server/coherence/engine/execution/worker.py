@@ -747,6 +747,14 @@ def _module_imports(tree):
     return out[:300]
 
 
+def _source_imports(source):
+    """``_module_imports`` of a source; most generated programs import nothing, and one that has
+    no "import" in its text cannot (a parse and two walks of the tree cost a program 0.15 ms)."""
+    if "import" not in source:
+        return []
+    return _module_imports(ast.parse(source))
+
+
 def _vm_bytes():
     try:
         with open("/proc/self/statm") as f:
@@ -1272,7 +1280,7 @@ class Zygote(object):
         except BaseException as e:
             return _describe_exc(e)
         try:
-            self.preimport(_module_imports(ast.parse(source)))
+            self.preimport(_source_imports(source))
         except BaseException:
             pass
         try:
@@ -1294,7 +1302,7 @@ class Zygote(object):
                 try:
                     info["code"] = compile(source, "<%s>" % (spec.get("label") or "program"), "exec",
                                            dont_inherit=True)
-                    self.preimport(_module_imports(ast.parse(source)))
+                    self.preimport(_source_imports(source))
                 except BaseException as e:
                     info["error"] = _describe_exc(e)
             elif info["owner"]:
