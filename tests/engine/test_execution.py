@@ -806,3 +806,30 @@ def test_one_shot_workers_start_a_prepared_run_with_its_inputs():
     finally:
         prepared.close()
     assert report.outcomes == [[ok(-2), ok(-1)]] and report.rerun == [ok(-1)]
+
+
+def test_a_prepared_run_whose_worker_died_meanwhile_starts_afresh(mode):
+    import signal
+
+    from coherence.engine.execution import procs
+
+    ex = executor(mode)
+    prepared = ex.prepare(MODULE, [Program("add_one")])
+    try:
+        if not ex.warm:
+            pytest.skip("one-shot workers start with their inputs")
+        worker = prepared.main.warm
+        _module_status(prepared)
+        tree = [worker.proc.pid] + procs.descendants(worker.proc.pid)
+        for pid in tree:
+            os.kill(pid, signal.SIGKILL)
+        worker.proc.wait(timeout=5)
+        for _ in range(200):
+            if not any(procs.running(pid) for pid in tree):
+                break
+            time.sleep(0.01)
+        report = prepared.run(INTS[:2])
+    finally:
+        prepared.close()
+    assert report.outcomes == [[ok(-2), ok(-1)]] and report.module_error is None
+    assert not worker.alive()

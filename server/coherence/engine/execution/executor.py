@@ -1,6 +1,7 @@
 """Parent side of execution: start the worker, stream its results, enforce deadlines, clean up.
 
-``Executor.run`` is synchronous (callers run it in a thread).  Generated code only ever runs in
+``Executor.run`` is synchronous (callers run it in a thread); ``Executor.prepare`` starts the
+workers of a run before its inputs are ready (``PreparedRun``).  Generated code only ever runs in
 the worker's processes; nothing it does makes ``run`` raise.  An unusable interpreter raises
 ``ConfigurationError``; a set ``cancel`` event kills everything and raises ``CheckCancelled``.
 """
@@ -324,17 +325,21 @@ class Executor:
 
     def _start_ahead(self, run: _Run, mode, interp, extra, hashseed, job: dict) -> bool:
         """Hand a warm worker the job without its inputs ("inputs_follow"): its leader loads the
-        module and the programs, then waits for ``_send_inputs``.  False when no warm worker
-        could take it (the run then starts in full once the inputs are there)."""
+        module and the programs, then waits for the inputs (``_start``).  False when no warm
+        worker could take it (the run then starts in full once the inputs are there)."""
         return self.warm and self._start_warm(run, mode, interp, extra, hashseed, lambda tmp, fd: _encode(dict(job, fd=fd, tmp=tmp, inputs_follow=True)))
 
     def _start(self, run: _Run, mode, interp, extra, hashseed, job: dict, inputs: dict) -> None:
         """Start a run with its inputs, or send the inputs to one ``_start_ahead`` started."""
         run.expect(len(inputs["inputs"]))
         if run.warm is not None:
-            if not run.warm.send(_encode(inputs)):
-                run.diagnostics.append(f"{run.label}: the warm worker was gone before its inputs were sent")
-            return
+            if run.warm.send(_encode(inputs)):
+                return
+            # it died while its leader waited (killed from outside): the run starts afresh
+            POOL.retire(run.warm)
+            if run.tmp:
+                shutil.rmtree(run.tmp, ignore_errors=True)
+            run.warm, run.proc, run.fd, run.tmp = None, None, -1, None
         full = dict(job, **inputs)
         if not (self.warm and self._start_warm(run, mode, interp, extra, hashseed, lambda tmp, fd: _encode(dict(full, fd=fd, tmp=tmp)))):
             self._start_cold(run, mode, interp, extra, hashseed, lambda tmp, fd: _encode(dict(full, fd=fd, tmp=tmp)))
@@ -554,7 +559,6 @@ class PreparedRun:
         m = len(self.distinct)
         self.rerun_program = self.runs_for[rerun_program] if 0 <= rerun_program < len(self.programs) else -1
         self.anchor = self.runs_for[anchor] if anchor is not None and 0 <= anchor < len(self.programs) else None
-        self.seed = seed
         self.interp = sb.probe_interpreter(ex.python)
         self.extra = tuple(os.path.abspath(p) for p in module.sys_path if p)
         self.mode = sb.choose_mode(ex.sandbox, self.interp, self.extra)
