@@ -147,6 +147,19 @@ def test_values_with_more_big_int_digits_than_fit_are_digested_in_hex():
     assert canonical([math.factorial(30)]) == ["L", [["I", str(math.factorial(30))]]]
 
 
+def test_sets_and_dicts_too_big_to_canonicalize_digest_the_same_in_any_order():
+    """Past MAX_NODES a value is digested, not canonicalized; equal sets and dicts built in
+    different orders (whose reprs differ) still give one digest."""
+    words = [f"w{i}" for i in range(250_000)]
+    for build in (set, frozenset, lambda ws: {w: len(w) for w in ws}, lambda ws: collections.Counter(ws)):
+        value = canonical(build(words))
+        assert value[:2] == ["Z", type(build(words[:1])).__name__]
+        assert canonical(build(list(reversed(words)))) == value
+        assert canonical(build(words[:-1] + ["other"])) != value
+    # a dict's values count, not only its keys
+    assert canonical({w: 0 for w in words}) != canonical({w: 1 for w in words})
+
+
 def test_canonical_never_raises_on_hostile_objects():
     class Evil:
         __slots__ = ()

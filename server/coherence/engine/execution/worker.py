@@ -160,6 +160,26 @@ def _stable_digest(x):
     return _sha(_tname(x) + ":" + _ADDR.sub("0x", r))
 
 
+def _unordered_digest(x):
+    """The digest of a value too big to canonicalize: ``_stable_digest``, except that a set or a
+    dict gives the same digest whatever order it was built in (its repr follows that order, and
+    two programs that build one word-count dict in different orders agree).  Its items' reprs,
+    sorted; what they hold is digested by repr as it is."""
+    try:
+        if isinstance(x, (set, frozenset)):
+            parts = list(map(repr, x))
+        elif isinstance(x, dict):
+            parts = list(map("%r: %r".__mod__, x.items()))
+        else:
+            return _stable_digest(x)
+        parts.sort()
+    except _Timeout:
+        raise
+    except BaseException:
+        return _stable_digest(x)
+    return _sha(_tname(x) + ":{" + _ADDR.sub("0x", ", ".join(parts)) + "}")
+
+
 # --------------------------------------------------------------------------------------------
 # canonical form (see coherence/engine/outcomes.py for the definition)
 # --------------------------------------------------------------------------------------------
@@ -433,7 +453,7 @@ def make_canonicalizer():
         except _TooLong:
             return ["Z", _tname(x), digest_too_long(x)]
         except _TooBig:
-            return ["Z", _tname(x), _stable_digest(x)]
+            return ["Z", _tname(x), _unordered_digest(x)]
         except RecursionError:
             return ["Z", _tname(x), _sha(_tname(x))]
         except BaseException:
