@@ -490,3 +490,32 @@ async def test_a_check_cancelled_while_its_inputs_are_made_gives_its_started_wor
         result = await checker.check(fn)
     assert any("generating inputs" in m for m in seen) and result.status == "coherent"
     assert set(watch.survivors()) <= POOL.pids()
+
+
+async def test_a_check_cancelled_while_its_workers_start_gives_them_back_once_started():
+    # A task cancelled while Executor.prepare runs in its thread: the start goes on, and what it
+    # started is given up in the background instead of waiting for inputs that never come.
+    import asyncio
+
+    from coherence.engine.execution.zygotes import POOL
+    from coherence.engine.sampling import sample_alternatives
+
+    checker = examples_checker()
+    fn = target("textutils.py", "is_palindrome")
+    await checker.check(fn)  # the pool's workers are up
+    samples = await sample_alternatives(fn.spec, 9, checker.provider, checker.cache)
+    idle = POOL.idle_count()
+    task = None
+
+    def progress(message, fraction):
+        if "sampling" in message:
+            task.cancel()  # lands on the check's next await: the workers' start
+
+    task = asyncio.ensure_future(checker.check(fn, progress=progress, samples=samples))
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    for _ in range(100):  # the start goes on, then its workers come back
+        if POOL.idle_count() == idle:
+            break
+        await asyncio.sleep(0.05)
+    assert POOL.idle_count() == idle

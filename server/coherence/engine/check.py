@@ -212,9 +212,14 @@ class Checker:
         ]
         # The workers load the module and the programs while the inputs are still being made
         # (with cached or replayed samples, nothing else hides their generation).
-        prepared = await asyncio.to_thread(
+        starting = asyncio.ensure_future(asyncio.to_thread(
             self.executor.prepare, module, programs, rerun_program=0 if cfg.rerun_inputs > 0 else -1, seed=cfg.seed, anchor=0
-        )
+        ))
+        try:
+            prepared = await asyncio.shield(starting)
+        except asyncio.CancelledError:  # the start goes on in its thread: what it starts is given up
+            starting.add_done_callback(_close_when_started)
+            raise
         try:
             report_progress(f"{target.name}: generating inputs", 0.2)
             inputs, last = await inputs_task  # "inputs" below is what it added after sampling
@@ -394,6 +399,13 @@ def _retrieve(task: asyncio.Future) -> None:
     """Mark a background task's exception as seen (asyncio logs unseen ones)."""
     if not task.cancelled():
         task.exception()
+
+
+def _close_when_started(starting: asyncio.Future) -> None:
+    """Give up, in the background, a run whose start outlived the check that asked for it."""
+    if starting.cancelled() or starting.exception() is not None:
+        return
+    asyncio.get_running_loop().run_in_executor(None, starting.result().close).add_done_callback(_retrieve)
 
 
 def result_for(target: Target, status: str, reason: str = "") -> CheckResult:
