@@ -9,6 +9,7 @@ fresh copy of examples/ so code actions and saves never touch the repository.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import os
 import shutil
@@ -55,7 +56,10 @@ def converter():
     return conv
 
 
-def make_client() -> LanguageClient:
+def make_client(answer_registrations: bool = True) -> LanguageClient:
+    """A test client; with ``answer_registrations=False`` it answers the server's
+    ``client/registerCapability`` only once ``registration_answer`` is set (``registration_asked``
+    is set when it is asked)."""
     client = LanguageClient(converter_factory=converter)
 
     def publish_diagnostics(ls: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
@@ -72,8 +76,15 @@ def make_client() -> LanguageClient:
     def status(ls: LanguageClient, params: Any) -> None:
         ls.statuses.append(params._asdict() if hasattr(params, "_asdict") else dict(params))  # type: ignore[attr-defined]
 
+    client.registration_asked = asyncio.Event()  # type: ignore[attr-defined]
+    client.registration_answer = asyncio.Event()  # type: ignore[attr-defined]
+    if answer_registrations:
+        client.registration_answer.set()  # type: ignore[attr-defined]
+
     @client.feature(types.CLIENT_REGISTER_CAPABILITY)
-    def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
+    async def register_capability(ls: LanguageClient, params: types.RegistrationParams) -> None:
+        ls.registration_asked.set()  # type: ignore[attr-defined]
+        await ls.registration_answer.wait()  # type: ignore[attr-defined]
         ls.registrations.extend(params.registrations)  # type: ignore[attr-defined]
 
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
@@ -254,6 +265,7 @@ async def start(client_name: str, workspace: Path, tmp_path: Path):
         name: str | None = None,
         capture_stderr: bool = False,
         env: dict[str, str] | None = None,
+        answer_registrations: bool = True,
     ) -> Session:
         cname = name or client_name
         command = [sys.executable, "-m", "coherence", "serve"]
@@ -262,7 +274,7 @@ async def start(client_name: str, workspace: Path, tmp_path: Path):
             command = ["/bin/sh", "-c", f'exec "{sys.executable}" -m coherence serve 2>"{stderr_path}"']
         config = ClientServerConfig(
             server_command=command,
-            client_factory=make_client,
+            client_factory=functools.partial(make_client, answer_registrations),
             server_env={**server_env(tmp_path), **(env or {})},
         )
         client = await config.start()

@@ -134,3 +134,20 @@ async def test_client_vanishes(start):
     await lsp.client.stop()
     assert await wait_gone([pid, *workers]) == []
     assert_clean(lsp.stderr())
+
+
+async def test_client_vanishes_while_the_server_waits_for_its_answer(start):
+    # The server asks the client to register for configuration changes as it starts; a client
+    # that dies before answering leaves that handler waiting when the server exits.
+    lsp = await start(capture_stderr=True, answer_registrations=False)
+    await asyncio.wait_for(lsp.client.registration_asked.wait(), timeout=30)
+    server = lsp.client._server
+    server.stdin.close()
+    # the test client's handler ends too, its answer lost with the pipe (pygls' client fails to
+    # clean up a request whose handler still runs when the server exits)
+    lsp.client.registration_answer.set()
+    code = await asyncio.wait_for(server.wait(), timeout=15)
+    assert code in (0, 1)
+    lsp.closed = True
+    await lsp.client.stop()
+    assert_clean(lsp.stderr())

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -385,6 +385,24 @@ class CoherenceLanguageServer(LanguageServer):
         except AttributeError:
             return False
 
+    async def ask_client(self, request: Awaitable, what: str, timeout: float = 10) -> Any:
+        """The client's answer to a request, or None when it fails or times out.  A client that
+        goes away before it answers ends the server, and asyncio then cancels the handler that
+        waits here: that is no error (pygls would log the cancellation with a traceback)."""
+        if self.stopping:
+            if asyncio.iscoroutine(request):
+                request.close()  # never awaited, and never to be
+            return None
+        try:
+            return await asyncio.wait_for(request, timeout=timeout)
+        except asyncio.CancelledError:
+            if self.stopping:
+                return None
+            raise
+        except Exception as exc:  # noqa: BLE001
+            log.info("%s failed: %s", what, exc)
+            return None
+
     async def pull_configuration(self) -> dict | None:
         if not self.supports_configuration():
             return None
@@ -394,14 +412,11 @@ class CoherenceLanguageServer(LanguageServer):
             from coherence.lsp.uris import path_to_uri
 
             scope = path_to_uri(roots[0])
-        try:
-            result = await asyncio.wait_for(
-                self.workspace_configuration_async(types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=scope, section=settings_mod.SECTION)])),
-                timeout=10,
-            )
-        except Exception as exc:  # noqa: BLE001 - a client that cannot answer keeps the init options
-            log.info("workspace/configuration failed: %s", exc)
-            return None
+        # a client that cannot answer keeps the init options
+        result = await self.ask_client(
+            self.workspace_configuration_async(types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=scope, section=settings_mod.SECTION)])),
+            "workspace/configuration",
+        )
         if not result:
             return None
         value = result[0]
@@ -483,16 +498,15 @@ def create_server() -> CoherenceLanguageServer:
         except AttributeError:
             dynamic = False
         if dynamic:
-            try:
-                await asyncio.wait_for(
-                    ls.client_register_capability_async(
-                        types.RegistrationParams(registrations=[types.Registration(id="coherence-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION, register_options={"section": settings_mod.SECTION})])
-                    ),
-                    timeout=10,
-                )
-            except Exception as exc:  # noqa: BLE001
-                log.info("registering for configuration changes failed: %s", exc)
+            await ls.ask_client(
+                ls.client_register_capability_async(
+                    types.RegistrationParams(registrations=[types.Registration(id="coherence-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION, register_options={"section": settings_mod.SECTION})])
+                ),
+                "registering for configuration changes",
+            )
         pulled = await ls.pull_configuration()
+        if ls.stopping:
+            return
         if pulled is not None and ls.apply_settings(pulled, source="workspace/configuration"):
             ls.fan_out("settings_changed")
         ls.status.send(force=True)
@@ -503,6 +517,8 @@ def create_server() -> CoherenceLanguageServer:
         raw = None
         if ls.supports_configuration():
             raw = await ls.pull_configuration()
+        if ls.stopping:
+            return
         if raw is None and isinstance(params.settings, dict):
             raw = settings_mod.extract_section(params.settings) or None
         if ls.apply_settings(raw, source="didChangeConfiguration"):
