@@ -504,7 +504,8 @@ async def test_a_check_cancelled_while_its_workers_start_gives_them_back_once_st
     fn = target("textutils.py", "is_palindrome")
     await checker.check(fn)  # the pool's workers are up
     samples = await sample_alternatives(fn.spec, 9, checker.provider, checker.cache)
-    idle = POOL.idle_count()
+    workers = [w for w in POOL._all if w.alive()]
+    jobs = sum(w.jobs for w in workers)
     task = None
 
     def progress(message, fraction):
@@ -514,8 +515,11 @@ async def test_a_check_cancelled_while_its_workers_start_gives_them_back_once_st
     task = asyncio.ensure_future(checker.check(fn, progress=progress, samples=samples))
     with pytest.raises(asyncio.CancelledError):
         await task
-    for _ in range(100):  # the start goes on, then its workers come back
-        if POOL.idle_count() == idle:
+    # the start goes on (the main run and the re-run, on the two idle workers), then both jobs
+    # end and their workers are back in the pool, each with one more job done
+    for _ in range(200):
+        if sum(w.jobs for w in workers) == jobs + 2 and POOL.idle_count() == len(workers):
             break
         await asyncio.sleep(0.05)
-    assert POOL.idle_count() == idle
+    assert sum(w.jobs for w in workers) == jobs + 2
+    assert all(w.alive() for w in workers) and POOL.idle_count() == len(workers)
