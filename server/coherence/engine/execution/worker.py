@@ -1762,8 +1762,7 @@ class Zygote(object):
             found = c["records"].findall(b"\n" + chunk)
             if len(found) == n_lines and set(map(int, found)) <= allowed:
                 self.out_buf.append(chunk)
-                if c["task"]["t"] == self.anchor and b"BudgetExceeded" in chunk:
-                    self.note_left_out([int(x) for x in self.left_out.findall(chunk)])
+                self._note_anchor_records(c, chunk)
                 return
         good = []
         bad = False
@@ -1786,10 +1785,14 @@ class Zygote(object):
             good.append(b"")
             data = b"\n".join(good)
             self.out_buf.append(data)
-            if c["task"]["t"] == self.anchor and b"BudgetExceeded" in data:
-                self.note_left_out([int(x) for x in self.left_out.findall(data)])
+            self._note_anchor_records(c, data)
         if bad:
             self.reject(c)
+
+    def _note_anchor_records(self, c, data):
+        """The inputs the anchor task's forwarded records leave out (see note_left_out)."""
+        if c["task"]["t"] == self.anchor and b"BudgetExceeded" in data:
+            self.note_left_out([int(x) for x in self.left_out.findall(data)])
 
     def reject(self, c):
         """The child wrote what no child writes: kill it; the input in progress gets the crash."""
