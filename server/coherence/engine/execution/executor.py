@@ -341,8 +341,12 @@ class Executor:
                 shutil.rmtree(run.tmp, ignore_errors=True)
             run.warm, run.proc, run.fd, run.tmp = None, None, -1, None
         full = dict(job, **inputs)
-        if not (self.warm and self._start_warm(run, mode, interp, extra, hashseed, lambda tmp, fd: _encode(dict(full, fd=fd, tmp=tmp)))):
-            self._start_cold(run, mode, interp, extra, hashseed, lambda tmp, fd: _encode(dict(full, fd=fd, tmp=tmp)))
+
+        def job_bytes(tmp: str, fd: int) -> bytes:
+            return _encode(dict(full, fd=fd, tmp=tmp))
+
+        if not (self.warm and self._start_warm(run, mode, interp, extra, hashseed, job_bytes)):
+            self._start_cold(run, mode, interp, extra, hashseed, job_bytes)
 
     def _abandon(self, run: _Run, mode: str) -> None:
         """End a run started ahead whose inputs never came (the check ended first): an empty
