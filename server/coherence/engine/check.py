@@ -24,7 +24,7 @@ from coherence.engine import counterexample as cx
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
-from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport, Executor
+from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport, Executor, PreparedRun
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.inputs.generate import generate_inputs
@@ -234,8 +234,8 @@ class Checker:
             rerun = list(range(min(len(inputs), cfg.rerun_inputs)))
             report = await asyncio.to_thread(prepared.run, inputs, rerun=rerun, cancel=cancel, last=last)
         finally:
-            if prepared.pending:  # it never got its inputs: let its workers go in the background
-                asyncio.get_running_loop().run_in_executor(None, prepared.close).add_done_callback(_retrieve)
+            if prepared.pending:  # it never got its inputs
+                _close_in_background(prepared)
         result.sandbox = report.sandbox
         timings["execution"] = round(time.monotonic() - stage, 4)
         stage = time.monotonic()
@@ -401,11 +401,17 @@ def _retrieve(task: asyncio.Future) -> None:
         task.exception()
 
 
+def _close_in_background(prepared: PreparedRun) -> None:
+    """Let the workers of a run that never got its inputs go (``PreparedRun.close`` waits for
+    their jobs to end), off the event loop."""
+    asyncio.get_running_loop().run_in_executor(None, prepared.close).add_done_callback(_retrieve)
+
+
 def _close_when_started(starting: asyncio.Future) -> None:
     """Give up, in the background, a run whose start outlived the check that asked for it."""
     if starting.cancelled() or starting.exception() is not None:
         return
-    asyncio.get_running_loop().run_in_executor(None, starting.result().close).add_done_callback(_retrieve)
+    _close_in_background(starting.result())
 
 
 def result_for(target: Target, status: str, reason: str = "") -> CheckResult:
