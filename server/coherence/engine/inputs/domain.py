@@ -24,6 +24,7 @@ the domain.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,6 +167,13 @@ class Domain:
 
     def contains(self, inp: Input) -> bool:
         return not self.violations(inp)
+
+    def with_rules(self, rules: Iterable[Rule]) -> Domain:
+        """The same examples, judged by ``rules`` instead of the rules they back
+        (``inputs.likely`` adds guesses to those)."""
+        other = copy.copy(self)
+        other.rules = tuple(rules)
+        return other
 
     def __repr__(self) -> str:
         return f"Domain({self.spec.name}: {'; '.join(self.describe()) or 'no rules'})"

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from coherence.engine.inputs.domain import Domain, Rule, _values_by_param
+from coherence.engine.inputs.domain import Domain, Rule
 from coherence.engine.inputs.generate import _family, _numbers, evidence_by_param, infer_types, named_like_count
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Spec
@@ -51,17 +51,16 @@ def _guessed_rules(spec: Spec, domain: Domain) -> list[Rule]:
 
 def run_last(spec: Spec, inputs: Sequence[Input]) -> list[int]:
     """Indices of the inputs to run after all others (in order)."""
-    rules = _guessed_rules(spec, Domain(spec, inputs))
+    domain = Domain(spec, inputs)
+    rules = _guessed_rules(spec, domain)
     if not rules:
         return []
+    guessed = domain.with_rules(rules)
     late = []
     for x, inp in enumerate(inputs):
         try:
-            values = _values_by_param(spec, inp)
+            if not guessed.contains(inp):
+                late.append(x)
         except (TypeError, ValueError):
             continue
-        for r in rules:
-            if r.param in values and r.violation(values[r.param], values):
-                late.append(x)
-                break
     return late
