@@ -833,3 +833,18 @@ def test_a_prepared_run_whose_worker_died_meanwhile_starts_afresh(mode):
         prepared.close()
     assert report.outcomes == [[ok(-2), ok(-1)]] and report.module_error is None
     assert not worker.alive()
+
+
+def test_children_forked_together_hold_only_their_own_pipes(mode):
+    """With two slots, eight of ten programs are forked together and parked until a slot frees
+    up.  Each child must hold its own result pipe and nothing of its siblings': a sibling's
+    write end held open would keep that pipe from ending when its program does."""
+    count = "import os\nK = {k}\ndef f(x):\n    return len(os.listdir('/proc/self/fd'))\n"
+    programs = [Program("f", count.format(k=k), f"p{k}") for k in range(10)]
+    report = executor(mode, jobs=2).run(ModuleContext(), programs, INTS[:2])
+    assert report.programs_run == 10
+    rows = report.outcomes
+    assert all(o.kind == "ok" for row in rows for o in row), rows
+    assert all(row == rows[0] for row in rows), [row[0] for row in rows]
+    # stdin, stdout, stderr, the result pipe, and the directory listdir itself opens
+    assert rows[0][0] in [ok(k) for k in range(4, 7)], rows[0][0]
