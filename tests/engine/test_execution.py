@@ -587,6 +587,26 @@ def test_inputs_the_anchor_leaves_out_are_skipped_by_the_other_programs(mode):
     assert alone[1][23:] == [ok(10 ** k + 1) for k in range(11, 14)]
 
 
+def test_a_program_that_hangs_where_the_anchor_hangs_skips_the_anchors_other_hangs(mode):
+    """Once a program has timed out on an input the anchor timed out on too, the anchor's other
+    timeouts are left out for it (and so dropped): agreeing on each hang again cost a whole
+    call_timeout per program.  A program that returns there still runs them all."""
+    small = [f"(({i},), {{}})" for i in range(20)]
+    big = [f"(({10 ** k},), {{}})" for k in range(8, 14)]
+    loop = "def add_one(x):\n    t = {start}\n    for i in range(x):\n        t += 1\n    return x + 1\n"
+    anchor, hangs = Program("add_one", loop.format(start=0)), Program("add_one", loop.format(start=1))
+    fast = Program("add_one", "def add_one(x):\n    return x + 1\n")
+    run = executor(mode, call_timeout=0.3, program_budget=30.0, jobs=1)  # one at a time: the anchor first
+    shared = run.run(MODULE, [anchor, hangs, fast], small + big, anchor=0).outcomes
+    assert [o.error for o in shared[0][20:]] == ["Timeout"] * 3 + ["BudgetExceeded"] * 3
+    assert shared[1][:20] == shared[2][:20] == [ok(x + 1) for x in range(20)]
+    assert [o.error for o in shared[1][20:]] == ["Timeout"] + ["BudgetExceeded"] * 5
+    assert shared[2][20:23] == [ok(10 ** k + 1) for k in range(8, 11)]
+    # not told which program is the anchor, each one that hangs pays for every hang
+    alone = run.run(MODULE, [anchor, hangs, fast], small + big).outcomes
+    assert [o.error for o in alone[1][20:23]] == ["Timeout"] * 3
+
+
 def test_results_survive_a_child_killed_in_a_call_stuck_in_c(mode):
     """A call stuck in C ignores the timer, so the child is killed; what it had computed but not
     yet written must not be lost to the budget (it used to be: a few stuck calls at the end of a
