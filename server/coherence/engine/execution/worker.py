@@ -98,6 +98,10 @@ PREIMPORT = (
 )
 
 
+# Where the anchor's timeouts start in the map the leader shares with every child (after its
+# cuts: see Zygote.schedule)
+_TOLD_HANGS = 16
+
 # What a job sent ahead of its inputs gets in its second frame (see Zygote.receive_inputs).
 INPUT_KEYS = ("inputs", "packed", "order", "late", "anchor")
 
@@ -765,6 +769,12 @@ def _module_imports(tree):
             seen.add(name)
             out.append(name)
     return out[:300]
+
+
+def _anchor_records(anchor, error):
+    """The input index of each record of task ``anchor`` that raised ``error``, found in a chunk
+    of forwarded records."""
+    return re.compile(br'(?:^|\n)%d (-?[0-9]+) \["raise",null,null,"%s"\]' % (anchor, error))
 
 
 def _source_imports(source):
@@ -1509,13 +1519,14 @@ class Zygote(object):
         self.rank = rank = [0] * n
         for p, i in enumerate(order):
             rank[i] = p
-        # The inputs the anchor task timed out on, one byte each, shared with every child (see
-        # child_main: a program that hangs on one of them too skips the others).
-        self.anchor_hangs = None
+        # What the anchor task tells the other programs, shared with every child: its cuts (see
+        # note_left_out), then one byte per input it timed out on (see child_main: a program that
+        # hangs on one of them too skips the others).
+        self.told = mmap.mmap(-1, _TOLD_HANGS + max(1, n))
+        struct.pack_into("qq", self.told, 0, *self.cuts)
         if self.anchor is not None:
-            self.left_out = re.compile(br"(?:^|\n)%d (-?[0-9]+) \[\"raise\",null,null,\"BudgetExceeded\"\]" % self.anchor)
-            self.hung = re.compile(br"(?:^|\n)%d (-?[0-9]+) \[\"raise\",null,null,\"Timeout\"\]" % self.anchor)
-            self.anchor_hangs = mmap.mmap(-1, max(1, n))
+            self.left_out = _anchor_records(self.anchor, b"BudgetExceeded")
+            self.hung = _anchor_records(self.anchor, b"Timeout")
         for t, spec in enumerate(tasks):
             info = self.programs[int(spec.get("program", t))]
             task = {
@@ -1617,10 +1628,9 @@ class Zygote(object):
                     self.timeout_rest(task, indices)
                     made.append(None)
                     continue
-            # shared slot: [position of the call in progress, positions written, load state, and
-            # the anchor's cuts among the likely and the late inputs (see note_left_out)]
-            slot = mmap.mmap(-1, 40)
-            struct.pack_into("qqqqq", slot, 0, -1, 0, 0, self.cuts[0], self.cuts[1])
+            # shared slot: [position of the call in progress, positions written, load state]
+            slot = mmap.mmap(-1, 24)
+            struct.pack_into("qqq", slot, 0, -1, 0, 0)
             cwd = os.path.join(self.tmp, "p%d-%d" % (task["t"], task["restarts"]))
             task["restarts"] += 1
             uid = self.next_uid
@@ -1730,8 +1740,8 @@ class Zygote(object):
             self.note_left_out(indices)
 
     def note_left_out(self, indices):
-        """The anchor task left these inputs out: so does every program from now on (the leader
-        tells the running children through their slots; new ones start with it)."""
+        """The anchor task left these inputs out: so does every program from now on (the children
+        read the cuts from the map they share with the leader)."""
         cuts = self.cuts
         old = list(cuts)
         rank, late = self.rank, self.late
@@ -1742,11 +1752,7 @@ class Zygote(object):
                 if r < cuts[g]:
                     cuts[g] = r
         if cuts != old:
-            for c in self.running.values():
-                try:
-                    struct.pack_into("qq", c["slot"], 24, cuts[0], cuts[1])
-                except BaseException:
-                    pass
+            struct.pack_into("qq", self.told, 0, cuts[0], cuts[1])
 
     def read_child(self, c):
         """Forward the child's complete lines as they are (the child writes the parent's format)."""
@@ -1840,8 +1846,8 @@ class Zygote(object):
                 self.note_anchor_hang(int(x))
 
     def note_anchor_hang(self, i):
-        if self.anchor_hangs is not None and 0 <= i < len(self.anchor_hangs):
-            self.anchor_hangs[i] = 1
+        if 0 <= i < len(self.told) - _TOLD_HANGS:
+            self.told[_TOLD_HANGS + i] = 1
 
     def reject(self, c):
         """The child wrote what no child writes: kill it; the input in progress gets the crash."""
@@ -2214,7 +2220,8 @@ class Zygote(object):
         # what the anchor task has left out (see note_left_out), looked at every 20 ms
         rank = self.rank
         unpack = struct.unpack_from
-        cut_likely, cut_late = unpack("qq", slot, 24)
+        told = self.told
+        cut_likely, cut_late = unpack("qq", told, 0)
         peek = 0.0
         # Where the user's function (the anchor) hangs, a program that hangs too agrees with it,
         # and each further such input would cost it a whole call_timeout to agree again (ten
@@ -2222,7 +2229,7 @@ class Zygote(object):
         # timed out on an input the anchor timed out on, it leaves the anchor's other timeouts
         # out (dropped for every program, as inputs past a budget are).  A program that returns
         # where the anchor hangs, the disagreement that matters there, runs them all.
-        hangs = self.anchor_hangs if t != self.anchor else None
+        hangs = told if self.anchor is not None and t != self.anchor else None
         hangs_too = False
         careful = bool(task.get("careful"))  # a child of this program was killed in a call
         # One periodic timer for all the calls instead of two setitimer calls per call (a third of
@@ -2238,7 +2245,7 @@ class Zygote(object):
             pack("q", slot, 0, pos)
             now = monotonic()
             if now > peek:
-                cut_likely, cut_late = unpack("qq", slot, 24)
+                cut_likely, cut_late = unpack("qq", told, 0)
                 peek = now + 0.02
             if pos < late_from and (streak >= streak_limit or now > likely_deadline or rank[i] >= cut_likely):
                 for j in indices[pos:late_from]:
@@ -2250,7 +2257,7 @@ class Zygote(object):
                 for j in indices[pos:]:
                     lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
                 break
-            if hangs_too and hangs[i]:
+            if hangs_too and hangs[_TOLD_HANGS + i]:
                 lines.append(prefix + b"%d %s\n" % (i, K_BUDGET))
                 continue
             mk = makers[i]
@@ -2344,7 +2351,7 @@ class Zygote(object):
             lines.append(prefix + b"%d %s\n" % (i, key))
             if key is K_TIMEOUT:
                 streak += 1
-                if hangs is not None and hangs[i]:
+                if hangs is not None and hangs[_TOLD_HANGS + i]:
                     hangs_too = True
             else:
                 streak = 0
