@@ -7,8 +7,8 @@ is one the function was never meant for: every sample of HumanEval/123 (``get_od
 "given a positive integer n") loops forever on n <= 0, and with those among the small inputs,
 each program spent its time on seven hangs and reached 22 of 1000 inputs.
 
-So inputs that break the examples' domain (``Domain``), or the guesses generation makes from
-names and the docstring (``n`` is a count; "a positive integer"), go after all the others.  This
+So inputs that break the examples' domain (``Domain``), or guesses from names and the docstring
+(``n`` is a count, as generation also assumes; "a positive integer"), go after all the others.  This
 decides only which inputs are left out when time runs out: every input that runs is compared as
 before, and the guesses never say an input is outside the domain (``Domain`` stays what the
 examples back).
@@ -30,8 +30,9 @@ _SAYS_NONNEG = re.compile(r"\b(?:positive|non-?negative|natural)\b", re.I)
 
 
 def _guessed_rules(spec: Spec, domain: Domain) -> list[Rule]:
-    """The examples' rules, plus "never negative" for int parameters that generation keeps
-    non-negative by name or docstring and that no example gives a negative value."""
+    """The examples' rules, plus "never negative" for int parameters named like a count (which
+    generation keeps non-negative) or that the docstring calls positive, non-negative or natural,
+    when no example gives them a negative value."""
     rules = list(domain.rules)
     have = {(r.param, r.kind) for r in rules}
     types = infer_types(spec, list(domain.evidence))
