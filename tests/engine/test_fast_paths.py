@@ -47,6 +47,47 @@ def test_the_fast_path_is_taken_for_plain_lists():
     assert worker._flat_seq([1, [2]], list) is None  # nested: the general path
 
 
+hashable = st.one_of(ints, texts, st.booleans(), floats, st.none())
+maps = st.one_of(
+    st.dictionaries(texts, ints, max_size=8),
+    st.dictionaries(ints, st.lists(ints, max_size=2) | ints, max_size=6),  # a nested value: the general path
+    st.dictionaries(hashable, scalars, max_size=8),
+    st.lists(st.tuples(st.sampled_from([float("nan"), 1.0, True, "a"]), scalars), max_size=6).map(dict),  # distinct NaN keys
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(maps)
+def test_flat_dicts_get_the_canonical_key(r):
+    fast = worker._flat_map(r)
+    if fast is not None:
+        assert fast == DUMP(CANON(r), r).encode("ascii")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sets(hashable, max_size=10), st.booleans())
+def test_flat_sets_get_the_canonical_key(values, frozen):
+    r = frozenset(values) if frozen else values
+    fast = worker._flat_set(r)
+    if fast is not None:
+        assert fast == DUMP(CANON(r), r).encode("ascii")
+
+
+def test_the_fast_path_is_taken_for_plain_dicts_and_sets():
+    assert worker._flat_map({"b": 2, "a": 1}) == b'["D",[[["S","a"],["I","1"]],[["S","b"],["I","2"]]]]'
+    assert worker._flat_map({}) == b'["D",[]]'
+    assert worker._flat_map({10: "x", 9: None}) == b'["D",[[["I","10"],["S","x"]],[["I","9"],["N"]]]]'  # by key JSON
+    assert worker._flat_map({"a": [1]}) is None  # nested: the general path
+    assert worker._flat_map({"a": LIM}) is None  # big ints: the general path
+    assert worker._flat_set({3, 1, 2}) == b'["E",[["I","1"],["I","2"],["I","3"]]]'
+    assert worker._flat_set(frozenset({"b", "a"})) == b'["E",[["S","a"],["S","b"]]]'
+    assert worker._flat_set({(1, 2)}) is None
+    # two NaN keys both come out, in the order they were put in, as the general path keeps them
+    nan1, nan2 = float("nan"), float("nan")
+    r = {nan1: 2, nan2: 1}
+    assert worker._flat_map(r) == DUMP(CANON(r), r).encode("ascii") == b'["D",[[["F","nan"],["I","2"]],[["F","nan"],["I","1"]]]]'
+
+
 TAKE, CHANGED = worker._snapshotter(CANON, DUMP)
 
 
