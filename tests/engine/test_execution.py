@@ -868,3 +868,59 @@ def test_children_forked_together_hold_only_their_own_pipes(mode):
     assert all(row == rows[0] for row in rows), [row[0] for row in rows]
     # stdin, stdout, stderr, the result pipe, and the directory listdir itself opens
     assert rows[0][0] in [ok(k) for k in range(4, 7)], rows[0][0]
+
+
+_VANDAL = """
+import os
+for fd in range(3, 256):
+    for write in (lambda: os.pwrite(fd, b"garbage" * 1000, 0), lambda: os.write(fd, b"garbage")):
+        try:
+            write()
+        except OSError:
+            pass
+def f(x):
+    return x * 2
+"""
+
+_HOLDS_INPUTS_FD = """
+import os
+K = {k}
+def _holds():
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if "coherence-inputs" in os.readlink("/proc/self/fd/" + fd):
+                return True
+        except OSError:
+            pass
+    return False
+HELD_WHILE_LOADING = _holds()
+def f(x):
+    return [x * 2, HELD_WHILE_LOADING, _holds()]
+"""
+
+
+def test_programs_that_write_to_every_descriptor_while_they_load_change_no_one_s_inputs(mode):
+    """The first children are forked, and load their programs, before the inputs exist
+    (``Zygote.prefork``): the inputs reach them later through a descriptor they hold while their
+    programs load.  A program that writes to every descriptor it has at that moment must not
+    change what any program is called with."""
+    from coherence.engine.inputs.values import Input
+
+    inputs = INTS[:5] + [Input((x,)) for x in (10, 11, [1], "ab")]  # compiled, and marshalled
+    expected = [-6, -4, -2, 0, 2, 20, 22, [1, 1], "abab"]
+    programs = [Program("f", _VANDAL, "vandal")] + [Program("f", _HOLDS_INPUTS_FD.format(k=k), f"p{k}") for k in range(3)]
+    ex = executor(mode, jobs=2)
+    prepared = ex.prepare(ModuleContext(), programs)
+    try:
+        if not ex.warm:
+            pytest.skip("one-shot workers start with their inputs")
+        _module_status(prepared)
+        time.sleep(0.3)  # the inputs come later, as while a first check generates them
+        report = prepared.run(inputs)
+    finally:
+        prepared.close()
+    # Each program saw the descriptor while it loaded (else this tests nothing) and no longer
+    # has it in its calls, and every input came through intact.
+    want = [ok([x, True, False]) for x in expected]
+    for row in report.outcomes[1:]:
+        assert row == want, row

@@ -62,6 +62,11 @@ try:
 except ImportError:  # pragma: no cover - non-Unix
     resource = None
 
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - non-Unix
+    fcntl = None
+
 NOBODY = 65534
 # Children that drop root privileges each get a uid (and gid) of their own instead of sharing
 # "nobody": processes of one uid may signal each other, so with a shared uid a hostile program
@@ -101,6 +106,9 @@ PREIMPORT = (
 # Where the anchor's timeouts start in the map the leader shares with every child (after its
 # cuts: see Zygote.schedule)
 _TOLD_HANGS = 16
+# Inputs a job whose children are forked before its inputs come can take (see Zygote.prefork):
+# the size of the shared map of the anchor's hangs, one byte each, made before those forks.
+_PREFORK_INPUTS = 1 << 16
 
 # What a job sent ahead of its inputs gets in its second frame (see Zygote.receive_inputs).
 INPUT_KEYS = ("inputs", "packed", "order", "late", "anchor")
@@ -1158,6 +1166,12 @@ class Zygote(object):
         self.cuts = [1 << 60, 1 << 60]
         self.rank = []  # input index -> position in the order (set by schedule)
         self.allowed_all = None  # see allowed_for
+        self.child_fds = set()  # descriptors a new child closes (its siblings' pipes)
+        self.told = None  # see schedule
+        self.preforked = {}  # task number -> child forked before the inputs came (see prefork)
+        self.tasks = None  # see _make_tasks
+        self.next_uid = None
+        self.memfd = None  # see prefork
         self.tmp = job["tmp"]
         self.out_buf = []
         self.running = {}  # fd -> child
@@ -1544,9 +1558,14 @@ class Zygote(object):
         sys.stdout = self.sink_out
         sys.stderr = self.sink_err
         self.flush()
+        if self.job.get("inputs_fd") is not None:
+            self.prefork()
         if not self.receive_inputs():
+            self._drop_preforked()  # and their directories: the job's must be left empty
             return
         self.prepare_inputs()
+        if self.preforked:
+            self.publish_inputs()
         self.schedule()
         self.emit(b"-1 2 null\n")
         self.flush()
@@ -1572,53 +1591,189 @@ class Zygote(object):
         except OSError:
             return False
 
-    def schedule(self):
-        n = len(self.input_codes)
-        tasks = self.job.get("tasks")
-        if tasks is None:
-            tasks = [{"program": p} for p in range(len(self.programs))]
-        queue = []
-        order = self.job.get("order")
-        if not (isinstance(order, list) and len(order) == n and sorted(order) == list(range(n))):
-            order = range(n)
-        self.rank = rank = [0] * n
+    def prefork(self):
+        """Fork the first children, one per program up to the slots and the spare ones, while the
+        parent is still making the inputs: a child's fork, setup and program load (about 1.5 ms
+        each) then run on a core that would wait for the inputs, not in the run.  They park
+        with their programs loaded; publish_inputs hands them the inputs and schedule releases
+        them like any parked child.  Nothing happens where the inputs cannot be handed over
+        this way (no memfd or no file seals)."""
+        if fcntl is None or not hasattr(os, "memfd_create") or not hasattr(fcntl, "F_ADD_SEALS"):
+            return
+        try:
+            if select.select([self.job["inputs_fd"]], [], [], 0)[0]:
+                # The inputs are there already (cached ones, a shrinking round): nothing to wait
+                # for, and forking ahead would only add the hand-over (re-checks took 4 ms more).
+                return
+        except (OSError, ValueError):
+            return
+        tasks = [t for t in self._make_tasks() if t["program"]["error"] is None][: self.jobs + self.max_parked]
+        if not tasks:
+            return
+        try:
+            self.memfd = os.memfd_create("coherence-inputs", os.MFD_ALLOW_SEALING)
+        except (OSError, AttributeError):
+            return
+        self.told = mmap.mmap(-1, _TOLD_HANGS + _PREFORK_INPUTS)
+        struct.pack_into("qq", self.told, 0, *self.cuts)
+        self._before_forks()
+        # the worker's stdin, where this leader reads its inputs, is no child's business
+        stdin = self.job.get("inputs_fd")
+        self.child_fds.add(stdin)
+        try:
+            children = self.spawn_all([(task, None, True) for task in tasks])
+        finally:
+            self.child_fds.discard(stdin)
+        for child in children:
+            self.preforked[child["task"]["t"]] = child
+            self.child_fds.add(child["fd"])
+            self.child_fds.add(child["go"])
+        # The memfd is for these children alone: publish_inputs closes the leader's copy before
+        # any other fork, so no later child inherits it.
+
+    def publish_inputs(self):
+        """Write the inputs where the children forked before them read them (see prefork): the
+        order, the late inputs, the anchor and each input's maker, marshalled into the memfd,
+        which is then sealed against writes and read back.  Generated code ran in those
+        children (each loaded its program), and could have written to the memfd, which they
+        hold: whatever it wrote is overwritten or cut off before the seal, and after it nothing
+        can be written.  If any of this fails, the children are killed and the programs start
+        afresh like the others."""
+        fd, self.memfd = self.memfd, None
+        ok = len(self.input_codes) + _TOLD_HANGS <= len(self.told)
+        try:
+            if ok:
+                codes = []
+                for code in self.input_codes:
+                    if code is not None and code[0] == "marshal":
+                        code = ("marshal", code[1].args[0])  # its bytes, not the partial
+                    codes.append(code)
+                blob = marshal.dumps((self._order(), sorted(self.late), self.anchor, codes))
+                view = memoryview(blob)
+                done = 0
+                while done < len(blob):
+                    done += os.pwrite(fd, view[done:], done)
+                os.ftruncate(fd, len(blob))
+                fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+                ok = os.fstat(fd).st_size == len(blob) and _pread_all(fd, len(blob)) == blob
+        except (OSError, ValueError, TypeError):
+            ok = False
+        finally:
+            os.close(fd)
+        if not ok:
+            self._drop_preforked()
+
+    def _drop_preforked(self):
+        for c in self.preforked.values():
+            try:
+                os.killpg(c["pid"], signal.SIGKILL)
+            except OSError:
+                try:
+                    os.kill(c["pid"], signal.SIGKILL)
+                except OSError:
+                    pass
+            try:
+                os.waitpid(c["pid"], 0)
+            except OSError:
+                pass
+            for fd in (c["fd"], c["go"]):
+                self.child_fds.discard(fd)
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self._rmtree(c["cwd"])
+        self.preforked = {}
+
+    def inputs_from_memfd(self):
+        """In a child forked before the inputs came: what publish_inputs wrote (the order it
+        runs them in)."""
+        fd = self.memfd
+        try:
+            blob = _pread_all(fd, os.fstat(fd).st_size)
+        finally:
+            os.close(fd)
+        order, late, anchor, codes = marshal.loads(blob)
+        self.input_codes = [("marshal", partial(marshal.loads, c[1])) if c is not None and c[0] == "marshal" else c for c in codes]
+        self.late = frozenset(late)
+        self.anchor = anchor
+        self.rank = rank = [0] * len(order)
         for p, i in enumerate(order):
             rank[i] = p
-        # What the anchor task tells the other programs, shared with every child: its cuts (see
-        # note_left_out), then one byte per input it timed out on (see child_main: a program that
-        # hangs on one of them too skips the others).
-        self.told = mmap.mmap(-1, _TOLD_HANGS + max(1, n))
-        struct.pack_into("qq", self.told, 0, *self.cuts)
-        if self.anchor is not None:
-            self.left_out = _anchor_records(self.anchor, b"BudgetExceeded")
-            self.hung = _anchor_records(self.anchor, b"Timeout")
-        for t, spec in enumerate(tasks):
-            info = self.programs[int(spec.get("program", t))]
-            task = {
+        return order
+
+    def _make_tasks(self):
+        """One task per program to run (the job's "tasks", or one per program), made once."""
+        if self.tasks is None:
+            specs = self.job.get("tasks")
+            if specs is None:
+                specs = [{"program": p} for p in range(len(self.programs))]
+            self.tasks = [{
                 "t": t,
-                "program": info,
+                "program": self.programs[int(spec.get("program", t))],
                 "deadline": None,
                 "seed": int(spec.get("seed", self.seed)),
                 "restarts": 0,
                 "stalls": 0,
-            }
-            if info["error"] is not None:
-                self.emit_json(t, -1, info["error"])
-                continue
-            queue.append((task, list(order)))
-        self.flush()
+            } for t, spec in enumerate(specs)]
+        return self.tasks
+
+    def _order(self):
+        """The order every program runs the inputs in (the job's, when it is one)."""
+        n = len(self.input_codes)
+        order = self.job.get("order")
+        if not (isinstance(order, list) and len(order) == n and sorted(order) == list(range(n))):
+            order = list(range(n))
+        return order
+
+    def _before_forks(self):
+        """What every child is forked with: the shared objects out of the collector's sight, the
+        address-space limit, the first child uid."""
         # Everything built so far is shared with every child.  Out of the collector's sight, it is
         # not traversed (and so not copied page by page) each time a child's allocations trigger
         # a collection: that cost a child 3 ms before its first call.
         gc.freeze()
         vm = _vm_bytes()
         self.as_limit = vm + self.memory_mb * 1024 * 1024 if vm else self.memory_mb * 1024 * 1024
+        if self.next_uid is None:
+            try:
+                self.next_uid = CHILD_UID_BASE + int.from_bytes(os.urandom(4), "big") % (CHILD_UID_SPAN - 1000000)
+            except BaseException:
+                self.next_uid = CHILD_UID_BASE + os.getpid() * 1000 % CHILD_UID_SPAN
+
+    def schedule(self):
+        n = len(self.input_codes)
+        queue = []
+        order = self._order()
+        self.rank = rank = [0] * n
+        for p, i in enumerate(order):
+            rank[i] = p
+        # What the anchor task tells the other programs, shared with every child: its cuts (see
+        # note_left_out), then one byte per input it timed out on (see child_main: a program that
+        # hangs on one of them too skips the others).  Children forked before the inputs came
+        # share the one made then.
+        if self.told is None or len(self.told) < _TOLD_HANGS + n:
+            self.told = mmap.mmap(-1, _TOLD_HANGS + max(1, n))
+        struct.pack_into("qq", self.told, 0, *self.cuts)
+        if self.anchor is not None:
+            self.left_out = _anchor_records(self.anchor, b"BudgetExceeded")
+            self.hung = _anchor_records(self.anchor, b"Timeout")
         running = self.running
-        self.child_fds = set()
-        try:
-            self.next_uid = CHILD_UID_BASE + int.from_bytes(os.urandom(4), "big") % (CHILD_UID_SPAN - 1000000)
-        except BaseException:
-            self.next_uid = CHILD_UID_BASE + os.getpid() * 1000 % CHILD_UID_SPAN
+        for task in self._make_tasks():
+            t = task["t"]
+            info = task["program"]
+            if info["error"] is not None:
+                self.emit_json(t, -1, info["error"])
+                continue
+            child = self.preforked.get(t)
+            if child is not None:  # parked with its program loaded: released in this order
+                child["indices"] = list(order)
+                child["allowed"] = self.allowed_for(child["indices"])
+                running[child["fd"]] = child
+                continue
+            queue.append((task, list(order)))
+        self.flush()
+        self._before_forks()
         while queue or running:
             now = time.monotonic()
             waiting = [c for c in running.values() if c["parked"]]  # in the queue's order
@@ -1677,7 +1832,8 @@ class Zygote(object):
     def spawn_all(self, wanted):
         """Fork a child for each ``(task, indices, park)`` of ``wanted`` (None for a task whose
         budget is gone).  A parked child loads its program, then waits for ``release`` to send
-        its deadline; its time budget starts then.
+        its deadline; its time budget starts then.  ``indices`` None: forked before the inputs
+        exist (see prefork).
 
         The forks come one right after the other.  After a fork every page of this process is
         copy-on-write again, so each page it writes until the next fork costs it a page fault
@@ -1740,7 +1896,8 @@ class Zygote(object):
             out.append({
                 "pid": pid, "fd": r, "slot": slot, "task": task, "indices": indices, "buf": b"",
                 "eof": False, "status": None, "seen_pos": -2, "seen_time": now, "kill_reason": None,
-                "cwd": cwd, "eof_time": None, "prefix": b"%d " % task["t"], "allowed": self.allowed_for(indices),
+                "cwd": cwd, "eof_time": None, "prefix": b"%d " % task["t"],
+                "allowed": None if indices is None else self.allowed_for(indices),
                 "records": _record_index(task["t"]),
                 "diag": 0, "parked": park, "go": go_w,
             })
@@ -2166,6 +2323,12 @@ class Zygote(object):
         pack("q", slot, 16, 1 if load_error is None else 2)
         if load_error is not None:
             return
+        if indices is None:
+            # forked before the inputs existed (see prefork): parked until they did and a slot is
+            # free; they are in the memfd then
+            task["deadline"] = _wait_for_slot(go)
+            go = None
+            indices = self.inputs_from_memfd()
 
         # input makers: calling one evaluates the input afresh in the program's namespace
         makers = []
@@ -2255,17 +2418,7 @@ class Zygote(object):
         monotonic = time.monotonic
         deadline = task["deadline"]
         if go is not None:  # parked: wait for a slot (and the deadline) from the leader
-            got = b""
-            while len(got) < 8:
-                try:
-                    part = os.read(go, 8 - len(got))
-                except InterruptedError:
-                    continue
-                if not part:
-                    os._exit(0)  # the leader is gone
-                got += part
-            os.close(go)
-            deadline = struct.unpack("d", got)[0]
+            deadline = _wait_for_slot(go)
         IMMUT = frozenset((int, float, str, bool, bytes, type(None), complex))
         LIM = 1 << 62
         flt_repr = float.__repr__
@@ -2534,6 +2687,33 @@ def main():
 
 
 _WARM_TASKS = 32  # programs per job whose record patterns the warm worker compiles ahead
+
+
+def _wait_for_slot(go):
+    """In a parked child: the deadline the leader sends when it gives the child a slot."""
+    got = b""
+    while len(got) < 8:
+        try:
+            part = os.read(go, 8 - len(got))
+        except InterruptedError:
+            continue
+        if not part:
+            os._exit(0)  # the leader is gone
+        got += part
+    os.close(go)
+    return struct.unpack("d", got)[0]
+
+
+def _pread_all(fd, n):
+    chunks = []
+    at = 0
+    while at < n:
+        b = os.pread(fd, n - at, at)
+        if not b:
+            break
+        chunks.append(b)
+        at += len(b)
+    return b"".join(chunks)
 
 
 def _read_exact(fd, n):
