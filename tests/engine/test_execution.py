@@ -915,7 +915,7 @@ def test_programs_that_write_to_every_descriptor_while_they_load_change_no_one_s
         if not ex.warm:
             pytest.skip("one-shot workers start with their inputs")
         _module_status(prepared)
-        time.sleep(0.3)  # the inputs come later, as while a first check generates them
+        time.sleep(1.0)  # the inputs come later, as while a first check generates them
         report = prepared.run(inputs)
     finally:
         prepared.close()
