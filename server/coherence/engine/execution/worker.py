@@ -1626,8 +1626,6 @@ class Zygote(object):
             self.child_fds.discard(stdin)
         for child in children:
             self.preforked[child["task"]["t"]] = child
-            self.child_fds.add(child["fd"])
-            self.child_fds.add(child["go"])
         # The memfd is for these children alone: publish_inputs closes the leader's copy before
         # any other fork, so no later child inherits it.
 
@@ -1802,9 +1800,6 @@ class Zygote(object):
             for child in self.spawn_all(wanted):
                 if child is not None:
                     running[child["fd"]] = child
-                    self.child_fds.add(child["fd"])
-                    if child["go"] is not None:
-                        self.child_fds.add(child["go"])
             if not running:
                 continue
             fds = [fd for fd, c in running.items() if not c["eof"]]
@@ -1893,6 +1888,10 @@ class Zygote(object):
                 os.setpgid(pid, pid)
             except OSError:
                 pass
+            # what every child forked later closes (see child_main)
+            self.child_fds.add(r)
+            if go_w is not None:
+                self.child_fds.add(go_w)
             out.append({
                 "pid": pid, "fd": r, "slot": slot, "task": task, "indices": indices, "buf": b"",
                 "eof": False, "status": None, "seen_pos": -2, "seen_time": now, "kill_reason": None,
