@@ -1614,8 +1614,7 @@ class Zygote(object):
             self.memfd = os.memfd_create("coherence-inputs", os.MFD_ALLOW_SEALING)
         except (OSError, AttributeError):
             return
-        self.told = mmap.mmap(-1, _TOLD_HANGS + _PREFORK_INPUTS)
-        struct.pack_into("qq", self.told, 0, *self.cuts)
+        self._share_told(_PREFORK_INPUTS)
         self._before_forks()
         # the worker's stdin, where this leader reads its inputs, is no child's business
         stdin = self.job.get("inputs_fd")
@@ -1724,6 +1723,15 @@ class Zygote(object):
             order = list(range(n))
         return order
 
+    def _share_told(self, n):
+        """What the anchor task tells the other programs, shared with every child: its cuts (see
+        note_left_out), then one byte per input it timed out on (see child_main: a program that
+        hangs on one of them too skips the others), for ``n`` inputs.  Children forked before
+        the inputs came (see prefork) keep the one made then, which is large enough."""
+        if self.told is None or len(self.told) < _TOLD_HANGS + n:
+            self.told = mmap.mmap(-1, _TOLD_HANGS + max(1, n))
+        struct.pack_into("qq", self.told, 0, *self.cuts)
+
     def _before_forks(self):
         """What every child is forked with: the shared objects out of the collector's sight, the
         address-space limit, the first child uid."""
@@ -1746,13 +1754,7 @@ class Zygote(object):
         self.rank = rank = [0] * n
         for p, i in enumerate(order):
             rank[i] = p
-        # What the anchor task tells the other programs, shared with every child: its cuts (see
-        # note_left_out), then one byte per input it timed out on (see child_main: a program that
-        # hangs on one of them too skips the others).  Children forked before the inputs came
-        # share the one made then.
-        if self.told is None or len(self.told) < _TOLD_HANGS + n:
-            self.told = mmap.mmap(-1, _TOLD_HANGS + max(1, n))
-        struct.pack_into("qq", self.told, 0, *self.cuts)
+        self._share_told(n)
         if self.anchor is not None:
             self.left_out = _anchor_records(self.anchor, b"BudgetExceeded")
             self.hung = _anchor_records(self.anchor, b"Timeout")
