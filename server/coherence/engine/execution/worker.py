@@ -1662,13 +1662,7 @@ class Zygote(object):
 
     def _drop_preforked(self):
         for c in self.preforked.values():
-            try:
-                os.killpg(c["pid"], signal.SIGKILL)
-            except OSError:
-                try:
-                    os.kill(c["pid"], signal.SIGKILL)
-                except OSError:
-                    pass
+            self.kill(c)
             try:
                 os.waitpid(c["pid"], 0)
             except OSError:
@@ -2706,6 +2700,8 @@ def _wait_for_slot(go):
 
 
 def _pread_all(fd, n):
+    """``n`` bytes from the start of ``fd`` (fewer at its end).  Not ``_read_exact``: the children
+    that read the inputs' memfd share its file offset, and would move it under each other."""
     chunks = []
     at = 0
     while at < n:
