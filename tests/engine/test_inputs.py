@@ -551,7 +551,37 @@ def test_rendered_source_evaluates_back_to_the_same_value_and_types(value):
     assert _typed(eval(to_source(value))) == _typed(value)
 
 
+def _spelled_out(v):
+    """The source of ``v`` the long way (what ``to_source`` spells lists and tuples of plain atoms as,
+    through ``repr`` in C): items joined by ", ", one-tuples with their comma."""
+    if type(v) is list:
+        return "[" + ", ".join(map(_spelled_out, v)) + "]"
+    if type(v) is tuple:
+        return "(" + _spelled_out(v[0]) + ",)" if len(v) == 1 else "(" + ", ".join(map(_spelled_out, v)) + ")"
+    return repr(v)
+
+
+_plain = st.recursive(st.one_of(st.integers(), st.text(max_size=4), st.booleans(), st.none()),
+                      lambda inner: st.lists(inner, max_size=4) | st.tuples(inner) | st.tuples(inner, inner), max_leaves=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_plain)
+def test_lists_and_tuples_of_plain_atoms_render_exactly_as_spelled_out(value):
+    # the text is the inputs' identity (de-duplication) and what a counterexample shows
+    assert to_source(value) == _spelled_out(value)
+
+
+def test_large_numbers_are_found_in_flat_and_mixed_sequences():
+    from coherence.engine.inputs.generate import _large
+
+    assert _large([1, 20_000]) and _large((-10_000, 3)) and _large(["a", 10**6]) and _large([[1], [2, 50_000]])
+    assert not _large([]) and not _large(["a", "b"]) and not _large([9_999, -9_999]) and not _large([True, 5])
+    assert not _large(["x", 3]) and _large([2.5, 1e9])
+
+
 def test_value_sizes_grow_with_digits_length_and_nesting():
+    assert value_size(["ab", "c"]) == 1 + (1 + 2) + (1 + 1)
     assert value_size(7) == 2 and value_size(-12345) == 6 and value_size(True) == 1
     assert value_size("abc") == 4 and value_size([1, 22]) == 1 + 2 + 3 and value_size((1, [2])) == 1 + 2 + (1 + 2)
     assert value_size(2.5) == 2  # floats count their integer digits

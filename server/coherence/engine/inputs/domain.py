@@ -134,6 +134,7 @@ class Domain:
             if key not in seen:  # generation counts each distinct example once
                 seen.add(key)
                 ev_inputs.append(inp)
+        self._slots: dict[tuple, list[tuple[str, bool, int]]] = {}  # see _values
         self.evidence: tuple[Input, ...] = tuple(ev_inputs)
         self.rules: tuple[Rule, ...] = tuple(_learn(spec, ev_inputs)) if ev_inputs else ()
 
@@ -156,7 +157,7 @@ class Domain:
         """Short reasons why ``inp`` lies outside the domain; empty when it lies inside."""
         if not self.rules:
             return []
-        values = _values_by_param(self.spec, inp)
+        values = self._values(inp)
         out = []
         for r in self.rules:
             if r.param in values:
@@ -167,6 +168,20 @@ class Domain:
 
     def contains(self, inp: Input) -> bool:
         return not self.violations(inp)
+
+    def _values(self, inp: Input) -> dict[str, Any]:
+        """``_values_by_param``, with the binding looked up once per shape of call (run_last and
+        the scoring ask for every input)."""
+        kw = inp.kwargs
+        shape = (len(inp.args), tuple(k for k, _ in kw) if kw else ())
+        slots = self._slots.get(shape)
+        if slots is None:
+            aps, kps = bind(self.spec.params, inp)
+            slots = [(p.name, True, i) for i, p in enumerate(aps) if p is not None and p.kind not in ("var_positional", "var_keyword")]
+            slots += [(p.name, False, i) for i, p in enumerate(kps) if p is not None and p.kind not in ("var_positional", "var_keyword")]
+            self._slots[shape] = slots
+        args = inp.args
+        return {name: args[i] if positional else kw[i][1] for name, positional, i in slots}
 
     def with_rules(self, rules: Iterable[Rule]) -> Domain:
         """The same examples, judged by ``rules`` instead of the rules they back

@@ -106,6 +106,9 @@ def _child_members(child: Input, st) -> list[tuple[str, int]]:
     return out
 
 
+_INT_OR_STR = frozenset((int, str))
+
+
 def _large(v: Any) -> bool:
     t = type(v)
     if t is int or t is float:
@@ -113,6 +116,13 @@ def _large(v: Any) -> bool:
     if t is str:
         return False
     if t is list or t is tuple:
+        if not v:
+            return False
+        ts = set(map(type, v))
+        if ts <= _INT_OR_STR:
+            if str in ts:
+                return any(map(_large, v)) if int in ts else False
+            return max(v) >= 10_000 or min(v) <= -10_000
         return any(map(_large, v))
     if isinstance(v, bool):
         return False
@@ -211,44 +221,63 @@ class _Constraints:
         return where
 
     def apply(self, inp: Input, rng: random.Random) -> Input:
-        args = list(inp.args)
-        kwargs = list(inp.kwargs)
+        """``inp`` with the constraints applied (each with its probability); ``inp`` itself when
+        none changed anything.  It runs for every mutant: no closures, no copies until a write."""
         where = self._where(inp)
-
-        def get(name):
-            w, i = where[name]
-            return args[i] if w == "a" else kwargs[i][1]
-
-        def put(name, v):
-            w, i = where[name]
-            if w == "a":
-                args[i] = v
-            else:
-                kwargs[i] = (kwargs[i][0], v)
+        args = inp.args
+        kwargs = inp.kwargs
+        copied = False
 
         for name, prob in self.sorted.items():
             if name in where and rng.random() < prob:
-                v = get(name)
+                w, i = where[name]
+                v = args[i] if w == "a" else kwargs[i][1]
                 if isinstance(v, list):
                     try:
-                        put(name, sorted(v))
+                        v = sorted(v)
                     except TypeError:
-                        pass
+                        continue
+                    if not copied:
+                        args, kwargs, copied = list(args), list(kwargs), True
+                    _put(args, kwargs, w, i, v)
         for name, (prob, chars) in self.alphabet.items():
             if name in where and rng.random() < prob:
-                put(name, _in_alphabet(get(name), chars))
+                w, i = where[name]
+                if not copied:
+                    args, kwargs, copied = list(args), list(kwargs), True
+                _put(args, kwargs, w, i, _in_alphabet(args[i] if w == "a" else kwargs[i][1], chars))
         for name, (prob, square) in self.rect.items():
             if name in where and rng.random() < prob:
-                put(name, _rectangular(get(name), square))
+                w, i = where[name]
+                if not copied:
+                    args, kwargs, copied = list(args), list(kwargs), True
+                _put(args, kwargs, w, i, _rectangular(args[i] if w == "a" else kwargs[i][1], square))
         for name, prob in self.nonneg.items():
             if name in where and rng.random() < prob:
-                put(name, _non_negative(get(name)))
+                w, i = where[name]
+                if not copied:
+                    args, kwargs, copied = list(args), list(kwargs), True
+                _put(args, kwargs, w, i, _non_negative(args[i] if w == "a" else kwargs[i][1]))
         for name, (other, prob) in self.len_of.items():
             if name in where and other in where and rng.random() < prob:
-                v, c = get(name), get(other)
+                w, i = where[name]
+                ow, oi = where[other]
+                v = args[i] if w == "a" else kwargs[i][1]
+                c = args[oi] if ow == "a" else kwargs[oi][1]
                 if isinstance(v, int) and not isinstance(v, bool) and isinstance(c, (list, tuple, str)):
-                    put(name, len(c))
-        return Input(tuple(args), tuple(kwargs), origin=inp.origin)
+                    if not copied:
+                        args, kwargs, copied = list(args), list(kwargs), True
+                    _put(args, kwargs, w, i, len(c))
+        if not copied:
+            return inp
+        return Input.made(tuple(args), tuple(kwargs), inp.origin)
+
+
+def _put(args: list, kwargs: list, w: str, i: int, v: Any) -> None:
+    if w == "a":
+        args[i] = v
+    else:
+        kwargs[i] = (kwargs[i][0], v)
 
 
 _NARROW_CLASSES = [frozenset("01"), frozenset("0123456789"), frozenset("0123456789.-+"),
@@ -387,7 +416,7 @@ def generate_inputs(
 
     def add(inp: Input) -> bool:
         try:
-            key = inp.key()
+            key = inp.source()  # Input.key, without a call
         except (TypeError, ValueError, RecursionError):
             return False
         if key in seen:
@@ -455,6 +484,9 @@ def generate_inputs(
     stall = 0
     stall_limit = max(500, 2 * n)
     large_cap, large_accepted = max(3, n // 200), 0
+    constrained = constraints.active()
+    # randrange(k) is _randbelow(k) for k > 0 (the same draw), without two layers of arguments
+    randbelow = getattr(rng, "_randbelow", rng.randrange)
     while len(out) < n and stall < stall_limit:
         if time.monotonic() > deadline:
             break
@@ -466,13 +498,13 @@ def generate_inputs(
             if stall >= 50 or accepted[lid] <= 1.5 * share * n_accepted + 2:
                 break
         family, fsizes = members[lid], msizes[lid]
-        idx = rng.randrange(len(family))
+        idx = randbelow(len(family))
         if len(family) > 1 and rng.random() < 0.5:
-            other = rng.randrange(len(family))
+            other = randbelow(len(family))
             if fsizes[other] < fsizes[idx]:
                 idx = other
         parent = family[idx]
-        shape = (len(parent.args), tuple(k for k, _ in parent.kwargs))
+        shape = (len(parent.args), tuple(k for k, _ in parent.kwargs) if parent.kwargs else ())
         st = slot_cache.get(shape)
         if st is None:
             st = _slot_types(params, types, parent)
@@ -482,7 +514,7 @@ def generate_inputs(
             stall += 1
             continue
         child, _changed = res
-        if constraints.active():
+        if constrained:
             child = constraints.apply(child, rng)
         if targets and stall < 50 and rejected < 5 * n:
             # Keep union members near their weights in the output (a sparse member such as float,
@@ -495,7 +527,7 @@ def generate_inputs(
             mem = _child_members(child, st) if targets else []
         # Huge numbers mostly measure speed (a loop to 2**31 times out in every program), so a
         # few of them are enough: more would turn slowness into "disagreement" and cost minutes.
-        big = any(_large(a) for a in child.args) or any(_large(v) for _, v in child.kwargs)
+        big = _large(child.args) or (bool(child.kwargs) and any(_large(v) for _, v in child.kwargs))
         if big and large_accepted >= large_cap:
             stall += 1
             continue

@@ -22,6 +22,7 @@ declared item type.  Values that do not match their declared type are mutated by
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from typing import Any
@@ -443,6 +444,11 @@ def _mutate_construct(c: Construct, t: TypeDesc, rng: random.Random, depth: int)
 # -- inputs -------------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=64)
+def _arg_slots(n: int) -> list[tuple[str, int]]:
+    return [("a", i) for i in range(n)]  # read only: mutate_input draws from it
+
+
 def mutate_input(
     inp: Input,
     arg_types: list[TypeDesc | None],
@@ -453,8 +459,11 @@ def mutate_input(
 ) -> tuple[Input, set[tuple[str, int]]] | None:
     """Mutate one argument of ``inp`` (sometimes two).  Returns the new input and the slots changed
     (``("a", i)`` / ``("k", i)``), or ``None`` when nothing in ``inp`` can change (all ``Expr``)."""
-    slots = [("a", i) for i, a in enumerate(inp.args) if not isinstance(a, Expr)]
-    slots += [("k", i) for i, (_, a) in enumerate(inp.kwargs) if not isinstance(a, Expr)]
+    if Expr not in set(map(type, inp.args)) and not inp.kwargs:
+        slots = _arg_slots(len(inp.args))  # the usual case: every argument can change
+    else:
+        slots = [("a", i) for i, a in enumerate(inp.args) if not isinstance(a, Expr)]
+        slots += [("k", i) for i, (_, a) in enumerate(inp.kwargs) if not isinstance(a, Expr)]
     if not slots:
         return None
     count = 2 if (max_slots >= 2 and len(slots) >= 2 and rng.random() < 0.2) else 1
@@ -468,4 +477,4 @@ def mutate_input(
         else:
             name, v = kwargs[i]
             kwargs[i] = (name, mutate_value(v, kw_types[i] if i < len(kw_types) else None, rng))
-    return Input(tuple(args), tuple(kwargs), origin="mutation"), set(chosen)
+    return Input.made(tuple(args), tuple(kwargs), "mutation"), set(chosen)

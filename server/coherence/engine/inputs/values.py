@@ -39,6 +39,11 @@ class Construct:
     attr: bool = False
 
 
+# exact types whose repr is their source (floats are not: nan, inf)
+_REPR_IS_SOURCE = frozenset((int, str, bool, type(None)))
+_STR = {str}
+
+
 def to_source(value: Any) -> str:
     """Python source that evaluates to ``value`` (in the user's module namespace)."""
     # exact types first: most values are ints, strings and lists of them, and this runs for every
@@ -47,8 +52,13 @@ def to_source(value: Any) -> str:
     if t is int or t is str:
         return repr(value)
     if t is list:
+        # repr spells a list of these exactly as the join below does, in C
+        if set(map(type, value)) <= _REPR_IS_SOURCE:
+            return repr(value)
         return "[" + ", ".join(map(to_source, value)) + "]"
     if t is tuple and len(value) != 1:
+        if set(map(type, value)) <= _REPR_IS_SOURCE:
+            return repr(value)
         return "(" + ", ".join(map(to_source, value)) + ")"
     if isinstance(value, Expr):
         return value.source
@@ -95,6 +105,8 @@ def value_size(value: Any) -> int:
     if t is str:
         return 1 + len(value)
     if t is list or t is tuple:
+        if value and set(map(type, value)) == _STR:
+            return 1 + len(value) + sum(map(len, value))
         return 1 + sum(map(value_size, value))
     if isinstance(value, Expr):
         return len(value.source)
@@ -125,15 +137,26 @@ class Input:
     kwargs: tuple[tuple[str, Any], ...] = ()
     origin: str = "mutation"  # doctest | test | default | annotation | mutation | shrink
 
+    @classmethod
+    def made(cls, args: tuple, kwargs: tuple, origin: str) -> Input:
+        """``Input(args, kwargs, origin)`` without the frozen dataclass's ``__init__`` (a
+        quarter of its cost): generation makes tens of thousands of candidates per function."""
+        obj = _new(cls)
+        d = obj.__dict__
+        d["args"] = args
+        d["kwargs"] = kwargs
+        d["origin"] = origin
+        return obj
+
     def source(self) -> str:
         """Source of ``(args_tuple, kwargs_dict)``; what the worker evaluates per call."""
-        return self._source
-
-    @cached_property
-    def _source(self) -> str:
-        # de-duplication, the executor and the counterexample all ask for it
-        kw = "{" + ", ".join(f"{k!r}: {to_source(v)}" for k, v in self.kwargs) + "}"
-        return f"({to_source(tuple(self.args))}, {kw})"
+        # cached by hand: de-duplication, the executor and the counterexample all ask for it, and
+        # functools.cached_property takes a lock per access before Python 3.12
+        src = self.__dict__.get("_src")
+        if src is None:
+            kw = "{" + ", ".join(f"{k!r}: {to_source(v)}" for k, v in self.kwargs) + "}" if self.kwargs else "{}"
+            src = self.__dict__["_src"] = f"({to_source(self.args if type(self.args) is tuple else tuple(self.args))}, {kw})"
+        return src
 
     def call(self, name: str) -> str:
         """A pasteable call expression: ``name(1, [2], key='x')``."""
@@ -142,7 +165,8 @@ class Input:
         return f"{name}({', '.join(parts)})"
 
     def size(self) -> int:
-        return sum(value_size(a) for a in self.args) + sum(value_size(v) for _, v in self.kwargs)
+        n = sum(map(value_size, self.args))
+        return n + sum(value_size(v) for _, v in self.kwargs) if self.kwargs else n
 
     def key(self) -> str:
         """Identity for de-duplication."""
@@ -165,6 +189,8 @@ class Input:
             return None
 
 
+_new = object.__new__
+
 _MARSHAL_ATOMS = frozenset((type(None), bool, int, float, complex, str, bytes))
 
 
@@ -178,7 +204,7 @@ def _marshal_safe(value: Any, depth: int) -> bool:
     if depth > 100:
         return False
     if t is list or t is tuple:
-        return all(_marshal_safe(v, depth + 1) for v in value)
+        return set(map(type, value)) <= _MARSHAL_ATOMS or all(_marshal_safe(v, depth + 1) for v in value)
     if t is dict:
         return all(_marshal_safe(k, depth + 1) and _marshal_safe(v, depth + 1) for k, v in value.items())
     return False
