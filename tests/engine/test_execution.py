@@ -817,6 +817,72 @@ def test_a_prepared_run_cancelled_before_its_inputs_starts_nothing_more(mode):
     assert set(watch.survivors()) <= POOL.pids()
 
 
+# the hash seed decides this order, and the re-run's process has another one
+_SET_ORDER = Program("f", "def f(x):\n    return list({str(x), 'a', 'b', 'c', 'd', 'e', 'f', 'g'})\n")
+
+
+def test_a_rerun_started_ahead_runs_before_the_others_and_still_sees_the_other_hash_seed(mode):
+    ex = executor(mode)
+    programs = [_SET_ORDER, Program("f", "def f(x):\n    return x\n")]
+    prepared = ex.prepare(ModuleContext(), programs, rerun_program=0)
+    try:
+        started = prepared.start_rerun(INTS[:3])
+        assert started == ex.warm  # one-shot workers take their jobs whole, in run
+        if started:
+            # it runs now: its job is over, and its outcomes are in, before run() is called
+            _read_until_over(prepared.rr)
+            assert prepared.rr.over and all(o is not None for o in prepared.rr.results[0])
+            assert prepared.start_rerun(INTS[:3]) is False  # once
+        report = prepared.run(INTS[:5], rerun=[0, 1, 2])
+    finally:
+        prepared.close()
+    assert [o.kind for o in report.rerun] == ["ok"] * 3
+    assert not all(outcomes_equal(report.outcomes[0][i], r) for i, r in enumerate(report.rerun))
+    plain = ex.run(ModuleContext(), programs[1:], INTS[:5])
+    assert report.outcomes[1] == plain.outcomes[0]
+
+
+def test_a_rerun_started_ahead_on_other_inputs_than_run_asks_for_is_left_out(mode):
+    ex = executor(mode)
+    prepared = ex.prepare(MODULE, [Program("add_one")], rerun_program=0)
+    try:
+        prepared.start_rerun(INTS[1:3])  # not the first inputs of the run
+        report = prepared.run(INTS[:3], rerun=[0, 1])
+    finally:
+        prepared.close()
+    assert report.outcomes == [[ok(-2), ok(-1), ok(0)]]
+    # never the outcomes of other inputs taken for these: that would look like nondeterminism
+    assert report.rerun == ([] if ex.warm else [ok(-2), ok(-1)])
+
+
+def test_a_run_given_up_after_its_rerun_started_ahead_leaves_nothing(mode):
+    ex = executor(mode)
+    with ProcessWatch() as watch:
+        prepared = ex.prepare(MODULE, [Program("add_one")], rerun_program=0)
+        prepared.start_rerun(INTS[:2])
+        prepared.close()
+        with pytest.raises(CheckCancelled):
+            prepared.run(INTS[:2], rerun=[0, 1])
+        assert prepared.start_rerun(INTS[:2]) is False
+        again = ex.run(MODULE, [Program("add_one")], INTS[:2], rerun=[1])
+        assert again.outcomes == [[ok(-2), ok(-1)]] and again.rerun == [ok(-1)]
+    time.sleep(0.1)
+    assert set(watch.survivors()) <= POOL.pids()
+
+
+def _read_until_over(run, seconds: float = 20.0) -> None:
+    """Feed a run what its worker writes until its job is over (the run reads no more then)."""
+    import select
+
+    until = time.monotonic() + seconds
+    while not run.over and time.monotonic() < until:
+        if select.select([run.fd], [], [], 0.05)[0]:
+            data = os.read(run.fd, 1 << 16)
+            if not data:
+                break
+            run.feed(data)
+
+
 def test_one_shot_workers_start_a_prepared_run_with_its_inputs():
     ex = Executor(limits=ExecutionLimits(call_timeout=0.5), sandbox="guard", warm=False)
     prepared = ex.prepare(MODULE, [Program("add_one")], rerun_program=0)

@@ -98,9 +98,10 @@ class Checker:
             self._executor = Executor(python=self.config.python, limits=limits, sandbox=self.config.sandbox)
         return self._executor
 
-    def _inputs_for(self, target: Target) -> tuple[list[Input], list[int]]:
+    def _inputs_for(self, target: Target, early: _EarlyRerun | None = None) -> tuple[list[Input], list[int]]:
         """The inputs, and those of them to run last (``inputs.likely``).  Inputs depend on the
-        spec alone (never the body), so a body edit reuses them."""
+        spec alone (never the body), so a body edit reuses them.  ``early`` gets the first inputs
+        as soon as they exist, when this call makes them."""
         cfg = self.config
         key = (target.spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace)
         with self._inputs_lock:
@@ -122,6 +123,7 @@ class Checker:
                 workspace=cfg.workspace,
                 seed=cfg.seed,
                 time_budget=cfg.input_budget,
+                on_prefix=(early.count, early.inputs_made) if early is not None else None,
             )
             try:
                 last = run_last(target.spec, inputs)
@@ -162,18 +164,20 @@ class Checker:
         configuration (no model, bad key); everything about the code itself ends up in the result."""
         # Inputs depend on the spec alone: build them while the LLM answers, which takes longer.
         inputs_task = None
+        early = _EarlyRerun(self.config.rerun_inputs) if self.config.rerun_inputs > 0 else None
         if not target.skip_reason:
-            inputs_task = asyncio.ensure_future(asyncio.to_thread(self._inputs_for, target))
+            inputs_task = asyncio.ensure_future(asyncio.to_thread(self._inputs_for, target, early))
             inputs_task.add_done_callback(_retrieve)
         try:
-            return await self._check(target, inputs_task, progress=progress, cancel=cancel, samples=samples)
+            return await self._check(target, inputs_task, progress=progress, cancel=cancel, samples=samples, early=early)
         finally:
             # A check that ended early or was cancelled leaves no task behind (the thread finishes
             # on its own and caches the inputs for the next check).
             if inputs_task is not None and not inputs_task.done():
                 inputs_task.cancel()
 
-    async def _check(self, target: Target, inputs_task, *, progress: Progress | None, cancel: threading.Event | None, samples: SampleSet | None) -> CheckResult:
+    async def _check(self, target: Target, inputs_task, *, progress: Progress | None, cancel: threading.Event | None, samples: SampleSet | None,
+                     early: _EarlyRerun | None = None) -> CheckResult:
         started = time.monotonic()
         result = result_for(target, "skipped")
         result.delta = self.config.delta
@@ -220,6 +224,8 @@ class Checker:
         except asyncio.CancelledError:  # the start goes on in its thread: what it starts is given up
             starting.add_done_callback(_close_when_started)
             raise
+        if early is not None:
+            early.run_prepared(prepared)
         try:
             report_progress(f"{target.name}: generating inputs", 0.2)
             inputs, last = await inputs_task  # "inputs" below is what it added after sampling
@@ -393,6 +399,40 @@ class Checker:
         where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
         described = cx.describe(target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver)
         return described, where
+
+
+class _EarlyRerun:
+    """The nondeterminism re-run takes a check's first ``count`` inputs, final long before the
+    others are made.  Of those inputs (from the generating thread) and the prepared run (from
+    the check), whichever comes second hands them over (``PreparedRun.start_rerun``): the re-run
+    then runs while the rest are generated, on a core that would wait, not during the run."""
+
+    def __init__(self, count: int):
+        self.count = count
+        self._lock = threading.Lock()
+        self._inputs: list[Input] | None = None
+        self._run: PreparedRun | None = None
+
+    def inputs_made(self, inputs: list[Input]) -> None:
+        with self._lock:
+            self._inputs = inputs
+            run = self._run
+        if run is not None:
+            self._start(run, inputs)
+
+    def run_prepared(self, run: PreparedRun) -> None:
+        with self._lock:
+            self._run = run
+            inputs = self._inputs
+        if inputs is not None:
+            self._start(run, inputs)
+
+    @staticmethod
+    def _start(run: PreparedRun, inputs: list[Input]) -> None:
+        try:
+            run.start_rerun(inputs)
+        except Exception:  # noqa: BLE001 - the re-run then starts with the others, as it did
+            log.warning("starting the re-run early failed", exc_info=True)
 
 
 def _retrieve(task: asyncio.Future) -> None:

@@ -362,7 +362,7 @@ class Executor:
         env = sb.base_env(sb.BWRAP_TMP if mode == "bwrap" else "", hashseed)
         key = (interp.executable, interp.stamp, mode, extra, hashseed, tuple(sorted(env.items())))
         try:
-            warm = POOL.checkout(key, sb.worker_command(mode, interp, env, extra), env, guard_home=mode != "bwrap")
+            warm = POOL.checkout(key, lambda: sb.worker_command(mode, interp, env, extra), env, guard_home=mode != "bwrap")
         except OSError:
             return False  # the one-shot path reports why the interpreter does not start
         if mode == "bwrap":
@@ -415,7 +415,7 @@ class Executor:
 
     def _pump(self, runs: list[_Run], deadline: float, cancel: threading.Event | None) -> bool:
         """Read results until every worker is finished.  Returns True if the deadline hit."""
-        fds = {r.fd: r for r in runs}
+        fds = {r.fd: r for r in runs if not r.over}  # (one read ahead may be over already)
         while fds:
             if cancel is not None and cancel.is_set():
                 for r in runs:
@@ -575,8 +575,10 @@ class PreparedRun:
         self.main_job: dict = {}
         self.rr_job: dict = {}
         self.pending: list[_Run] = []  # started ahead, waiting for their inputs
+        self.rr_early: list[str] | None = None  # the re-run's inputs, when start_rerun sent them
         self._lock = threading.Lock()  # run and close may race (a check cancelled mid-start)
         self._closed = False
+        self._running = False  # run has begun: start_rerun is too late
         if m == 0:
             return
         self.main_job = ex._job(self.mode, self.interp, self.extra, module, self.distinct, seed, lim)
@@ -592,6 +594,27 @@ class PreparedRun:
             self.close()
             raise
 
+    def start_rerun(self, inputs: Sequence[str | Packable]) -> bool:
+        """Give the re-run its inputs ahead of ``run``.  A check re-runs the first inputs it
+        generates, which exist long before the others (see ``Checker``): sent now, the re-run
+        runs while the rest are being made, on a core the generation leaves idle, instead of
+        taking its share of both cores from the programs in ``run``.  ``run`` then re-runs these,
+        which must be its first ``len(inputs)`` inputs (if they are not, it leaves the re-run out).
+        False when nothing was sent (no re-run started ahead, or the run is over)."""
+        rr = self.rr
+        if rr is None or not inputs:
+            return False
+        sources = input_sources(inputs)
+        packed = [None if isinstance(s, str) else s.packed for s in inputs]
+        with self._lock:
+            if self._closed or self._running or rr not in self.pending or self.rr_early is not None or rr.warm is None:
+                return False
+            rr.expect(len(sources))
+            if not rr.warm.send(_encode(self.executor._job_inputs(sources, packed))):
+                return False  # it died while it waited: run starts it afresh
+            self.rr_early = sources
+        return True
+
     def run(self, inputs: Sequence[str | Packable], *, rerun: Sequence[int] = (), cancel: threading.Event | None = None,
             last: Sequence[int] = ()) -> ExecutionReport:
         """What ``Executor.run`` returns, for these inputs (once)."""
@@ -604,11 +627,16 @@ class PreparedRun:
             self.close()
             report = ExecutionReport([], [], [], None, mode, 0.0, [], interp.executable, interp.version_text)
             return copy_rows(report, self.runs_for)
+        with self._lock:
+            self._running = True
         sources = input_sources(inputs)
         packed = [None if isinstance(s, str) else s.packed for s in inputs]
         m, n = len(self.distinct), len(sources)
         rerun_idx = [i for i in rerun if 0 <= i < n] if self.rerun_program >= 0 else []
         uniq = sorted(set(rerun_idx))
+        early = self.rr_early is not None
+        if rr is not None and early and (uniq != list(range(len(self.rr_early))) or [sources[i] for i in uniq] != self.rr_early):
+            uniq = rerun_idx = []  # it re-ran other inputs than these: no re-run (never seen)
         if rr is not None and not uniq:
             self._give_up(rr)
             rr = self.rr = None
@@ -620,7 +648,7 @@ class PreparedRun:
             self.pending = []
         try:
             ex._start(main, mode, interp, self.extra, 0, self.main_job, ex._job_inputs(sources, packed, last, self.anchor))
-            if rr is not None:
+            if rr is not None and not early:
                 ex._start(rr, mode, interp, self.extra, 1, self.rr_job, ex._job_inputs([sources[i] for i in uniq], [packed[i] for i in uniq]))
             deadline = start + ex._deadline(m, rr is not None, self.lim)
             timed_out = ex._pump(runs, deadline, cancel)

@@ -213,9 +213,20 @@ def _exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
     return out
 
 
+_which: list = [None, None]  # PATH, where bwrap is on it
+
+
+def _which_bwrap() -> str | None:
+    """``shutil.which("bwrap")``, looked up again only when PATH changes (every check asks)."""
+    path = os.environ.get("PATH")
+    if _which[0] != path or _which[1] is None:
+        _which[:] = [path, shutil.which("bwrap")]
+    return _which[1]
+
+
 def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[str, ...] = ()) -> list[str]:
     """The bubblewrap prefix for running ``interp`` (the command follows after ``--``)."""
-    bwrap = shutil.which("bwrap")
+    bwrap = _which_bwrap()
     if not bwrap:
         raise ConfigurationError("bubblewrap (bwrap) is not installed.")
     cmd = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
@@ -253,7 +264,7 @@ def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[s
 
 def bwrap_works(interp: Interpreter, extra_paths: tuple[str, ...] = ()) -> bool:
     """Whether bubblewrap can run this interpreter here (probe cached per interpreter/paths)."""
-    if not shutil.which("bwrap"):
+    if not _which_bwrap():
         return False
     key = (interp.executable, tuple(_exposed_paths(interp, extra_paths)))
     with _lock:

@@ -138,8 +138,10 @@ class WorkerPool:
         self._spawner = _Spawner()
         self._all: set[WarmWorker] = set()
 
-    def checkout(self, key: tuple, cmd: list[str], env: dict[str, str], guard_home: bool) -> WarmWorker:
-        """An idle worker for ``key``, or a new one (raises OSError if it cannot start)."""
+    def checkout(self, key: tuple, cmd: Callable[[], list[str]], env: dict[str, str], guard_home: bool) -> WarmWorker:
+        """An idle worker for ``key``, or a new one started with the command ``cmd()`` makes
+        (raises OSError if it cannot start).  The command is made only then: bubblewrap's
+        resolves some forty paths, which a check taking an idle worker would waste."""
         stale = self._expire()
         picked = None
         with self._lock:
@@ -224,7 +226,8 @@ class WorkerPool:
         if idle and w in idle:
             idle.remove(w)
 
-    def _start(self, key: tuple, cmd: list[str], env: dict[str, str], guard_home: bool) -> WarmWorker:
+    def _start(self, key: tuple, make_cmd: Callable[[], list[str]], env: dict[str, str], guard_home: bool) -> WarmWorker:
+        cmd = make_cmd()
         home = tempfile.mkdtemp(prefix="coherence-worker-") if guard_home else None
         if home:
             env = dict(env, HOME=home, TMPDIR=home)

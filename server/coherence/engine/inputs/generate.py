@@ -28,6 +28,7 @@ import bisect
 import random
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -402,8 +403,11 @@ def generate_inputs(
     workspace: str | Path | None = None,
     seed: int = 0,
     time_budget: float = 2.0,
+    on_prefix: tuple[int, Callable[[list[Input]], None]] | None = None,
 ) -> list[Input]:
-    """``n`` distinct inputs for ``spec``'s function: seeds first, then mutants (see module doc)."""
+    """``n`` distinct inputs for ``spec``'s function: seeds first, then mutants (see module doc).
+    ``on_prefix`` ``(k, fn)``: ``fn`` gets the first ``k`` inputs as soon as they exist (they
+    are final then: the output only grows), if it ever has ``k``."""
     start = time.monotonic()
     deadline = start + max(0.05, time_budget)
     if n <= 0:
@@ -413,6 +417,7 @@ def generate_inputs(
 
     out: list[Input] = []
     seen: set[str] = set()
+    prefix_at, prefix_fn = on_prefix if on_prefix is not None and 0 < on_prefix[0] <= n else (-1, None)
 
     def add(inp: Input) -> bool:
         try:
@@ -423,6 +428,8 @@ def generate_inputs(
             return False
         seen.add(key)
         out.append(inp)
+        if len(out) == prefix_at:
+            prefix_fn(out[:prefix_at])
         return True
 
     evidence: list[Input] = []
