@@ -744,6 +744,24 @@ async def test_replay_from_a_written_file(tmp_path, suffix):
     assert "missing_fn" in str(info.value)
 
 
+async def test_replay_reads_each_candidate_once_however_often_it_is_served(tmp_path, monkeypatch):
+    from coherence.engine.sampling import replay
+
+    path = _write_jsonl(tmp_path / "rec.jsonl", [{"entry_point": "dedupe_desc", "candidates": [IMPL_A, IMPL_B, IMPL_C]}])
+    reads = []
+
+    def counting(reply, name, owner=None):
+        reads.append(reply)
+        return extract_program(reply, name, owner)
+
+    monkeypatch.setattr(replay, "extract_program", counting)
+    provider = ReplayProvider(path)
+    first = await provider.generate(SPEC, 3)
+    again = await provider.generate(SPEC, 3)
+    assert [s.code for s in again.samples] == [s.code for s in first.samples] and all(s.ok for s in again.samples)
+    assert len(reads) == 3  # re-checks re-read nothing
+
+
 def test_replay_missing_file_is_a_configuration_error(tmp_path):
     with pytest.raises(ConfigurationError) as info:
         make_provider(model=None, replay=tmp_path / "nope.jsonl.gz")

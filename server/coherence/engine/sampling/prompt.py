@@ -11,6 +11,7 @@ asserts and calls of the function) removed, because it would run when the progra
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import textwrap
 from dataclasses import dataclass
@@ -184,6 +185,7 @@ def _parse(text: str) -> _Block:
         return _Block(cleaned, None, str(e) or type(e).__name__)
 
 
+@functools.lru_cache(maxsize=512)  # every check asks it of each cached sample again
 def defines_function(code: str | None, name: str, owner: str | None = None) -> bool:
     """Whether ``code`` parses and defines ``name`` at module level (as a def or an assignment),
     or, for a method of ``owner``, inside a ``class owner:`` of its own."""

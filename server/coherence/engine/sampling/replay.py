@@ -19,9 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from coherence.engine.errors import ConfigurationError, SamplingError
-from coherence.engine.sampling.prompt import extract_program
+from coherence.engine.sampling.prompt import Sample, extract_program
 from coherence.engine.sampling.provider import ProviderReply
 from coherence.engine.spec import Spec
+
+
+_EXTRACTED_MAX = 8192
 
 
 class ReplayProvider:
@@ -48,6 +51,7 @@ class ReplayProvider:
         self.skip = max(0, int(skip))
         self.task_id = task_id
         self._entries: list[dict[str, Any]] | None = None
+        self._extracted: dict[tuple, Sample] = {}  # see _read
         self._temperature = temperature
         self.model = f"replay:{p.name}"
 
@@ -111,7 +115,19 @@ class ReplayProvider:
         if count <= 0:
             return ProviderReply()
         cands = self.candidates_for(spec.name)[self.skip : self.skip + count]
-        return ProviderReply(samples=[extract_program(c, spec.name, spec.owner) for c in cands])
+        return ProviderReply(samples=[self._read(c, spec.name, spec.owner) for c in cands])
+
+    def _read(self, candidate: str, name: str, owner: str | None):
+        """``extract_program``, once per candidate: the file does not change, every check of a
+        function reads the same candidates again, and reading one parses it (a fifth of the
+        language server's CPU in a re-check, which runs beside the input generation)."""
+        key = (candidate, name, owner)
+        sample = self._extracted.get(key)
+        if sample is None:
+            if len(self._extracted) >= _EXTRACTED_MAX:
+                self._extracted.clear()
+            sample = self._extracted[key] = extract_program(candidate, name, owner)
+        return sample
 
     def __repr__(self) -> str:
         return f"ReplayProvider({str(self.path)!r}, skip={self.skip})"
