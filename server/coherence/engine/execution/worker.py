@@ -1165,6 +1165,7 @@ class Zygote(object):
         self._read_order(job)
         self.cuts = [1 << 60, 1 << 60]
         self.rank = []  # input index -> position in the order (set by schedule)
+        self.order = None  # see _order
         self.allowed_all = None  # see allowed_for
         self.child_fds = set()  # descriptors a new child closes (its siblings' pipes)
         self.told = None  # see schedule
@@ -1270,7 +1271,8 @@ class Zygote(object):
 
     def _on_term(self, signum, frame):
         self.guard["mode"] = "zygote"
-        running = list(self.running.values())
+        # and the children forked ahead, parked before schedule took them in (see prefork)
+        running = list({c["pid"]: c for c in list(self.running.values()) + list(self.preforked.values())}.values())
         for c in running:
             self.kill(c)
         until = time.monotonic() + 1.0
@@ -1710,12 +1712,15 @@ class Zygote(object):
         return self.tasks
 
     def _order(self):
-        """The order every program runs the inputs in (the job's, when it is one)."""
+        """The order every program runs the inputs in (the job's, when it is one); checked once
+        (publish_inputs and schedule both ask)."""
         n = len(self.input_codes)
-        order = self.job.get("order")
-        if not (isinstance(order, list) and len(order) == n and sorted(order) == list(range(n))):
-            order = list(range(n))
-        return order
+        if self.order is None or len(self.order) != n:
+            order = self.job.get("order")
+            if not (isinstance(order, list) and len(order) == n and sorted(order) == list(range(n))):
+                order = list(range(n))
+            self.order = order
+        return self.order
 
     def _share_told(self, n):
         """What the anchor task tells the other programs, shared with every child: its cuts (see
