@@ -90,7 +90,7 @@ def describe(r: CheckResult) -> list[str]:
         for alt in ce.alternatives:
             lines.append(f"      {alt.count} of {ce.total} alternatives: {alt.output}")
     if r.extra.get("outside_domain"):
-        lines.append(f"    every disagreement is on inputs unlike your docstring's examples: {r.extra['outside_domain']}")
+        lines.append(f"    every disagreement is on inputs outside what your docstring describes: {r.extra['outside_domain']}")
     cost = f" · ${r.cost_usd:.4f}" if r.cost_usd else ""
     lines.append(f"    {r.samples} samples × {r.inputs} inputs · {r.sampling} · {r.model}{cost} · {r.seconds:.2f}s")
     return lines

@@ -369,13 +369,18 @@ TOWARD_ZERO = "def round_down(n):\n    return n // 10 * 10 if n >= 0 else -((-n)
 CAPPED = "def round_down(n):\n    if n >= 1000:\n        return n\n    return n // 10 * 10 if n >= 0 else -((-n) // 10) * 10\n"
 
 
-async def _round_down_result(tmp_path, alternatives):
-    (tmp_path / "mod.py").write_text(ROUND_DOWN)
+async def _replayed_result(tmp_path, source, name, alternatives):
+    """The check of the one marked function in ``source``, against ``alternatives``."""
+    (tmp_path / "mod.py").write_text(source)
     replay = tmp_path / "samples.jsonl"
-    replay.write_text(json.dumps({"entry_point": "round_down", "candidates": alternatives}) + "\n")
+    replay.write_text(json.dumps({"entry_point": name, "candidates": alternatives}) + "\n")
     checker = Checker(CheckConfig(replay=str(replay), samples=len(alternatives) + 1, inputs=300, workspace=str(tmp_path)))
-    (t,) = find_targets(ROUND_DOWN, str(tmp_path / "mod.py"))
+    (t,) = find_targets(source, str(tmp_path / "mod.py"))
     return await checker.check(t)
+
+
+async def _round_down_result(tmp_path, alternatives):
+    return await _replayed_result(tmp_path, ROUND_DOWN, "round_down", alternatives)
 
 
 async def test_disagreement_only_outside_the_examples_domain_is_said_so(tmp_path):
@@ -388,8 +393,8 @@ async def test_disagreement_only_outside_the_examples_domain_is_said_so(tmp_path
     from coherence.lsp.render import diagnostic_message
 
     assert json_entry(result)["outside_domain"] == result.extra["outside_domain"]
-    assert any("unlike your docstring's examples" in line for line in describe(result))
-    assert "unlike your docstring's examples" in diagnostic_message(result)
+    assert any("outside what your docstring describes" in line for line in describe(result))
+    assert "outside what your docstring describes" in diagnostic_message(result)
     # shown to the user, not warned about, whatever the trust
     from coherence.lsp.render import diagnostic_severity
 
@@ -404,6 +409,46 @@ async def test_the_counterexample_comes_from_inside_the_domain_when_it_can(tmp_p
     assert result.status == "incoherent"
     assert "outside_domain" not in result.extra
     assert eval(result.counterexample.call[len("round_down"):]) >= 1000  # noqa: S307
+
+
+COUNT_DIGITS = '''
+# coherence
+def count_digits(n: int) -> int:
+    """Given a positive integer n, how many decimal digits it has.
+
+    >>> count_digits(7)
+    1
+    """
+    return len(str(n))
+'''
+DIGITS_LOOP = "def count_digits(n):\n    c = 0\n    while n > 0:\n        c += 1\n        n //= 10\n    return c\n"  # 0 for n <= 0
+DIGITS_OFF_FROM_100 = "def count_digits(n):\n    return len(str(n)) + (n >= 100)\n"
+
+
+async def _count_digits_result(tmp_path, alternatives, source=COUNT_DIGITS):
+    return await _replayed_result(tmp_path, source, "count_digits", alternatives)
+
+
+async def test_disagreement_only_where_the_docstring_rules_the_input_out_is_said_so(tmp_path):
+    # "Given a positive integer n": the alternatives differ from yours only at n <= 0.
+    result = await _count_digits_result(tmp_path, [DIGITS_LOOP, DIGITS_LOOP])
+    assert result.status == "incoherent"
+    assert eval(result.counterexample.call[len("count_digits"):]) <= 0  # noqa: S307 - our own rendering
+    assert "your docstring says n is positive" in result.extra["outside_domain"]
+    assert result.extra["domain"] == ["n is positive (your docstring says so)"]
+    # without the statement, one example shows no domain: the same disagreement is not set apart
+    plain = COUNT_DIGITS.replace("Given a positive integer n, how", "How")
+    result = await _count_digits_result(tmp_path, [DIGITS_LOOP, DIGITS_LOOP], source=plain)
+    assert result.status == "incoherent" and "outside_domain" not in result.extra
+
+
+async def test_the_counterexample_comes_from_inside_what_the_docstring_states(tmp_path):
+    # The largest cluster differs from yours only at n <= 0; another one at n >= 100, where the
+    # docstring allows n: that is the disagreement shown.
+    result = await _count_digits_result(tmp_path, [DIGITS_LOOP, DIGITS_LOOP, DIGITS_LOOP, DIGITS_OFF_FROM_100])
+    assert result.status == "incoherent"
+    assert "outside_domain" not in result.extra
+    assert eval(result.counterexample.call[len("count_digits"):]) >= 100  # noqa: S307
 
 
 def test_the_domain_is_asked_only_of_inputs_the_programs_disagree_on():

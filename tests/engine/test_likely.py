@@ -28,11 +28,18 @@ def spec_of(source: str, name: str):
 
 
 def test_a_count_named_n_runs_its_negative_values_last_without_narrowing_the_domain():
-    spec, module = spec_of(COLLATZ, "get_odd_collatz")
+    spec, module = spec_of(COLLATZ.replace("Given a positive integer n, return", "Return"), "get_odd_collatz")
     inputs = [Input((5,), origin="doctest"), Input((-1,)), Input((0,)), Input((12,)), Input((-40,))]
     assert run_last(spec, inputs) == [1, 4]
     # one example backs no rule: the guess orders the inputs, it does not say they are invalid
     assert Domain.for_spec(spec, module).empty
+
+
+def test_a_stated_positive_n_runs_zero_and_negatives_last_and_is_the_domain():
+    spec, module = spec_of(COLLATZ, "get_odd_collatz")
+    inputs = [Input((5,), origin="doctest"), Input((-1,)), Input((0,)), Input((12,)), Input((-40,))]
+    assert run_last(spec, inputs) == [1, 2, 4]
+    assert Domain.for_spec(spec, module).describe() == ["n is positive (your docstring says so)"]
 
 
 def test_the_docstring_or_the_examples_decide_for_other_names():
@@ -80,8 +87,10 @@ def test_generated_inputs_for_a_count_mostly_run_first():
     spec, module = spec_of(COLLATZ, "get_odd_collatz")
     inputs = generate_inputs(spec, 300, module_source=module, seed=0)
     late = set(run_last(spec, inputs))
-    assert late and all(inputs[x].args[0] < 0 for x in late)
-    assert all(inputs[x].args[0] >= 0 for x in range(len(inputs)) if x not in late)
+    # "a positive integer n": zero and the negatives go last, and they are few (generation keeps
+    # most mutants positive)
+    assert late and all(inputs[x].args[0] <= 0 for x in late) and len(late) < 0.2 * len(inputs)
+    assert all(inputs[x].args[0] > 0 for x in range(len(inputs)) if x not in late)
 
 
 @pytest.mark.corpus

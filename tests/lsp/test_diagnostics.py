@@ -165,6 +165,6 @@ async def test_disagreement_only_outside_the_examples_domain_is_information(star
     uri = lsp.open("rounding.py", ROUNDING)
     (d,) = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
     assert d.severity == types.DiagnosticSeverity.Information
-    assert "only on inputs unlike your docstring's examples (n is negative" in d.message
+    assert "only on inputs outside what your docstring describes (n is negative" in d.message
     hover = await lsp.hover(uri, line_of(ROUNDING, "def round_down"), 5)
-    assert "unlike your docstring's examples" in hover.contents.value
+    assert "outside what your docstring describes" in hover.contents.value

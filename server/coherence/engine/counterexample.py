@@ -26,7 +26,10 @@ from coherence.engine.result import ClusterOutput, Counterexample
 
 def choose(labels: np.ndarray, raised: np.ndarray, inputs: Sequence[Input], metrics: Metrics, prefer: np.ndarray | None = None) -> tuple[int, int] | None:
     """(input index, representative program of the opposing cluster), or None when P0 agrees with all.
-    ``prefer`` (a mask over inputs, e.g. those inside the examples' domain) wins over the rest."""
+    The opposing cluster is the largest one that differs from P0.  ``prefer`` (a mask over
+    inputs, e.g. those inside the domain the docstring describes) wins over the rest: then it is
+    the largest that differs from P0 on a preferred input, when one does (a disagreement where
+    the docstring rules the input out is one the user would dismiss)."""
     others = [g for i, g in enumerate(metrics.cluster_members) if i != metrics.user_cluster]
     if not others:
         return None
@@ -34,8 +37,12 @@ def choose(labels: np.ndarray, raised: np.ndarray, inputs: Sequence[Input], metr
     differs = np.flatnonzero(labels[0] != labels[rep])
     if differs.size == 0:
         return None
-    if prefer is not None and prefer[differs].any():
-        differs = differs[prefer[differs]]
+    if prefer is not None:
+        for g in others:
+            d = np.flatnonzero((labels[0] != labels[g[0]]) & prefer)
+            if d.size:
+                rep, differs = g[0], d
+                break
     both_ok = differs[~raised[0, differs] & ~raised[rep, differs]]
     pool = both_ok if both_ok.size else differs
     best = min(pool.tolist(), key=lambda x: (inputs[x].size(), x))

@@ -38,7 +38,7 @@ def diagnostic_message(r: CheckResult) -> str:
         ce = r.counterexample
         partial = f" · {partial_sampling(r)}" if partial_sampling(r) else ""
         outside = r.extra.get("outside_domain")
-        where = f" · only on inputs unlike your docstring's examples ({outside})" if outside else ""
+        where = f" · only on inputs outside what your docstring describes ({outside})" if outside else ""
         if ce is not None:
             return f"{ce.disagreeing} of {ce.total} alternative implementations disagree: {ce.call} -> yours {ce.yours}, theirs {ce.theirs} ({_trust(r)}){where}{partial}"
         k, total = alternatives_disagreeing(r)
@@ -148,7 +148,7 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
             lines.append(f"(shrunk from {_code(ce.shrunk_from)})")
         lines.append("")
     if r.extra.get("outside_domain"):
-        lines.append(f"Every disagreement is on inputs unlike your docstring's examples: {r.extra['outside_domain']}.")
+        lines.append(f"Every disagreement is on inputs outside what your docstring describes: {r.extra['outside_domain']}.")
         lines.append("")
     if r.disagreeing_code:
         lines.append("most common disagreeing alternative:")

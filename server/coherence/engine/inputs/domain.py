@@ -14,10 +14,12 @@ with the same evidence rules as generation's ``_Constraints``:
   is square (and one has two rows or more);
 - ``len``: an int parameter equals ``len()`` of a collection parameter before it in every example.
 
-Name heuristics with no example behind them (``n`` is a count, so non-negative; ``n`` follows
-``arr``) and a docstring that merely says "sorted" are left out: they guide generation, they do not
-say what the function is meant for.  With no evidence there are no rules, and every input is in
-the domain.
+The docstring's own statement of a sign ("given a positive integer n", "a list of non-negative
+integers": :mod:`.stated`) is a rule too, ``positive`` or ``nonneg``, unless an example breaks it:
+it says what the function is meant for as plainly as an example.  Name heuristics with no example
+behind them (``n`` is a count, so non-negative; ``n`` follows ``arr``) and a docstring that merely
+says "sorted" are left out: they guide generation, they do not say what the function is meant for.
+With neither examples nor statements there are no rules, and every input is in the domain.
 
 ``Domain.violations(inp)`` says, in a few words each, why an input lies outside the domain.
 """
@@ -41,6 +43,7 @@ from coherence.engine.inputs.generate import (
     narrow_alphabet,
 )
 from coherence.engine.inputs.seeds import bind, doctest_seeds, workspace_seeds
+from coherence.engine.inputs.stated import backed_signs, stated_signs
 from coherence.engine.inputs.values import Expr, Input
 from coherence.engine.spec import Spec
 
@@ -54,15 +57,18 @@ class Rule:
     """One constraint on one parameter, backed by every example that gives it a value."""
 
     param: str
-    kind: str  # nonneg | alphabet | sorted | rect | len
+    kind: str  # nonneg | positive | alphabet | sorted | rect | len
     chars: frozenset[str] = frozenset()  # alphabet
     square: bool = False  # rect
     other: str = ""  # len: the collection parameter this one is the length of
+    stated: bool = False  # nonneg, positive: the docstring says so (else: every example shows it)
 
     def describe(self) -> str:
         p = self.param
+        if self.kind == "positive":
+            return f"{p} is positive (your docstring says so)"
         if self.kind == "nonneg":
-            return f"{p} is never negative"
+            return f"{p} is never negative" + (" (your docstring says so)" if self.stated else "")
         if self.kind == "alphabet":
             return f"{p} uses only the characters {_show_chars(self.chars)}"
         if self.kind == "sorted":
@@ -77,12 +83,16 @@ class Rule:
         p = self.param
         if isinstance(value, Expr):
             return None
-        if self.kind == "nonneg":
-            if any(x < 0 for x in _numbers(value)):
-                if isinstance(value, (int, float)):
-                    return f"{p} is negative; every example's {p} is ≥ 0"
-                return f"{p} holds a negative number; no example's {p} does"
-            return None
+        if self.kind in ("nonneg", "positive"):
+            strict = self.kind == "positive"
+            bad = next((x for x in _numbers(value) if x < 0 or (strict and x == 0)), None)
+            if bad is None:
+                return None
+            scalar = isinstance(value, (int, float))
+            if self.stated:
+                sign = "positive" if strict else "non-negative"
+                return f"{p} is {bad!r}; your docstring says {p} is {sign}" if scalar else f"{p} holds {bad!r}; your docstring says its numbers are {sign}"
+            return f"{p} is negative; every example's {p} is ≥ 0" if scalar else f"{p} holds a negative number; no example's {p} does"
         if self.kind == "alphabet":
             bad = sorted({c for s in _strings(value) for c in s if c not in self.chars})
             if bad:
@@ -136,7 +146,10 @@ class Domain:
                 ev_inputs.append(inp)
         self._slots: dict[tuple, list[tuple[str, bool, int]]] = {}  # see _values
         self.evidence: tuple[Input, ...] = tuple(ev_inputs)
-        self.rules: tuple[Rule, ...] = tuple(_learn(spec, ev_inputs)) if ev_inputs else ()
+        # what the rules were learned from, kept for inputs.likely's guesses
+        self.types = infer_types(spec, ev_inputs)
+        self.evidence_by_param = evidence_by_param(spec, ev_inputs)
+        self.rules: tuple[Rule, ...] = tuple(_learn(spec, self.types, self.evidence_by_param))
 
     @classmethod
     def for_spec(cls, spec: Spec, module_source: str | None = None, workspace: str | Path | None = None) -> Domain:
@@ -203,15 +216,18 @@ def _values_by_param(spec: Spec, inp: Input) -> dict[str, Any]:
     return values
 
 
-def _learn(spec: Spec, evidence: list[Input]) -> list[Rule]:
-    """The rules of generation's ``_Constraints`` that the examples back (see the module doc).
-    Kept in step with it: every rule here is one ``_Constraints`` also learns."""
-    types = infer_types(spec, evidence)
+def _learn(spec: Spec, types: dict, evid: dict[str, list[tuple[Input, Any]]]) -> list[Rule]:
+    """The rules of generation's ``_Constraints`` that the examples (``evid``, by parameter) or
+    the docstring's statements back (see the module doc).  Kept in step with it: every rule here
+    is one ``_Constraints`` also learns."""
     params = [p for p in spec.params if p.kind in ("positional_only", "positional_or_keyword", "keyword_only")]
-    evid = evidence_by_param(spec, evidence)
     kinds = {p.name: _family(types.get(p.name)) for p in params}
+    numbers = {p.name: [x for _, v in evid.get(p.name, []) for x in _numbers(v)] for p in params}
+    signs = backed_signs(stated_signs(spec.docstring, params, kinds), numbers)
     rules: list[Rule] = []
     for idx, p in enumerate(params):
+        if p.name in signs:
+            rules.append(Rule(p.name, signs[p.name], stated=True))
         ev = [v for _, v in evid.get(p.name, [])]
         if not ev:
             continue  # what is left without examples are name and docstring heuristics
@@ -219,8 +235,8 @@ def _learn(spec: Spec, evidence: list[Input]) -> list[Rule]:
         alphabet = narrow_alphabet(ev)
         if alphabet is not None:
             rules.append(Rule(p.name, "alphabet", chars=alphabet))
-        nums = [x for v in ev for x in _numbers(v)]
-        if len(nums) >= 2 and all(x >= 0 for x in nums):
+        nums = numbers[p.name]
+        if len(nums) >= 2 and all(x >= 0 for x in nums) and p.name not in signs:
             rules.append(Rule(p.name, "nonneg"))
         if fam == "int":
             colls = [q for q in params[:idx] if kinds[q.name] in ("list", "tuple", "str")]

@@ -13,7 +13,8 @@ Order of the output (deduplicated by ``Input.key()``):
 
 Mutants then pass through soft constraints learned from the seeds and names (each applied with
 some probability, so the boundary is still explored): ``n`` follows ``len(arr)``; counts and
-numbers never negative in the examples stay non-negative; lists sorted in every example stay
+numbers never negative in the examples stay non-negative, and numbers the docstring calls positive
+or non-negative ("given a positive integer n") stay so; lists sorted in every example stay
 sorted; matrices stay rectangular; strings keep the narrow alphabet of their examples (digits,
 parentheses...).  A union member (``a``: int 85% | float 10% | str 5%) is kept near its weight in
 the output.
@@ -42,6 +43,7 @@ from coherence.engine.inputs.seeds import (
     workspace_seeds,
 )
 from coherence.engine.inputs.shrink import shrink_candidates, shrink_key
+from coherence.engine.inputs.stated import backed_signs, stated_signs
 from coherence.engine.inputs.types import MIXED, TypeDesc, description_hints, param_types
 from coherence.engine.inputs.values import Construct, Expr, Input
 from coherence.engine.spec import Param, Spec
@@ -139,9 +141,10 @@ def _large(v: Any) -> bool:
 
 
 class _Constraints:
-    """Soft constraints learned from names and seeds, applied to mutants with some probability:
-    ``n`` follows ``len(arr)``; counts, and numbers that are never negative in the seeds, stay
-    non-negative; lists that are sorted in every seed (or that the docstring calls sorted) stay
+    """Soft constraints learned from names, seeds and the docstring, applied to mutants with some
+    probability: ``n`` follows ``len(arr)``; counts, and numbers that are never negative in the
+    seeds, stay non-negative; numbers the docstring calls positive or non-negative stay so (unless
+    an example says otherwise: see ``stated``); lists that are sorted in every seed (or that the docstring calls sorted) stay
     sorted; matrices stay rectangular (square, when the seeds or the docstring say so)."""
 
     def __init__(self, spec: Spec, types: dict[str, TypeDesc], seeds: list[Input]):
@@ -154,20 +157,25 @@ class _Constraints:
         self.sorted: dict[str, float] = {}
         self.rect: dict[str, tuple[float, bool]] = {}
         self.alphabet: dict[str, tuple[float, frozenset[str]]] = {}
+        self.positive: dict[str, float] = {}
         _, _, doc_sorted = description_hints(spec.docstring)
         doc_square = bool(re.search(r"\bsquare\b|\bN\s*[x*×]\s*N\b", spec.docstring or "", re.I))
         kinds = {p.name: _family(types.get(p.name)) for p in params}
+        numbers = {p.name: [x for _, v in evid.get(p.name, []) for x in _numbers(v)] for p in params}
+        signs = backed_signs(stated_signs(spec.docstring, params, kinds), numbers)
         for idx, p in enumerate(params):
             fam = kinds[p.name]
             ev = [v for _, v in evid.get(p.name, [])]
             alphabet = narrow_alphabet(ev)
             if alphabet is not None:
                 self.alphabet[p.name] = (0.9, alphabet)
-            nums = [x for v in ev for x in _numbers(v)]
-            if nums and all(x >= 0 for x in nums) and len(nums) >= 2:
+            nums = numbers[p.name]
+            if signs.get(p.name) == "positive":
+                self.positive[p.name] = 0.9
+            elif signs.get(p.name) == "nonneg" or (nums and all(x >= 0 for x in nums) and len(nums) >= 2):
                 self.nonneg[p.name] = 0.9
             if fam == "int":
-                if not ev and named_like_count(p.name):
+                if not ev and named_like_count(p.name) and p.name not in signs:
                     self.nonneg[p.name] = 0.85
                 colls = [q for q in params[:idx] if kinds[q.name] in ("list", "tuple", "str")]
                 if colls:
@@ -205,7 +213,7 @@ class _Constraints:
         return None
 
     def active(self) -> bool:
-        return bool(self.len_of or self.nonneg or self.sorted or self.rect or self.alphabet)
+        return bool(self.len_of or self.nonneg or self.positive or self.sorted or self.rect or self.alphabet)
 
     def _where(self, inp: Input) -> dict[str, tuple[str, int]]:
         """Where each parameter sits in inputs of ``inp``'s shape (it runs for every mutant)."""
@@ -253,12 +261,13 @@ class _Constraints:
                 if not copied:
                     args, kwargs, copied = list(args), list(kwargs), True
                 _put(args, kwargs, w, i, _rectangular(args[i] if w == "a" else kwargs[i][1], square))
-        for name, prob in self.nonneg.items():
-            if name in where and rng.random() < prob:
-                w, i = where[name]
-                if not copied:
-                    args, kwargs, copied = list(args), list(kwargs), True
-                _put(args, kwargs, w, i, _non_negative(args[i] if w == "a" else kwargs[i][1]))
+        for signs, fix in ((self.nonneg, _non_negative), (self.positive, _positive)):
+            for name, prob in signs.items():
+                if name in where and rng.random() < prob:
+                    w, i = where[name]
+                    if not copied:
+                        args, kwargs, copied = list(args), list(kwargs), True
+                    _put(args, kwargs, w, i, fix(args[i] if w == "a" else kwargs[i][1]))
         for name, (other, prob) in self.len_of.items():
             if name in where and other in where and rng.random() < prob:
                 w, i = where[name]
@@ -349,21 +358,28 @@ def _numbers(v: Any) -> list[float]:
     return []
 
 
-def _non_negative(v: Any) -> Any:
+def _non_negative(v: Any, zero: Any = None) -> Any:
+    """``v`` with every number's sign dropped, and zeros made ``zero`` (1: ``_positive``) when it
+    is given.  Sets are left alone: negating could merge their items."""
     t = type(v)
     if t is int or t is float:
-        return -v if v < 0 else v
+        return -v if v < 0 else (v if zero is None or v else t(zero))
     if isinstance(v, bool):
         return v
     if isinstance(v, (int, float)):
-        return -v if v < 0 else v
+        return -v if v < 0 else (v if zero is None or v else type(v)(zero))
     if isinstance(v, list):
-        return [_non_negative(x) for x in v]
+        return [_non_negative(x, zero) for x in v]
     if isinstance(v, tuple):
-        return tuple(_non_negative(x) for x in v)
+        return tuple(_non_negative(x, zero) for x in v)
     if isinstance(v, dict):
-        return {k: _non_negative(x) for k, x in v.items()}
-    return v  # sets: negating could merge items; leave them
+        return {k: _non_negative(x, zero) for k, x in v.items()}
+    return v
+
+
+def _positive(v: Any) -> Any:
+    """``v`` with every number made positive: negatives negated, zeros made 1."""
+    return _non_negative(v, 1)
 
 
 def _rectangular(v: Any, square: bool) -> Any:

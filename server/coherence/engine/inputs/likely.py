@@ -7,11 +7,11 @@ is one the function was never meant for: every sample of HumanEval/123 (``get_od
 "given a positive integer n") loops forever on n <= 0, and with those among the small inputs,
 each program spent its time on seven hangs and reached 22 of 1000 inputs.
 
-So inputs that break the examples' domain (``Domain``), or guesses from names and the docstring
-(``n`` is a count, as generation also assumes; "a positive integer"), go after all the others.  This
-decides only which inputs are left out when time runs out: every input that runs is compared as
-before, and the guesses never say an input is outside the domain (``Domain`` stays what the
-examples back).
+So inputs that break the domain (``Domain``: what the examples show and the docstring states), or
+guesses from names and the docstring (``n`` is a count, as generation also assumes; "positive"
+anywhere in it), go after all the others.  This decides only which inputs are left out when time
+runs out: every input that runs is compared as before, and the guesses never say an input is
+outside the domain (``Domain`` stays what the examples and statements back).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 
 from coherence.engine.inputs.domain import Domain, Rule
-from coherence.engine.inputs.generate import _family, _numbers, evidence_by_param, infer_types, named_like_count
+from coherence.engine.inputs.generate import _family, _numbers, named_like_count
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Spec
 
@@ -34,12 +34,12 @@ def _guessed_rules(spec: Spec, domain: Domain) -> list[Rule]:
     generation keeps non-negative) or that the docstring calls positive, non-negative or natural,
     when no example gives them a negative value."""
     rules = list(domain.rules)
-    have = {(r.param, r.kind) for r in rules}
-    types = infer_types(spec, list(domain.evidence))
-    evid = evidence_by_param(spec, list(domain.evidence))
+    have = {r.param for r in rules if r.kind in ("nonneg", "positive")}
+    types = domain.types
+    evid = domain.evidence_by_param
     says = bool(_SAYS_NONNEG.search(spec.docstring or ""))
     for p in spec.params:
-        if p.kind in ("var_positional", "var_keyword") or (p.name, "nonneg") in have:
+        if p.kind in ("var_positional", "var_keyword") or p.name in have:
             continue
         if _family(types.get(p.name)) != "int":
             continue
