@@ -160,6 +160,29 @@ def test_sets_and_dicts_too_big_to_canonicalize_digest_the_same_in_any_order():
     assert canonical({w: 0 for w in words}) != canonical({w: 1 for w in words})
 
 
+def test_sets_inside_a_value_too_big_to_canonicalize_digest_the_same_in_any_order():
+    """The order-free digest reaches sets and dicts at any depth: a long list of sets (or of
+    tuples holding dicts) that two programs built in different orders is one value."""
+    assert repr({8, 16}) != repr({16, 8})  # 8 and 16 share a slot: the first one in comes first
+    forward = [{8, 16} for _ in range(120_000)]
+    backward = [{16, 8} for _ in range(120_000)]
+    value = canonical(forward)
+    assert value[:2] == ["Z", "list"]
+    assert canonical(backward) == value
+    assert canonical(forward[:-1] + [{8, 17}]) != value
+    pairs = [(i, {8: "a", 16: "b"}) for i in range(70_000)]
+    flipped = [(i, {16: "b", 8: "a"}) for i in range(70_000)]
+    assert canonical(pairs)[:2] == ["Z", "list"]
+    assert canonical(flipped) == canonical(pairs)
+    assert canonical(pairs[:-1] + [(69_999, {8: "a", 16: "c"})]) != canonical(pairs)
+    # a list of plain values keeps its order, as lists do
+    numbers = list(range(250_000))
+    assert canonical(numbers) != canonical(numbers[::-1])
+    # a string that holds a brace takes the walk and still digests by what it is
+    braces = ["{x}"] * 250_000
+    assert canonical(braces) == canonical(list(braces)) != canonical(["{y}"] * 250_000)
+
+
 def test_canonical_never_raises_on_hostile_objects():
     class Evil:
         __slots__ = ()

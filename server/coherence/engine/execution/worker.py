@@ -175,23 +175,62 @@ def _stable_digest(x):
 
 
 def _unordered_digest(x):
-    """The digest of a value too big to canonicalize: ``_stable_digest``, except that a set or a
-    dict gives the same digest whatever order it was built in (its repr follows that order, and
-    two programs that build one word-count dict in different orders agree).  Its items' reprs,
-    sorted; what they hold is digested by repr as it is."""
+    """The digest of a value too big to canonicalize: ``_stable_digest``, except that the sets and
+    dicts in it, at any depth, give the same digest whatever order they were built in (their repr
+    follows that order, and two programs that build one word-count dict, or a list of sets, in
+    different orders agree).  One repr says whether there is any: without a brace it has none."""
     try:
-        if isinstance(x, (set, frozenset)):
-            parts = list(map(repr, x))
-        elif isinstance(x, dict):
-            parts = list(map("%r: %r".__mod__, x.items()))
+        if isinstance(x, (set, frozenset, dict)):
+            r = _orderless_repr(x, 0)
         else:
-            return _stable_digest(x)
-        parts.sort()
+            r = repr(x)
+            if not isinstance(r, str):
+                return _stable_digest(x)
+            if "{" in r or "OrderedDict(" in r:  # a string holding a brace only costs the walk
+                r = _orderless_repr(x, 0)
     except _Timeout:
         raise
     except BaseException:
         return _stable_digest(x)
-    return _sha(_tname(x) + ":{" + _ADDR.sub("0x", ", ".join(parts)) + "}")
+    return _sha(_tname(x) + ":" + _ADDR.sub("0x", r))
+
+
+_PLAIN = frozenset((int, float, str, bool, bytes, type(None), complex))
+
+
+def _plain(items):
+    for v in items:
+        if type(v) not in _PLAIN:
+            return False
+    return True
+
+
+def _orderless_repr(x, d):
+    """``repr(x)`` with the items of every set and dict in it sorted by their own such text.  A
+    list or tuple of plain values is one repr call, so the walk costs little more than repr."""
+    if d > MAX_DEPTH:
+        return repr(x)
+    t = type(x)
+    if isinstance(x, (set, frozenset)):
+        if _plain(x):  # items of a set are hashable: mostly plain
+            parts = list(map(repr, x))
+        else:
+            parts = [_orderless_repr(v, d + 1) for v in x]
+        parts.sort()
+        return t.__name__ + "{" + ", ".join(parts) + "}"
+    if isinstance(x, dict):
+        if _plain(x) and _plain(x.values()):
+            parts = list(map("%r: %r".__mod__, x.items()))
+        else:
+            parts = [_orderless_repr(k, d + 1) + ": " + _orderless_repr(v, d + 1) for k, v in x.items()]
+        parts.sort()
+        return t.__name__ + "{" + ", ".join(parts) + "}"
+    if t is list or t is tuple:
+        if _plain(x):
+            return repr(x)
+        inner = ", ".join([_orderless_repr(v, d + 1) for v in x])
+        return "[" + inner + "]" if t is list else "(" + inner + ",)"
+    return repr(x)
 
 
 # --------------------------------------------------------------------------------------------
