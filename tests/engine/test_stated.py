@@ -133,3 +133,33 @@ def test_generation_keeps_most_inputs_inside_a_stated_sign_and_still_tries_outsi
     unstated = _share_not_positive(COLLATZ.replace("Given a positive integer n, return", "Return"))
     assert unstated > 0.3  # n alone, one example: mutation goes below zero freely
     assert 0 < stated < 0.15  # most mutants are made positive; some boundary values stay
+
+
+STAR = '''
+def f(*xs: int) -> int:
+    """Sum of the numbers.
+
+    >>> f(1, 2, 3)
+    6
+    >>> f(4, 5)
+    9
+    """
+'''
+
+
+def test_star_args_take_the_sign_of_every_value_they_were_given():
+    """``*xs`` is bound to each extra argument: the examples' signs hold for all of them, in
+    generation and in the domain alike (before, ``*args`` had no rules at all)."""
+    d = domain(STAR)
+    assert d.describe() == ["xs is never negative"]
+    assert d.contains(Input((0, 7, 2))) and d.contains(Input(()))
+    assert d.violations(Input((3, -1))) == ["xs holds a negative number; no example's xs does"]
+    t = target_for(textwrap.dedent(STAR), "f")
+    inputs = generate_inputs(t.spec, 400, module_source=t.module_source)
+    outside = sum(1 for i in inputs if not d.contains(i)) / len(inputs)
+    assert 0 < outside < 0.1
+    unconstrained = STAR.replace("(1, 2, 3)", "(1, -2, 3)").replace("    6\n", "    2\n")
+    t = target_for(textwrap.dedent(unconstrained), "f")
+    assert domain(unconstrained).describe() == []
+    inputs = generate_inputs(t.spec, 400, module_source=t.module_source)
+    assert sum(1 for i in inputs if not d.contains(i)) / len(inputs) > 0.3

@@ -144,7 +144,7 @@ class Domain:
             if key not in seen:  # generation counts each distinct example once
                 seen.add(key)
                 ev_inputs.append(inp)
-        self._slots: dict[tuple, list[tuple[str, bool, int]]] = {}  # see _values
+        self._slots: dict[tuple, tuple[list[tuple[str, bool, int]], tuple[str, int] | None]] = {}  # see _values
         self.evidence: tuple[Input, ...] = tuple(ev_inputs)
         # what the rules were learned from, kept for inputs.likely's guesses
         self.types = infer_types(spec, ev_inputs)
@@ -183,18 +183,26 @@ class Domain:
         return not self.violations(inp)
 
     def _values(self, inp: Input) -> dict[str, Any]:
-        """``_values_by_param``, with the binding looked up once per shape of call (run_last and
-        the scoring ask for every input)."""
+        """Each parameter's argument in ``inp``; a ``*args`` parameter's is the tuple of the
+        arguments it takes (only sign and alphabet rules, which judge each number or string in
+        it, apply to it).  The binding is looked up once per shape of call: run_last and the
+        scoring ask for every input."""
         kw = inp.kwargs
         shape = (len(inp.args), tuple(k for k, _ in kw) if kw else ())
         slots = self._slots.get(shape)
         if slots is None:
             aps, kps = bind(self.spec.params, inp)
+            star = [i for i, p in enumerate(aps) if p is not None and p.kind == "var_positional"]
             slots = [(p.name, True, i) for i, p in enumerate(aps) if p is not None and p.kind not in ("var_positional", "var_keyword")]
             slots += [(p.name, False, i) for i, p in enumerate(kps) if p is not None and p.kind not in ("var_positional", "var_keyword")]
-            self._slots[shape] = slots
+            self._slots[shape] = slots, (aps[star[0]].name, star[0]) if star else None
+            slots = self._slots[shape]
+        slots, star = slots
         args = inp.args
-        return {name: args[i] if positional else kw[i][1] for name, positional, i in slots}
+        values = {name: args[i] if positional else kw[i][1] for name, positional, i in slots}
+        if star is not None:
+            values[star[0]] = _star_values(args[star[1]:])
+        return values
 
     def with_rules(self, rules: Iterable[Rule]) -> Domain:
         """The same examples, judged by ``rules`` instead of the rules they back
@@ -207,20 +215,15 @@ class Domain:
         return f"Domain({self.spec.name}: {'; '.join(self.describe()) or 'no rules'})"
 
 
-def _values_by_param(spec: Spec, inp: Input) -> dict[str, Any]:
-    aps, kps = bind(spec.params, inp)
-    values: dict[str, Any] = {}
-    for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
-        if p is not None and p.kind not in ("var_positional", "var_keyword"):
-            values[p.name] = v
-    return values
+def _star_values(args) -> tuple:
+    return tuple(v for v in args if not isinstance(v, Expr))
 
 
 def _learn(spec: Spec, types: dict, evid: dict[str, list[tuple[Input, Any]]]) -> list[Rule]:
     """The rules of generation's ``_Constraints`` that the examples (``evid``, by parameter) or
     the docstring's statements back (see the module doc).  Kept in step with it: every rule here
     is one ``_Constraints`` also learns."""
-    params = [p for p in spec.params if p.kind in ("positional_only", "positional_or_keyword", "keyword_only")]
+    params = [p for p in spec.params if p.kind != "var_keyword"]
     kinds = {p.name: _family(types.get(p.name)) for p in params}
     numbers = {p.name: [x for _, v in evid.get(p.name, []) for x in _numbers(v)] for p in params}
     signs = backed_signs(stated_signs(spec.docstring, params, kinds), numbers)
@@ -238,6 +241,8 @@ def _learn(spec: Spec, types: dict, evid: dict[str, list[tuple[Input, Any]]]) ->
         nums = numbers[p.name]
         if len(nums) >= 2 and all(x >= 0 for x in nums) and p.name not in signs:
             rules.append(Rule(p.name, "nonneg"))
+        if p.kind == "var_positional":
+            continue  # its value is a tuple of arguments: only rules on each number or string
         if fam == "int":
             colls = [q for q in params[:idx] if kinds[q.name] in ("list", "tuple", "str")]
             if colls:

@@ -148,7 +148,8 @@ class _Constraints:
     sorted; matrices stay rectangular (square, when the seeds or the docstring say so)."""
 
     def __init__(self, spec: Spec, types: dict[str, TypeDesc], seeds: list[Input]):
-        params = [p for p in spec.params if p.kind in ("positional_only", "positional_or_keyword", "keyword_only")]
+        # ``*args`` takes the constraints of each of its values (``f(1, 2, 3)``: never negative)
+        params = [p for p in spec.params if p.kind != "var_keyword"]
         self.params = params
         self._shapes: dict[tuple, dict[str, tuple[str, int]]] = {}
         evid = evidence_by_param(spec, seeds)
@@ -174,6 +175,8 @@ class _Constraints:
                 self.positive[p.name] = 0.9
             elif signs.get(p.name) == "nonneg" or (nums and all(x >= 0 for x in nums) and len(nums) >= 2):
                 self.nonneg[p.name] = 0.9
+            if p.kind == "var_positional":
+                continue  # in step with the domain (``domain._learn``): sign and alphabet only
             if fam == "int":
                 if not ev and named_like_count(p.name) and p.name not in signs:
                     self.nonneg[p.name] = 0.85
@@ -215,18 +218,20 @@ class _Constraints:
     def active(self) -> bool:
         return bool(self.len_of or self.nonneg or self.positive or self.sorted or self.rect or self.alphabet)
 
-    def _where(self, inp: Input) -> dict[str, tuple[str, int]]:
-        """Where each parameter sits in inputs of ``inp``'s shape (it runs for every mutant)."""
+    def _where(self, inp: Input) -> dict[str, tuple[tuple[str, int], ...]]:
+        """The slots each parameter's values sit in, in inputs of ``inp``'s shape, bound as the
+        call binds them: a ``*args`` parameter has one slot per extra argument, and a keyword
+        that ``**kwargs`` absorbs is no parameter's.  It runs for every mutant, so per shape."""
         shape = (len(inp.args), tuple(k for k, _ in inp.kwargs))
         where = self._shapes.get(shape)
         if where is None:
-            where = {}
-            pos = [p for p in self.params if p.kind != "keyword_only"]
-            for i in range(min(len(inp.args), len(pos))):
-                where[pos[i].name] = ("a", i)
-            for i, k in enumerate(shape[1]):
-                where[k] = ("k", i)
-            self._shapes[shape] = where
+            slots: dict[str, list[tuple[str, int]]] = {}
+            aps, kps = bind(self.params, inp)
+            for w, ps in (("a", aps), ("k", kps)):
+                for i, p in enumerate(ps):
+                    if p is not None and p.kind != "var_keyword":
+                        slots.setdefault(p.name, []).append((w, i))
+            where = self._shapes[shape] = {name: tuple(v) for name, v in slots.items()}
         return where
 
     def apply(self, inp: Input, rng: random.Random) -> Input:
@@ -239,39 +244,40 @@ class _Constraints:
 
         for name, prob in self.sorted.items():
             if name in where and rng.random() < prob:
-                w, i = where[name]
-                v = args[i] if w == "a" else kwargs[i][1]
-                if isinstance(v, list):
-                    try:
-                        v = sorted(v)
-                    except TypeError:
-                        continue
-                    if not copied:
-                        args, kwargs, copied = list(args), list(kwargs), True
-                    _put(args, kwargs, w, i, v)
+                for w, i in where[name]:
+                    v = args[i] if w == "a" else kwargs[i][1]
+                    if isinstance(v, list):
+                        try:
+                            v = sorted(v)
+                        except TypeError:
+                            continue
+                        if not copied:
+                            args, kwargs, copied = list(args), list(kwargs), True
+                        _put(args, kwargs, w, i, v)
         for name, (prob, chars) in self.alphabet.items():
             if name in where and rng.random() < prob:
-                w, i = where[name]
                 if not copied:
                     args, kwargs, copied = list(args), list(kwargs), True
-                _put(args, kwargs, w, i, _in_alphabet(args[i] if w == "a" else kwargs[i][1], chars))
+                for w, i in where[name]:
+                    _put(args, kwargs, w, i, _in_alphabet(args[i] if w == "a" else kwargs[i][1], chars))
         for name, (prob, square) in self.rect.items():
             if name in where and rng.random() < prob:
-                w, i = where[name]
                 if not copied:
                     args, kwargs, copied = list(args), list(kwargs), True
-                _put(args, kwargs, w, i, _rectangular(args[i] if w == "a" else kwargs[i][1], square))
+                for w, i in where[name]:
+                    _put(args, kwargs, w, i, _rectangular(args[i] if w == "a" else kwargs[i][1], square))
         for signs, fix in ((self.nonneg, _non_negative), (self.positive, _positive)):
             for name, prob in signs.items():
                 if name in where and rng.random() < prob:
-                    w, i = where[name]
                     if not copied:
                         args, kwargs, copied = list(args), list(kwargs), True
-                    _put(args, kwargs, w, i, fix(args[i] if w == "a" else kwargs[i][1]))
+                    for w, i in where[name]:
+                        _put(args, kwargs, w, i, fix(args[i] if w == "a" else kwargs[i][1]))
         for name, (other, prob) in self.len_of.items():
-            if name in where and other in where and rng.random() < prob:
-                w, i = where[name]
-                ow, oi = where[other]
+            # a length is of one collection: only parameters with one slot each
+            if len(where.get(name, ())) == 1 and len(where.get(other, ())) == 1 and rng.random() < prob:
+                (w, i), = where[name]
+                (ow, oi), = where[other]
                 v = args[i] if w == "a" else kwargs[i][1]
                 c = args[oi] if ow == "a" else kwargs[oi][1]
                 if isinstance(v, int) and not isinstance(v, bool) and isinstance(c, (list, tuple, str)):
