@@ -244,13 +244,13 @@ async def main() -> int:
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if bares:
         med_b = statistics.median(bares)
-        print(f"bare in-process (tasks where it finished): median {med_b:.3f} · median ratio check/bare {statistics.median(ratios):.1f}x")
-        print(f"re-check with the inputs cached (an edit of the body): median {statistics.median(rechecks):.3f} · median ratio re-check/bare {statistics.median(recheck_ratios):.1f}x")
+        print(f"bare in-process (tasks where it finished): median {med_b:.3f} · median ratio check/bare {statistics.median(ratios):.2f}x")
+        print(f"re-check with the inputs cached (an edit of the body): median {statistics.median(rechecks):.3f} · median ratio re-check/bare {statistics.median(recheck_ratios):.2f}x")
         if exec_ratios:
-            print(f"sandboxed execution alone (the same m x n calls, plus the nondeterminism re-run) / bare: median {statistics.median(exec_ratios):.1f}x")
+            print(f"sandboxed execution alone (the same m x n calls, plus the nondeterminism re-run) / bare: median {statistics.median(exec_ratios):.2f}x")
         print(
             f"CPU seconds (this process + the sandbox's jobs{'; ' + str(unknown) + ' runs did not report theirs' if unknown else ''}): "
-            f"check median {statistics.median(cpus):.3f} · bare {statistics.median(bare_cpus):.3f} · median ratio {statistics.median(cpu_ratios):.1f}x"
+            f"check median {statistics.median(cpus):.3f} · bare {statistics.median(bare_cpus):.3f} · median ratio {statistics.median(cpu_ratios):.2f}x"
         )
         print(f"on {CORES} cores a check's wall time is at least its CPU time / {CORES}: that floor is median {statistics.median(floors):.1f}x bare's wall time")
         speedup = statistics.median(parallel_speedup() for _ in range(5))
