@@ -126,6 +126,11 @@ class _FirstRun:
             timeouts=report.timeouts[:-1],
         )
 
+    def start_rerun(self, inputs):
+        """The checker's early nondeterminism re-run (``PreparedRun.start_rerun``): without it, the
+        eval's first run re-ran its inputs during the run, and logged a failure per task."""
+        return self.prepared.start_rerun(inputs)
+
     @property
     def pending(self):
         return self.prepared.pending
