@@ -620,6 +620,19 @@ def test_results_survive_a_child_killed_in_a_call_stuck_in_c(mode):
     assert [o.error for o in row[300:]] == ["Timeout", "Timeout"]
 
 
+def test_a_call_stuck_in_c_costs_the_budget_little_more_than_its_timeout(mode):
+    """The watchdog kills a child still in a call shortly after the call's timeout, not half a
+    second later: three stuck calls used to take 3 x (0.2 + 0.5) s of a 1.9 s budget, and every
+    input after them was left out (for the user's function, out of every program's run)."""
+    stuck = [f"(('h{k}',), {{}})" for k in range(3)]
+    cheap = [f"(('a{k}',), {{}})" for k in range(40)]
+    programs = [Program("f", "def f(s):\n    return sum(range(10**13)) if s[0] == 'h' else len(s)\n")]
+    report = executor(mode, call_timeout=0.2, program_budget=1.9).run(MODULE, programs, stuck + cheap)
+    row = report.outcomes[0]
+    assert [o.error for o in row[:3]] == ["Timeout"] * 3
+    assert row[3:] == [ok(len(f"a{k}")) for k in range(40)]
+
+
 ROUNDED_AVG = '''
 # coherence
 def rounded_avg(n: int, m: int):
