@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -921,7 +922,10 @@ def test_a_prepared_run_whose_worker_died_meanwhile_starts_afresh(mode):
         _module_status(prepared)
         tree = [worker.proc.pid] + procs.descendants(worker.proc.pid)
         for pid in tree:
-            os.kill(pid, signal.SIGKILL)
+            # killing the first takes its descendants with it (bwrap's --die-with-parent, the
+            # leader's PR_SET_PDEATHSIG): one may be gone already
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         worker.proc.wait(timeout=5)
         for _ in range(200):
             if not any(procs.running(pid) for pid in tree):
