@@ -53,7 +53,7 @@ import struct
 import time
 import types
 import binascii
-from functools import lru_cache, partial
+from functools import lru_cache
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -1523,18 +1523,28 @@ class Zygote(object):
 
     def prepare_inputs(self):
         """Make every input loadable afresh per call (that is the per-call deep copy): plain data
-        the parent packed with marshal loads from its bytes, ten times cheaper than compiling;
-        the rest compiles once, as ``lambda: (<source>)``, in one compile when possible."""
+        the parent packed with marshal loads from its bytes (kept as they are: each call loads
+        them), ten times cheaper than compiling; the rest compiles once, as ``lambda:
+        (<source>)``, in one compile when possible."""
         sources = self.job["inputs"]
         self.input_codes = [None] * len(sources)
+        a2b = binascii.a2b_base64
+        loads = marshal.loads
+        trusted = False
         for i, b64 in enumerate(self.job.get("packed") or ()):
             if b64 is None or i >= len(sources):
                 continue
             try:
-                data = binascii.a2b_base64(b64)
-                args, kwargs = marshal.loads(data)  # an interpreter that cannot read it compiles
-                if type(args) is tuple and type(kwargs) is dict:
-                    self.input_codes[i] = ("marshal", partial(marshal.loads, data))  # shared by every child
+                data = a2b(b64)
+                if not trusted:
+                    # An interpreter that cannot read the parent's marshal data compiles the
+                    # sources instead.  All of it comes from one marshal version: once one input
+                    # loads, so do the others (loading each here cost 1 us per input).
+                    args, kwargs = loads(data)
+                    if type(args) is not tuple or type(kwargs) is not dict:
+                        continue
+                    trusted = True
+                self.input_codes[i] = ("marshal", data)
             except BaseException:
                 pass
         # one lambda per two lines; multi-line sources (rare) are compiled one by one
@@ -1688,12 +1698,7 @@ class Zygote(object):
         ok = len(self.input_codes) + _TOLD_HANGS <= len(self.told)
         try:
             if ok:
-                codes = []
-                for code in self.input_codes:
-                    if code is not None and code[0] == "marshal":
-                        code = ("marshal", code[1].args[0])  # its bytes, not the partial
-                    codes.append(code)
-                blob = marshal.dumps((self._order(), sorted(self.late), self.anchor, codes))
+                blob = marshal.dumps((self._order(), sorted(self.late), self.anchor, self.input_codes))
                 view = memoryview(blob)
                 done = 0
                 while done < len(blob):
@@ -1733,7 +1738,7 @@ class Zygote(object):
         finally:
             os.close(fd)
         order, late, anchor, codes = marshal.loads(blob)
-        self.input_codes = [("marshal", partial(marshal.loads, c[1])) if c is not None and c[0] == "marshal" else c for c in codes]
+        self.input_codes = codes
         self.late = frozenset(late)
         self.anchor = anchor
         self.rank = rank = [0] * len(order)
@@ -2376,23 +2381,25 @@ class Zygote(object):
             go = None
             indices = self.inputs_from_memfd()
 
-        # input makers: calling one evaluates the input afresh in the program's namespace
+        # input makers: marshal data (bytes) that each call loads afresh, or a function that
+        # evaluates the input afresh in the program's namespace
         makers = []
+        add_maker = makers.append
         for code in self.input_codes:
             if code is None:
-                makers.append(None)
+                add_maker(None)
             elif code[0] == "marshal":
-                makers.append(code[1])
+                add_maker(code[1])
             elif code[0] == "fn":
-                makers.append(types.FunctionType(code[1], ns))
+                add_maker(types.FunctionType(code[1], ns))
             else:
-                makers.append(lambda c=code[1]: eval(c, ns))
+                add_maker(lambda c=code[1]: eval(c, ns))
         if receiver is not None:
             # an instance method: called on an object built afresh for each call, which goes
             # first among the arguments, so what the call does to it is part of the outcome
-            def on_fresh(mk, build=receiver):
+            def on_fresh(mk, build=receiver, loads=marshal.loads):
                 def make():
-                    args, kwargs = mk()
+                    args, kwargs = loads(mk) if mk.__class__ is bytes else mk()
                     return (build(),) + tuple(args), kwargs
                 return make
 
@@ -2452,6 +2459,7 @@ class Zygote(object):
 
         canon = self.canon
         dump = self.dump
+        loads = marshal.loads
         enc = _enc
         take, changed = _snapshotter(canon, dump)
         flat_seq = _flat_seq
@@ -2557,7 +2565,7 @@ class Zygote(object):
                 try:
                     timer[2] = now
                     timer[0] = True
-                    args, kwargs = mk()
+                    args, kwargs = loads(mk) if mk.__class__ is bytes else mk()
                     if type(args) is not tuple:
                         args = tuple(args)
                     if type(kwargs) is not dict:
