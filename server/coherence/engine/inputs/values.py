@@ -51,6 +51,8 @@ def to_source(value: Any) -> str:
     t = type(value)
     if t is int or t is str:
         return repr(value)
+    if t is float and value - value == 0:  # finite: nan and inf take the general path
+        return repr(value)
     if t is list:
         # repr spells a list of these exactly as the join below does, in C
         if set(map(type, value)) <= _REPR_IS_SOURCE:
