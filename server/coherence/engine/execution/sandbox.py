@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,8 +192,30 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+# Every check asks (``choose_mode``), and the answer takes about 40 system calls (realpath and
+# exists on each of the interpreter's paths): 0.26 ms alone, and several times that in a check,
+# where each call hands the GIL to the thread generating the inputs and waits to get it back.
+# Those paths change when a package is installed (which changes ``interp.stamp``) or a workspace
+# folder appears or goes, so the answer is kept a few seconds.
+_EXPOSED_SECONDS = 5.0
+_exposed: dict[tuple, tuple[float, tuple[str, ...]]] = {}
+
+
 def _exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
     """Paths that must stay visible (read-only) although they lie under a hidden root."""
+    key = (interp.executable, interp.stamp, tuple(extra))
+    now = time.monotonic()
+    known = _exposed.get(key)
+    if known is not None and now - known[0] < _EXPOSED_SECONDS:
+        return list(known[1])
+    out = _find_exposed_paths(interp, extra)
+    if len(_exposed) > 64:
+        _exposed.clear()
+    _exposed[key] = (now, tuple(out))
+    return out
+
+
+def _find_exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
     wanted: list[str] = []
     candidates = list(interp.prefixes) + list(interp.path) + list(interp.site_dirs) + list(extra)
     candidates.append(os.path.dirname(interp.executable))
