@@ -113,7 +113,9 @@ def test_the_worker_runs_packed_data_and_falls_back_to_source_when_it_cannot_rea
     inputs = [
         _Disagreeing(((2,), {}), "((1,), {})"),
         _Disagreeing("not an (args, kwargs) pair", "((3,), {})"),
+        _Disagreeing(["a", "list"], "((4,), {})"),  # marshal reads it, after one that loaded
+        _Disagreeing(((5,), {}), "((6,), {})"),
     ]
     inputs[1].packed = "!!not base64!!"
     report = Executor(sandbox="guard").run(ModuleContext(), [Program("f", "def f(x):\n    return x * 10\n")], inputs)
-    assert [o.value for o in report.outcomes[0]] == [["I", "20"], ["I", "30"]]
+    assert [o.value for o in report.outcomes[0]] == [["I", "20"], ["I", "30"], ["I", "40"], ["I", "50"]]

@@ -110,6 +110,10 @@ PREIMPORT = (
 )
 
 
+# How marshal (version 2, as the parent packs inputs) begins a pair whose first item is a tuple:
+# the (args, kwargs) of a packed input
+_PACKED_PAIR = b"(\x02\x00\x00\x00("
+
 # Where the anchor's timeouts start in the map the leader shares with every child (after its
 # cuts: see Zygote.schedule)
 _TOLD_HANGS = 16
@@ -1536,6 +1540,8 @@ class Zygote(object):
                 continue
             try:
                 data = a2b(b64)
+                if not data.startswith(_PACKED_PAIR):
+                    continue  # not an (args, kwargs) pair: its source compiles
                 if not trusted:
                     # An interpreter that cannot read the parent's marshal data compiles the
                     # sources instead.  All of it comes from one marshal version: once one input
