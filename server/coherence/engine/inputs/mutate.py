@@ -85,8 +85,8 @@ def mutate_value(v: Any, t: TypeDesc | None, rng: random.Random, depth: int = 0)
     """One type-preserving edit of ``v`` (declared type ``t``; ``None``: use ``v``'s own type)."""
     if t is not None:
         # The usual case, a value of exactly its declared type, goes straight to the edit the
-        # branches below would reach, with the same draws (a first check spends a quarter of its
-        # own time generating inputs, two mutations per input kept).
+        # branches below would reach, with the same draws (generating inputs is about half of a
+        # first check's own CPU time, two mutations per input kept).
         k = t.kind
         tv = type(v)
         if tv is int:
@@ -299,8 +299,8 @@ def _mutate_str(s: str, rng: random.Random, byte_mode: bool = False) -> str:
     if not s:
         ops = _STR_OPS_EMPTY
     else:
-        words = len(s.split())
-        ops = _STR_OPS_3_WORDS if words >= 3 else _STR_OPS_2_WORDS if words == 2 else _STR_OPS
+        n_words = len(s.split())
+        ops = _STR_OPS_3_WORDS if n_words >= 3 else _STR_OPS_2_WORDS if n_words == 2 else _STR_OPS
     op = ops[below(len(ops))]
     n = len(s)
     if op == "insert":
