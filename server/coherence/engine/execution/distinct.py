@@ -7,6 +7,18 @@ same inputs in the same sandbox (calls are seeded, and the children of one run s
 seed), so each distinct program runs once and its row of outcomes stands for every copy.  The
 metrics still count every sample: a program the LLM wrote three times is three votes.
 
+Often it writes the same code with other names for its variables (``result`` or ``res``, ``i``
+or ``idx``), or another docstring.  Those are the same program too: the syntax tree is compared
+with docstrings left out and with every local name renamed by where it first appears
+(``_canonical``).  Only names nothing can reach by their text are renamed: a function's locals
+and parameters, never the entry point's parameters (inputs may pass them by keyword), names
+bound at module or class level, imported, def or class names (a function's ``__name__``), names
+used as keywords or spelled in a string anywhere in the program, and nothing at all in a program
+that reads names dynamically (``locals()``, ``eval``, frames, code objects).  Two programs with
+one key then differ by a consistent renaming of such names, which changes nothing they compute.
+Of the 1,350 alternatives of gpt-4o's 150 HumanEval tasks, 645 programs run instead of 860 (of
+MBPP's 3,708: 1,720 instead of 2,306).
+
 The user's own function (``source=None``) is never merged with anything: it runs against its
 module, not against its own text.
 """
@@ -15,6 +27,8 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
+import symtable
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -26,20 +40,110 @@ if TYPE_CHECKING:
 
 def program_key(program: Program) -> tuple | None:
     """What makes two programs the same: how they are called and the syntax tree of their code
-    (comments, blank lines and formatting left out).  None for the user's own function."""
+    (comments, blank lines, formatting, docstrings and the names of locals left out).  None for
+    the user's own function."""
     if program.source is None:
         return None
-    return (program.entry_point, program.owner, program.method_kind, _tree(program.source))
+    return (program.entry_point, program.owner, program.method_kind, _tree(program.source, program.entry_point))
 
 
 # A check runs the same alternatives again and again (the main run, every shrinking round, the
 # run that describes the counterexample): each source is parsed once.
 @functools.lru_cache(maxsize=512)
-def _tree(source: str) -> str:
+def _tree(source: str, entry_point: str = "") -> str:
     try:
-        return ast.dump(ast.parse(source))
+        tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return source  # loading it will fail the same way for every exact copy
+    if not _DYNAMIC.search(source):
+        try:
+            tree = _canonical(tree, source, entry_point)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = ast.parse(source)
+    return ast.dump(tree)
+
+
+# What reads names (or docstrings) by their text: a program that mentions any of these keeps its
+# tree as written.
+_DYNAMIC = re.compile(r"\b(?:locals|vars|globals|eval|exec|compile|_getframe|inspect|__code__|co_varnames|f_back|f_locals|__doc__)\b")
+# The identifier fields of the syntax tree that bind or use a variable
+_NAME_FIELDS = {ast.Name: "id", ast.arg: "arg", ast.ExceptHandler: "name"}
+for _cls, _field in (("MatchAs", "name"), ("MatchStar", "name")):
+    if hasattr(ast, _cls):  # Python 3.10+
+        _NAME_FIELDS[getattr(ast, _cls)] = _field
+
+
+def _canonical(tree: ast.Module, source: str, entry_point: str) -> ast.Module:
+    """``tree`` without docstrings, and with the names ``_renamable`` finds renamed to " 0",
+    " 1", ... (no identifier has a space) in the order they first appear."""
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+    names = _renamable(tree, source, entry_point)
+    if not names:
+        return tree
+    given: dict[str, str] = {}
+    for node in _in_order(tree):
+        field = _NAME_FIELDS.get(type(node))
+        if field is not None:
+            name = getattr(node, field)
+            if name in names:
+                setattr(node, field, given.setdefault(name, f" {len(given)}"))
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            node.names = [given.setdefault(n, f" {len(given)}") if n in names else n for n in node.names]
+        elif hasattr(ast, "MatchMapping") and isinstance(node, ast.MatchMapping) and node.rest in names:
+            node.rest = given.setdefault(node.rest, f" {len(given)}")
+    return tree
+
+
+def _in_order(node: ast.AST):
+    """Every node under ``node``, depth first in field order: the same order for two trees that
+    differ only in names."""
+    yield node
+    for child in ast.iter_child_nodes(node):
+        yield from _in_order(child)
+
+
+def _renamable(tree: ast.Module, source: str, entry_point: str) -> set[str]:
+    """The names that are local to functions wherever they occur (parameters, assigned, or a
+    closure's), and that nothing reaches by their text."""
+    top = symtable.symtable(source, "<program>", "exec")
+    candidates: set[str] = set()
+    blocked: set[str] = set(top.get_identifiers())  # module-level names
+
+    def visit(table: symtable.SymbolTable) -> None:
+        for child in table.get_children():
+            if child.get_type() == "function":
+                for sym in child.get_symbols():
+                    local = sym.is_local() or sym.is_parameter() or sym.is_free()
+                    if local and not (sym.is_global() or sym.is_imported() or sym.is_declared_global()):
+                        candidates.add(sym.get_name())
+                    else:
+                        blocked.add(sym.get_name())
+            else:  # a class body (or a newer kind of scope): its names stay
+                blocked.update(child.get_identifiers())
+            visit(child)
+
+    visit(top)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            blocked.add(node.name)
+            if node.name == entry_point and not isinstance(node, ast.ClassDef):
+                a = node.args
+                blocked.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None)
+        elif isinstance(node, ast.keyword) and node.arg:
+            blocked.add(node.arg)
+        elif isinstance(node, ast.alias):
+            blocked.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            blocked.update(_WORD.findall(node.value))
+    # (attribute names are not variables: they are never renamed)
+    return candidates - blocked
+
+
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def distinct_programs(programs: Sequence[Program]) -> tuple[list[Program], list[int]]:
