@@ -76,37 +76,47 @@ for _cls, _field in (("MatchAs", "name"), ("MatchStar", "name")):
 def _canonical(tree: ast.Module, source: str, entry_point: str) -> ast.Module:
     """``tree`` without docstrings, and with the names ``_renamable`` finds renamed to " 0",
     " 1", ... (no identifier has a space) in the order they first appear."""
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-                node.body = body[1:] or [ast.Pass()]
-    names = _renamable(tree, source, entry_point)
+    nodes = _in_order(tree)
+    names = _renamable(nodes, source, entry_point)
     if not names:
         return tree
     given: dict[str, str] = {}
-    for node in _in_order(tree):
-        field = _NAME_FIELDS.get(type(node))
+    fields = _NAME_FIELDS
+    for node in nodes:
+        field = fields.get(type(node))
         if field is not None:
             name = getattr(node, field)
             if name in names:
                 setattr(node, field, given.setdefault(name, f" {len(given)}"))
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             node.names = [given.setdefault(n, f" {len(given)}") if n in names else n for n in node.names]
-        elif hasattr(ast, "MatchMapping") and isinstance(node, ast.MatchMapping) and node.rest in names:
+        elif _MatchMapping is not None and isinstance(node, _MatchMapping) and node.rest in names:
             node.rest = given.setdefault(node.rest, f" {len(given)}")
     return tree
 
 
-def _in_order(node: ast.AST):
-    """Every node under ``node``, depth first in field order: the same order for two trees that
-    differ only in names."""
-    yield node
-    for child in ast.iter_child_nodes(node):
-        yield from _in_order(child)
+_MatchMapping = getattr(ast, "MatchMapping", None)
+_DOCUMENTED = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def _renamable(tree: ast.Module, source: str, entry_point: str) -> set[str]:
+def _in_order(tree: ast.Module) -> list[ast.AST]:
+    """Every node of ``tree``, depth first in field order (the same order for two trees that
+    differ only in names), its docstrings taken out on the way."""
+    out = []
+    stack: list[ast.AST] = [tree]
+    children = ast.iter_child_nodes
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _DOCUMENTED):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                node.body = body[1:] or [ast.Pass()]
+        out.append(node)
+        stack.extend(reversed(list(children(node))))
+    return out
+
+
+def _renamable(nodes: list[ast.AST], source: str, entry_point: str) -> set[str]:
     """The names that are local to functions wherever they occur (parameters, assigned, or a
     closure's), and that nothing reaches by their text."""
     top = symtable.symtable(source, "<program>", "exec")
@@ -127,19 +137,22 @@ def _renamable(tree: ast.Module, source: str, entry_point: str) -> set[str]:
             visit(child)
 
     visit(top)
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+    # (attribute names are not variables: they are never renamed)
+    for node in nodes:
+        t = type(node)
+        if t is ast.Constant:
+            if type(node.value) is str:
+                blocked.update(_WORD.findall(node.value))
+        elif t is ast.keyword:
+            if node.arg:
+                blocked.add(node.arg)
+        elif t is ast.alias:
+            blocked.add((node.asname or node.name).split(".")[0])
+        elif t is ast.FunctionDef or t is ast.AsyncFunctionDef or t is ast.ClassDef:
             blocked.add(node.name)
-            if node.name == entry_point and not isinstance(node, ast.ClassDef):
+            if node.name == entry_point and t is not ast.ClassDef:
                 a = node.args
                 blocked.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None)
-        elif isinstance(node, ast.keyword) and node.arg:
-            blocked.add(node.arg)
-        elif isinstance(node, ast.alias):
-            blocked.add((node.asname or node.name).split(".")[0])
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            blocked.update(_WORD.findall(node.value))
-    # (attribute names are not variables: they are never renamed)
     return candidates - blocked
 
 
