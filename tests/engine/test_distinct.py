@@ -121,3 +121,42 @@ def test_merged_programs_run_once_and_those_kept_apart_run_on_their_own():
     rows = report.outcomes
     assert rows[0] == rows[1] and rows[0][1].kind == "ok"
     assert rows[2][0] == rows[0][0] and rows[2][1].kind == "raise" and rows[2][1].error == "TypeError"
+
+
+def test_recorded_samples_merged_by_name_behave_alike_when_run_apart(corpus_dir, monkeypatch):
+    """Real samples: each group of gpt-4o's HumanEval alternatives that one key now merges (and
+    the plain syntax tree did not) runs member by member, and every member computes the same."""
+    import ast
+    import gzip
+    import json
+
+    import coherence.engine.execution.executor as executor_module
+    from coherence.engine.inputs.generate import generate_inputs
+    from coherence.engine.markers import target_for
+    from coherence.engine.sampling.prompt import extract_program
+
+    monkeypatch.setattr(executor_module, "distinct_programs", lambda ps: (list(ps), list(range(len(ps)))))
+    rows = [json.loads(line) for line in gzip.open(corpus_dir / "humaneval-gpt_4o.jsonl.gz", "rt")][:40]
+    ex = Executor()
+    checked = 0
+    for row in rows:
+        name = row["entry_point"]
+        groups: dict = {}
+        for candidate in row["candidates"][:10]:
+            code = extract_program(candidate, name, None).code
+            if code:
+                groups.setdefault(program_key(Program(name, code)), {})[ast.dump(ast.parse(code))] = code
+        merged = [list(g.values()) for g in groups.values() if len(g) > 1]
+        if not merged:
+            continue
+        target = target_for(row["candidates"][0], name, "task.py", docstring=row["description"])
+        inputs = generate_inputs(target.spec, 60, module_source=target.module_source)
+        for sources in merged:
+            report = ex.run(ModuleContext(), [Program(name, s) for s in sources], inputs)
+            assert report.programs_run == len(sources)  # they did run apart
+            # calls that ran out of time or memory say how fast, not what: left out
+            timed = {x for row_ in report.outcomes for x, o in enumerate(row_) if o.kind == "raise" and o.error in ("Timeout", "BudgetExceeded", "MemoryError")}
+            rows_ = [[o for x, o in enumerate(r) if x not in timed] for r in report.outcomes]
+            assert all(r == rows_[0] for r in rows_), (row["task_id"], sources)
+            checked += 1
+    assert checked >= 20  # the first 40 tasks hold 38 such groups
