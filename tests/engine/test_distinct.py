@@ -94,7 +94,6 @@ def test_a_local_that_shadows_a_builtin_elsewhere_is_not_renamed():
     assert not same(a, b)
 
 
-@pytest.mark.skipif(not hasattr(__import__("ast"), "MatchAs"), reason="match needs Python 3.10")
 def test_a_match_capture_is_renamed_with_its_uses():
     a = "def f(x):\n    match x:\n        case [first, *rest]:\n            return first\n    return None\n"
     b = "def f(x):\n    match x:\n        case [head, *tail]:\n            return head\n    return None\n"

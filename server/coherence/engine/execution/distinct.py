@@ -67,10 +67,7 @@ def _tree(source: str, entry_point: str = "") -> str:
 # tree as written.
 _DYNAMIC = re.compile(r"\b(?:locals|vars|globals|eval|exec|compile|_getframe|inspect|__code__|co_varnames|f_back|f_locals|__doc__)\b")
 # The identifier fields of the syntax tree that bind or use a variable
-_NAME_FIELDS = {ast.Name: "id", ast.arg: "arg", ast.ExceptHandler: "name"}
-for _cls, _field in (("MatchAs", "name"), ("MatchStar", "name")):
-    if hasattr(ast, _cls):  # Python 3.10+
-        _NAME_FIELDS[getattr(ast, _cls)] = _field
+_NAME_FIELDS = {ast.Name: "id", ast.arg: "arg", ast.ExceptHandler: "name", ast.MatchAs: "name", ast.MatchStar: "name"}
 
 
 def _canonical(tree: ast.Module, source: str, entry_point: str) -> ast.Module:
@@ -90,12 +87,11 @@ def _canonical(tree: ast.Module, source: str, entry_point: str) -> ast.Module:
                 setattr(node, field, given.setdefault(name, f" {len(given)}"))
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             node.names = [given.setdefault(n, f" {len(given)}") if n in names else n for n in node.names]
-        elif _MatchMapping is not None and isinstance(node, _MatchMapping) and node.rest in names:
+        elif isinstance(node, ast.MatchMapping) and node.rest in names:
             node.rest = given.setdefault(node.rest, f" {len(given)}")
     return tree
 
 
-_MatchMapping = getattr(ast, "MatchMapping", None)
 _DOCUMENTED = (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
