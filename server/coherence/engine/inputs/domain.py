@@ -42,6 +42,7 @@ from coherence.engine.inputs.generate import (
     infer_types,
     narrow_alphabet,
 )
+from coherence.engine.inputs.preconditions import Assumption, holds, stated_assumptions
 from coherence.engine.inputs.seeds import bind, doctest_seeds, workspace_seeds
 from coherence.engine.inputs.stated import backed_signs, stated_signs
 from coherence.engine.inputs.values import Expr, Input
@@ -57,14 +58,17 @@ class Rule:
     """One constraint on one parameter, backed by every example that gives it a value."""
 
     param: str
-    kind: str  # nonneg | positive | alphabet | sorted | rect | len
+    kind: str  # nonneg | positive | alphabet | sorted | rect | len | assume
     chars: frozenset[str] = frozenset()  # alphabet
     square: bool = False  # rect
     other: str = ""  # len: the collection parameter this one is the length of
     stated: bool = False  # nonneg, positive: the docstring says so (else: every example shows it)
+    assumption: Assumption | None = None  # assume: a stated precondition over the parameters
 
     def describe(self) -> str:
         p = self.param
+        if self.kind == "assume" and self.assumption is not None:
+            return f"{self.assumption.expr} ({self.assumption.source})"
         if self.kind == "positive":
             return f"{p} is positive (your docstring says so)"
         if self.kind == "nonneg":
@@ -81,6 +85,9 @@ class Rule:
         """Why ``value`` (this parameter's argument; ``values`` holds all arguments by parameter
         name) breaks the rule, or None."""
         p = self.param
+        if self.kind == "assume" and self.assumption is not None:
+            ok = holds(self.assumption, values, is_opaque=_opaque)
+            return None if ok is not False else f"{self.assumption.expr} does not hold ({self.assumption.source})"
         if isinstance(value, Expr):
             return None
         if self.kind in ("nonneg", "positive"):
@@ -130,7 +137,7 @@ class Domain:
     ``evidence``: the inputs people wrote (origin ``doctest`` or ``test``); others are ignored, so
     the whole generated list may be passed."""
 
-    def __init__(self, spec: Spec, evidence: Iterable[Input]):
+    def __init__(self, spec: Spec, evidence: Iterable[Input], assume: Iterable[Assumption] = ()):
         self.spec = spec
         seen: set[str] = set()
         ev_inputs: list[Input] = []
@@ -149,7 +156,16 @@ class Domain:
         # what the rules were learned from, kept for inputs.likely's guesses
         self.types = infer_types(spec, ev_inputs)
         self.evidence_by_param = evidence_by_param(spec, ev_inputs)
-        self.rules: tuple[Rule, ...] = tuple(_learn(spec, self.types, self.evidence_by_param))
+        # The magnitudes the examples show, per scalar number parameter: a counterexample near them
+        # (is_leap(1900) beside the examples' 2024) convinces where is_leap(0) does not.
+        self.bands: dict[str, tuple[float, float]] = {}
+        for name, ev in self.evidence_by_param.items():
+            nums = [v for _, v in ev if isinstance(v, (int, float)) and not isinstance(v, bool)]
+            if nums and len(nums) == len(ev) and min(nums) > 0:
+                self.bands[name] = (min(nums) / 2, max(nums) * 2)
+        rules = _learn(spec, self.types, self.evidence_by_param)
+        self.rules: tuple[Rule, ...] = tuple(rules)
+        self.rules += tuple(self._assumed(rules, assume))
 
     @classmethod
     def for_spec(cls, spec: Spec, module_source: str | None = None, workspace: str | Path | None = None) -> Domain:
@@ -182,6 +198,19 @@ class Domain:
     def contains(self, inp: Input) -> bool:
         return not self.violations(inp)
 
+    def typical(self, inp: Input) -> bool:
+        """Whether every scalar number of ``inp`` lies within the band of magnitudes its
+        parameter's examples show (half the smallest to twice the largest; only parameters whose
+        examples are all positive scalars have a band)."""
+        if not self.bands:
+            return True
+        values = self._values(inp)
+        for name, (lo, hi) in self.bands.items():
+            v = values.get(name)
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and not lo <= v <= hi:
+                return False
+        return True
+
     def _values(self, inp: Input) -> dict[str, Any]:
         """Each parameter's argument in ``inp``; a ``*args`` parameter's is the tuple of the
         arguments it takes (only sign and alphabet rules, which judge each number or string in
@@ -204,6 +233,25 @@ class Domain:
             values[star[0]] = _star_values(args[star[1]:])
         return values
 
+    def _assumed(self, learned: list[Rule], given: Iterable[Assumption]) -> list[Rule]:
+        """Rules for the preconditions the docstring states and those the user gave (decorator,
+        config), minus any that an example breaks: the examples show what the function is
+        called with, so an assumption they contradict was misread."""
+        params = [p for p in self.spec.params if p.kind != "var_keyword"]
+        kinds = {p.name: _family(self.types.get(p.name)) for p in params}
+        stated = stated_assumptions(self.spec.docstring, [p.name for p in params], kinds)
+        out: list[Rule] = []
+        seen = {r.describe() for r in learned}
+        for a in [*given, *stated]:
+            rule = Rule(a.params[0], "assume", assumption=a)
+            if rule.describe() in seen or not a.params:
+                continue
+            if a in stated and any(holds(a, self._values(e), is_opaque=_opaque) is False for e in self.evidence):
+                continue
+            seen.add(rule.describe())
+            out.append(rule)
+        return out
+
     def with_rules(self, rules: Iterable[Rule]) -> Domain:
         """The same examples, judged by ``rules`` instead of the rules they back
         (``inputs.likely`` adds guesses to those)."""
@@ -213,6 +261,11 @@ class Domain:
 
     def __repr__(self) -> str:
         return f"Domain({self.spec.name}: {'; '.join(self.describe()) or 'no rules'})"
+
+
+def _opaque(value: Any) -> bool:
+    """A value an assumption cannot judge: an expression built from the user's classes."""
+    return isinstance(value, Expr)
 
 
 def _star_values(args) -> tuple:

@@ -1,0 +1,399 @@
+"""Stated preconditions: what the docstring, a decorator or the config says the inputs satisfy.
+
+"Assumes lo <= hi", "Constraints: 1 <= len(arr) <= 100", "given a non-empty list", "the list is
+sorted", "a list of distinct integers", "the string contains only lowercase letters", and an
+explicit ``@generated(assume="lo <= hi")`` or ``assume`` in ``[tool.coherence]``: each becomes one
+*assumption*, a small Python expression over the parameters.  Inputs that break one still run, but a
+disagreement found only there is not evidence against the user's function (see ``verdict``), and the
+counterexample comes from inside whenever one exists.
+
+An assumption is never executed as code.  ``holds`` interprets a whitelisted subset of expressions
+(comparisons, arithmetic, ``len``/``min``/``max``/``sorted``/``set``/``all``/``any``/``abs``/``sum``,
+``str.isalpha()`` and friends, subscripts, one-generator comprehensions) over the input's values,
+with a step limit: a repository's config or docstring cannot run anything through it.
+
+Docstring phrases count only in a precondition's voice: a line of a "Constraints:"/"Note:" section,
+a sentence with "assume", "guaranteed", "will be", "must be", "given", "where", "such that", or a
+comparison that stands on its own line.  A sentence about the result ("return True if a > b",
+"returns a sorted list") states no precondition.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["Assumption", "UNKNOWN", "assumption", "holds", "stated_assumptions"]
+
+
+@dataclass(frozen=True)
+class Assumption:
+    expr: str  # a Python expression over the parameters, e.g. "lo <= hi"
+    source: str  # where it was stated: "your docstring: 'Assumes lo <= hi'", "@generated(assume=...)"
+
+    @property
+    def params(self) -> tuple[str, ...]:
+        return _names(self.expr)
+
+
+UNKNOWN = None  # holds() could not decide (a value it cannot see, e.g. an instance of the user's class)
+
+# ---------------------------------------------------------------------------------------------
+# the interpreter
+# ---------------------------------------------------------------------------------------------
+
+_FUNCS = {
+    "len": len, "abs": abs, "min": min, "max": max, "sorted": sorted, "set": set, "all": all,
+    "any": any, "sum": sum, "list": list, "tuple": tuple, "int": int, "float": float, "bool": bool,
+}
+_STR_METHODS = frozenset({"isalpha", "isdigit", "isalnum", "islower", "isupper", "isspace", "isascii", "isdecimal", "isnumeric", "strip", "lower", "upper"})
+_CONSTS = {"True": True, "False": False, "None": None}
+_STEPS = 20_000
+_BIG = 10**100
+
+
+class _Undecided(Exception):
+    pass
+
+
+@lru_cache(maxsize=512)
+def _parse(expr: str) -> ast.Expression | None:
+    try:
+        tree = ast.parse(expr.strip(), mode="eval")
+    except (SyntaxError, ValueError):
+        return None
+    for node in ast.walk(tree):
+        if not isinstance(node, _ALLOWED):
+            return None
+        if isinstance(node, ast.Call):
+            f = node.func
+            if node.keywords or not (
+                (isinstance(f, ast.Name) and f.id in _FUNCS) or (isinstance(f, ast.Attribute) and f.attr in _STR_METHODS)
+            ):
+                return None
+        if isinstance(node, ast.Attribute) and node.attr not in _STR_METHODS:
+            return None
+        if isinstance(node, ast.comprehension) and (node.is_async or not isinstance(node.target, (ast.Name, ast.Tuple))):
+            return None
+    return tree
+
+
+_ALLOWED = (
+    ast.Expression, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Name, ast.Load, ast.Store, ast.Constant,
+    ast.Call, ast.Attribute, ast.Subscript, ast.Slice, ast.List, ast.Tuple, ast.GeneratorExp, ast.ListComp, ast.comprehension,
+    ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
+    ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.IfExp,
+)
+
+
+def _names(expr: str) -> tuple[str, ...]:
+    tree = _parse(expr)
+    if tree is None:
+        return ()
+    bound = {n.id for c in ast.walk(tree) if isinstance(c, ast.comprehension) for n in ast.walk(c.target) if isinstance(n, ast.Name)}
+    out: list[str] = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in _FUNCS and n.id not in _CONSTS and n.id not in bound and n.id not in out:
+            out.append(n.id)
+    return tuple(out)
+
+
+def assumption(expr: str, source: str) -> Assumption | None:
+    """An ``Assumption`` when ``expr`` is one the interpreter accepts, else None."""
+    return Assumption(expr.strip(), source) if _parse(expr) is not None and _names(expr) else None
+
+
+def holds(a: Assumption | str, values: dict[str, Any], *, is_opaque=None) -> bool | None:
+    """Whether the assumption holds for these argument values; ``UNKNOWN`` (None) when it cannot
+    tell (a value ``is_opaque`` says it cannot see, or a name without a value).  A value of the
+    wrong type (``len(5)``) breaks the assumption: it is not what the function was meant for."""
+    expr = a.expr if isinstance(a, Assumption) else a
+    tree = _parse(expr)
+    if tree is None:
+        return UNKNOWN
+    env = dict(values)
+    if is_opaque is not None and any(is_opaque(env.get(n)) for n in _names(expr)):
+        return UNKNOWN
+    if any(n not in env for n in _names(expr)):
+        return UNKNOWN
+    steps = [_STEPS]
+    try:
+        return bool(_eval(tree.body, env, steps))
+    except _Undecided:
+        return UNKNOWN
+    except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError, OverflowError, RecursionError):
+        return False
+
+
+def _tick(steps: list[int], n: int = 1) -> None:
+    steps[0] -= n
+    if steps[0] < 0:
+        raise _Undecided
+
+
+def _eval(node: ast.AST, env: dict[str, Any], steps: list[int]) -> Any:
+    _tick(steps)
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        if node.id in env:
+            return env[node.id]
+        if node.id in _CONSTS:
+            return _CONSTS[node.id]
+        raise _Undecided
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            return all(_eval(v, env, steps) for v in node.values)
+        return any(_eval(v, env, steps) for v in node.values)
+    if isinstance(node, ast.UnaryOp):
+        v = _eval(node.operand, env, steps)
+        return (not v) if isinstance(node.op, ast.Not) else (-v if isinstance(node.op, ast.USub) else +v)
+    if isinstance(node, ast.BinOp):
+        a, b = _eval(node.left, env, steps), _eval(node.right, env, steps)
+        op = node.op
+        if isinstance(op, ast.Pow):
+            if not (isinstance(a, (int, float)) and isinstance(b, (int, float))) or abs(b) > 1000 or abs(a) > _BIG:
+                raise _Undecided
+            return a**b
+        if isinstance(op, ast.Mult) and (isinstance(a, (str, list, tuple)) or isinstance(b, (str, list, tuple))):
+            raise _Undecided  # no building big sequences
+        return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.Div: lambda: a / b,
+                ast.FloorDiv: lambda: a // b, ast.Mod: lambda: a % b}[type(op)]()
+    if isinstance(node, ast.Compare):
+        left = _eval(node.left, env, steps)
+        for op, right_node in zip(node.ops, node.comparators):
+            right = _eval(right_node, env, steps)
+            if not _compare(op, left, right):
+                return False
+            left = right
+        return True
+    if isinstance(node, ast.IfExp):
+        return _eval(node.body, env, steps) if _eval(node.test, env, steps) else _eval(node.orelse, env, steps)
+    if isinstance(node, ast.Call):
+        args = [_eval(a, env, steps) for a in node.args]
+        for a in args:
+            if hasattr(a, "__len__"):
+                _tick(steps, len(a))
+        if isinstance(node.func, ast.Name):
+            return _FUNCS[node.func.id](*args)
+        target = _eval(node.func.value, env, steps)
+        if not isinstance(target, str):
+            raise TypeError("string method on a non-string")
+        _tick(steps, len(target))
+        return getattr(target, node.func.attr)(*args)
+    if isinstance(node, ast.Subscript):
+        base = _eval(node.value, env, steps)
+        if isinstance(node.slice, ast.Slice):
+            s = node.slice
+            return base[slice(*(None if p is None else _eval(p, env, steps) for p in (s.lower, s.upper, s.step)))]
+        return base[_eval(node.slice, env, steps)]
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [_eval(e, env, steps) for e in node.elts]
+        return items if isinstance(node, ast.List) else tuple(items)
+    if isinstance(node, (ast.GeneratorExp, ast.ListComp)):
+        return list(_comprehension(node, env, steps))
+    raise _Undecided
+
+
+def _compare(op: ast.cmpop, a: Any, b: Any) -> bool:
+    if isinstance(op, ast.Eq):
+        return a == b
+    if isinstance(op, ast.NotEq):
+        return a != b
+    if isinstance(op, ast.Lt):
+        return a < b
+    if isinstance(op, ast.LtE):
+        return a <= b
+    if isinstance(op, ast.Gt):
+        return a > b
+    if isinstance(op, ast.GtE):
+        return a >= b
+    if isinstance(op, ast.In):
+        return a in b
+    if isinstance(op, ast.NotIn):
+        return a not in b
+    if isinstance(op, ast.Is):
+        return a is b
+    return a is not b
+
+
+def _comprehension(node: ast.GeneratorExp | ast.ListComp, env: dict[str, Any], steps: list[int]):
+    def go(k: int, scope: dict[str, Any]):
+        if k == len(node.generators):
+            yield _eval(node.elt, scope, steps)
+            return
+        gen = node.generators[k]
+        for item in _eval(gen.iter, scope, steps):
+            _tick(steps)
+            inner = dict(scope)
+            _bind(gen.target, item, inner)
+            if all(_eval(c, inner, steps) for c in gen.ifs):
+                yield from go(k + 1, inner)
+
+    return go(0, env)
+
+
+def _bind(target: ast.AST, item: Any, scope: dict[str, Any]) -> None:
+    if isinstance(target, ast.Name):
+        scope[target.id] = item
+        return
+    items = list(item)
+    if len(items) != len(target.elts):  # type: ignore[attr-defined]
+        raise ValueError("cannot unpack")
+    for t, v in zip(target.elts, items):  # type: ignore[attr-defined]
+        _bind(t, v, scope)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading them from a docstring
+# ---------------------------------------------------------------------------------------------
+
+# A precondition's voice, and a result's: "return True if a > b" states none.
+_VOICE = re.compile(r"\b(assum\w*|constraints?|guarantee\w*|precondition\w*|will\s+(?:always\s+)?be|must\s+be|is\s+always|are\s+always|"
+                    r"given|where|such\s+that|you\s+may|can\s+be\s+sure|note|requires?|expects?|input)\b", re.I)
+_RESULT = re.compile(r"\b(returns?|otherwise|else|whether|true\s+if|false\s+if|output)\b", re.I)
+_SECTION = re.compile(r"^\s*(constraints?|notes?|assumptions?|preconditions?|requires|args|arguments|parameters|params)\s*:?\s*$", re.I)
+_CMP_OPS = r"(?:<=|>=|==|!=|<|>|≤|≥|≠)"
+_TERM = r"(?:len\(\s*\w+\s*\)|-?\d+(?:\.\d+)?(?:\s*(?:\^|\*\*)\s*\d+)?|[A-Za-z_]\w*(?:\[\s*\w+\s*\])?)"
+_CHAIN = re.compile(rf"{_TERM}(?:\s*{_CMP_OPS}\s*{_TERM})+")
+_NONEMPTY = re.compile(r"\b(?:non-?empty\s+(?:list|array|string|sequence|tuple|collection|input|dict(?:ionary)?|set|vector|matrix|grid)s?\b|"
+                       r"(?:is|are|will\s+be|must\s+be|never)\s+(?:not\s+)?(?:non-?empty|never\s+empty)|(?:is|are|will|must|should)\s+not\s+(?:be\s+)?empty|"
+                       r"at\s+least\s+one\s+(?:element|item|number|value|string|character|entry|word|integer))", re.I)
+_SORTED = re.compile(r"\b(?:sorted|in\s+(?:ascending|non-?decreasing|increasing)\s+order)\b", re.I)
+_DISTINCT = re.compile(r"\b(?:(?:distinct|unique)\s+(?:elements?|numbers|integers|values|items|entries|words|strings)|"
+                       r"(?:elements?|numbers|integers|values|items|entries|they)\s+(?:are|will\s+be)\s+(?:all\s+)?(?:distinct|unique)|"
+                       r"no\s+duplicates?|without\s+duplicates?|duplicates?\s+free)\b", re.I)
+_LETTERS = re.compile(r"\b(?:only\s+(?:of\s+)?(?:english\s+)?(?:lower-?case\s+|upper-?case\s+)?letters?|(?:english\s+|lower-?case\s+|upper-?case\s+)?letters?\s+only|"
+                      r"only\s+(?:of\s+)?digits|digits\s+only|only\s+(?:lower-?case|upper-?case)\b(?:\s+(?:english\s+)?(?:letters?|characters?|alphabets?))?)", re.I)
+
+
+def _sentences(doc: str) -> list[tuple[str, bool]]:
+    """(text, in a precondition section) for each sentence or line of the docstring, examples left out."""
+    out: list[tuple[str, bool]] = []
+    section = False
+    for raw in doc.splitlines():
+        line = re.sub(r"^[*\-•]\s+", "", raw.strip())  # a bullet
+        if not line:
+            section = False if not raw.startswith((" ", "\t")) else section
+            continue
+        if line.startswith(">>>") or line.startswith("..."):
+            continue
+        m = _SECTION.match(line)
+        if m:
+            section = True
+            continue
+        if re.match(r"^(examples?|returns?|raises?|yields?|for example)\s*:?", line, re.I):
+            section = False
+        head = re.match(r"^(constraints?|notes?|assumptions?)\s*:\s*(.+)$", line, re.I)
+        if head:
+            out.append((head.group(2), True))
+            continue
+        for sentence in re.split(r"(?<=[.;!?])\s+", line):
+            out.append((sentence, section))
+    return out
+
+
+def _params_in(text: str, params: list[str]) -> list[str]:
+    return [p for p in params if re.search(rf"(?<![\w.]){re.escape(p)}(?!\w)", text)]
+
+
+def _lengths(text: str) -> str:
+    """``arr.length`` and ``len of arr`` as ``len(arr)``, so that a comparison reads whole."""
+    return re.sub(r"\b([A-Za-z_]\w*)\.length\b", r"len(\1)", text)
+
+
+def _normalise(chain: str) -> str:
+    s = chain.replace("≤", "<=").replace("≥", ">=").replace("≠", "!=")
+    return re.sub(r"(\d)\s*\^\s*(\d)", r"\1**\2", s)
+
+
+def stated_assumptions(doc: str | None, params: list[str], families: dict[str, str]) -> list[Assumption]:
+    """The preconditions a docstring states about ``params`` (``families``: each parameter's type
+    family: "int", "list", "str", ...)."""
+    if not doc:
+        return []
+    return list(_stated(doc, tuple(params), tuple(sorted(families.items()))))
+
+
+@lru_cache(maxsize=256)
+def _stated(doc: str, params: tuple[str, ...], families_items: tuple[tuple[str, str], ...]) -> tuple[Assumption, ...]:
+    families = dict(families_items)
+    collections = [p for p in params if families.get(p) in ("list", "tuple", "str", "dict", "set")]
+    lists = [p for p in params if families.get(p) in ("list", "tuple")]
+    strings = [p for p in params if families.get(p) == "str"]
+    found: dict[str, Assumption] = {}
+
+    def add(expr: str, text: str) -> None:
+        a = assumption(expr, f"your docstring: {_quote(text)}")
+        if a is not None and set(a.params) <= set(params) and a.expr not in found:
+            found[a.expr] = a
+
+    for text, in_section in _sentences(doc):
+        text = _lengths(text)
+        voice = in_section or bool(_VOICE.search(text))
+        about_result = bool(_RESULT.search(text)) and not re.search(r"\b(assum\w*|guarantee\w*|constraints?|you\s+may)\b", text, re.I)
+        named = _params_in(text, list(params))
+        # comparisons: "lo <= hi", "1 <= len(arr) <= 100", "0 <= k <= len(arr)"
+        standalone = _CHAIN.fullmatch(text.strip().rstrip(".,;")) is not None
+        if (voice or standalone) and not about_result:
+            for m in _CHAIN.finditer(text):
+                if re.match(r"[.\[(\w]", text[m.end():m.end() + 1]) and not re.match(r"\.(\s|$)", text[m.end():m.end() + 2]):
+                    continue  # cut off: "grid[0].size", "x.y"
+                expr = _normalise(m.group(0))
+                a = assumption(expr, "")
+                if a is not None and a.params and set(a.params) <= set(params) and re.search(_CMP_OPS, expr):
+                    add(expr, text)
+        if about_result and not _input_phrase(text):
+            continue
+        voice = voice or _input_phrase(text)
+        target_lists = [p for p in named if p in collections] or (collections if len(collections) == 1 else [])
+        if _NONEMPTY.search(text) and (voice or named) and target_lists:
+            add(f"len({target_lists[0]}) > 0", text)
+        seq = [p for p in named if p in lists] or (lists if len(lists) == 1 else [])
+        if _SORTED.search(text) and (voice or named) and seq:
+            add(f"list({seq[0]}) == sorted({seq[0]})", text)
+        if _DISTINCT.search(text) and (voice or named) and seq:
+            add(f"len(set({seq[0]})) == len({seq[0]})", text)
+        strs = [p for p in named if p in strings] or (strings if len(strings) == 1 else [])
+        m = _LETTERS.search(text)
+        if m and strs and (voice or named or re.search(r"\b(contains?|consists?|made)\b", text, re.I)):
+            phrase = m.group(0).lower()
+            s = strs[0]
+            if "digit" in phrase:
+                add(f"all(c.isdigit() for c in {s})", text)
+            elif "lower" in phrase:
+                add(f"all(c.isalpha() and c.islower() for c in {s})", text)
+            elif "upper" in phrase:
+                add(f"all(c.isalpha() and c.isupper() for c in {s})", text)
+            elif re.match(r"\s+and\s+(?:white)?spaces?\b", text[m.end():], re.I):
+                add(f"all(c.isalpha() or c == ' ' for c in {s})", text)
+            else:
+                add(f"all(c.isalpha() for c in {s})", text)
+        # an Args section's "n (int): a positive integer"
+        arg = re.match(r"^`?(\w+)`?\s*(?:\([^)]*\))?\s*:\s*(.*)$", text) if in_section else None
+        if arg and arg.group(1) in params and families.get(arg.group(1)) in ("int", "float"):
+            sign = re.search(r"\b(positive|non-?negative|natural)\b", arg.group(2), re.I)
+            if sign:
+                add(f"{arg.group(1)} > 0" if sign.group(1).lower() == "positive" else f"{arg.group(1)} >= 0", text)
+    return tuple(found.values())
+
+
+# "the median of a non-empty list", "given a sorted list": the adjective qualifies an input even in a
+# sentence about the result; "returns a sorted list" qualifies the result.
+_INPUT_PHRASE = re.compile(r"\b(?:of|given|takes?|takes\s+in|receives?|accepts?|for|from)\s+(?:an?|the|two|each)?\s*"
+                           r"(?:non-?empty|sorted|distinct|unique)\b", re.I)
+
+
+_OUTPUT_HEAD = re.compile(r"^\s*(?:it\s+|this\s+function\s+)?returns?\s+(?:a|an|the)?\s*(?:new\s+)?(?:non-?empty|sorted|distinct|unique)\b", re.I)
+
+
+def _input_phrase(text: str) -> bool:
+    return bool(_INPUT_PHRASE.search(text)) and not _OUTPUT_HEAD.search(text)
+
+
+def _quote(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split()).strip("\"' ")
+    return "'" + (text if len(text) <= limit else text[: limit - 1] + "…") + "'"

@@ -1,0 +1,77 @@
+"""Preconditions: phrases LLM docstrings use become assumptions, and the interpreter that judges
+them runs nothing but a small whitelisted subset of expressions."""
+
+import pytest
+
+from coherence.engine.inputs.preconditions import assumption, holds, stated_assumptions
+
+CASES = [
+    ("Clamp x into [lo, hi]. Assumes lo <= hi.", {"x": "int", "lo": "int", "hi": "int"}, ["lo <= hi"]),
+    ("Return the median of a non-empty list.", {"xs": "list"}, ["len(xs) > 0"]),
+    ("Given an array arr of integers.\n\nConstraints:\n    1 <= len(arr) <= 100\n    0 <= k <= len(arr)",
+     {"arr": "list", "k": "int"}, ["1 <= len(arr) <= 100", "0 <= k <= len(arr)"]),
+    ("You may assume that the given string contains English letter only.", {"word": "str"}, ["all(c.isalpha() for c in word)"]),
+    ("you may assume the input string contains only letters and spaces.", {"s": "str"}, ["all(c.isalpha() or c == ' ' for c in s)"]),
+    ("Given a sorted list of distinct integers nums, find target.", {"nums": "list", "target": "int"},
+     ["list(nums) == sorted(nums)", "len(set(nums)) == len(nums)"]),
+    ("Args:\n    n (int): a positive integer\n    s: the string, only lowercase letters", {"n": "int", "s": "str"},
+     ["n > 0", "all(c.isalpha() and c.islower() for c in s)"]),
+    ("Note: 1 <= n <= 10^4", {"n": "int"}, ["1 <= n <= 10**4"]),
+    ("* 1 <= grid.length <= 10^2", {"grid": "list"}, ["1 <= len(grid) <= 10**2"]),
+    ("The date string is not empty.", {"date": "str"}, ["len(date) > 0"]),
+    ("Assume n > 1 and is not a prime.", {"n": "int"}, ["n > 1"]),
+    ("0 ≤ N ≤ 10000.", {"N": "int"}, ["0 <= N <= 10000"]),
+]
+
+
+@pytest.mark.parametrize(("doc", "params", "expected"), CASES)
+def test_stated_preconditions_are_read(doc, params, expected):
+    got = [a.expr for a in stated_assumptions(doc, list(params), params)]
+    assert got == expected
+
+
+NOT_PRECONDITIONS = [
+    ("Return True if a > b.", {"a": "int", "b": "int"}),
+    ("Returns a sorted list of the unique elements.", {"l": "list"}),
+    ("The function should return a list of strings in sorted order.", {"lst": "list"}),
+    ("Find the minimum sum of any non-empty sub-array of nums.", {"nums": "list"}),
+    ("If multiple strings have maximum number of unique characters, return the first.", {"words": "list"}),
+    ("Return x if x > 0 else 0.", {"x": "int"}),
+]
+
+
+@pytest.mark.parametrize(("doc", "params"), NOT_PRECONDITIONS)
+def test_what_a_sentence_says_of_the_result_is_no_precondition(doc, params):
+    assert stated_assumptions(doc, list(params), params) == []
+
+
+def test_holds_judges_values():
+    a = assumption("lo <= hi", "test")
+    assert holds(a, {"lo": 0, "hi": 1}) is True
+    assert holds(a, {"lo": 2, "hi": 1}) is False
+    assert holds("len(xs) > 0", {"xs": []}) is False
+    assert holds("len(xs) > 0", {"xs": 5}) is False  # the wrong type: not what it was meant for
+    assert holds("all(c.isalpha() for c in s)", {"s": "ab"}) is True
+    assert holds("lo <= hi", {"lo": 1}) is None  # a name without a value: unknown
+    assert holds("list(xs) == sorted(xs)", {"xs": [1, 3, 2]}) is False
+
+
+@pytest.mark.parametrize("expr", [
+    "__import__('os').system('touch /tmp/pwned')",
+    "x.__class__.__bases__",
+    "open(x)",
+    "(lambda: 1)()",
+    "getattr(x, 'y')",
+    "[c for c in x].__len__()",
+    "x.format(1)",
+])
+def test_nothing_but_the_whitelist_is_accepted(expr):
+    assert assumption(expr, "test") is None
+    assert holds(expr, {"x": "abc"}) is None
+
+
+def test_the_interpreter_is_bounded():
+    # an exponent or a sequence that would take the process down is undecided, not computed
+    assert holds("10 ** 10 ** 10 > x", {"x": 1}) is None
+    assert holds("len(x * 10**9) > 0", {"x": "ab"}) is None
+    assert holds("all(c.isalpha() for c in x)", {"x": "a" * 10**6}) is None
