@@ -12,6 +12,7 @@ from pathlib import Path
 from coherence import __version__
 
 EXIT_OK, EXIT_INCOHERENT, EXIT_USAGE = 0, 1, 2
+DEFAULT_BASELINE = ".coherence-baseline.json"
 _SKIP_DIRS = {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist", ".tox", ".nox", "site-packages", ".mypy_cache", ".pytest_cache"}
 
 
@@ -32,6 +33,11 @@ def _check_parser(sub) -> None:
     p.add_argument("--sandbox", choices=("auto", "bwrap", "guard"), help="auto uses bubblewrap when it works")
     p.add_argument("--cache-dir", help="where the sample cache lives (default ~/.cache/coherence)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--fail-on", choices=("warning", "information", "hint", "never"), default="warning",
+                   help="exit 1 when a function's verdict is this severe or more (default warning: evidence that yours is wrong)")
+    p.add_argument("--baseline", metavar="FILE", help=f"accept the disagreements recorded in this baseline (default: {DEFAULT_BASELINE} in the current folder, when it exists)")
+    p.add_argument("--write-baseline", nargs="?", const=DEFAULT_BASELINE, metavar="FILE",
+                   help=f"record every current finding as accepted, in FILE (default {DEFAULT_BASELINE}), and exit 0")
     p.add_argument("--verbose", "-v", action="store_true")
 
 
@@ -103,6 +109,17 @@ async def run_check(args) -> int:
         print(f"coherence: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
+    baseline = None
+    baseline_path = args.baseline or (DEFAULT_BASELINE if Path(DEFAULT_BASELINE).is_file() and not args.write_baseline else None)
+    if baseline_path:
+        from coherence.engine.baseline import Baseline, BaselineError
+
+        try:
+            baseline = Baseline(baseline_path)
+        except BaselineError as exc:
+            print(f"coherence: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+
     results: list[CheckResult] = []
     tty = sys.stderr.isatty() and args.format == "text"
     for path in files:
@@ -117,6 +134,8 @@ async def run_check(args) -> int:
             results.append(CheckResult(name="<module>", path=str(path), line=exc.lineno or 1, status="error", reason=f"syntax error: {exc.msg} (line {exc.lineno})"))
             continue
         for target in targets:
+            if baseline is not None:
+                target = baseline.apply(target)
             if tty:
                 print(f"checking {path}:{target.name_line} {target.qualname}…", file=sys.stderr)
             try:
@@ -135,7 +154,22 @@ async def run_check(args) -> int:
         Path(args.output).write_text(text + "\n", encoding="utf-8")
     else:
         print(text)
-    return EXIT_INCOHERENT if any(r.status == "incoherent" for r in results) else EXIT_OK
+    if args.write_baseline:
+        from coherence.engine.baseline import write
+
+        count = write(args.write_baseline, results)
+        print(f"coherence: wrote {count} accepted disagreement(s) to {args.write_baseline}", file=sys.stderr)
+        return EXIT_OK
+    return EXIT_INCOHERENT if failed(results, args.fail_on) else EXIT_OK
+
+
+def failed(results, fail_on: str) -> bool:
+    """Whether some verdict is at least ``fail_on`` severe ("never": none is)."""
+    from coherence.engine.verdict import at_least
+
+    if fail_on == "never":
+        return False
+    return any(r.status == "incoherent" and at_least(r.severity, fail_on) for r in results)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -9,11 +9,15 @@ from coherence import __version__
 from coherence.engine.result import CheckResult
 
 RULES = {
+    # the level of an incoherent result follows its severity (``SARIF_LEVEL``)
     "incoherent": ("COH001", "incoherent", "Alternative implementations of this function disagree with it", "warning"),
     "nondeterministic": ("COH002", "nondeterministic", "This function gives different results for the same input", "note"),
     "skipped": ("COH003", "skipped", "This function was not checked", "note"),
     "error": ("COH004", "check-error", "This function could not be checked", "note"),
 }
+
+
+SARIF_LEVEL = {"warning": "warning", "information": "note", "hint": "none", "none": "none"}
 
 
 def json_entry(r: CheckResult) -> dict:
@@ -25,6 +29,9 @@ def json_entry(r: CheckResult) -> dict:
         "line": r.line,
         "column": r.column,
         "status": r.status,
+        "severity": r.severity,
+        # what the severity rests on: the bloc of alternatives against yours on the counterexample
+        "evidence": r.evidence or None,
         "reason": r.reason,
         "samples": r.samples,
         "inputs": r.inputs,
@@ -35,6 +42,7 @@ def json_entry(r: CheckResult) -> dict:
         "dsde": r.dsde,
         "sde": r.sde,
         "trust": r.trust,
+        "trust_raw": r.trust_raw,
         "clusters": r.clusters,
         "user_cluster": r.user_cluster,
         "counterexample": None
@@ -48,8 +56,11 @@ def json_entry(r: CheckResult) -> dict:
             "total": ce.total,
             "shrunk_from": ce.shrunk_from,
         },
-        # why every disagreeing input lies outside the docstring's examples' domain, or null
-        "outside_domain": r.extra.get("outside_domain") or None,
+        # the stated domain (preconditions, examples, your assume), and why the counterexample
+        # lies outside it (null when inside: it lies outside only when no disagreement is inside)
+        "domain": r.domain,
+        "outside_domain": r.outside_domain or None,
+        "accepted": r.accepted,
         "pac_bound": r.pac_bound,
         "delta": r.delta,
         "model": r.model,
@@ -65,12 +76,34 @@ def to_json(results: list[CheckResult]) -> str:
 
 
 def describe(r: CheckResult) -> list[str]:
-    """The lines a person reads about one function."""
+    """The lines a person reads about one function: the verdict and its evidence first."""
     where = f"{r.path}:{r.line}"
+    name = r.qualname or r.name
     if r.status in ("skipped", "error"):
-        return [f"{where}  {r.qualname or r.name}: {r.status} — {r.reason}"]
-    head = f"{where}  {r.qualname or r.name}: {r.status}, trust {r.trust:.2f}"
+        return [f"{where}  {name}: {r.status} — {r.reason}"]
+    ce = r.counterexample
+    if r.status == "incoherent":
+        head = f"{where}  {name}: {r.severity}"
+        if ce is not None:
+            head += f" · {r.evidence_line()}"
+        head += f" · trust {r.trust:.2f}"
+    else:
+        head = f"{where}  {name}: {r.status}, trust {r.trust:.2f}"
     lines = [head]
+    why = (r.evidence or {}).get("why")
+    if r.status == "incoherent" and r.severity == "hint" and why:
+        lines.append(f"    only a hint: {why}")
+    if r.status == "nondeterministic":
+        lines.append(f"    {r.reason}")
+    if ce is not None:
+        lines.append(f"    counterexample: {ce.call}")
+        lines.append(f"      yours: {ce.yours}")
+        for alt in ce.alternatives:
+            lines.append(f"      {alt.count} of {ce.total} alternatives: {alt.output}")
+    if r.outside_domain:
+        lines.append(f"    every disagreement is on inputs outside the stated domain: {r.outside_domain}")
+    if r.accepted:
+        lines.append(f"    accepted as intended: {', '.join(r.accepted)}")
     clusters = " + ".join(str(c) if i != r.user_cluster else f"{c} (yours)" for i, c in enumerate(r.clusters))
     lines.append(
         f"    incoherence {r.incoherence:.3f} (95% CI {r.incoherence_interval[0]:.3f}–{r.incoherence_interval[1]:.3f}) · "
@@ -81,30 +114,28 @@ def describe(r: CheckResult) -> list[str]:
     if r.pac_bound is not None:
         lines.append(f"    no disagreement on {r.inputs} inputs: incoherence ≤ {r.pac_bound:.4f} with {1 - r.delta:.0%} confidence")
     lines.append(f"    clusters {clusters} · DSDE {r.dsde:.3f} · SDE {r.sde:.3f}")
-    if r.status == "nondeterministic":
-        lines.append(f"    {r.reason}")
-    ce = r.counterexample
-    if ce is not None:
-        lines.append(f"    counterexample: {ce.call}")
-        lines.append(f"      yours: {ce.yours}")
-        for alt in ce.alternatives:
-            lines.append(f"      {alt.count} of {ce.total} alternatives: {alt.output}")
-    if r.extra.get("outside_domain"):
-        lines.append(f"    every disagreement is on inputs outside what your docstring describes: {r.extra['outside_domain']}")
     cost = f" · ${r.cost_usd:.4f}" if r.cost_usd else ""
     lines.append(f"    {r.samples} samples × {r.inputs} inputs · {r.sampling} · {r.model}{cost} · {r.seconds:.2f}s")
     return lines
+
+
+def summary_line(results: list[CheckResult]) -> str:
+    """``5 function(s): 2 warning, 1 information, 2 coherent``: incoherent results counted by
+    severity (the same severity the exit code, SARIF and the editor use), the rest by status."""
+    counts: dict[str, int] = {}
+    for r in results:
+        key = r.severity if r.status == "incoherent" else r.status
+        counts[key] = counts.get(key, 0) + 1
+    order = ["warning", "information", "hint", "coherent", "nondeterministic", "skipped", "error"]
+    parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
+    return f"{len(results)} function(s): {', '.join(parts) or 'no marked functions'}"
 
 
 def to_text(results: list[CheckResult]) -> str:
     out: list[str] = []
     for r in results:
         out.extend(describe(r))
-    counts: dict[str, int] = {}
-    for r in results:
-        counts[r.status] = counts.get(r.status, 0) + 1
-    summary = ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) or "no marked functions"
-    out.append(f"\n{len(results)} function(s): {summary}")
+    out.append("\n" + summary_line(results))
     return "\n".join(out)
 
 
@@ -112,7 +143,7 @@ def sarif_message(r: CheckResult) -> str:
     if r.status == "incoherent":
         ce = r.counterexample
         detail = f": {ce.summary()}" if ce else ""
-        return f"{r.name}: trust {r.trust:.2f}, incoherence {r.incoherence:.3f}{detail}"
+        return f"{r.qualname or r.name}: {r.severity}, trust {r.trust:.2f}, incoherence {r.incoherence:.3f}{detail}"
     return f"{r.name}: {r.status}: {r.reason}"
 
 
@@ -129,9 +160,11 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
     ]
     sarif_results = []
     for r in results:
-        if r.status == "coherent":
-            continue
+        if r.status == "coherent" or (r.status == "incoherent" and r.severity in ("hint", "none")):
+            continue  # a hint is for the editor's code lens, not a code-scanning alert
         rid, _, _, level = RULES[r.status]
+        if r.status == "incoherent":
+            level = SARIF_LEVEL[r.severity]
         p = Path(r.path)
         try:
             uri = p.resolve().relative_to(root_path).as_posix()
@@ -151,7 +184,7 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
                 }
             ],
             "partialFingerprints": {"coherenceFunction/v1": f"{uri}:{r.qualname or r.name}"},
-            "properties": {k: v for k, v in json_entry(r).items() if k in ("trust", "incoherence", "dsde", "sde", "samples", "inputs", "clusters")},
+            "properties": {k: v for k, v in json_entry(r).items() if k in ("severity", "trust", "incoherence", "dsde", "sde", "samples", "inputs", "clusters")},
         }
         sarif_results.append(entry)
     doc = {

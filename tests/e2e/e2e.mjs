@@ -2,10 +2,10 @@
 // Code), driven with playwright-core and Debian's Chromium, on a copy of examples/.
 //
 // Asserts, in the editor:
-//   1. squiggle   a warning/info squiggle under `count_vowels` on its def line
-//      lens       the code lenses: "… disagrees on count_vowels(…)" and is_palindrome's "trust 1.00"
-//   2. problems   the Problems panel lists "N of M alternative implementations disagree:
-//                 count_vowels(...) -> yours …, theirs … (trust …)" from source "coherence", and
+//   1. squiggle   a warning squiggle (the verdict's severity) under `count_vowels` on its def line
+//      lens       the code lenses: "warning · … disagree with yours on count_vowels(…)" and is_palindrome's "trust 1.00"
+//   2. problems   the Problems panel lists "N of M alternatives disagree with yours on
+//                 count_vowels(...): yours …, theirs … (trust …)" from source "coherence", and
 //                 nothing for the coherent is_palindrome
 //   3. hover      the server's hover over `count_vowels` shows the same counterexample call and "trust"
 //   4. action     Ctrl+. lists "Check coherence"; picking it runs a check (the status bar shows
@@ -386,7 +386,7 @@ async function stepSquiggle(page) {
             if (!name) return false;
             const onName = marks.filter(
                 (m) =>
-                    (m.cls === 'squiggly-warning' || m.cls === 'squiggly-info') &&
+                    m.cls === 'squiggly-warning' &&
                     m.top === name.top &&
                     m.x < name.x + name.width &&
                     m.x + m.width > name.x,
@@ -406,7 +406,7 @@ async function stepLens(page) {
     // The lens above count_vowels gives the one-line result; is_palindrome's says it is trusted.
     const lenses = await poll('the code lenses to show both results', async () => {
         const texts = await lensTexts(page);
-        const cv = texts.find((t) => /disagrees on count_vowels\(/.test(t));
+        const cv = texts.find((t) => /coherence: warning · \d+ of \d+ alternatives disagree with yours on count_vowels\(/.test(t));
         const pal = texts.find((t) => /coherence: trust 1\.00/.test(t));
         if (!cv || !pal) fail(`lenses: ${JSON.stringify(texts)}`);
         return texts;
@@ -428,15 +428,15 @@ async function stepProblems(page) {
                 const visible = await page.locator('.markers-panel').isVisible().catch(() => false);
                 if (!visible) await page.keyboard.press('Control+Shift+M');
             }
-            return rows.find((t) => t.includes('alternative implementations disagree') && t.includes('count_vowels(')) || false;
+            return rows.find((t) => t.includes('alternatives disagree with yours on') && t.includes('count_vowels(')) || false;
         },
         { interval: 500 },
     );
     log(`problems: ${rowText}`);
     // The row reads "<message><source>(<code>)[Ln, Col]": the source follows the message.
     if (!/\(trust [0-9.]+\)\s*coherence/.test(rowText)) fail(`the Problems entry does not name its source "coherence": ${rowText}`);
-    const m = /disagree:\s*(count_vowels\(.*?\))\s*->/.exec(rowText);
-    if (!m) fail(`no counterexample call "count_vowels(...) ->" in the Problems entry: ${rowText}`);
+    const m = /disagree with yours on\s*(count_vowels\(.*?\)):\s*yours/.exec(rowText);
+    if (!m) fail(`no counterexample call "count_vowels(...): yours" in the Problems entry: ${rowText}`);
     if (!/\(trust [0-9.]+\)/.test(rowText)) fail(`no "(trust …)" in the Problems entry: ${rowText}`);
     ctx.counterexample = m[1];
     const coherent = await page.$$eval('.markers-panel .monaco-list-row', (els) =>
@@ -519,9 +519,9 @@ function coherenceLog() {
 
 async function stepCodeAction(page) {
     // Nothing is being checked before the action (so "checking…" afterwards is its doing).
-    const before = await poll('the status bar to show "coherence: 1 incoherent"', async () => {
+    const before = await poll('the status bar to show "coherence: 1 warning"', async () => {
         const texts = await statusTexts(page);
-        return texts.some((t) => /coherence: 1 incoherent/.test(t)) && !texts.some((t) => /checking/i.test(t)) ? texts : false;
+        return texts.some((t) => /coherence: 1 warning/.test(t)) && !texts.some((t) => /checking/i.test(t)) ? texts : false;
     });
     log(`status bar before: ${JSON.stringify(before.filter((t) => /coherence/i.test(t)))}`);
     const item = await poll('"Check coherence" in the code action menu', async () => {
@@ -556,9 +556,9 @@ async function stepCodeAction(page) {
     await screenshot(page, 'checking');
     // Then it ends, and the diagnostic is (re)published: the squiggle, the Problems entry and
     // the status bar's count are back.
-    const after = await poll('the check to finish with "coherence: 1 incoherent"', async () => {
+    const after = await poll('the check to finish with "coherence: 1 warning"', async () => {
         const texts = await statusTexts(page);
-        return texts.find((t) => /coherence: 1 incoherent/.test(t)) && !texts.some((t) => /coherence: checking/i.test(t))
+        return texts.find((t) => /coherence: 1 warning/.test(t)) && !texts.some((t) => /coherence: checking/i.test(t))
             ? texts
             : false;
     });
@@ -592,7 +592,7 @@ async function stepCodeAction(page) {
     // The lens went to "checking…" and comes back with the result.
     const lens = await poll('the code lens to show the result again', async () => {
         const texts = await lensTexts(page);
-        const cv = texts.find((t) => /disagrees on count_vowels\(/.test(t));
+        const cv = texts.find((t) => /coherence: warning · \d+ of \d+ alternatives disagree with yours on count_vowels\(/.test(t));
         if (!cv) fail(`lenses: ${JSON.stringify(texts)}`);
         return cv;
     });

@@ -6,6 +6,10 @@ import { ClientCommands } from './constants';
 export interface StatusParams {
     checking: number;
     incoherent: number;
+    // incoherent functions by the verdict's severity (the same scale as the Problems entries)
+    warning: number;
+    information: number;
+    hint: number;
     coherent: number;
     skipped: number;
 }
@@ -22,6 +26,9 @@ export function parseStatusParams(params: unknown): StatusParams {
     return {
         checking: count(p.checking),
         incoherent: count(p.incoherent),
+        warning: count(p.warning),
+        information: count(p.information),
+        hint: count(p.hint),
         coherent: count(p.coherent),
         skipped: count(p.skipped),
     };
@@ -30,7 +37,7 @@ export function parseStatusParams(params: unknown): StatusParams {
 export class StatusBar implements Disposable {
     private readonly item: StatusBarItem;
     private state: ServerState = { kind: 'starting' };
-    private counts: StatusParams = { checking: 0, incoherent: 0, coherent: 0, skipped: 0 };
+    private counts: StatusParams = { checking: 0, incoherent: 0, warning: 0, information: 0, hint: 0, coherent: 0, skipped: 0 };
 
     constructor() {
         this.item = window.createStatusBarItem('coherence.status', StatusBarAlignment.Right, 100);
@@ -44,7 +51,7 @@ export class StatusBar implements Disposable {
         this.state = state;
         if (state.kind === 'starting') {
             // A new server knows nothing yet: forget the previous one's counts.
-            this.counts = { checking: 0, incoherent: 0, coherent: 0, skipped: 0 };
+            this.counts = { checking: 0, incoherent: 0, warning: 0, information: 0, hint: 0, coherent: 0, skipped: 0 };
         } else if (state.kind !== 'running') {
             this.counts = { ...this.counts, checking: 0 };
         }
@@ -57,7 +64,7 @@ export class StatusBar implements Disposable {
     }
 
     private render(): void {
-        const { checking, incoherent, coherent, skipped } = this.counts;
+        const { checking, warning, information, hint, coherent, skipped } = this.counts;
         const tooltip = new MarkdownString('', true);
         this.item.backgroundColor = undefined;
         switch (this.state.kind) {
@@ -73,15 +80,19 @@ export class StatusBar implements Disposable {
             case 'running':
                 if (checking > 0) {
                     this.item.text = '$(sync~spin) coherence: checking…';
-                } else if (incoherent > 0) {
-                    this.item.text = `$(warning) coherence: ${incoherent} incoherent`;
+                } else if (warning > 0) {
+                    this.item.text = `$(warning) coherence: ${warning} warning${warning === 1 ? '' : 's'}`;
+                } else if (information > 0) {
+                    this.item.text = `$(info) coherence: ${information} to look at`;
                 } else {
                     this.item.text = '$(check) coherence';
                 }
                 tooltip.appendMarkdown(
                     `**Coherence**\n\n` +
                         `- checking: ${checking}\n` +
-                        `- incoherent: ${incoherent}\n` +
+                        `- warning: ${warning}\n` +
+                        `- information: ${information}\n` +
+                        `- hint: ${hint}\n` +
                         `- coherent: ${coherent}\n` +
                         `- skipped: ${skipped}\n`,
                 );

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import dataclasses
 import hashlib
 import itertools
 import logging
@@ -16,11 +17,14 @@ import re
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from coherence.engine import counterexample as cx
+from coherence.engine import verdict
+from coherence.engine.calibration import calibrated_trust
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
@@ -29,8 +33,10 @@ from coherence.engine.inputs import Input
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.likely import run_last
+from coherence.engine.inputs.preconditions import Assumption, assumption
+from coherence.engine.inputs.seeds import doctest_seeds
 from coherence.engine.markers import find_targets
-from coherence.engine.metrics import score
+from coherence.engine.metrics import Metrics, score
 from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
 from coherence.engine.result import CheckResult
 from coherence.engine.sampling import SampleSet, make_provider, sample_alternatives
@@ -251,16 +257,28 @@ class Checker:
         scored = await asyncio.to_thread(self._score, target, result, report, programs, valid, inputs, rerun, started)
         if scored is None:
             return result
-        programs, inputs, labels, raised, metrics, domain, inside, disagree = scored
         timings["metrics"] = round(time.monotonic() - stage, 4)
         if result.status == "incoherent":
             stage = time.monotonic()
+            if target.accept:
+                await asyncio.to_thread(self._accepted, target, module, scored, cancel)
+                result.accepted = scored.result_accepted
+            typical = None
+            if scored.domain is not None and scored.domain.bands:
+                typical = np.zeros(len(scored.inputs), dtype=bool)
+                for x in np.flatnonzero(scored.disagree).tolist():
+                    typical[x] = scored.domain.typical(scored.inputs[x])
+            evidence = verdict.judge(scored.labels, scored.raised, inside=scored.inside, incoherent=True, ignore=scored.ignore, typical=typical)
+            result.severity = evidence.severity
+            result.evidence = evidence.to_dict()
+            if evidence.severity == "hint" and result.accepted:
+                result.evidence["why"] = "you accepted this disagreement as intended"
             report_progress(f"{target.name}: shrinking a counterexample", 0.85)
-            result.counterexample, where = await asyncio.to_thread(
-                self._counterexample, target, module, programs, inputs, report, labels, raised, metrics, cancel, domain, inside
-            )
-            if inside is not None and where and not inside[disagree].any() and await asyncio.to_thread(any_inside, domain, inputs, disagree):
-                result.extra["outside_domain"] = where
+            result.counterexample, where, rival = await asyncio.to_thread(self._counterexample, target, module, scored, report, evidence, cancel)
+            if rival is not None and scored.programs[rival].source:
+                result.disagreeing_code = scored.programs[rival].source  # the side the counterexample shows
+            if scored.inside is not None and where:
+                result.outside_domain = where
             timings["counterexample"] = round(time.monotonic() - stage, 4)
         result.seconds = time.monotonic() - started
         report_progress(f"{target.name}: done", 1.0)
@@ -334,7 +352,8 @@ class Checker:
         result.pac_bound = metrics.pac_bound
         result.sde = metrics.sde
         result.dsde = metrics.dsde
-        result.trust = metrics.trust
+        result.trust_raw = metrics.trust
+        result.trust = calibrated_trust(metrics.dsde)
         result.clusters = metrics.cluster_sizes
         result.user_cluster = metrics.user_cluster
         result.extra["load_errors"] = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}
@@ -344,6 +363,7 @@ class Checker:
         if unstable is not None:
             result.status = "nondeterministic"
             result.reason = unstable_reason
+            result.severity = "information"
         elif metrics.incoherence > 0:
             result.status = "incoherent"
         else:
@@ -356,32 +376,67 @@ class Checker:
             if members[0] is not members[metrics.user_cluster] and len(members[0]) > len(members[metrics.user_cluster]):
                 result.majority_code = programs[members[0][0]].source
 
-        # The domain the docstring's examples (and the workspace's tests) show: never negative, only
-        # these characters, sorted, ...  Disagreement outside it is still disagreement, but a user
-        # reads it differently, so it is said, and the counterexample comes from inside when it can.
-        domain = Domain(target.spec, inputs) if result.status == "incoherent" else None
+        # The stated domain: the docstring's preconditions and examples, the workspace's tests, the
+        # user's ``assume``.  Disagreement outside it is still disagreement, but no evidence against
+        # the user's function (``verdict``), and the counterexample comes from inside when it can.
+        domain = Domain(target.spec, inputs, assume=user_assumptions(target)) if result.status == "incoherent" else None
         inside = None
         disagree = metrics.per_input > 0
         if domain is not None and not domain.empty:
             inside = inside_mask(domain, inputs, disagree)
-            result.extra["domain"] = domain.describe()
-        return programs, inputs, labels, raised, metrics, domain, inside, disagree
+            result.domain = domain.describe()
+        return Scored(programs, inputs, labels, raised, metrics, domain, inside, disagree)
 
-    def _counterexample(self, target, module, programs, inputs, report, labels, raised, metrics, cancel, domain=None, inside=None):
-        """The counterexample, and why its input lies outside the examples' domain ("" inside)."""
-        picked = cx.choose(labels, raised, inputs, metrics, prefer=inside)
+    def _accepted(self, target: Target, module: ModuleContext, scored: Scored, cancel) -> None:
+        """Apply the user's ``accept`` statements: each names a call on which the user declared
+        their function's behaviour intended.  The alternatives that disagree with it there are the
+        accepted readings of the spec; an input where only they disagree is no evidence
+        (``scored.ignore``).  A disagreement of any other alternative still counts."""
+        accepted = accepted_inputs(target)
+        if not accepted:
+            return
+        report = self.executor.run(module, scored.programs, [inp for _, inp in accepted], seed=self.config.seed, cancel=cancel)
+        if report.module_error:
+            return
+        readers = np.zeros(len(scored.programs), dtype=bool)
+        matched = []
+        for a, (call, _) in enumerate(accepted):
+            mine = report.outcomes[0][a]
+            differ = [j for j in range(1, len(scored.programs)) if not outcomes_equal(report.outcomes[j][a], mine)]
+            if differ:
+                readers[differ] = True
+                matched.append(call)
+        if not matched:
+            return
+        scored.result_accepted = matched
+        differs = scored.labels[1:] != scored.labels[0]
+        scored.ignore = ~(differs & ~readers[1:, None]).any(axis=0)
+
+    def _counterexample(self, target: Target, module: ModuleContext, scored: Scored, report: ExecutionReport, evidence: verdict.Evidence, cancel):
+        """The counterexample, why its input lies outside the stated domain ("" inside), and the
+        program whose outcome it sets against yours.
+
+        It is the verdict's own input when the verdict rests on one (a bloc that outvotes yours, or
+        disagrees with it, inside the domain, both sides returning when they can); else the
+        general choice among all inputs (``counterexample.choose``)."""
+        inputs, domain, inside = scored.inputs, scored.domain, scored.inside
+        if evidence.input is not None:
+            picked = (evidence.input, evidence.rival)
+        else:
+            picked = cx.choose(scored.labels, scored.raised, inputs, scored.metrics, prefer=inside)
         if picked is None:
-            return None, ""
+            return None, "", None
         x, rival = picked
         start = inputs[x]
-        # an input from inside the domain stays inside while it shrinks
-        keep = domain.contains if domain is not None and inside is not None and inside[x] else None
+        # an input from inside the domain stays inside while it shrinks, and one with the examples'
+        # magnitudes keeps them (shrinking toward 0 turns is_leap(1900) into is_leap(0))
+        keep = _keeper(domain, inside is not None and bool(inside[x]), domain is not None and domain.bands and domain.typical(start))
         start_outcomes = [row[x] for row in report.outcomes]
         try:
             shrunk, outcomes = cx.shrink(
                 self.executor,
                 module,
-                programs,
+                scored.programs,
                 rival,
                 start,
                 start_outcomes,
@@ -398,7 +453,65 @@ class Checker:
             shrunk, outcomes = start, start_outcomes
         where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
         described = cx.describe(target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver)
-        return described, where
+        return described, where, rival
+
+
+@dataclass
+class Scored:
+    """What scoring leaves for the verdict and the counterexample: the programs and inputs that
+    remain (too-slow alternatives and over-budget inputs left out), their outcome labels, the
+    metrics, and the stated domain."""
+
+    programs: list[Program]
+    inputs: list[Input]
+    labels: np.ndarray
+    raised: np.ndarray
+    metrics: Metrics
+    domain: Domain | None
+    inside: np.ndarray | None  # inputs inside the domain (asked only where programs disagree)
+    disagree: np.ndarray  # inputs where some programs disagree
+    ignore: np.ndarray | None = None  # inputs whose disagreements the user accepted
+    result_accepted: list[str] = field(default_factory=list)
+
+
+def _keeper(domain: Domain | None, inside: bool, typical: bool):
+    if domain is None or not (inside or typical):
+        return None
+    if inside and typical:
+        return lambda c: domain.contains(c) and domain.typical(c)
+    return domain.contains if inside else domain.typical
+
+
+def user_assumptions(target: Target) -> list[Assumption]:
+    """The preconditions the user stated outside the docstring (decorator, comment)."""
+    out = []
+    for expr in target.assume:
+        a = assumption(expr, "your assume")
+        if a is None:
+            log.warning("%s: ignoring assume %r: not an expression over the parameters coherence can evaluate", target.name, expr)
+        else:
+            out.append(a)
+    return out
+
+
+def input_from_call(target: Target, call: str) -> Input | None:
+    """The input a call of this function spells (``clamp(0, 1, 0)``, ``Cart().add('', 0)``),
+    read the way the docstring's examples are; None when it is not such a call."""
+    spec = dataclasses.replace(target.spec, docstring=f">>> {call}")
+    found = doctest_seeds(spec, target.module_source)
+    return found[0] if found else None
+
+
+def accepted_inputs(target: Target) -> list[tuple[str, Input]]:
+    """(call text, input) for each ``accept`` statement that parses as a call of this function."""
+    out = []
+    for call in target.accept:
+        inp = input_from_call(target, call)
+        if inp is not None:
+            out.append((call, inp))
+        else:
+            log.warning("%s: ignoring accept %r: not a call of %s with values coherence can rebuild", target.name, call, target.spec.callee)
+    return out
 
 
 class _EarlyRerun:
@@ -479,12 +592,6 @@ def inside_mask(domain: Domain, inputs: list[Input], disagree: np.ndarray) -> np
     for x in np.flatnonzero(disagree).tolist():
         inside[x] = domain.contains(inputs[x])
     return inside
-
-
-def any_inside(domain: Domain, inputs: list[Input], disagree: np.ndarray) -> bool:
-    """Whether any input where the programs agree lies inside ``domain`` (the first usually does:
-    the docstring's own examples come first)."""
-    return any(domain.contains(inputs[x]) for x in np.flatnonzero(~disagree).tolist())
 
 
 # An alternative is dropped as too slow when it reached fewer than this share of the inputs the

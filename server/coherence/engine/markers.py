@@ -190,6 +190,37 @@ def _tokenized_comment(line: str) -> str:
     return " ".join(t.string for t in toks if t.type == tokenize.COMMENT)
 
 
+# "# coherence: assume lo <= hi", "# coherence: accept clamp(0, 1, 0)" on the def line, the lines
+# of its decorators, or the line above them.
+_STATEMENT_COMMENT = re.compile(r"#\s*coherence\s*:\s*(assume|accept)\s+(.+?)\s*$", re.IGNORECASE)
+
+
+def _user_statements(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The preconditions (``assume``) and accepted calls (``accept``) the user wrote for this
+    function: a marker decorator's ``assume=`` argument (a string or a list of strings) and
+    ``# coherence: assume ...`` / ``# coherence: accept ...`` comments around its header."""
+    assume: list[str] = []
+    accept: list[str] = []
+    for dec in node.decorator_list:
+        if isinstance(dec, ast.Call) and _decorator_name(dec).endswith("generated"):
+            for kw in dec.keywords:
+                if kw.arg in ("assume", "accept"):
+                    values = kw.value.elts if isinstance(kw.value, (ast.List, ast.Tuple)) else [kw.value]
+                    texts = [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
+                    (assume if kw.arg == "assume" else accept).extend(texts)
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    # the comment block right above the header, the decorators and the def line
+    start = first - 1
+    while start >= 1 and lines[start - 1].lstrip().startswith("#"):
+        start -= 1
+    for ln in range(start + 1, node.lineno + 1):
+        if 1 <= ln <= len(lines) and "#" in lines[ln - 1]:
+            m = _STATEMENT_COMMENT.search(_comment_part(lines[ln - 1]))
+            if m:
+                (assume if m.group(1).lower() == "assume" else accept).append(m.group(2))
+    return tuple(assume), tuple(accept)
+
+
 def _decorator_name(dec: ast.expr) -> str:
     if isinstance(dec, ast.Call):
         dec = dec.func
@@ -323,7 +354,10 @@ def _make_target(node, qualname, reason, tree, source, lines, path, classes, con
     def_line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
     m = re.search(r"\bdef\s+(" + re.escape(node.name) + r")\b", def_line)
     column = m.start(1) if m else node.col_offset
+    assume, accept = _user_statements(node, lines)
     return Target(
+        assume=assume,
+        accept=accept,
         spec=spec,
         path=path,
         line=first,

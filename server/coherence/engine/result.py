@@ -6,6 +6,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 STATUSES = ("coherent", "incoherent", "nondeterministic", "skipped", "error")
+# How strongly a result speaks against the user's function (``engine.verdict``); the one scale
+# every front end uses: exit code, SARIF level, JSON, diagnostics, status bar.
+SEVERITIES = ("warning", "information", "hint", "none")
 
 
 @dataclass
@@ -49,7 +52,10 @@ class CheckResult:
     error_lower_bound: float | None = None
     dsde: float | None = None
     sde: float | None = None
+    # calibrated: the share of functions checked like this one that pass their tests
+    # (``engine.calibration``); ``trust_raw`` is 1 - DSDE
     trust: float | None = None
+    trust_raw: float | None = None
     clusters: list[int] = field(default_factory=list)  # sizes, largest first
     user_cluster: int | None = None  # index into clusters
     counterexample: Counterexample | None = None
@@ -67,6 +73,16 @@ class CheckResult:
     disagreeing_code: str | None = None
     majority_code: str | None = None
     checked_at: float = 0.0
+    # The verdict (``engine.verdict``): severity, and the evidence it rests on (bloc, against,
+    # agree, alternatives, kind, why).
+    severity: str = "none"
+    evidence: dict[str, Any] = field(default_factory=dict)
+    # The stated domain (docstring preconditions, examples, the user's ``assume``), and why the
+    # counterexample lies outside it ("" when it lies inside or there is no domain).
+    domain: list[str] = field(default_factory=list)
+    outside_domain: str = ""
+    # ``accept`` statements that matched this result's disagreement (it is then a hint)
+    accepted: list[str] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -87,10 +103,17 @@ class CheckResult:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
 
+    def evidence_line(self) -> str:
+        """The evidence, first: ``8 of 9 alternatives disagree with yours on is_leap(1900)``."""
+        ce = self.counterexample
+        if ce is None:
+            return ""
+        return f"{ce.disagreeing} of {ce.total} alternatives disagree with yours on {ce.call}"
+
     def headline(self) -> str:
-        """One line for lists, code lenses and logs."""
+        """One line for lists, code lenses and logs: the evidence first, then trust."""
         if self.status == "incoherent" and self.counterexample:
-            return f"trust {self.trust:.2f} · disagrees on {self.counterexample.call}"
+            return f"{self.evidence_line()} · trust {self.trust:.2f}"
         if self.status == "incoherent":
             return f"trust {self.trust:.2f} · incoherence {self.incoherence:.3f}"
         if self.status == "coherent":

@@ -131,6 +131,12 @@ class Target:
     qualname: str = ""
     # When set, the function is reported as skipped with this reason instead of checked.
     skip_reason: str | None = None
+    # Preconditions the user states outside the docstring (``@generated(assume="lo <= hi")``, a
+    # ``# coherence: assume lo <= hi`` comment, the config's ``assume``): expressions over the
+    # parameters.  Not part of the spec hash: they never reach the LLM.
+    assume: tuple[str, ...] = ()
+    # Disagreements the user accepted as intended (``# coherence: accept clamp(0, 1, 0)``).
+    accept: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:

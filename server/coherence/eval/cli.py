@@ -56,6 +56,7 @@ def add_eval_parser(subparsers) -> None:
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.add_argument("--compare", nargs="+", metavar="DIR", help="rank the models of these runs' summaries: pass@1 vs share of zero incoherence")
+    p.add_argument("--calibrate", nargs="+", metavar="DIR", help="fit the trust calibration map on the tasks.jsonl files under DIR (DSDE -> share passing the tests) and write it to --out (a .json file)")
     p.add_argument("--rebuild", nargs="+", metavar="DIR", help="recompute summary.json, table.md and plots from the tasks.jsonl files under DIR")
 
 
@@ -65,6 +66,8 @@ def run_eval(args) -> int:
             return _compare(args)
         if getattr(args, "rebuild", None):
             return _rebuild(args)
+        if getattr(args, "calibrate", None):
+            return _calibrate(args)
         if not args.corpus or not args.tasks:
             print("coherence eval: give --corpus and --tasks (or --compare DIR..., --rebuild DIR...)", file=sys.stderr)
             return EXIT_USAGE
@@ -75,7 +78,7 @@ def run_eval(args) -> int:
 
 
 def _run(args) -> int:
-    from coherence.eval.report import find_summaries, table_markdown, write_run_outputs
+    from coherence.eval.report import find_summaries, table_markdown, write_pooled, write_run_outputs
     from coherence.eval.runner import EvalOptions, run_samples_file
 
     if args.samples < 2:
@@ -145,7 +148,8 @@ def _run(args) -> int:
     if not single:
         found = [s for _, s in find_summaries([out])]
         (out / "table.md").write_text(table_markdown(found), encoding="utf-8")
-        print(f"table of {len(found)} runs: {out / 'table.md'}", file=sys.stderr)
+        write_pooled(out)
+        print(f"table of {len(found)} runs: {out / 'table.md'}; pooled verdicts: {out / 'pooled.md'}", file=sys.stderr)
     return status
 
 
@@ -180,8 +184,25 @@ def _print_summary(run_dir: Path, s: dict, interrupted: bool) -> None:
     )
 
 
+def _calibrate(args) -> int:
+    from coherence.eval.calibration import fit_dirs
+    from coherence.eval.runner import engine_fingerprint
+
+    target = Path(args.out if args.out.endswith(".json") else Path(args.out) / "calibration.json")
+    try:
+        data = fit_dirs(args.calibrate, engine=engine_fingerprint())
+    except ValueError as exc:
+        print(f"coherence eval --calibrate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    print(f"calibration map of {data['tasks']} tasks ({len(data['points'])} steps): ECE in sample {data['ece_in_sample']}, "
+          f"leave-one-model-out {data['ece_leave_one_model_out']}, raw 1-DSDE {data['ece_raw']} -> {target}", file=sys.stderr)
+    return EXIT_OK
+
+
 def _rebuild(args) -> int:
-    from coherence.eval.report import find_summaries, table_markdown, write_run_outputs
+    from coherence.eval.report import find_summaries, table_markdown, write_pooled, write_run_outputs
     from coherence.eval.runner import read_records
 
     n = 0
@@ -212,6 +233,7 @@ def _rebuild(args) -> int:
         found = [s for _, s in find_summaries([d])]
         if len(found) > 1:
             (Path(d) / "table.md").write_text(table_markdown(found), encoding="utf-8")
+            write_pooled(Path(d))
     if not n:
         print("coherence eval: no tasks.jsonl found", file=sys.stderr)
         return EXIT_USAGE

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from coherence.eval.stats import auroc, detection_rate, mean, median, share, spearman
+from coherence.eval.verdicts import verdict_summary
 
 CHECKED = ("coherent", "incoherent", "nondeterministic")
 
@@ -83,6 +84,7 @@ def summarize(records: list[dict], meta: dict | None = None) -> dict[str, Any]:
         "statuses": dict(Counter(r.get("status") for r in records)),
         "definitions": "see the docstring of coherence.eval (detection_rate: paper, error > 0; detection_rate_tests: candidate 0 fails the tests)",
     }
+    summary.update(verdict_summary(records))
     if meta.get("engine"):
         summary["engine"] = meta["engine"]
     summary["inputs_over_budget_tasks"] = sum(1 for r in records if r.get("inputs_over_budget"))
@@ -196,6 +198,7 @@ def table_markdown(summaries: list[dict]) -> str:
             "tasks whose candidate 0 fails the benchmark tests that have Î > 0; false al. = tasks with "
             "Î > 0 whose programs all pass the tests, over tasks with Î > 0.\n"
         )
+    out.append(verdicts_markdown(summaries))
     out.append("### Every run\n")
     keys = [
         "model", "benchmark", "seeds", "tasks", "checked", "pass_at_1", "mean_error", "mean_incoherence",
@@ -210,9 +213,64 @@ def table_markdown(summaries: list[dict]) -> str:
     return "\n".join(out) + "\n"
 
 
+VERDICT_COLUMNS = [
+    ("model", "model"), ("benchmark", "benchmark"), ("seeds", "seeds"), ("checked", "checked"), ("failing", "failing"),
+    ("W", "warnings"), ("I", "informations"), ("H", "hints"),
+    ("W recall (tests)", "warning_recall_tests"), ("W prec. (tests)", "warning_precision_tests"),
+    ("W prec. (verified)", "warning_precision_verified"), ("I prec. (verified)", "information_precision_verified"),
+    ("cx rejected", "counterexample_rejected_share"), ("diag. on clean", "diagnostics_on_clean"),
+    ("incoh. on clean", "incoherent_on_clean"), ("ECE trust", "ece_trust"), ("AUROC trust", "auroc_trust"), ("AUROC DSDE", "auroc_dsde"),
+]
+
+
+def verdicts_markdown(summaries: list[dict], title: str = "### Verdicts\n") -> str:
+    """One row per summary (a run, or a pool of runs): the verdicts' precision and recall (see
+    :mod:`coherence.eval.verdicts` for the definitions)."""
+    out = [title, "| " + " | ".join(c for c, _ in VERDICT_COLUMNS) + " |", "|" + "---|" * len(VERDICT_COLUMNS)]
+    for s in sorted(summaries, key=lambda x: (str(x.get("benchmark")), str(x.get("seeds")), str(x.get("model")))):
+        out.append("| " + " | ".join(_f(s.get(k), 3) for _, k in VERDICT_COLUMNS) + " |")
+    return "\n".join(out) + "\n"
+
+
+def pooled(records_by_run: list[list[dict]]) -> list[dict]:
+    """The verdict summary of every (benchmark, seeds) pool of runs, models together."""
+    groups: dict[tuple, list[dict]] = defaultdict(list)
+    models: dict[tuple, set] = defaultdict(set)
+    for records in records_by_run:
+        for r in records:
+            key = (r.get("benchmark"), r.get("seeds"))
+            groups[key].append(r)
+            models[key].add(r.get("model"))
+    out = []
+    for (bench, seeds), recs in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
+        summary = {"model": f"pooled ({len(models[(bench, seeds)])} models)", "benchmark": bench, "seeds": seeds,
+                   "checked": sum(1 for r in recs if r.get("status") in CHECKED), "tasks": len(recs)}
+        summary.update(verdict_summary(recs))
+        out.append(summary)
+    return out
+
+
 # ---------------------------------------------------------------------------------------------
 # files
 # ---------------------------------------------------------------------------------------------
+
+
+def write_pooled(out_dir: Path) -> list[dict]:
+    """``DIR/pooled.json`` and ``DIR/pooled.md``: the verdicts of every run under ``DIR``, pooled
+    per benchmark and seed mode."""
+    runs = []
+    for tasks in sorted(Path(out_dir).rglob("tasks.jsonl")):
+        recs = []
+        for line in tasks.read_text(encoding="utf-8").splitlines():
+            try:
+                recs.append(json.loads(line))
+            except ValueError:
+                continue
+        runs.append(recs)
+    pools = pooled(runs)
+    (Path(out_dir) / "pooled.json").write_text(json.dumps(pools, indent=2) + "\n", encoding="utf-8")
+    (Path(out_dir) / "pooled.md").write_text(verdicts_markdown(pools, "### Verdicts, models pooled\n"), encoding="utf-8")
+    return pools
 
 
 def find_summaries(dirs: list[str | Path]) -> list[tuple[Path, dict]]:

@@ -299,9 +299,12 @@ def evaluate_task(
         load_errors=len(result.extra.get("load_errors") or {}),
         sandbox=result.sandbox,
     )
+    rec.update(severity=result.severity, evidence=result.evidence, domain=result.domain, outside_domain=result.outside_domain)
     if result.counterexample is not None:
         ce = result.counterexample
         rec["counterexample"] = {"call": ce.call, "yours": ce.yours, "theirs": ce.theirs, "summary": ce.summary()}
+        if reference is not None and result.disagreeing_code:
+            rec["counterexample"]["reference"] = verify_counterexample(executor, target, result, reference)
     if inputs is not None:
         rec["input_origins"] = dict(Counter(i.origin for i in inputs))
 
@@ -321,6 +324,33 @@ def evaluate_task(
         if opts.keep_matrices:
             rec["_matrix"] = outcome_matrix(executor.first, [rows[r] for r in used_rows], used_rows, inputs)
     return _finish(rec, started, t_chk)
+
+
+def verify_counterexample(executor: Executor, target, result, reference: Program) -> str:
+    """Run the reference solution on the counterexample the user would see, in the sandbox, beside
+    yours and the program it is set against: "theirs" (the reference agrees with the alternatives),
+    "yours", "neither", or "rejects" (the reference raises there: the input is out of contract).
+    "unknown" when the call cannot be rebuilt or the run fails."""
+    from coherence.engine.check import input_from_call, module_context_for
+
+    inp = input_from_call(target, result.counterexample.call)
+    if inp is None:
+        return "unknown"
+    name = target.name
+    programs = [Program(name, None, "yours"), Program(name, result.disagreeing_code, "theirs"), reference]
+    module = replace(module_context_for(target, None), sys_path=())
+    try:
+        report = executor.run(module, programs, [inp])
+    except Exception:  # noqa: BLE001 - a label, not the check: record that it is missing
+        return "unknown"
+    if report.module_error or any(report.load_errors):
+        return "unknown"
+    yours, theirs, ref = (row[0] for row in report.outcomes)
+    if ref.kind != "ok":
+        return "rejects"
+    if outcomes_equal(ref, theirs):
+        return "theirs"
+    return "yours" if outcomes_equal(ref, yours) else "neither"
 
 
 _ORIGIN_CODE = {"doctest": "d", "test": "t", "default": "f", "annotation": "a", "mutation": "m", "shrink": "s"}

@@ -25,22 +25,27 @@ def partial_sampling(r: CheckResult) -> str:
     return r.sampling if r.sampling and "; " in r.sampling else ""
 
 
-def diagnostic_severity(r: CheckResult, threshold: float) -> int:
-    """LSP severity: Warning (2) for an incoherent function trusted below ``threshold``, unless
-    every disagreement is on inputs unlike the docstring's examples; Information (3) otherwise."""
-    if r.status == "incoherent" and r.trust is not None and r.trust < threshold and not r.extra.get("outside_domain"):
-        return 2
-    return 3
+# LSP DiagnosticSeverity of each verdict severity; a hint gets no diagnostic (code lens only).
+LSP_SEVERITY = {"warning": 2, "information": 3}
+
+
+def diagnostic_severity(r: CheckResult) -> int | None:
+    """The LSP severity of a result's diagnostic, from the engine's verdict (``r.severity``);
+    None when it gets none: coherent, or an incoherent function whose verdict is only a hint."""
+    if r.status == "coherent":
+        return None
+    if r.status == "incoherent":
+        return LSP_SEVERITY.get(r.severity)
+    return 3  # nondeterministic, skipped, error: information
 
 
 def diagnostic_message(r: CheckResult) -> str:
     if r.status == "incoherent":
         ce = r.counterexample
         partial = f" · {partial_sampling(r)}" if partial_sampling(r) else ""
-        outside = r.extra.get("outside_domain")
-        where = f" · only on inputs outside what your docstring describes ({outside})" if outside else ""
+        where = f" · only on inputs outside the stated domain ({r.outside_domain})" if r.outside_domain else ""
         if ce is not None:
-            return f"{ce.disagreeing} of {ce.total} alternative implementations disagree: {ce.call} -> yours {ce.yours}, theirs {ce.theirs} ({_trust(r)}){where}{partial}"
+            return f"{r.evidence_line()}: yours {ce.yours}, theirs {ce.theirs} ({_trust(r)}){where}{partial}"
         k, total = alternatives_disagreeing(r)
         return f"{k} of {total} alternative implementations behave differently from yours ({_trust(r)}, incoherence {r.incoherence or 0:.3f}){partial}"
     if r.status == "nondeterministic":
@@ -56,7 +61,7 @@ def lens_title(r: CheckResult | None, *, checking: bool, stale: bool = False) ->
     if r is None:
         return "coherence: not checked · click to check"
     if r.status in ("coherent", "incoherent"):
-        title = f"coherence: {r.headline()}"
+        title = f"coherence: {r.severity} · {r.headline()}" if r.status == "incoherent" else f"coherence: {r.headline()}"
         if partial_sampling(r):
             title += f" · {partial_sampling(r)}"
     elif r.status == "skipped":
@@ -97,10 +102,19 @@ def _ago(ts: float) -> str:
 
 def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = False) -> str:
     lines: list[str] = []
-    head = f"**coherence** · `{r.qualname or r.name}` · **{r.status}**"
+    verdict = r.severity if r.status == "incoherent" else r.status
+    head = f"**coherence** · `{r.qualname or r.name}` · **{verdict}**"
     if r.trust is not None:
         head += f" · trust **{r.trust:.2f}**"
     lines.append(head)
+    if r.status == "incoherent" and r.counterexample is not None:
+        # the evidence first: who disagrees, on what
+        lines.append("")
+        lines.append(f"{r.evidence_line().replace(r.counterexample.call, _code(r.counterexample.call))}")
+    why = (r.evidence or {}).get("why")
+    if r.status == "incoherent" and r.severity == "hint" and why:
+        lines.append("")
+        lines.append(f"_Only a hint: {why}._")
     if stale:
         lines.append("")
         lines.append("_This result is for an earlier version of the function._" + (" Checking the new one…" if checking else ""))
@@ -147,8 +161,11 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
             lines.append("")
             lines.append(f"(shrunk from {_code(ce.shrunk_from)})")
         lines.append("")
-    if r.extra.get("outside_domain"):
-        lines.append(f"Every disagreement is on inputs outside what your docstring describes: {r.extra['outside_domain']}.")
+    if r.outside_domain:
+        lines.append(f"Every disagreement is on inputs outside the stated domain: {r.outside_domain}.")
+        lines.append("")
+    if r.accepted:
+        lines.append(f"Accepted as intended: {', '.join(_code(c) for c in r.accepted)}.")
         lines.append("")
     if r.disagreeing_code:
         lines.append("most common disagreeing alternative:")

@@ -516,7 +516,9 @@ class Scheduler:
         self._checkers.clear()
 
     def counts(self) -> dict[str, int]:
-        counts = {"checking": 0, "incoherent": 0, "coherent": 0, "skipped": 0, "nondeterministic": 0, "errors": 0}
+        # "incoherent" counts every incoherent function; "warning", "information" and "hint" split
+        # them by the verdict's severity, the one scale the CLI, SARIF and the diagnostics use.
+        counts = {"checking": 0, "incoherent": 0, "warning": 0, "information": 0, "hint": 0, "coherent": 0, "skipped": 0, "nondeterministic": 0, "errors": 0}
         for state in self.docs.values():
             counts["checking"] += state.checking()
             for q in state.targets:
@@ -527,6 +529,8 @@ class Scheduler:
                     continue
                 if r.status in ("incoherent", "coherent", "skipped", "nondeterministic"):
                     counts[r.status] += 1
+                    if r.status == "incoherent" and r.severity in ("warning", "information", "hint"):
+                        counts[r.severity] += 1
                 else:
                     counts["errors"] += 1
         return counts

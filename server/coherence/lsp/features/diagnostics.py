@@ -48,15 +48,15 @@ class DiagnosticsFeature(LanguageFeature):
     def diagnostics(self, state: DocumentState) -> list[types.Diagnostic]:
         lines = self.ls.document_lines(state)
         out: list[types.Diagnostic] = []
-        threshold = self.ls.settings.trustThreshold
         for q, result in state.results.items():
-            if result.status == "coherent" or result.extra.get("config_error"):
+            level = diagnostic_severity(result)
+            if level is None or result.extra.get("config_error"):
                 continue
             target = state.targets.get(q)
             line = (target.name_line if target else result.line) - 1
             col = target.column if target else result.column
             name = result.name
-            severity = types.DiagnosticSeverity(diagnostic_severity(result, threshold))
+            severity = types.DiagnosticSeverity(level)
             out.append(
                 types.Diagnostic(
                     range=self.ls.name_range(lines, line, col, len(name)),

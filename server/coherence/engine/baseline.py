@@ -1,0 +1,88 @@
+"""A baseline file: the disagreements a project accepted as they are, as mypy and ruff users know it.
+
+``coherence check --write-baseline`` records every current finding (severity information or
+warning); later checks read the file and treat each entry as an ``accept`` statement of its
+function (``# coherence: accept <call>``).  An entry is keyed by the function's spec hash, so a
+changed signature or docstring (new samples, a new spec) drops it, and by the counterexample's
+call: the alternatives that disagree with yours on that call are the accepted readings of the
+spec.  Any other alternative that disagrees with yours, anywhere, still counts.
+
+The file is JSON, sorted, with paths relative to the file's own folder, so that it diffs well and
+moves with the repository.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from coherence.engine.result import CheckResult
+from coherence.engine.spec import Target
+
+VERSION = 1
+DEFAULT_NAME = ".coherence-baseline.json"
+
+
+class BaselineError(ValueError):
+    pass
+
+
+def _key(path: str | Path, root: Path) -> str:
+    p = Path(path).resolve()
+    try:
+        return p.relative_to(root).as_posix()
+    except ValueError:
+        return p.as_posix()
+
+
+def entries_for(results: Iterable[CheckResult], root: Path) -> list[dict]:
+    out = []
+    for r in results:
+        if r.status != "incoherent" or r.severity not in ("warning", "information") or r.counterexample is None:
+            continue
+        out.append({
+            "path": _key(r.path, root),
+            "function": r.qualname or r.name,
+            "spec_hash": r.spec_hash,
+            "accept": r.counterexample.call,
+            "yours": r.counterexample.yours,
+            "theirs": r.counterexample.theirs,
+        })
+    return sorted(out, key=lambda e: (e["path"], e["function"], e["accept"]))
+
+
+def write(path: str | Path, results: Iterable[CheckResult]) -> int:
+    """Write the baseline of ``results`` to ``path``; returns the number of entries."""
+    path = Path(path)
+    entries = entries_for(results, path.resolve().parent)
+    path.write_text(json.dumps({"version": VERSION, "entries": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return len(entries)
+
+
+class Baseline:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.root = self.path.resolve().parent
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise BaselineError(f"cannot read the baseline {self.path}: {exc}") from exc
+        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+            raise BaselineError(f"{self.path} is not a coherence baseline (expected {{\"version\": 1, \"entries\": [...]}})")
+        self._by_key: dict[tuple[str, str, str], list[str]] = {}
+        for i, e in enumerate(data["entries"]):
+            if not isinstance(e, dict) or not all(isinstance(e.get(k), str) for k in ("path", "function", "spec_hash", "accept")):
+                raise BaselineError(f"{self.path}: entry {i} needs the strings path, function, spec_hash and accept")
+            self._by_key.setdefault((e["path"], e["function"], e["spec_hash"]), []).append(e["accept"])
+
+    def __len__(self) -> int:
+        return sum(len(v) for v in self._by_key.values())
+
+    def apply(self, target: Target) -> Target:
+        """``target`` with the calls its baseline entries accept added to its ``accept``."""
+        calls = self._by_key.get((_key(target.path, self.root), target.qualname or target.name, target.spec.spec_hash))
+        if not calls:
+            return target
+        return dataclasses.replace(target, accept=tuple(dict.fromkeys([*target.accept, *calls])))

@@ -1,0 +1,140 @@
+"""The verdict: how strongly the outcome matrix speaks against the user's function.
+
+One rule, used by every front end (the CLI's exit code and summary, SARIF ``level``, the JSON
+``severity``, the editor's diagnostics, code lens and status bar):
+
+- **warning**: evidence that yours is wrong.  On some input inside the stated domain, a bloc of
+  alternatives that agree with each other, and return normally, outvotes yours: at least half of
+  all alternatives (and two), more than agree with yours, and at most a third side with yours.
+- **information**: worth a look.  On some input inside the domain, a bloc of at least a third of
+  the alternatives (and two) returns a value other than yours, without outvoting it.
+- **hint**: the programs differ, but that says little against yours: the alternatives that
+  disagree with yours do so alone, or only outside the stated domain, or only by raising where
+  yours returns (an input outside the function's contract, most often), or only in which
+  exception they raise.  Code lens only, no Problems entry.
+- **none**: every program behaves alike (coherent), or the function was not compared.
+
+The thresholds were chosen on the recorded corpus (``coherence eval``: 8 models, HumanEval and MBPP,
+leave-one-model-out); the README's table gives the figures.  The rule works per input, not on the
+mean over inputs that DSDE takes: a bug that shows on 1% of inputs is still a bug that 8 of 9
+alternatives contradict.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SEVERITIES = ("warning", "information", "hint", "none")
+_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+
+BLOC_MIN = 2  # alternatives in a bloc: one alone is noise
+WARN_SHARE = 0.5  # a warning's bloc holds at least this share of the alternatives ...
+WARN_AGREE = 1 / 3  # ... and at most this share agrees with yours
+INFO_SHARE = 1 / 3  # an information's bloc holds at least this share
+
+
+def at_least(severity: str, floor: str) -> bool:
+    """Whether ``severity`` is ``floor`` or stronger ("warning" > "information" > "hint" > "none")."""
+    return _RANK.get(severity, len(SEVERITIES)) <= _RANK.get(floor, len(SEVERITIES))
+
+
+@dataclass
+class Evidence:
+    """What the verdict rests on: one input and the bloc of alternatives against yours there."""
+
+    severity: str
+    input: int | None = None  # index of the input
+    rival: int | None = None  # a program of the bloc (row of the matrix)
+    bloc: int = 0  # alternatives in the bloc (they agree with each other, not with yours)
+    against: int = 0  # alternatives that disagree with yours on that input
+    agree: int = 0  # alternatives that agree with yours on that input
+    alternatives: int = 0  # alternatives compared (m - 1)
+    kind: str = ""  # value | yours-raises | theirs-raise | exception-type
+    why: str = ""  # for a hint: why it is only a hint
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in ("severity", "bloc", "against", "agree", "alternatives", "kind", "why")}
+
+
+def _kind(yours_raised: bool, rival_raised: bool) -> str:
+    if yours_raised and rival_raised:
+        return "exception-type"
+    if yours_raised:
+        return "yours-raises"
+    if rival_raised:
+        return "theirs-raise"
+    return "value"
+
+
+def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None = None, incoherent: bool | None = None,
+          ignore: np.ndarray | None = None, typical: np.ndarray | None = None) -> Evidence:
+    """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
+    which calls raised.  ``inside``: the inputs inside the stated domain (None: all are);
+    ``ignore``: inputs whose disagreements the user accepted as intended; ``typical``: inputs
+    like the examples (their magnitudes), preferred as the evidence's input."""
+    m, n = labels.shape
+    alts = m - 1
+    if incoherent is None:
+        incoherent = bool((labels != labels[:1]).any()) if m > 1 else False
+    if not incoherent or alts < 1 or n == 0:
+        return Evidence("none", alternatives=max(0, alts))
+    mine = labels[0]
+    differs = labels[1:] != mine  # alternatives x inputs
+    against = differs.sum(axis=0)
+    candidates = np.flatnonzero(against > 0)
+    if ignore is not None:
+        candidates = candidates[~ignore[candidates]]
+    best: tuple | None = None
+    best_info: tuple | None = None
+    seen = {"inside": False, "normal": False, "bloc": False, "yours-returns": False}
+    for x in candidates.tolist():
+        col = labels[1:, x]
+        others = col[differs[:, x]]
+        values, counts = np.unique(others, return_counts=True)
+        k = int(np.argmax(counts))
+        bloc, label = int(counts[k]), values[k]
+        rival = 1 + int(np.flatnonzero(col == label)[0])
+        kind = _kind(bool(raised[0, x]), bool(raised[rival, x]))
+        agree = alts - int(against[x])
+        if inside is not None and not inside[x]:
+            continue
+        seen["inside"] = True
+        if kind == "theirs-raise":
+            seen["yours-returns"] = True
+        if kind in ("exception-type", "theirs-raise"):
+            continue  # the bloc raises: no value to set against yours
+        seen["normal"] = True
+        if bloc < BLOC_MIN:
+            continue
+        seen["bloc"] = True
+        # among the inputs of one severity: both sides returned, like the examples, the larger
+        # bloc, then the input's order (the docstring's examples come first)
+        key = (kind != "value", typical is not None and not typical[x], -bloc, x)
+        ev = (key, x, rival, bloc, int(against[x]), agree, kind)
+        if bloc >= WARN_SHARE * alts and bloc > agree and agree <= WARN_AGREE * alts:
+            if best is None or key < best[0]:
+                best = ev
+        elif bloc >= INFO_SHARE * alts and (best_info is None or key < best_info[0]):
+            best_info = ev
+    if best is not None:
+        chosen, severity = best, "warning"
+    elif best_info is not None:
+        chosen, severity = best_info, "information"
+    else:
+        if not candidates.size:
+            why = "you accepted these disagreements as intended" if ignore is not None and ignore.any() else "alternatives differ among themselves, and agree with yours"
+        elif not seen["inside"]:
+            why = "the programs differ only on inputs outside the stated domain"
+        elif not seen["normal"] and not seen["yours-returns"]:
+            why = "the programs differ only in which exception they raise"
+        elif not seen["normal"]:
+            why = "the alternatives that differ from yours raise an exception there (an input outside the function's contract, most often)"
+        elif not seen["bloc"]:
+            why = "no two alternatives agree with each other against yours"
+        else:
+            why = "fewer than a third of the alternatives agree with each other against yours"
+        return Evidence("hint", alternatives=alts, why=why)
+    _, x, rival, bloc, against_x, agree, kind = chosen
+    return Evidence(severity, input=x, rival=rival, bloc=bloc, against=against_x, agree=agree, alternatives=alts, kind=kind)

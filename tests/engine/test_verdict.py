@@ -1,0 +1,84 @@
+"""The verdict's rule on outcome matrices built by hand: who outvotes yours, where, and how."""
+
+import numpy as np
+import pytest
+
+from coherence.engine.verdict import at_least, judge
+
+
+def matrix(*rows):
+    """Rows of labels (program 0 is yours); a negative label means the call raised (type -label)."""
+    labels = np.array(rows)
+    return labels, labels < 0
+
+
+def test_a_bloc_that_outvotes_yours_is_a_warning():
+    # 8 of 9 alternatives agree with each other against yours on input 2
+    labels, raised = matrix([0, 0, 1], *([[0, 0, 2]] * 8), [0, 0, 1])
+    ev = judge(labels, raised)
+    assert ev.severity == "warning"
+    assert (ev.input, ev.bloc, ev.against, ev.agree, ev.alternatives, ev.kind) == (2, 8, 8, 1, 9, "value")
+    assert labels[ev.rival, 2] == 2
+
+
+def test_a_split_spec_with_yours_in_the_majority_is_information():
+    # 3 alternatives read the spec another way; 6 agree with yours
+    labels, raised = matrix([0, 1], *([[0, 1]] * 6), *([[0, 5]] * 3))
+    ev = judge(labels, raised)
+    assert ev.severity == "information" and ev.bloc == 3 and ev.agree == 6
+
+
+def test_alternatives_that_differ_among_themselves_but_agree_with_yours_give_a_hint():
+    # every disagreement is one alternative alone
+    labels, raised = matrix([0, 1, 2], [0, 1, 2], [0, 1, 3], [0, 4, 2], [0, 1, 2], [5, 1, 2])
+    ev = judge(labels, raised)
+    assert ev.severity == "hint" and ev.input is None
+
+
+def test_exception_type_only_differences_give_a_hint():
+    # on the empty input every program raises, only the types differ
+    labels, raised = matrix([0, -1], [0, -2], [0, -2], [0, -3], [0, -2])
+    ev = judge(labels, raised)
+    assert ev.severity == "hint"
+    assert "which exception" in ev.why
+
+
+def test_disagreement_only_outside_the_stated_domain_gives_a_hint():
+    labels, raised = matrix([0, 1], *([[0, 2]] * 9))
+    inside = np.array([True, False])
+    ev = judge(labels, raised, inside=inside)
+    assert ev.severity == "hint" and "outside the stated domain" in ev.why
+    # the same bloc inside the domain is a warning
+    assert judge(labels, raised, inside=np.array([True, True])).severity == "warning"
+
+
+def test_yours_raising_where_the_bloc_returns_is_evidence():
+    labels, raised = matrix([0, -1], *([[0, 3]] * 7), [0, -1], [0, -1])
+    ev = judge(labels, raised)
+    assert ev.severity == "warning" and ev.kind == "yours-raises"
+
+
+def test_the_input_where_both_sides_return_is_preferred():
+    # input 1: the bloc raises where yours returns; input 2: both return
+    labels, raised = matrix([0, 1, 1], *([[0, -2, 3]] * 9))
+    ev = judge(labels, raised)
+    assert ev.input == 2 and ev.kind == "value"
+
+
+def test_accepted_inputs_are_no_evidence():
+    labels, raised = matrix([0, 1], *([[0, 2]] * 9))
+    ev = judge(labels, raised, ignore=np.array([False, True]))
+    assert ev.severity == "hint"
+
+
+def test_coherent_is_none():
+    labels, raised = matrix([0, 1], [0, 1], [0, 1])
+    assert judge(labels, raised).severity == "none"
+
+
+@pytest.mark.parametrize(("severity", "floor", "expected"), [
+    ("warning", "warning", True), ("information", "warning", False), ("warning", "information", True),
+    ("hint", "information", False), ("hint", "hint", True), ("none", "hint", False),
+])
+def test_severity_order(severity, floor, expected):
+    assert at_least(severity, floor) is expected

@@ -1,0 +1,108 @@
+"""The verdicts of the probe module (tests/probes: hand-written alternatives, replayed) through
+the real command line: severity in the JSON, the exit code's --fail-on, SARIF levels, and the
+baseline round trip."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROBES = Path(__file__).resolve().parents[1] / "probes"
+
+
+def run(args, cwd):
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+    return subprocess.run([sys.executable, "-m", "coherence", "check", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def probes(tmp_path_factory):
+    d = tmp_path_factory.mktemp("probes")
+    for name in ("verdicts.py", "samples.jsonl", "pyproject.toml"):
+        shutil.copy(PROBES / name, d / name)
+    return d
+
+
+@pytest.fixture(scope="module")
+def verdicts(probes):
+    proc = run(["verdicts.py", "--format", "json"], probes)
+    assert proc.returncode == 1, proc.stderr
+    return {f["qualname"]: f for f in json.loads(proc.stdout)["functions"]}
+
+
+def test_a_wrong_function_outvoted_is_a_warning(verdicts):
+    f = verdicts["is_leap"]
+    assert f["severity"] == "warning"
+    assert f["evidence"]["bloc"] == 8 and f["evidence"]["alternatives"] == 9
+    assert f["counterexample"]["yours"] == "False" and f["counterexample"]["theirs"] == "True"
+    # trust is calibrated, and the raw 1 - DSDE stays beside it
+    assert f["trust_raw"] == pytest.approx(1 - f["dsde"])
+
+
+def test_a_stated_precondition_makes_disagreement_outside_it_a_hint(verdicts):
+    for name, rule in (("clamp", "lo <= hi"), ("median", "len(xs) > 0")):
+        f = verdicts[name]
+        assert f["severity"] == "hint", name
+        assert any(rule in d for d in f["domain"]), f["domain"]
+        assert rule in f["outside_domain"]
+
+
+def test_a_split_spec_with_yours_in_the_majority_is_information(verdicts):
+    f = verdicts["halve"]
+    assert f["severity"] == "information"
+    assert f["evidence"]["agree"] == 6 and f["evidence"]["bloc"] == 3
+
+
+def test_exception_type_only_differences_are_no_warning(verdicts):
+    # median([]): every program raises there, with three different types
+    f = verdicts["median"]
+    assert f["counterexample"]["call"] == "median([])"
+    assert f["severity"] == "hint"
+
+
+def test_an_accept_comment_turns_that_disagreement_into_a_hint(verdicts):
+    f = verdicts["clamp_accepted"]
+    assert f["accepted"] == ["clamp_accepted(0, 0, -1)"]
+    assert f["severity"] == "hint" and "accepted" in f["evidence"]["why"]
+
+
+def test_fail_on_and_the_summary_use_the_same_severity(probes):
+    text = run(["verdicts.py"], probes)
+    assert text.returncode == 1
+    assert "5 function(s): 1 warning, 1 information, 3 hint" in text.stdout
+    assert run(["verdicts.py", "--fail-on", "never"], probes).returncode == 0
+    # without is_leap's warning, information does not fail the default, but fails --fail-on information
+    src = (probes / "verdicts.py").read_text()
+    no_leap = probes / "no_leap.py"
+    no_leap.write_text(src.replace("# coherence\ndef is_leap", "def is_leap"))
+    assert run(["no_leap.py"], probes).returncode == 0
+    assert run(["no_leap.py", "--fail-on", "information"], probes).returncode == 1
+
+
+def test_sarif_levels_follow_the_severity(probes):
+    proc = run(["verdicts.py", "--format", "sarif"], probes)
+    levels = {r["message"]["text"].split(":")[0]: r["level"] for r in json.loads(proc.stdout)["runs"][0]["results"]}
+    assert levels == {"is_leap": "warning", "halve": "note"}
+
+
+def test_a_baseline_accepts_current_findings_and_a_new_one_still_shows(probes, tmp_path):
+    for name in ("verdicts.py", "samples.jsonl", "pyproject.toml"):
+        shutil.copy(probes / name, tmp_path / name)
+    wrote = run(["verdicts.py", "--write-baseline"], tmp_path)
+    assert wrote.returncode == 0, wrote.stderr
+    baseline = json.loads((tmp_path / ".coherence-baseline.json").read_text())
+    assert {e["function"] for e in baseline["entries"]} == {"is_leap", "halve"}
+    again = run(["verdicts.py", "--format", "json"], tmp_path)
+    assert again.returncode == 0, again.stdout
+    sev = {f["qualname"]: f["severity"] for f in json.loads(again.stdout)["functions"]}
+    assert sev["is_leap"] == "hint" and sev["halve"] == "hint"
+    # a changed docstring is a new spec: its entry no longer applies
+    src = (tmp_path / "verdicts.py").read_text()
+    (tmp_path / "verdicts.py").write_text(src.replace("Whether year is a leap year", "Whether the year is a leap year"))
+    changed = run(["verdicts.py", "--format", "json"], tmp_path)
+    assert changed.returncode == 1
+    assert {f["qualname"]: f["severity"] for f in json.loads(changed.stdout)["functions"]}["is_leap"] == "warning"

@@ -1,0 +1,56 @@
+"""Probe functions for the verdicts: each case the severity rule must get right, against the
+hand-written alternatives in samples.jsonl (replayed as if an LLM had written them)."""
+
+
+# coherence
+def is_leap(year: int) -> bool:
+    """Whether year is a leap year in the Gregorian calendar.
+
+    >>> is_leap(2024)
+    True
+    >>> is_leap(2023)
+    False
+    """
+    return year % 4 == 0 and year % 100 != 0  # forgets the 400-year rule
+
+
+# coherence
+def median(xs: list[float]) -> float:
+    """Return the median of a non-empty list.
+
+    >>> median([3.0, 1.0, 2.0])
+    2.0
+    """
+    s = sorted(xs)
+    k = len(s) // 2
+    return s[k] if len(s) % 2 else (s[k - 1] + s[k]) / 2
+
+
+# coherence
+def clamp(x: int, lo: int, hi: int) -> int:
+    """Clamp x into [lo, hi]. Assumes lo <= hi.
+
+    >>> clamp(5, 0, 3)
+    3
+    """
+    return max(lo, min(x, hi))
+
+
+# coherence
+def halve(n: int) -> int:
+    """Half of n, rounded.
+
+    >>> halve(4)
+    2
+    """
+    return n // 2
+
+
+# coherence: accept clamp_accepted(0, 0, -1)
+def clamp_accepted(x: int, lo: int, hi: int) -> int:
+    """Clamp x into [lo, hi].
+
+    >>> clamp_accepted(5, 0, 3)
+    3
+    """
+    return max(lo, min(x, hi))
