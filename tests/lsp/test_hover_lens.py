@@ -22,7 +22,8 @@ async def test_hover_shows_the_result(lsp):
     assert hover is not None
     assert isinstance(hover.contents, types.MarkupContent) and hover.contents.kind == types.MarkupKind.Markdown
     text = hover.contents.value
-    assert "`count_vowels`" in text and "**incoherent**" in text
+    assert "`count_vowels`" in text and "**warning**" in text
+    assert re.search(r"\d of 9 alternatives disagree with yours on `count_vowels\(", text), text
     assert re.search(r"trust \*\*\d\.\d\d\*\*", text)
     assert "incoherence 0." in text and "Hoeffding 95% interval" in text
     assert "clusters of equal behaviour:" in text and "(yours)" in text
@@ -36,10 +37,10 @@ async def test_hover_shows_the_result(lsp):
     assert "10 samples × 200 inputs" in text and "replay:recorded_samples.jsonl" in text and "checked " in text
     assert hover.range is not None and hover.range.start.line == line
 
-    # The coherent function: trust 1.00 and the PAC bound.
+    # The coherent function: its (calibrated) trust and the PAC bound.
     pal = line_of(lsp.texts[uri], "def is_palindrome")
     text = (await lsp.hover(uri, pal, 5)).contents.value
-    assert "**coherent**" in text and "trust **1.00**" in text
+    assert "**coherent**" in text and re.search(r"trust \*\*(0\.9\d|1\.00)\*\*", text)
     assert "no disagreement on 200 inputs: incoherence ≤" in text
 
     # Not on a def line: nothing.
@@ -61,8 +62,8 @@ async def test_code_lens_titles_and_command(lsp):
     text = lsp.texts[uri]
     cv, pal = line_of(text, "def count_vowels"), line_of(text, "def is_palindrome")
     assert set(titles) == {cv, pal}
-    assert re.match(r"coherence: trust \d\.\d\d · disagrees on count_vowels\(", titles[cv]), titles[cv]
-    assert titles[pal] == "coherence: trust 1.00 · 10 samples × 200 inputs"
+    assert re.match(r"coherence: warning · \d of 9 alternatives disagree with yours on count_vowels\(.*· trust \d\.\d\d$", titles[cv]), titles[cv]
+    assert re.fullmatch(r"coherence: trust (0\.9\d|1\.00) · 10 samples × 200 inputs", titles[pal]), titles[pal]
     for lens in lenses:
         assert lens.command.command == "coherence.checkFunction"
         assert list(lens.command.arguments) == [uri, lens.range.start.line]
@@ -112,5 +113,5 @@ async def test_code_lens_not_checked_checking_and_skipped(start):
     assert "generator functions are not checked yet" in skipped[0].message
     assert skipped[0].severity == types.DiagnosticSeverity.Information
     lenses = await lsp.code_lens(uri)
-    assert lenses[0].command.title.startswith("coherence: trust ")
+    assert re.match(r"coherence: (hint · .*· )?trust \d\.\d\d", lenses[0].command.title), lenses[0].command.title
     assert lenses[1].command.title == "coherence: skipped — generator functions are not checked yet"

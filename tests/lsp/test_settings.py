@@ -17,17 +17,15 @@ def change_configuration(lsp, settings: dict) -> None:
     lsp.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"coherence": settings}))
 
 
-async def test_trust_threshold_change_changes_the_severity(start):
-    lsp = await start({"trustThreshold": 0.0})
+async def test_a_settings_change_rechecks_and_the_severity_comes_from_the_verdict(start):
+    lsp = await start({"inputs": 300})
     uri = lsp.open("textutils.py")
     d = (await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic"))[0]
-    assert d.severity == types.DiagnosticSeverity.Information and d.data["trust"] < 1.0
-    # Every incoherent function has trust below 1: with threshold 1 it is a warning.
-    change_configuration(lsp, {"inputs": 200, "trustThreshold": 1.0})
-    await lsp.wait_for(
-        lambda: [d for d in lsp.coherence_diagnostics(uri, "incoherent") if d.severity == types.DiagnosticSeverity.Warning],
-        "the diagnostic to become a warning",
-    )
+    # count_vowels: 9 of 9 alternatives agree with each other against yours: a warning
+    assert d.severity == types.DiagnosticSeverity.Warning and d.data["severity"] == "warning"
+    change_configuration(lsp, {"inputs": 200})
+    await lsp.wait_for(lambda: [d for d in lsp.coherence_diagnostics(uri, "incoherent") if d.data["inputs"] == 200], "a check with the new settings")
+    assert lsp.coherence_diagnostics(uri, "incoherent")[0].severity == types.DiagnosticSeverity.Warning
     if lsp.client_name == "vscode":
         # VS Code declares dynamic registration for configuration changes: the server registered.
         assert [r.method for r in lsp.client.registrations] == ["workspace/didChangeConfiguration"]
@@ -54,13 +52,13 @@ async def test_flat_initialization_options_and_run_on_change(start):
 
 
 async def test_bad_settings_get_friendly_messages_and_defaults(start):
-    lsp = await start({"samples": "lots", "runOn": "sometimes", "trustThreshold": 7, "callTimeout": -1})
+    lsp = await start({"samples": "lots", "runOn": "sometimes", "temperature": 7, "callTimeout": -1})
     uri = lsp.open("textutils.py")
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
     messages = [m.message for m in lsp.client.messages]
     assert "coherence: coherence.samples should be an integer of at least 2 (your function plus one alternative), got 'lots'; using 10" in messages
     assert any(m.startswith("coherence: coherence.runOn should be one of save, change, manual, got 'sometimes'") for m in messages)
-    assert any("coherence.trustThreshold should be a number between 0 and 1, got 7" in m for m in messages)
+    assert any("coherence.temperature should be a number between 0 and 2, got 7" in m for m in messages)
     assert any("coherence.callTimeout" in m for m in messages)
     assert len(messages) == len(set(messages)) == 4
     assert lsp.coherence_diagnostics(uri, "incoherent")[0].data["samples"] == 10

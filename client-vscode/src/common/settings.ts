@@ -27,7 +27,6 @@ export interface CoherenceSettings {
     debounceMs: number;
     markers: Markers;
     executionInterpreter: string;
-    trustThreshold: number;
     maxConcurrentChecks: number;
     cacheDir: string;
     serverInstallSource: string;
@@ -47,7 +46,6 @@ export const DEFAULT_SETTINGS: Readonly<CoherenceSettings> = {
     debounceMs: 800,
     markers: 'marked',
     executionInterpreter: '',
-    trustThreshold: 0.5,
     maxConcurrentChecks: 2,
     cacheDir: '',
     serverInstallSource: 'coherence',
@@ -142,7 +140,6 @@ export function getSettings(scope?: ConfigurationScope): CoherenceSettings {
         debounceMs: pick(raw('debounceMs'), d.debounceMs, isInteger),
         markers: pick(raw('markers'), d.markers, oneOf('marked', 'docstring')),
         executionInterpreter: pick(raw('executionInterpreter'), d.executionInterpreter, isString),
-        trustThreshold: pick(raw('trustThreshold'), d.trustThreshold, isNumber),
         maxConcurrentChecks: pick(raw('maxConcurrentChecks'), d.maxConcurrentChecks, isInteger),
         cacheDir: pick(raw('cacheDir'), d.cacheDir, isString),
         serverInstallSource: pick(raw('serverInstallSource'), d.serverInstallSource, isString),

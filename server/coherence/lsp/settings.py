@@ -45,7 +45,6 @@ class Settings:
     debounceMs: int = 800
     markers: str = "marked"
     executionInterpreter: str = ""
-    trustThreshold: float = 0.5
     maxConcurrentChecks: int = 2
     cacheDir: str = ""
     # Which keys the editor set to something other than the default (they win over pyproject).
@@ -67,7 +66,6 @@ _SPEC: dict[str, tuple[str, Any, str]] = {
     "debounceMs": ("int", lambda v: 0 <= v <= 600_000, "a number of milliseconds of at least 0"),
     "markers": ("enum", MARKERS, "one of " + ", ".join(MARKERS)),
     "executionInterpreter": ("str", None, "the path of a Python interpreter"),
-    "trustThreshold": ("float", lambda v: 0 <= v <= 1, "a number between 0 and 1"),
     "maxConcurrentChecks": ("int", lambda v: 1 <= v <= 64, "an integer of at least 1"),
     "cacheDir": ("str", None, "a directory"),
 }
