@@ -33,6 +33,13 @@ def outer(n: int) -> int:
 
 
 class Cart:
+    def __init__(self):
+        self.items = []
+
+    async def fetch(self) -> int:
+        """Not checked yet: async."""
+        return 0
+
     def add(self, item: str) -> int:
         """Add an item."""
         return 1
@@ -50,7 +57,10 @@ def names(**kw) -> list[str]:
 def test_include_marks_functions_without_editing_them():
     assert names() == ["render"]
     assert names(include=("parse", "Cart.*")) == ["parse", "render", "Cart.add", "Cart.total"]
-    assert names(include=("*",)) == ["parse", "render", "helper", "outer", "Cart.add", "Cart.total"]  # never outer.inner
+    # never outer.inner, Cart.__init__ or the async Cart.fetch: what include adds is checkable
+    assert names(include=("*",)) == ["parse", "render", "helper", "outer", "Cart.add", "Cart.total"]
+    assert names(include=("Cart.fetch",)) == ["render"]
+    assert "Cart.fetch" in names(mode="docstring")  # marked (a docstring): reported as skipped
 
 
 def test_exclude_wins_over_markers_include_and_docstring_mode():
@@ -62,7 +72,7 @@ def test_exclude_wins_over_markers_include_and_docstring_mode():
 def test_coherence_off_on_a_def_leaves_it_out_in_every_mode():
     off = SOURCE.replace("def parse(text: str) -> int:", "def parse(text: str) -> int:  # coherence: off")
     off = off.replace("# coherence\ndef render", "# coherence: off\ndef render")
-    assert [t.qualname for t in find_targets(off, "m.py", mode="docstring")] == ["outer", "Cart.add", "Cart.total"]
+    assert [t.qualname for t in find_targets(off, "m.py", mode="docstring")] == ["outer", "Cart.fetch", "Cart.add", "Cart.total"]
     assert [t.qualname for t in find_targets(off, "m.py", include=("*",))] == ["helper", "outer", "Cart.add", "Cart.total"]
 
 

@@ -102,13 +102,16 @@ def _find_targets(source: str, path: str, mode: str, include: tuple[str, ...] = 
     targets = []
     context = _ModuleContext(tree, lines)
     for i, (node, qualname, reason) in enumerate(found):
+        marked = _is_marked(node, lines, mode)
         # include names module-level functions and methods: nested ones and lambdas never run
-        if not (_is_marked(node, lines, mode) or (i < top and name_matches(qualname, include))):
+        if not (marked or (i < top and name_matches(qualname, include))):
             continue
         if _is_off(node, lines) or name_matches(qualname, exclude):
             continue
         owner, kind = methods.get(id(node), (None, None))
-        targets.append(_make_target(node, qualname, reason, tree, source, lines, path, classes, context, owner=owner, method_kind=kind))
+        target = _make_target(node, qualname, reason, tree, source, lines, path, classes, context, owner=owner, method_kind=kind)
+        if marked or not target.skip_reason:  # "Cart.*" means its checkable methods, not __init__
+            targets.append(target)
     return targets
 
 
