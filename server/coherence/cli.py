@@ -19,8 +19,8 @@ exit status (the highest that applies):
   1  findings: a function is incoherent, or a file or function could not be checked (a syntax
      error, an unreadable file, an LLM or replay failure for it): CI must not pass code that
      was not checked, and the other results are still reported
-  2  usage or configuration error (a bad option or setting, no model, no API key, a malformed
-     replay file): nothing was checked, or the run was misconfigured; fix it and run again
+  2  usage or configuration error (a bad option or setting, no model, no API key or a rejected
+     one, an unknown model, a malformed replay file): fix it and run again
   3  internal error in coherence: a bug, reported with its message (-v shows the traceback)"""
 _SKIP_DIRS = {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist", ".tox", ".nox", "site-packages", ".mypy_cache", ".pytest_cache"}
 

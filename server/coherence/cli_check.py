@@ -13,13 +13,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from coherence.cli import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from coherence.engine.errors import CheckCancelled, ConfigurationError, SamplingError
 from coherence.engine.markers import find_targets, read_source
 from coherence.engine.result import CheckResult
 from coherence.engine.selection import EVERY_NAME, names_for
 from coherence.engine.spec import Target
-
-from coherence.cli import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 
 log = logging.getLogger(__name__)
 
@@ -119,8 +118,9 @@ async def check_one(checker, target: Target, said: set[str]) -> tuple[CheckResul
         raise
     except (SamplingError, ConfigurationError) as exc:
         message = str(exc)
-        # No key, or a rejected one, is the run's configuration, not this function's: exit 2.
-        code = EXIT_USAGE if isinstance(exc, ConfigurationError) or exc.kind == "auth" else EXIT_FINDINGS
+        # No key, a rejected one, an unknown model or refused settings are the run's
+        # configuration (exit 2); an outage, a rate limit or a replay miss are this function's.
+        code = EXIT_USAGE if isinstance(exc, ConfigurationError) or exc.kind in ("auth", "config") else EXIT_FINDINGS
         if code == EXIT_USAGE and message not in said:
             said.add(message)
             print(f"coherence: {message}", file=sys.stderr)

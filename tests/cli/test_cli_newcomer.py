@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES
-from tests.support.openai_loopback import Fault, LoopbackServer, code_reply
+from tests.support.openai_loopback import Fault, LoopbackServer, code_reply, rate_limited
 
 REPLAY = EXAMPLES / "recorded_samples.jsonl"
 PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] ")
@@ -81,13 +81,13 @@ def test_a_function_the_replay_lacks_is_an_error_and_the_rest_complete(tmp_path)
     assert "Traceback" not in proc.stderr
 
 
-def test_a_function_the_llm_refuses_is_an_error_and_the_rest_complete(tmp_path):
+def test_a_function_the_llm_fails_on_is_an_error_and_the_rest_complete(tmp_path):
     (tmp_path / "m.py").write_text(COUNT_VOWELS + UNRECORDED)
     vowels = code_reply('def count_vowels(s: str) -> int:\n    return sum(ch in "aeiou" for ch in s.lower())')
 
-    def respond(request):
+    def respond(request):  # a quota that will not come back in time, for triple's prompts only
         prompt = json.dumps(request.body.get("messages"))
-        return Fault(status=400, message="this prompt is refused") if "implementation of `triple`" in prompt else vowels
+        return rate_limited(retry_after=3600) if "implementation of `triple`" in prompt else vowels
 
     with LoopbackServer(responder=respond) as server:
         proc = run_cli("check", "m.py", "--model", "openai/local", "--api-base", server.url, "--inputs", "60",
@@ -95,7 +95,18 @@ def test_a_function_the_llm_refuses_is_an_error_and_the_rest_complete(tmp_path):
     assert proc.returncode == 1, proc.stderr
     found = functions(proc)
     assert found["count_vowels"]["status"] == "incoherent"
-    assert found["triple"]["status"] == "error" and "this prompt is refused" in found["triple"]["reason"]
+    assert found["triple"]["status"] == "error" and "rate limited (429)" in found["triple"]["reason"]
+
+
+def test_a_model_the_provider_does_not_know_is_a_configuration_error(tmp_path):
+    (tmp_path / "m.py").write_text(COUNT_VOWELS + UNRECORDED)
+    with LoopbackServer([], then=Fault(status=404, message="model 'nope' not found")) as server:
+        proc = run_cli("check", "m.py", "--model", "openai/nope", "--api-base", server.url, "--inputs", "50",
+                       "--cache-dir", tmp_path / "cache", cwd=tmp_path, env={"OPENAI_API_KEY": "none"})
+    assert proc.returncode == 2, proc.stderr
+    (line,) = messages(proc.stderr)  # said once, though both functions stopped on it
+    assert line.startswith("coherence: Model openai/nope was not found")
+    assert proc.stdout.count(": error — Model openai/nope was not found") == 2
 
 
 def test_a_file_that_breaks_coherence_is_an_internal_error_exit_3_and_the_others_complete(tmp_path):

@@ -145,7 +145,7 @@ class ReplayProvider:
             raise SamplingError(
                 f"The replay file {self.path.name} has no recorded samples for {which} "
                 f"(no line with entry_point '{name}').",
-                kind="config",
+                kind="missing",  # this function's, not the run's: the others can go on
             )
         return list(e["candidates"])  # a list of strings: _load checked every line
 
