@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import logging
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -108,6 +109,8 @@ def _config_problem(config) -> str | None:
         return f"call_timeout must be more than 0 seconds, got {config.call_timeout}"
     if not 0 <= config.temperature <= MAX_TEMPERATURE:
         return f"temperature must be between 0 and {MAX_TEMPERATURE:g}, got {config.temperature}"
+    if config.python and shutil.which(config.python) is None:
+        return f"python: no interpreter {config.python!r} (give a path or a name on PATH)"
     return None
 
 

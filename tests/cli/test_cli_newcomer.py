@@ -142,6 +142,7 @@ def test_a_file_that_does_not_parse_or_read_fails_ci_with_1(tmp_path, content, r
     (["--inputs", "0"], "--inputs/-n: must be at least 1, got 0"),
     (["--inputs", "many"], "--inputs/-n: expected an integer, got 'many'"),
     (["-o", "taken/report.txt"], "--output taken/report.txt: taken is a file, not a folder"),
+    (["--python", "/nowhere/python3"], "python: no interpreter '/nowhere/python3'"),
 ])
 def test_a_bad_option_exits_2_before_any_work(tmp_path, option, says):
     (tmp_path / "m.py").write_text(COUNT_VOWELS)
