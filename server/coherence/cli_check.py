@@ -52,10 +52,14 @@ def find_work(files: list[Path], config) -> Work:
         try:
             source = read_source(path)
             targets = find_targets(source, str(path), mode=config.mode, include=include, exclude=exclude)
-        except (OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError as exc:
+            line = _bad_line(path, exc.encoding)
+            reason = f"cannot read file: line {line} is not {exc.encoding.upper()}; {_DECLARE}"
+            work.items.append((_file_error(path, reason, line), EXIT_FINDINGS))
+        except OSError as exc:
             work.items.append((_file_error(path, f"cannot read file: {_why(exc)}"), EXIT_FINDINGS))
-        except SyntaxError as exc:  # also an unknown encoding in the coding line
-            reason = f"syntax error: {exc.msg} (line {exc.lineno})" if exc.lineno else f"cannot read file: {exc}"
+        except SyntaxError as exc:  # without a line: the coding line, from read_source
+            reason = f"syntax error: {exc.msg} (line {exc.lineno})" if exc.lineno else f"cannot read file: {_why(exc)}"
             work.items.append((_file_error(path, reason, exc.lineno or 1), EXIT_FINDINGS))
         except Exception as exc:  # noqa: BLE001 - e.g. RecursionError on absurdly deep code
             log.debug("finding the functions of %s failed", path, exc_info=True)
@@ -65,10 +69,32 @@ def find_work(files: list[Path], config) -> Work:
     return work
 
 
+_DECLARE = "declare its encoding with a '# -*- coding: latin-1 -*-' line (or the one it uses)"
+
+
+def _bad_line(path: Path, encoding: str) -> int:
+    """The line of the first byte that is not ``encoding`` (the decoder's offset is within a
+    chunk, not the file)."""
+    try:
+        data = path.read_bytes()
+        data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        return data.count(b"\n", 0, exc.start) + 1
+    except (OSError, LookupError):
+        pass
+    return 1
+
+
 def _why(exc: BaseException) -> str:
+    """Why a file cannot be read, in words that say what to do (Python's own name the file)."""
     if isinstance(exc, OSError) and exc.strerror:
         return exc.strerror
-    return str(exc)
+    text = str(exc)
+    if text.startswith("invalid or missing encoding declaration"):
+        return f"it is not UTF-8; {_DECLARE}"
+    if text.startswith("unknown encoding"):  # "unknown encoding for FILE: NAME"
+        return f"its coding line names an unknown encoding, {text.rsplit(': ', 1)[-1]!r}"
+    return text
 
 
 def internal_reason(exc: BaseException) -> str:
