@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -161,18 +162,26 @@ async def check_one(checker, target: Target, said: set[str]) -> tuple[CheckResul
     return result, code
 
 
-async def check_all(checker, work: Work, progress: Progress) -> tuple[list[CheckResult], int]:
-    """Every result in file order, and the exit status the run calls for."""
+def _incoherent(result: CheckResult) -> bool:
+    return result.status == "incoherent"
+
+
+async def check_all(checker, work: Work, progress: Progress, *,
+                    prepare: Callable[[Target], Target] | None = None,
+                    is_finding: Callable[[CheckResult], bool] = _incoherent) -> tuple[list[CheckResult], int]:
+    """Every result in file order, and the exit status the run calls for.  ``prepare`` may
+    adjust each target before its check (a baseline's accepted disagreements); ``is_finding``
+    says which results fail the run (a --fail-on threshold).  An error always does."""
     results: list[CheckResult] = []
     worst = EXIT_OK
     said: set[str] = set()
     for item in work.items:
         if isinstance(item, Target):
             progress.started(item)
-            result, code = await check_one(checker, item, said)
+            result, code = await check_one(checker, prepare(item) if prepare else item, said)
         else:
             result, code = item
-        if result.status in ("incoherent", "error"):
+        if result.status == "error" or is_finding(result):
             code = max(code, EXIT_FINDINGS)
         worst = max(worst, code)
         results.append(result)
