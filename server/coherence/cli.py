@@ -6,33 +6,69 @@ import argparse
 import asyncio
 import logging
 import os
+import shutil
 import sys
 from pathlib import Path
 
 from coherence import __version__
 
-EXIT_OK, EXIT_INCOHERENT, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_INCOHERENT = EXIT_FINDINGS
+EXIT_STATUS_HELP = """\
+exit status (the highest that applies):
+  0  nothing incoherent, and every marked function was checked (or skipped, with the reason)
+  1  findings: a function is incoherent, or a file or function could not be checked (a syntax
+     error, an unreadable file, an LLM or replay failure for it): CI must not pass code that
+     was not checked, and the other results are still reported
+  2  usage or configuration error (a bad option or setting, no model, no API key or a rejected
+     one, an unknown model, a malformed replay file): fix it and run again
+  3  internal error in coherence: a bug, reported with its message (-v shows the traceback)"""
 DEFAULT_BASELINE = ".coherence-baseline.json"
 _SKIP_DIRS = {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist", ".tox", ".nox", "site-packages", ".mypy_cache", ".pytest_cache"}
 
 
+def _number(kind: type, *, low: float | None = None, high: float | None = None, above: float | None = None):
+    """An argparse type: a number of ``kind`` within bounds, refused before any work is done."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        if above is not None and value <= above:
+            raise argparse.ArgumentTypeError(f"must be more than {above:g}, got {text}")
+        if low is not None and value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low:g}, got {text}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:g}, got {text}")
+        return value
+
+    return parse
+
+
+MAX_TEMPERATURE = 2.0  # the highest any litellm provider takes (OpenAI, Gemini; Anthropic: 1)
+
+
 def _check_parser(sub) -> None:
-    p = sub.add_parser("check", help="check marked functions in files or folders", description="Sample alternative implementations of each marked function, run them all on the same generated inputs in a sandbox, and report how far to trust yours.")
+    p = sub.add_parser("check", help="check marked functions in files or folders", description="Sample alternative implementations of each marked function, run them all on the same generated inputs in a sandbox, and report how far to trust yours.",
+                       epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help="Python files or folders")
     p.add_argument("--model", help="litellm model, e.g. openai/gpt-4o-mini, anthropic/claude-sonnet-4-20250514, ollama/qwen2.5-coder")
     p.add_argument("--api-base", help="base URL of the model's API (Ollama, vLLM, llama.cpp server, any OpenAI-compatible server)")
     p.add_argument("--replay", metavar="FILE", help="recorded samples (JSONL or JSONL.gz in the corpus schema) instead of an LLM")
-    p.add_argument("--samples", "-m", type=int, help="programs to compare, yours included (default 10)")
-    p.add_argument("--inputs", "-n", type=int, help="inputs to run every program on (default 1000)")
-    p.add_argument("--temperature", type=float, help="sampling temperature (default 0.6)")
+    p.add_argument("--samples", "-m", type=_number(int, low=2), help="programs to compare, yours included (default 10)")
+    p.add_argument("--inputs", "-n", type=_number(int, low=1), help="inputs to run every program on (default 1000)")
+    p.add_argument("--temperature", type=_number(float, low=0, high=MAX_TEMPERATURE), help="sampling temperature, 0 to 2 (default 0.6)")
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("--python", metavar="INTERPRETER", help="interpreter that runs the code (default: this one)")
     p.add_argument("--mode", choices=("marked", "docstring"), help="marked: '# coherence' or @...generated; docstring: every function with a docstring")
-    p.add_argument("--timeout", type=float, dest="call_timeout", help="seconds per call (default 0.5)")
+    p.add_argument("--timeout", type=_number(float, above=0), dest="call_timeout", help="seconds per call (default 0.5)")
     p.add_argument("--seed", type=int, help="seed for input generation (default 0)")
     p.add_argument("--sandbox", choices=("auto", "bwrap", "guard"), help="auto uses bubblewrap when it works")
     p.add_argument("--cache-dir", help="where the sample cache lives (default ~/.cache/coherence)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout (its folder is created)")
     p.add_argument("--fail-on", choices=("warning", "information", "hint", "never"), default="warning",
                    help="exit 1 when a function's verdict is this severe or more (default warning: evidence that yours is wrong)")
     p.add_argument("--baseline", metavar="FILE", help=f"accept the disagreements recorded in this baseline (default: {DEFAULT_BASELINE} in the current folder, when it exists)")
@@ -42,7 +78,8 @@ def _check_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="coherence", description="How far to trust a function an LLM wrote, without an oracle.")
+    parser = argparse.ArgumentParser(prog="coherence", description="How far to trust a function an LLM wrote, without an oracle.",
+                                     epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"coherence {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _check_parser(sub)
@@ -72,14 +109,27 @@ def python_files(paths: list[str]) -> list[Path]:
     return files
 
 
+def _config_problem(config) -> str | None:
+    """What the command line's types cannot catch: values from pyproject.toml."""
+    if not config.call_timeout > 0:
+        return f"call_timeout must be more than 0 seconds, got {config.call_timeout}"
+    if not 0 <= config.temperature <= MAX_TEMPERATURE:
+        return f"temperature must be between 0 and {MAX_TEMPERATURE:g}, got {config.temperature}"
+    if config.python and shutil.which(config.python) is None:
+        return f"python: no interpreter {config.python!r} (give a path or a name on PATH)"
+    return None
+
+
 async def run_check(args) -> int:
+    from coherence.cli_check import Progress, check_all, find_work, open_output, write_report
     from coherence.engine.check import Checker
     from coherence.engine.config import CheckConfig, load_project_config
-    from coherence.engine.errors import CoherenceError, ConfigurationError
-    from coherence.engine.markers import find_targets
-    from coherence.engine.result import CheckResult
+    from coherence.engine.errors import ConfigurationError
+    from coherence.engine.sampling.replay import ReplayProvider
+    from coherence.engine.selection import check_patterns
     from coherence import formats
 
+    # Everything that can be wrong with the command is found before any work is done.
     try:
         files = python_files(args.paths)
     except FileNotFoundError as exc:
@@ -101,10 +151,23 @@ async def run_check(args) -> int:
             sandbox=args.sandbox,
             cache_dir=args.cache_dir,
         )
+        try:
+            config = config.merged(include=check_patterns(config.include, "include"), exclude=check_patterns(config.exclude, "exclude"))
+        except ValueError as exc:
+            raise ConfigurationError(f"[tool.coherence] {exc}") from None
+        problem = _config_problem(config)
+        if problem:
+            raise ConfigurationError(problem)
         if config.workspace is None:
             first = Path(args.paths[0]).resolve()
             config = config.merged(workspace=str(first if first.is_dir() else first.parent))
+        output = open_output(args.output) if args.output else None
         checker = Checker(config)
+        work = find_work(files, config)
+        if any(not t.skip_reason for t in work.targets):
+            provider = checker.provider  # no model configured: say so now
+            if isinstance(provider, ReplayProvider):
+                provider.entry_points()  # a malformed replay file: say so now
     except ConfigurationError as exc:
         print(f"coherence: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -120,29 +183,10 @@ async def run_check(args) -> int:
             print(f"coherence: {exc}", file=sys.stderr)
             return EXIT_USAGE
 
-    results: list[CheckResult] = []
     tty = sys.stderr.isatty() and args.format == "text"
-    for path in files:
-        try:
-            source = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            results.append(CheckResult(name="<module>", path=str(path), line=1, status="error", reason=f"cannot read file: {exc}"))
-            continue
-        try:
-            targets = find_targets(source, str(path), mode=config.mode)
-        except SyntaxError as exc:
-            results.append(CheckResult(name="<module>", path=str(path), line=exc.lineno or 1, status="error", reason=f"syntax error: {exc.msg} (line {exc.lineno})"))
-            continue
-        for target in targets:
-            if baseline is not None:
-                target = baseline.apply(target)
-            if tty:
-                print(f"checking {path}:{target.name_line} {target.qualname}…", file=sys.stderr)
-            try:
-                results.append(await checker.check(target))
-            except CoherenceError as exc:
-                print(f"coherence: {exc}", file=sys.stderr)
-                return EXIT_USAGE
+    results, status = await check_all(checker, work, Progress(len(work.items), tty=tty),
+                                      prepare=baseline.apply if baseline is not None else None,
+                                      is_finding=lambda r: failed([r], args.fail_on))
 
     if args.format == "json":
         text = formats.to_json(results)
@@ -150,17 +194,18 @@ async def run_check(args) -> int:
         text = formats.to_sarif(results, root=config.workspace)
     else:
         text = formats.to_text(results)
-    if args.output:
-        Path(args.output).write_text(text + "\n", encoding="utf-8")
-    else:
-        print(text)
+    try:
+        write_report(text, output)
+    except OSError as exc:
+        print(f"coherence: cannot write the report to {args.output}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
     if args.write_baseline:
         from coherence.engine.baseline import write
 
         count = write(args.write_baseline, results)
         print(f"coherence: wrote {count} accepted disagreement(s) to {args.write_baseline}", file=sys.stderr)
         return EXIT_OK
-    return EXIT_INCOHERENT if failed(results, args.fail_on) else EXIT_OK
+    return status
 
 
 def failed(results, fail_on: str) -> bool:
@@ -172,16 +217,31 @@ def failed(results, fail_on: str) -> bool:
     return any(r.status == "incoherent" and at_least(r.severity, fail_on) for r in results)
 
 
+def _escape_unencodable() -> None:
+    """A console that cannot show every character (PYTHONIOENCODING=cp1252, a Windows code
+    page) gets escapes such as \\u2265 instead of a traceback after the work is done."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):  # not a TextIOWrapper (tests, pipes replaced)
+            pass
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "check":
+        _escape_unencodable()
         try:
             return asyncio.run(run_check(args))
         except KeyboardInterrupt:
             print("coherence: interrupted", file=sys.stderr)
             return 130
+        except Exception as exc:  # noqa: BLE001 - a bug: say so, and never as "findings" (1)
+            logging.getLogger("coherence").debug("internal error", exc_info=True)
+            print(f"coherence: internal error: {type(exc).__name__}: {exc} (please report it; -v shows the traceback)", file=sys.stderr)
+            return EXIT_INTERNAL
     if args.command == "serve":
         from coherence.lsp.server import serve
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import logging
 import os
+import re
 import socket
 import sqlite3
 import subprocess
@@ -382,7 +383,7 @@ def test_cli_partial_samples_and_bad_key(tmp_path):
         assert server.request_count == 9
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("7 of 10 samples; 3 failed: rate limited (429)") == 1, proc.stdout
-    assert proc.stderr.strip() == "", proc.stderr  # the report says it; nothing else is printed
+    assert messages(proc.stderr) == [], proc.stderr  # the report says it; nothing else is printed
     assert_cache_clean(tmp_path / "cache", 6)
 
     bad_key = Fault(status=401, message="Incorrect API key provided")
@@ -392,16 +393,22 @@ def test_cli_partial_samples_and_bad_key(tmp_path):
     # 6 cached samples are kept and used; the failed ones are reported once, in the report
     assert proc.returncode == 0, proc.stderr
     assert "7 of 20 samples; 13 failed: authentication failed" in proc.stdout
-    assert proc.stderr.strip() == "", proc.stderr
+    assert messages(proc.stderr) == [], proc.stderr
 
     fresh = tmp_path / "fresh"
     fresh.mkdir()
     with LoopbackServer([GOOD], then=bad_key) as server:
         proc = run_cli(fresh, server.url)  # an empty cache: nothing to fall back on
         assert server.request_count == 1
-    assert proc.returncode == 2
-    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert proc.returncode == 2  # a rejected key is the run's configuration
+    lines = messages(proc.stderr)
     assert len(lines) == 1, proc.stderr
     assert lines[0].startswith("coherence: The provider of openai/faulty rejected the credentials")
     assert "API key" in lines[0] and "Traceback" not in proc.stderr
-    assert proc.stdout == ""
+    # the function it stopped is in the report, as an error with the reason
+    assert "clamp: error — The provider of openai/faulty rejected the credentials" in proc.stdout
+
+
+def messages(stderr: str) -> list[str]:
+    """What stderr says besides the one progress line per finished function."""
+    return [ln for ln in stderr.splitlines() if ln.strip() and not re.match(r"\[\d+/\d+\] ", ln)]

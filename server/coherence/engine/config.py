@@ -46,6 +46,9 @@ class CheckConfig:
     rerun_inputs: int = 50  # inputs the user's function runs twice on (nondeterminism check)
     shrink_rounds: int = 4  # each round tries one- and two-step shrinks at once
     workspace: str | None = None
+    # path/glob.py::name_glob patterns (engine/selection.py): checked unmarked / never checked
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
 
     def validated(self) -> "CheckConfig":
         if self.samples < 2:

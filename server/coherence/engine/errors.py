@@ -14,7 +14,9 @@ class SamplingError(CoherenceError):
 
     def __init__(self, message: str, kind: str = "provider"):
         super().__init__(message)
-        self.kind = kind  # auth | rate_limit | timeout | connection | provider | config
+        # auth | config (the run's settings: key, model, request) | rate_limit | timeout |
+        # connection | provider | missing (a replay file has no samples for this function)
+        self.kind = kind
 
 
 class CheckCancelled(CoherenceError):

@@ -13,6 +13,7 @@ import ast
 import functools
 import hashlib
 import io
+import os
 import re
 import textwrap
 import threading
@@ -20,9 +21,11 @@ import tokenize
 from collections import OrderedDict
 from collections.abc import Iterable
 
+from coherence.engine.selection import name_matches
 from coherence.engine.spec import ClassInfo, Param, Spec, Target
 
 MARKER_COMMENT = re.compile(r"#\s*coherence\b(?!\s*:\s*(?:off|ignore|skip))", re.IGNORECASE)
+OFF_COMMENT = re.compile(r"#\s*coherence\s*:\s*(?:off|ignore|skip)\b", re.IGNORECASE)
 MODES = ("marked", "docstring")
 # Module context shown to the LLM is bounded: a huge module must not become a huge prompt.
 _CONTEXT_LIMIT = 6000
@@ -36,21 +39,33 @@ _RECENT_LIMIT = 8
 _RECENT_LOCK = threading.Lock()
 
 
-def find_targets(source: str, path: str = "<untitled>", *, mode: str = "marked") -> list[Target]:
+def read_source(path: str | os.PathLike) -> str:
+    """A module's text as Python reads it: the encoding its PEP 263 ``# -*- coding: ... -*-``
+    line or BOM declares, else UTF-8.  Raises OSError, SyntaxError (an unknown encoding) or
+    UnicodeDecodeError."""
+    with tokenize.open(path) as fh:
+        return fh.read()
+
+
+def find_targets(source: str, path: str = "<untitled>", *, mode: str = "marked",
+                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> list[Target]:
     """Every marked function in ``source``, module-level first.
 
+    ``include`` and ``exclude`` are name globs (``selection.names_for`` picks the ones of a
+    file): a function whose qualified name matches ``include`` is checked unmarked, one that
+    matches ``exclude`` or carries ``# coherence: off`` is left out, in either mode.
     Raises ``SyntaxError`` when the module does not parse (callers report it, e.g. mid-typing).
     Functions that are marked but cannot be checked come back with ``skip_reason`` set.
     """
     if mode not in MODES:
         raise ValueError(f"unknown marker mode {mode!r}; expected one of {', '.join(MODES)}")
-    key = (source, path, mode)
+    key = (source, path, mode, include, exclude)
     with _RECENT_LOCK:
         hit = _RECENT.get(key)
         if hit is not None:
             _RECENT.move_to_end(key)
             return list(hit)
-    targets = _find_targets(source, path, mode)
+    targets = _find_targets(source, path, mode, include, exclude)
     with _RECENT_LOCK:
         _RECENT[key] = tuple(targets)
         while len(_RECENT) > _RECENT_LIMIT:
@@ -58,7 +73,7 @@ def find_targets(source: str, path: str = "<untitled>", *, mode: str = "marked")
     return targets
 
 
-def _find_targets(source: str, path: str, mode: str) -> list[Target]:
+def _find_targets(source: str, path: str, mode: str, include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> list[Target]:
     tree = ast.parse(source, filename=path)
     lines = source.splitlines()
     classes = tuple(_class_infos(tree))
@@ -76,6 +91,7 @@ def _find_targets(source: str, path: str, mode: str) -> list[Target]:
                     kind, reason = _method_support(node, item, info)
                     methods[id(item)] = (node.name, kind)
                     found.append((item, f"{node.name}.{item.name}", reason))
+    top = len(found)  # module-level functions and methods come first
     for node, qual in _nested_functions(tree):
         found.append((node, qual, "nested functions are not checked: only module-level functions are"))
     for node in tree.body:
@@ -85,11 +101,17 @@ def _find_targets(source: str, path: str, mode: str) -> list[Target]:
 
     targets = []
     context = _ModuleContext(tree, lines)
-    for node, qualname, reason in found:
-        if not _is_marked(node, lines, mode):
+    for i, (node, qualname, reason) in enumerate(found):
+        marked = _is_marked(node, lines, mode)
+        # include names module-level functions and methods: nested ones and lambdas never run
+        if not (marked or (i < top and name_matches(qualname, include))):
+            continue
+        if _is_off(node, lines) or name_matches(qualname, exclude):
             continue
         owner, kind = methods.get(id(node), (None, None))
-        targets.append(_make_target(node, qualname, reason, tree, source, lines, path, classes, context, owner=owner, method_kind=kind))
+        target = _make_target(node, qualname, reason, tree, source, lines, path, classes, context, owner=owner, method_kind=kind)
+        if marked or not target.skip_reason:  # "Cart.*" means its checkable methods, not __init__
+            targets.append(target)
     return targets
 
 
@@ -170,6 +192,15 @@ def _is_marked(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], m
     candidates = {node.lineno, first - 1, node.lineno - 1}
     for ln in candidates:
         if 1 <= ln <= len(lines) and MARKER_COMMENT.search(_comment_part(lines[ln - 1])):
+            return True
+    return False
+
+
+def _is_off(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
+    """``# coherence: off`` (or ``ignore``, ``skip``) where a marker would go: never checked."""
+    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
+    for ln in {node.lineno, first - 1, node.lineno - 1}:
+        if 1 <= ln <= len(lines) and OFF_COMMENT.search(_comment_part(lines[ln - 1])):
             return True
     return False
 

@@ -31,6 +31,7 @@ from coherence.engine.inputs.types import (
     parse_annotation,
 )
 from coherence.engine.inputs.values import Construct, Expr, Input
+from coherence.engine.markers import read_source
 from coherence.engine.spec import Param, Spec
 
 __all__ = [
@@ -681,7 +682,10 @@ def workspace_seeds(spec: Spec, workspace: str | Path | None, module_source: str
         if time.monotonic() > deadline or len(out) >= MAX_TEST_SEEDS:
             break
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            try:
+                text = read_source(path)  # a latin-1 test file's strings are seeds too
+            except (SyntaxError, UnicodeDecodeError):  # a wrong coding line: what reads still counts
+                text = path.read_bytes().decode("utf-8", errors="replace")
         except OSError:
             continue
         if spec.name not in text:

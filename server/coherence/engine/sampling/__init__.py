@@ -261,6 +261,7 @@ def _failure_label(err: SamplingError) -> str:
         "timeout": "timeout",
         "connection": "connection error",
         "config": "configuration error",
+        "missing": "no recorded samples",
     }.get(err.kind, "provider error")
 
 

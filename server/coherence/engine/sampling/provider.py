@@ -164,6 +164,32 @@ _BAD_JSON = re.compile(
 )
 
 
+# How litellm and the provider SDKs say no key was given.  They raise it before any request, but
+# under whatever class the SDK picked (openai's "Missing credentials" arrives as a 500, Gemini's as
+# a connection error), so only the words tell it apart from a real outage worth retrying.
+_MISSING_KEY = re.compile(
+    r"missing (?:\w+ )?(?:credentials|api[ _-]?key)|api_key client option must be set|"
+    r"no api[ _-]?key (?:was )?(?:provided|set|found)",
+    re.IGNORECASE,
+)
+
+
+def _missing_key(model: str, text: str) -> _Failure:
+    """Name the environment variable(s) litellm looks for, so the user knows what to set."""
+    names: list[str] = []
+    with contextlib.suppress(Exception):  # an unknown provider: fall back on litellm's words
+        names = list(import_litellm().validate_environment(model=model).get("missing_keys") or [])
+    if names:
+        what = " or ".join(names)
+        message = f"No API key for {model}: set {what} in the environment."
+        if model.startswith("openai/"):
+            message += (" A local OpenAI-compatible server that needs no key accepts any value "
+                        f"(e.g. {names[0]}=none).")
+    else:
+        message = f"No API key for {model} ({text})."
+    return _Failure("authentication failed (no API key)", "auth", False, fatal=True, message=message)
+
+
 def classify(err: BaseException, model: str) -> _Failure:
     """Map an exception from litellm (or asyncio) to a failure label and policy."""
     if isinstance(err, asyncio.TimeoutError):
@@ -171,6 +197,8 @@ def classify(err: BaseException, model: str) -> _Failure:
     litellm = import_litellm()
     status = getattr(err, "status_code", None)
     text = _short(err)
+    if _MISSING_KEY.search(text):
+        return _missing_key(model, text)
     if isinstance(err, (litellm.AuthenticationError, litellm.PermissionDeniedError)) or status in (
         401,
         403,

@@ -13,6 +13,7 @@ and may carry demos; they go through ``extract_program`` like live replies.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import json
 from pathlib import Path
@@ -25,6 +26,42 @@ from coherence.engine.spec import Spec
 
 
 _EXTRACTED_MAX = 8192
+
+# What a line must hold; other keys (task_id, model, temperature, ...) are optional and free.
+LINE_SCHEMA = {
+    "type": "object",
+    "required": ["entry_point", "candidates"],
+    "properties": {
+        "entry_point": {"type": "string", "minLength": 1},
+        "candidates": {"type": "array", "items": {"type": "string"}},
+    },
+}
+_JSON_TYPES = {"dict": "an object", "list": "a list", "str": "a string", "int": "a number",
+               "float": "a number", "bool": "true/false", "NoneType": "null"}
+
+
+@functools.lru_cache(maxsize=1)
+def _validator():
+    import jsonschema  # only replay files need it
+
+    return jsonschema.Draft202012Validator(LINE_SCHEMA)
+
+
+def schema_problem(obj: Any) -> str | None:
+    """What is wrong with one line of a replay file, in words (None when nothing is).  The
+    candidates themselves are code and never quoted: they can be long."""
+    error = min(_validator().iter_errors(obj), key=lambda e: (len(e.path), str(list(e.path))), default=None)
+    if error is None:
+        return None
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.path).lstrip(".")
+    got = _JSON_TYPES.get(type(error.instance).__name__, type(error.instance).__name__)
+    if error.validator == "required":
+        missing = next(k for k in error.validator_value if k not in error.instance)
+        return f"no '{missing}' key"
+    if error.validator == "type":
+        want = {"array": "a list", "object": "an object", "string": "a string"}[error.validator_value]
+        return f"'{where}' is {got}, expected {want}" if where else f"the line is {got}, expected an object"
+    return f"'{where}': {error.message[:120]}"
 
 
 class ReplayProvider:
@@ -79,8 +116,13 @@ class ReplayProvider:
                         raise ConfigurationError(
                             f"Replay file {self.path}, line {lineno}, is not JSON: {e.msg}."
                         ) from e
-                    if isinstance(obj, dict):
-                        entries.append(obj)
+                    problem = schema_problem(obj)
+                    if problem:
+                        raise ConfigurationError(
+                            f"Replay file {self.path}, line {lineno}: {problem}. Each line is one "
+                            "task: {\"entry_point\": \"name\", \"candidates\": [\"<python source>\", ...]}."
+                        )
+                    entries.append(obj)
         except (OSError, EOFError, UnicodeDecodeError) as e:
             raise ConfigurationError(f"Replay file {self.path} cannot be read: {e}.") from e
         self._entries = entries
@@ -103,13 +145,12 @@ class ReplayProvider:
             raise SamplingError(
                 f"The replay file {self.path.name} has no recorded samples for {which} "
                 f"(no line with entry_point '{name}').",
-                kind="config",
+                kind="missing",  # this function's, not the run's: the others can go on
             )
-        cands = e.get("candidates") or []
-        return [c if isinstance(c, str) else "" for c in cands]
+        return list(e["candidates"])  # a list of strings: _load checked every line
 
     def entry_points(self) -> list[str]:
-        return [str(e.get("entry_point")) for e in self._load() if e.get("entry_point")]
+        return [e["entry_point"] for e in self._load()]
 
     async def generate(self, spec: Spec, count: int) -> ProviderReply:
         if count <= 0:

@@ -1,0 +1,211 @@
+"""The steps of ``coherence check`` after its options are valid: find the functions of every file,
+check each one on its own (one that fails becomes an ``error`` result, never the end of the
+run), say so in CI logs as each finishes, and write the report.
+
+Every result carries the exit status it calls for (``EXIT_*``); the run exits with the highest.
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from coherence.cli import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
+from coherence.engine.errors import CheckCancelled, ConfigurationError, SamplingError
+from coherence.engine.markers import find_targets, read_source
+from coherence.engine.result import CheckResult
+from coherence.engine.selection import EVERY_NAME, names_for
+from coherence.engine.spec import Target
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Work:
+    """What the files hold, in order: targets to check, and results already known (a file that
+    could not be read or parsed) with the exit status each calls for."""
+
+    items: list[Target | tuple[CheckResult, int]] = field(default_factory=list)
+
+    @property
+    def targets(self) -> list[Target]:
+        return [t for t in self.items if isinstance(t, Target)]
+
+
+def _file_error(path: Path, reason: str, line: int = 1) -> CheckResult:
+    return CheckResult(name="<module>", qualname="<module>", path=str(path), line=line, status="error", reason=reason)
+
+
+def find_work(files: list[Path], config) -> Work:
+    """Read and parse every file first, so the run knows how many functions it has.  A file
+    that cannot be read or does not parse is a finding (exit 1): CI must not pass code that does
+    not parse.  Any other failure to parse one is coherence's (exit 3); the other files go on."""
+    work = Work()
+    for path in files:
+        include = names_for(path, config.include, config.workspace) if config.include else ()
+        exclude = names_for(path, config.exclude, config.workspace) if config.exclude else ()
+        if EVERY_NAME in exclude:
+            continue  # the whole file is excluded: not even read
+        try:
+            source = read_source(path)
+            targets = find_targets(source, str(path), mode=config.mode, include=include, exclude=exclude)
+        except UnicodeDecodeError as exc:
+            line = _bad_line(path, exc.encoding)
+            reason = f"cannot read file: line {line} is not {exc.encoding.upper()}; {_DECLARE}"
+            work.items.append((_file_error(path, reason, line), EXIT_FINDINGS))
+        except OSError as exc:
+            work.items.append((_file_error(path, f"cannot read file: {_why(exc)}"), EXIT_FINDINGS))
+        except SyntaxError as exc:  # without a line: the coding line, from read_source
+            reason = f"syntax error: {exc.msg} (line {exc.lineno})" if exc.lineno else f"cannot read file: {_why(exc)}"
+            work.items.append((_file_error(path, reason, exc.lineno or 1), EXIT_FINDINGS))
+        except Exception as exc:  # noqa: BLE001 - e.g. RecursionError on absurdly deep code
+            log.debug("finding the functions of %s failed", path, exc_info=True)
+            work.items.append((_file_error(path, internal_reason(exc)), EXIT_INTERNAL))
+        else:
+            work.items.extend(targets)
+    return work
+
+
+_DECLARE = "declare its encoding with a '# -*- coding: latin-1 -*-' line (or the one it uses)"
+
+
+def _bad_line(path: Path, encoding: str) -> int:
+    """The line of the first byte that is not ``encoding`` (the decoder's offset is within a
+    chunk, not the file)."""
+    try:
+        data = path.read_bytes()
+        data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        return data.count(b"\n", 0, exc.start) + 1
+    except (OSError, LookupError):
+        pass
+    return 1
+
+
+def _why(exc: BaseException) -> str:
+    """Why a file cannot be read, in words that say what to do (Python's own name the file)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror
+    text = str(exc)
+    if text.startswith("invalid or missing encoding declaration"):
+        return f"it is not UTF-8; {_DECLARE}"
+    if text.startswith("unknown encoding"):  # "unknown encoding for FILE: NAME"
+        return f"its coding line names an unknown encoding, {text.rsplit(': ', 1)[-1]!r}"
+    return text
+
+
+def internal_reason(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())[:200]
+    return f"internal error in coherence: {type(exc).__name__}{': ' + text if text else ''} (please report it)"
+
+
+class Progress:
+    """On a terminal, the function being checked; in a log (stderr not a TTY), one line per
+    finished function, so a CI job shows where it is and what each took."""
+
+    def __init__(self, total: int, *, tty: bool, stream=None):
+        self.total = total
+        self.tty = tty
+        self.stream = stream or sys.stderr
+        self.done = 0
+
+    def _print(self, line: str) -> None:
+        print(line, file=self.stream, flush=True)
+
+    def started(self, target: Target) -> None:
+        if self.tty:
+            self._print(f"checking {target.path}:{target.name_line} {target.qualname}…")
+
+    def finished(self, result: CheckResult) -> None:
+        self.done += 1
+        if self.tty:
+            return
+        what = result.severity if result.status == "incoherent" else result.status
+        if result.trust is not None and result.status in ("coherent", "incoherent"):
+            what += f", trust {result.trust:.2f}"
+        elif result.status in ("error", "skipped") and result.reason:
+            what += f": {result.reason[:160]}"
+        self._print(f"[{self.done}/{self.total}] {result.path}:{result.line} {result.qualname or result.name}: {what} ({result.seconds:.1f}s)")
+
+
+async def check_one(checker, target: Target, said: set[str]) -> tuple[CheckResult, int]:
+    """One function's result and exit status.  What goes wrong for this function alone (the LLM
+    failed on it, the replay file lacks it, an unexpected exception) becomes its ``error`` result;
+    ``said`` holds the messages already printed, so a cause shared by many prints once."""
+    from coherence.engine.check import result_for
+
+    started = time.monotonic()
+    try:
+        return await checker.check(target), EXIT_OK
+    except CheckCancelled:
+        raise
+    except (SamplingError, ConfigurationError) as exc:
+        message = str(exc)
+        # No key, a rejected one, an unknown model or refused settings are the run's
+        # configuration (exit 2); an outage, a rate limit or a replay miss are this function's.
+        code = EXIT_USAGE if isinstance(exc, ConfigurationError) or exc.kind in ("auth", "config") else EXIT_FINDINGS
+        if code == EXIT_USAGE and message not in said:
+            said.add(message)
+            print(f"coherence: {message}", file=sys.stderr)
+        result = result_for(target, "error", message)
+    except Exception as exc:  # noqa: BLE001 - one function's failure must not end the run
+        log.debug("checking %s failed", target.qualname, exc_info=True)
+        result = result_for(target, "error", internal_reason(exc))
+        print(f"coherence: {target.path}:{target.name_line} {target.qualname}: {result.reason}; "
+              "run with -v for the traceback", file=sys.stderr)
+        code = EXIT_INTERNAL
+    result.seconds = time.monotonic() - started
+    return result, code
+
+
+def _incoherent(result: CheckResult) -> bool:
+    return result.status == "incoherent"
+
+
+async def check_all(checker, work: Work, progress: Progress, *,
+                    prepare: Callable[[Target], Target] | None = None,
+                    is_finding: Callable[[CheckResult], bool] = _incoherent) -> tuple[list[CheckResult], int]:
+    """Every result in file order, and the exit status the run calls for.  ``prepare`` may
+    adjust each target before its check (a baseline's accepted disagreements); ``is_finding``
+    says which results fail the run (a --fail-on threshold).  An error always does."""
+    results: list[CheckResult] = []
+    worst = EXIT_OK
+    said: set[str] = set()
+    for item in work.items:
+        if isinstance(item, Target):
+            progress.started(item)
+            result, code = await check_one(checker, prepare(item) if prepare else item, said)
+        else:
+            result, code = item
+        if result.status == "error" or is_finding(result):
+            code = max(code, EXIT_FINDINGS)
+        worst = max(worst, code)
+        results.append(result)
+        progress.finished(result)
+    return results, worst
+
+
+def open_output(path: str) -> Path:
+    """The report's file, its folder created now: a bad ``-o`` must fail before any work."""
+    out = Path(path)
+    if out.is_dir():
+        raise ConfigurationError(f"--output {path} is a folder; give a file name")
+    blocked = next((p for p in reversed(out.parents) if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise ConfigurationError(f"--output {path}: {blocked} is a file, not a folder")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(f"--output {path}: cannot create the folder {out.parent}: {_why(exc)}") from exc
+    return out
+
+
+def write_report(text: str, output: Path | None) -> None:
+    if output is not None:
+        output.write_text(text + "\n", encoding="utf-8")
+    else:
+        print(text)
