@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from coherence import __version__
+from coherence.trust_cli import add_trust_parser
 
 EXIT_OK, EXIT_INCOHERENT, EXIT_USAGE = 0, 1, 2
 _SKIP_DIRS = {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist", ".tox", ".nox", "site-packages", ".mypy_cache", ".pytest_cache"}
@@ -33,6 +34,7 @@ def _check_parser(sub) -> None:
     p.add_argument("--cache-dir", help="where the sample cache lives (default ~/.cache/coherence)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout")
     p.add_argument("--verbose", "-v", action="store_true")
+    p.add_argument("--trust-workspace", action="store_true", help="use all of the repository's own [tool.coherence], model, api_base and python included (CI on your own repository); see 'coherence trust'")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -40,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"coherence {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _check_parser(sub)
+    add_trust_parser(sub)
     serve = sub.add_parser("serve", help="run the language server over stdio")
     serve.add_argument("--verbose", "-v", action="store_true")
     try:
@@ -66,9 +69,29 @@ def python_files(paths: list[str]) -> list[Path]:
     return files
 
 
+def _checkers(resolver, paths, make):
+    """Each file's checker, from the config nearest to it (one checker per distinct config).
+    Every config is resolved here, before any work: a broken one stops the run at once, and each
+    repository setting refused for want of trust is named once on stderr."""
+    checkers: dict = {}
+    by_path = {}
+    for path in paths:
+        resolved = resolver.for_path(path)
+        config = resolved.config
+        if config.workspace is None:  # no pyproject.toml above it: its own folder is the project
+            here = Path(path).resolve()
+            config = config.merged(workspace=str(here if here.is_dir() else here.parent))
+        if repr(config) not in checkers:
+            checkers[repr(config)] = make(config)
+            if resolved.notice:
+                print(resolved.notice, file=sys.stderr)
+        by_path[path] = checkers[repr(config)]
+    return by_path.__getitem__
+
+
 async def run_check(args) -> int:
     from coherence.engine.check import Checker
-    from coherence.engine.config import CheckConfig, load_project_config
+    from coherence.engine.resolve import ConfigResolver
     from coherence.engine.errors import CoherenceError, ConfigurationError
     from coherence.engine.markers import find_targets
     from coherence.engine.result import CheckResult
@@ -80,8 +103,7 @@ async def run_check(args) -> int:
         print(f"coherence: no such file or folder: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        config = load_project_config(args.paths[0], CheckConfig())
-        config = config.merged(
+        resolver = ConfigResolver(dict(
             model=args.model,
             api_base=args.api_base,
             replay=str(Path(args.replay).resolve()) if args.replay else None,
@@ -94,11 +116,9 @@ async def run_check(args) -> int:
             seed=args.seed,
             sandbox=args.sandbox,
             cache_dir=args.cache_dir,
-        )
-        if config.workspace is None:
-            first = Path(args.paths[0]).resolve()
-            config = config.merged(workspace=str(first if first.is_dir() else first.parent))
-        checker = Checker(config)
+        ), trust=True if args.trust_workspace else None)
+        checker_for = _checkers(resolver, [args.paths[0], *files], Checker)
+        config = checker_for(args.paths[0]).config
     except ConfigurationError as exc:
         print(f"coherence: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -120,7 +140,7 @@ async def run_check(args) -> int:
             if tty:
                 print(f"checking {path}:{target.name_line} {target.qualname}…", file=sys.stderr)
             try:
-                results.append(await checker.check(target))
+                results.append(await checker_for(path).check(target))
             except CoherenceError as exc:
                 print(f"coherence: {exc}", file=sys.stderr)
                 return EXIT_USAGE
@@ -148,6 +168,10 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("coherence: interrupted", file=sys.stderr)
             return 130
+    if args.command == "trust":
+        from coherence.trust_cli import run_trust
+
+        return run_trust(args)
     if args.command == "serve":
         from coherence.lsp.server import serve
 
