@@ -238,3 +238,9 @@ def test_the_users_own_file_may_set_everything(tmp_path):
     cfg = resolver(tmp_path).for_path(tmp_path / "m.py").config
     assert (cfg.python, cfg.sandbox, cfg.api_base, cfg.model) == ("/usr/bin/python3", "guard", "http://localhost:8000/v1", "openai/local")
     assert CheckConfig().merged(**{"sandbox": cfg.sandbox}).validated().sandbox == "guard"
+
+
+def test_an_error_at_the_end_of_the_file_says_which_line_that_is(tmp_path):
+    write(tmp_path / "pyproject.toml", "[tool.coherence]\nsamples = 3\ninputs = [\n")
+    with pytest.raises(ConfigurationError, match=r"end of document\) \(line 3\)"):
+        load_project_config(tmp_path)

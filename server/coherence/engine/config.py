@@ -92,8 +92,11 @@ def read_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as fh:
             return tomllib.load(fh)
-    except tomllib.TOMLDecodeError as exc:  # its message ends "(at line L, column C)"
-        raise ConfigurationError(f"{path} is not valid TOML: {exc}") from exc
+    except tomllib.TOMLDecodeError as exc:  # its message ends "(at line L, column C)" ...
+        where = ""
+        if "line" not in str(exc):  # ... or "(at end of document)": say which line that is
+            where = f" (line {len(path.read_bytes().splitlines()) or 1})"
+        raise ConfigurationError(f"{path} is not valid TOML: {exc}{where}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigurationError(f"cannot read {path}: {exc}") from exc
 
