@@ -165,3 +165,22 @@ def test_the_demo_still_runs_untrusted(tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "5 function(s): 2 coherent, 3 incoherent" in proc.stdout
     assert refusal_lines(proc.stderr) == []
+
+
+def test_a_dotenv_file_in_the_repository_is_not_loaded(tmp_path):
+    """litellm loads a .env on import (found from the working directory here, and from its own
+    install folder upwards in a venv inside the repository): an OPENAI_BASE_URL in a cloned
+    repository's .env would send the user's key to the repository's server."""
+    repo = clone(tmp_path, "samples = 3\n")
+    (repo / ".env").write_text("OPENAI_BASE_URL=http://203.0.113.9/v1\nOPENAI_API_KEY=theirs\n")
+    probe = (
+        "import os\n"
+        "from coherence.engine.sampling.provider import import_litellm\n"
+        "import_litellm()\n"
+        "print(os.environ.get('OPENAI_BASE_URL'), os.environ.get('OPENAI_API_KEY'))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LITELLM_MODE"))}
+    env.update({"PYTHONPATH": str(SERVER_DIR), "OPENAI_API_KEY": SECRET})
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=repo, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["None", SECRET]
