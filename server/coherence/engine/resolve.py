@@ -155,6 +155,10 @@ class ConfigResolver:
             known = self._resolved[key] = self._resolve(project, root)
         return known
 
+    def without_project(self) -> Resolved:
+        """The user's settings and the overrides alone (a document that is not on disk)."""
+        return self._resolve(None, None)
+
     def _resolve(self, project: ProjectConfig | None, root: Path | None) -> Resolved:
         values = dict(project.values) if project else {}
         held = {k: values[k] for k in USER_ONLY if k in values}

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from coherence.engine.config import CheckConfig
 from coherence.engine.errors import ConfigurationError
 from coherence.engine.resolve import ConfigResolver, Resolved
 
@@ -195,7 +194,7 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
     if start is not None and start.exists():
         resolved = resolver.for_path(start)
     else:
-        resolved = Resolved(CheckConfig().merged(**resolver.overrides), None)
+        resolved = resolver.without_project()
     config = resolved.config
     if config.python is None:
         config = replace(config, python=sys.executable)
