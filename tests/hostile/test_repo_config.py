@@ -184,3 +184,19 @@ def test_a_dotenv_file_in_the_repository_is_not_loaded(tmp_path):
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=repo, env=env, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["None", SECRET]
+
+
+def test_a_symlink_to_a_trusted_config_borrows_no_trust(tmp_path):
+    """The user trusted their own project's config, whose python is relative; a repository whose
+    pyproject.toml is a symlink to it would run its own tools/py under that grant."""
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "pyproject.toml").write_text('[tool.coherence]\npython = "tools/py"\n')
+    assert coherence("trust", str(mine), cwd=tmp_path).returncode == 0
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "clampmod.py").write_text(MODULE)
+    (repo / "pyproject.toml").symlink_to(mine / "pyproject.toml")
+    proc = coherence("check", ".", "--replay", str(EXAMPLES / "recorded_samples.jsonl"), cwd=repo)
+    (line,) = refusal_lines(proc.stderr)
+    assert f"not using python from {repo / 'pyproject.toml'}" in line

@@ -67,3 +67,16 @@ async def test_a_refused_setting_is_logged_and_the_rest_still_applies(start, wor
     assert found[0].data["samples"] == 4  # the workspace's samples still apply
     logged = [m.message for m in lsp.client.log_messages if "not using python from" in m.message]
     assert len(logged) == 1 and str(pyproject) in logged[0]
+
+
+def test_only_the_client_itself_can_say_the_workspace_is_trusted():
+    """The flag counts at the top of initializationOptions only: a settings section can be filled
+    from the repository's own settings file."""
+    from coherence.lsp.settings import client_trust
+
+    assert client_trust({"workspaceTrusted": True, "settings": {}}) is True
+    assert client_trust({"workspaceTrusted": False}) is False
+    assert client_trust({"settings": {"workspaceTrusted": True}}) is None
+    assert client_trust({"coherence": {"workspaceTrusted": True}}) is None
+    assert client_trust({"workspaceTrusted": "yes"}) is None
+    assert client_trust(None) is None

@@ -42,9 +42,16 @@ def table_digest(table: dict) -> str:
 
 @dataclass(frozen=True)
 class Grant:
-    config: str  # resolved path of the pyproject.toml
+    config: str  # absolute path of the pyproject.toml (see _key)
     sha256: str  # table_digest of its [tool.coherence] when the user trusted it
     granted: str  # when, ISO 8601 UTC
+
+
+def _key(config: str | Path) -> str:
+    """Where the config was found, its own name not resolved: a repository whose pyproject.toml is
+    a symlink to a trusted one elsewhere gets no trust from it (its relative paths, such as
+    ``python = ".venv/bin/python"``, would lead into the repository)."""
+    return os.path.abspath(config)
 
 
 class TrustStore:
@@ -73,21 +80,21 @@ class TrustStore:
 
     def status(self, config: Path, digest: str) -> str:
         """``trusted``, ``changed`` (trusted with another table) or ``untrusted``."""
-        key = str(Path(config).resolve())
+        key = _key(config)
         found = [g for g in self.grants() if g.config == key]
         if any(g.sha256 == digest for g in found):
             return "trusted"
         return "changed" if found else "untrusted"
 
     def grant(self, config: Path, digest: str) -> Grant:
-        key = str(Path(config).resolve())
+        key = _key(config)
         new = Grant(key, digest, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
         self._write([g for g in self.grants() if g.config != key] + [new])
         return new
 
     def revoke(self, configs: list[Path]) -> list[Grant]:
         """Withdraw the grants of these config files; returns those withdrawn."""
-        keys = {str(Path(c).resolve()) for c in configs}
+        keys = {_key(c) for c in configs}
         grants = self.grants()
         gone = [g for g in grants if g.config in keys]
         if gone:
