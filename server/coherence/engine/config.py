@@ -127,16 +127,23 @@ def settings_from_table(table: dict, path: Path, where: str = "[tool.coherence] 
     return values
 
 
+_KINDS = {  # annotation (as text) -> what TOML value it takes, and how to say so
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "float": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "list": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "tuple": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+}
+
+
 def _checked(name: str, value, what: str):
-    kind = str(_FIELDS[name].type).split("|")[0].strip()  # "int", "float", "str" (annotations are text)
-    ok = {
-        "int": isinstance(value, int) and not isinstance(value, bool),
-        "float": isinstance(value, (int, float)) and not isinstance(value, bool),
-        "str": isinstance(value, str),
-    }[kind]
-    if not ok:
-        wanted = {"int": "an integer", "float": "a number", "str": "a string"}[kind]
+    kind = str(_FIELDS[name].type).split("|")[0].split("[")[0].strip()  # annotations are text here
+    check, wanted = _KINDS.get(kind, (lambda v: True, ""))  # a new kind: CheckConfig.validated judges
+    if not check(value):
         raise ConfigurationError(f"{what} should be {wanted}, got {value!r}")
+    if kind == "tuple":
+        return tuple(value)
     return float(value) if kind == "float" else value
 
 
