@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# The user's own coherence settings and trust store live in XDG_CONFIG_HOME: every test, and every
+# process a test starts, gets an empty one instead, so what a developer configured changes nothing.
+_CONFIG_HOME = tempfile.mkdtemp(prefix="coherence-tests-config-")
+os.environ["XDG_CONFIG_HOME"] = _CONFIG_HOME
+atexit.register(shutil.rmtree, _CONFIG_HOME, True)
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from coherence import __version__
+from coherence.trust_cli import add_trust_parser
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
 EXIT_INCOHERENT = EXIT_FINDINGS
@@ -75,6 +76,7 @@ def _check_parser(sub) -> None:
     p.add_argument("--write-baseline", nargs="?", const=DEFAULT_BASELINE, metavar="FILE",
                    help=f"record every current finding as accepted, in FILE (default {DEFAULT_BASELINE}), and exit 0")
     p.add_argument("--verbose", "-v", action="store_true")
+    p.add_argument("--trust-workspace", action="store_true", help="use all of the repository's own [tool.coherence], model, api_base and python included (CI on your own repository); see 'coherence trust'")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -83,6 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"coherence {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _check_parser(sub)
+    add_trust_parser(sub)
     serve = sub.add_parser("serve", help="run the language server over stdio")
     serve.add_argument("--verbose", "-v", action="store_true")
     try:
@@ -120,11 +123,31 @@ def _config_problem(config) -> str | None:
     return None
 
 
+def _checkers(resolver, paths, make):
+    """Each file's checker, from the config nearest to it (one checker per distinct config).
+    Every config is resolved here, before any work: a broken one stops the run at once, and each
+    repository setting refused for want of trust is named once on stderr."""
+    checkers: dict = {}
+    by_path = {}
+    for path in paths:
+        resolved = resolver.for_path(path)
+        config = resolved.config
+        if config.workspace is None:  # no pyproject.toml above it: its own folder is the project
+            here = Path(path).resolve()
+            config = config.merged(workspace=str(here if here.is_dir() else here.parent))
+        if repr(config) not in checkers:
+            checkers[repr(config)] = make(config)
+            if resolved.notice:
+                print(resolved.notice, file=sys.stderr)
+        by_path[path] = checkers[repr(config)]
+    return by_path.__getitem__
+
+
 async def run_check(args) -> int:
     from coherence.cli_check import Progress, check_all, find_work, open_output, write_report
     from coherence.engine.check import Checker
-    from coherence.engine.config import CheckConfig, load_project_config
     from coherence.engine.errors import ConfigurationError
+    from coherence.engine.resolve import ConfigResolver
     from coherence.engine.sampling.replay import ReplayProvider
     from coherence.engine.selection import check_patterns
     from coherence import formats
@@ -136,8 +159,7 @@ async def run_check(args) -> int:
         print(f"coherence: no such file or folder: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
-        config = load_project_config(args.paths[0], CheckConfig())
-        config = config.merged(
+        resolver = ConfigResolver(dict(
             model=args.model,
             api_base=args.api_base,
             replay=str(Path(args.replay).resolve()) if args.replay else None,
@@ -150,21 +172,25 @@ async def run_check(args) -> int:
             seed=args.seed,
             sandbox=args.sandbox,
             cache_dir=args.cache_dir,
-        )
-        try:
-            config = config.merged(include=check_patterns(config.include, "include"), exclude=check_patterns(config.exclude, "exclude"))
-        except ValueError as exc:
-            raise ConfigurationError(f"[tool.coherence] {exc}") from None
-        problem = _config_problem(config)
-        if problem:
-            raise ConfigurationError(problem)
-        if config.workspace is None:
-            first = Path(args.paths[0]).resolve()
-            config = config.merged(workspace=str(first if first.is_dir() else first.parent))
+        ), trust=True if args.trust_workspace else None)
+
+        def make(config):
+            """One config's checker, its values checked first (pyproject values no option type saw)."""
+            try:
+                config = config.merged(include=check_patterns(config.include, "include"), exclude=check_patterns(config.exclude, "exclude"))
+            except ValueError as exc:
+                raise ConfigurationError(f"[tool.coherence] {exc}") from None
+            problem = _config_problem(config)
+            if problem:
+                raise ConfigurationError(problem)
+            return Checker(config)
+
+        checker_for = _checkers(resolver, [args.paths[0], *files], make)
+        config = checker_for(args.paths[0]).config
         output = open_output(args.output) if args.output else None
-        checker = Checker(config)
-        work = find_work(files, config)
-        if any(not t.skip_reason for t in work.targets):
+        work = find_work(files, lambda path: checker_for(path).config)
+        checked = {id(checker_for(Path(t.path))): checker_for(Path(t.path)) for t in work.targets if not t.skip_reason}
+        for checker in checked.values():
             provider = checker.provider  # no model configured: say so now
             if isinstance(provider, ReplayProvider):
                 provider.entry_points()  # a malformed replay file: say so now
@@ -184,7 +210,7 @@ async def run_check(args) -> int:
             return EXIT_USAGE
 
     tty = sys.stderr.isatty() and args.format == "text"
-    results, status = await check_all(checker, work, Progress(len(work.items), tty=tty),
+    results, status = await check_all(lambda target: checker_for(Path(target.path)), work, Progress(len(work.items), tty=tty),
                                       prepare=baseline.apply if baseline is not None else None,
                                       is_finding=lambda r: failed([r], args.fail_on))
 
@@ -242,6 +268,10 @@ def main(argv: list[str] | None = None) -> int:
             logging.getLogger("coherence").debug("internal error", exc_info=True)
             print(f"coherence: internal error: {type(exc).__name__}: {exc} (please report it; -v shows the traceback)", file=sys.stderr)
             return EXIT_INTERNAL
+    if args.command == "trust":
+        from coherence.trust_cli import run_trust
+
+        return run_trust(args)
     if args.command == "serve":
         from coherence.lsp.server import serve
 

@@ -11,6 +11,7 @@ import logging
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -40,12 +41,13 @@ def _file_error(path: Path, reason: str, line: int = 1) -> CheckResult:
     return CheckResult(name="<module>", qualname="<module>", path=str(path), line=line, status="error", reason=reason)
 
 
-def find_work(files: list[Path], config) -> Work:
+def find_work(files: list[Path], config_for) -> Work:
     """Read and parse every file first, so the run knows how many functions it has.  A file
     that cannot be read or does not parse is a finding (exit 1): CI must not pass code that does
     not parse.  Any other failure to parse one is coherence's (exit 3); the other files go on."""
     work = Work()
     for path in files:
+        config = config_for(path)
         include = names_for(path, config.include, config.workspace) if config.include else ()
         exclude = names_for(path, config.exclude, config.workspace) if config.exclude else ()
         if EVERY_NAME in exclude:
@@ -166,10 +168,11 @@ def _incoherent(result: CheckResult) -> bool:
     return result.status == "incoherent"
 
 
-async def check_all(checker, work: Work, progress: Progress, *,
+async def check_all(checker_for: Callable[[Target], Any], work: Work, progress: Progress, *,
                     prepare: Callable[[Target], Target] | None = None,
                     is_finding: Callable[[CheckResult], bool] = _incoherent) -> tuple[list[CheckResult], int]:
-    """Every result in file order, and the exit status the run calls for.  ``prepare`` may
+    """Every result in file order, and the exit status the run calls for; ``checker_for`` gives
+    the checker of a target's file (each file's nearest config has its own).  ``prepare`` may
     adjust each target before its check (a baseline's accepted disagreements); ``is_finding``
     says which results fail the run (a --fail-on threshold).  An error always does."""
     results: list[CheckResult] = []
@@ -178,7 +181,7 @@ async def check_all(checker, work: Work, progress: Progress, *,
     for item in work.items:
         if isinstance(item, Target):
             progress.started(item)
-            result, code = await check_one(checker, prepare(item) if prepare else item, said)
+            result, code = await check_one(checker_for(item), prepare(item) if prepare else item, said)
         else:
             result, code = item
         if result.status == "error" or is_finding(result):

@@ -1,5 +1,5 @@
 // Starting, stopping and restarting the language client for `<python> -m coherence serve`.
-import { Disposable, LogOutputChannel, commands, window } from 'vscode';
+import { Disposable, LogOutputChannel, commands, window, workspace } from 'vscode';
 import {
     CloseAction,
     CloseHandlerResult,
@@ -40,6 +40,9 @@ import { StatusBar, parseStatusParams } from './status';
 /** What the server gets as `initializationOptions`. */
 export interface InitializationOptions {
     settings: ReturnType<typeof getSettings>;
+    /** VS Code's workspace trust: the server lets a trusted workspace's own [tool.coherence] choose
+     * the model, api_base and interpreter (the extension only runs in trusted workspaces). */
+    workspaceTrusted: boolean;
 }
 
 const STOP_TIMEOUT_MS = 2000;
@@ -141,7 +144,7 @@ export function createClient(
             return false;
         },
         // A function, so the automatic restarts after a crash send the current settings.
-        initializationOptions: (): InitializationOptions => ({ settings: getSettings(getProjectRoot()?.uri) }),
+        initializationOptions: (): InitializationOptions => ({ settings: getSettings(getProjectRoot()?.uri), workspaceTrusted: workspace.isTrusted }),
         synchronize: { configurationSection: CONFIG_SECTION },
         middleware: {
             executeCommand: executeCommandMiddleware(),

@@ -1,21 +1,23 @@
-"""Check settings, and reading them from ``[tool.coherence]`` in the nearest pyproject.toml.
+"""Check settings (``CheckConfig``), and reading them from one TOML file.
 
-Front ends layer their own sources on top (CLI flags, editor settings); the engine only needs a
-``CheckConfig``.
+A file is ``[tool.coherence]`` of a pyproject.toml or the top level of the user's own
+config.toml.  Which files apply to a source file, and how they stack with the user's own settings,
+is ``engine/resolve.py``'s job; which of a repository's settings are believed is ``engine/trust.py``'s.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from coherence.engine.errors import ConfigurationError
 
-try:  # Python 3.11+
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # pragma: no cover - 3.10
-    tomllib = None  # type: ignore[assignment]
+else:  # the same parser, from PyPI (a dependency on these versions): never skip a file
+    import tomli as tomllib
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,86 @@ class CheckConfig:
 
 _FIELDS = {f.name: f for f in fields(CheckConfig)}
 
+# Settings that decide where secrets go or what runs outside the sandbox.  They come from the
+# user (command line, COHERENCE_* variables, the user's own config file, the editor), never from a
+# repository's own [tool.coherence] unless the user trusts that repository (``coherence trust``).
+# Every new setting of that kind goes here, with what it decides.
+USER_ONLY = {
+    "model": "which provider gets your API key",
+    "api_base": "where your API key is sent",
+    "python": "a program that runs as you, outside the sandbox",
+    "sandbox": "how generated code is isolated",
+    "cache_dir": "where coherence writes, and whose cached samples it runs",
+    "workspace": "what the sandbox can read",
+}
+# The LLM settings that are taken as one: a layer naming a model or a replay file replaces the
+# lower layers' provider, so a key never goes to an api_base chosen for another model.
+PROVIDER = ("model", "api_base", "replay")
+_PATHS = ("replay", "cache_dir", "workspace")
+
+
+def read_toml(path: Path) -> dict:
+    """The parsed file; ``ConfigurationError`` naming the file (and the line) when it is not TOML."""
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:  # its message ends "(at line L, column C)" ...
+        where = ""
+        if "line" not in str(exc):  # ... or "(at end of document)": say which line that is
+            where = f" (line {len(path.read_bytes().splitlines()) or 1})"
+        raise ConfigurationError(f"{path} is not valid TOML: {exc}{where}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigurationError(f"cannot read {path}: {exc}") from exc
+
+
+def coherence_table(data: dict, path: Path) -> dict | None:
+    """``[tool.coherence]`` of a parsed pyproject.toml, None when it has none."""
+    tool = data.get("tool")
+    table = tool.get("coherence") if isinstance(tool, dict) else None
+    if table is not None and not isinstance(table, dict):
+        raise ConfigurationError(f"{path}: tool.coherence should be a table ([tool.coherence]), got {type(table).__name__}")
+    return table
+
+
+def settings_from_table(table: dict, path: Path, where: str = "[tool.coherence] ") -> dict:
+    """Validated settings (snake_case names) from one file's table.  Keys may be kebab-case;
+    relative paths are resolved against the file's folder, ``~`` is expanded."""
+    values = {}
+    for key, value in table.items():
+        name = key.replace("-", "_")
+        if name not in _FIELDS:
+            raise ConfigurationError(f"{path}: unknown setting {where}{key!r}; known: {', '.join(sorted(_FIELDS))}")
+        values[name] = _checked(name, value, f"{path}: {where}{key}")
+        if name in _PATHS:
+            values[name] = str((path.parent / os.path.expanduser(value)).resolve())
+        elif name == "python" and ("/" in value or os.sep in value):  # a bare name is looked up on PATH
+            # not resolved: a virtualenv's python is a symlink, and following it leaves the venv
+            values[name] = os.path.normpath(path.parent / os.path.expanduser(value))
+    return values
+
+
+_KINDS = {  # annotation (as text) -> what TOML value it takes, and how to say so
+    "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
+    "float": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "bool": (lambda v: isinstance(v, bool), "true or false"),
+    "list": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+    "tuple": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v), "a list of strings"),
+}
+
+
+def _checked(name: str, value, what: str):
+    kind = str(_FIELDS[name].type).split("|")[0].split("[")[0].strip()  # annotations are text here
+    check, wanted = _KINDS.get(kind, (lambda v: True, ""))  # a new kind: CheckConfig.validated judges
+    if not check(value):
+        raise ConfigurationError(f"{what} should be {wanted}, got {value!r}")
+    if kind == "tuple":
+        return tuple(value)
+    return float(value) if kind == "float" else value
+
 
 def find_pyproject(start: str | Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` (any: it marks the project's root)."""
     p = Path(start).resolve()
     if p.is_file():
         p = p.parent
@@ -83,32 +163,8 @@ def find_pyproject(start: str | Path) -> Path | None:
 
 
 def load_project_config(start: str | Path, base: CheckConfig | None = None) -> CheckConfig:
-    """``base`` updated from ``[tool.coherence]`` of the nearest pyproject.toml above ``start``.
+    """The configuration for files at ``start`` with no command-line flags: the user's own
+    settings and the nearest ``[tool.coherence]`` (see ``engine/resolve.py``), over ``base``."""
+    from coherence.engine.resolve import ConfigResolver
 
-    Keys may be snake_case or kebab-case; relative paths (replay, cache_dir) are resolved against
-    the pyproject's folder.  Environment: COHERENCE_MODEL and COHERENCE_API_BASE fill gaps.
-    """
-    cfg = base or CheckConfig()
-    pyproject = find_pyproject(start)
-    if pyproject is not None and tomllib is not None:
-        try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError) as exc:
-            raise ConfigurationError(f"cannot read {pyproject}: {exc}") from exc
-        section = data.get("tool", {}).get("coherence", {})
-        values = {}
-        for key, value in section.items():
-            name = key.replace("-", "_")
-            if name not in _FIELDS:
-                raise ConfigurationError(f"{pyproject}: unknown setting [tool.coherence] {key!r}; known: {', '.join(sorted(_FIELDS))}")
-            if name in ("replay", "cache_dir", "workspace") and isinstance(value, str):
-                value = str((pyproject.parent / value).resolve())
-            values[name] = value
-        cfg = replace(cfg, **values)
-        if cfg.workspace is None:
-            cfg = replace(cfg, workspace=str(pyproject.parent))
-    if cfg.model is None and os.environ.get("COHERENCE_MODEL"):
-        cfg = replace(cfg, model=os.environ["COHERENCE_MODEL"])
-    if cfg.api_base is None and os.environ.get("COHERENCE_API_BASE"):
-        cfg = replace(cfg, api_base=os.environ["COHERENCE_API_BASE"])
-    return cfg
+    return ConfigResolver(base=base).for_path(start).config

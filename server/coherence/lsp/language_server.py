@@ -134,6 +134,7 @@ class CoherenceLanguageServer(LanguageServer):
         super().__init__("coherence", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=CoherenceProtocol)
         self.settings = settings_mod.DEFAULTS
         self._init_settings: dict = {}
+        self.client_trust: bool | None = None  # the editor's workspace trust, when the client says
         self.scheduler = Scheduler(self)
         self.checking = CheckingFeature(self)
         self.diagnostics = DiagnosticsFeature(self)
@@ -486,6 +487,7 @@ def create_server() -> CoherenceLanguageServer:
     @server.feature(types.INITIALIZE)
     def initialize(ls: CoherenceLanguageServer, params: types.InitializeParams) -> None:
         ls._init_settings = settings_mod.extract_section(params.initialization_options)
+        ls.client_trust = settings_mod.client_trust(params.initialization_options)
         ls.settings, problems = settings_mod.parse_settings(ls._init_settings)
         ls._init_problems = problems
 

@@ -97,7 +97,10 @@ class Scheduler:
         cached = self._configs.get(key)
         if cached is None:
             try:
-                cached = build_config(self.ls.settings, state.path, self.ls.workspace_root(state.path))
+                resolved = build_config(self.ls.settings, state.path, self.ls.workspace_root(state.path), self.ls.client_trust)
+                if resolved.notice:  # a repository setting refused for want of trust: say so once
+                    self.ls.notify_problem(resolved.notice, level="info")
+                cached = resolved.config
             except ConfigurationError as exc:
                 cached = exc
             except Exception as exc:  # noqa: BLE001 - e.g. a pyproject with a bad value type

@@ -5,9 +5,15 @@ Settings are camelCase (like jedi-language-server's).  They come from ``initiali
 (section ``coherence``), and are re-read on ``workspace/didChangeConfiguration``.  A bad value
 never stops the server: it is replaced by its default and reported once in a friendly sentence.
 
-Layers, lowest first: engine defaults < ``[tool.coherence]`` of the nearest pyproject.toml <
-editor settings that differ from their defaults.  The provider (model, apiBase, replay) is taken
-as a unit: when the editor names a model or a replay file, the pyproject's provider is ignored.
+Layers, lowest first (``engine/resolve.py``): engine defaults < the user's config.toml <
+COHERENCE_* < ``[tool.coherence]`` of the nearest pyproject.toml (its model, api_base, python,
+sandbox, cache_dir and workspace only when the workspace is trusted) < editor settings that differ
+from their defaults.  The provider (model, apiBase, replay) is taken as a unit: when the editor
+names a model or a replay file, the pyproject's provider is ignored.
+
+Trust: the client may say whether the editor trusts the workspace (``initializationOptions``
+``{"workspaceTrusted": true|false}``, outside the settings, which a workspace's own settings file
+could set); without it the user's trust store decides (``coherence trust``).
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from coherence.engine.config import CheckConfig, load_project_config
 from coherence.engine.errors import ConfigurationError
+from coherence.engine.resolve import ConfigResolver, Resolved
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +88,14 @@ def extract_section(options: Any) -> dict:
         if isinstance(inner, dict):
             return extract_section(inner) if key == "settings" else inner
     return options
+
+
+def client_trust(options: Any) -> bool | None:
+    """The editor's workspace trust, when the client sends it: ``initializationOptions``
+    ``{"workspaceTrusted": bool}`` at the top level only (never from the settings section, which a
+    repository's own settings file can fill)."""
+    value = options.get("workspaceTrusted") if isinstance(options, dict) else None
+    return value if isinstance(value, bool) else None
 
 
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
@@ -147,19 +161,12 @@ def resolve_path(value: str, root: str | None) -> str:
     return str(p)
 
 
-def build_config(settings: Settings, document_path: str | None, workspace_root: str | None) -> CheckConfig:
-    """The engine configuration for one document.  Raises ``ConfigurationError`` for a broken
-    pyproject.toml (the caller shows it once)."""
+def build_config(settings: Settings, document_path: str | None, workspace_root: str | None, trusted: bool | None = None) -> Resolved:
+    """The engine configuration for one document, with the notice naming any repository setting
+    that was refused (``trusted``: the editor's workspace trust when the client says, else None:
+    the user's trust store).  Raises ``ConfigurationError`` for a broken pyproject.toml or user
+    config (the caller shows it once)."""
     start = Path(document_path).parent if document_path else (Path(workspace_root) if workspace_root else None)
-    editor_provider = bool(settings.model or settings.replay)
-    base = CheckConfig()
-    if start is not None and start.exists():
-        project = load_project_config(start, base)
-    else:
-        project = base
-    if editor_provider:
-        project = replace(project, model=None, api_base=None, replay=None)
-
     overrides: dict[str, Any] = {}
     if settings.model:
         overrides["model"] = settings.model
@@ -181,7 +188,12 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
     for key, name in explicit_map.items():
         if key in settings.explicit:
             overrides[name] = getattr(settings, key)
-    config = replace(project, **overrides)
+    resolver = ConfigResolver(overrides, trust=trusted)
+    if start is not None and start.exists():
+        resolved = resolver.for_path(start)
+    else:
+        resolved = resolver.without_project()
+    config = resolved.config
     if config.python is None:
         config = replace(config, python=sys.executable)
     if config.workspace is None:
@@ -192,10 +204,11 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
         raise ConfigurationError(
             "coherence: no model configured. Set coherence.model (e.g. openai/gpt-4o-mini) or coherence.replay "
             "in the editor settings, or [tool.coherence] model = ... in pyproject.toml."
+            + (f" ({resolved.notice.removeprefix('coherence: ')})" if resolved.notice else "")
         )
     if config.replay and not Path(config.replay).is_file():
         raise ConfigurationError(f"coherence: the replay file {config.replay} does not exist (setting coherence.replay).")
-    return config.validated()
+    return replace(resolved, config=config.validated())
 
 
 def describe(settings: Settings) -> dict:

@@ -66,6 +66,10 @@ def import_litellm() -> Any:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("LITELLM_LOG", "ERROR")
+    # Not "DEV": litellm would then load a .env found from its own install folder upwards (a venv
+    # inside a cloned repository finds the repository's), and an OPENAI_BASE_URL there would send
+    # the user's key to the repository's server.  Keys come from the user's environment.
+    os.environ.setdefault("LITELLM_MODE", "PRODUCTION")
     # No redirect_stdout here: swapping sys.stdout process-wide for seconds could divert the
     # language server's own protocol output.  litellm prints nothing on import (tested).
     import litellm
