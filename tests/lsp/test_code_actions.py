@@ -157,3 +157,26 @@ async def test_replace_body_keeps_the_decorator(lsp):
     assert "@generated\ndef merge_intervals(intervals: List[Tuple[int, int]]) -> List[Tuple[int, int]]:\n" in after
     assert "Merge overlapping closed intervals" in after
     assert "@generated\ndef dedupe(items: List[int]) -> List[int]:" in after
+
+
+async def test_accept_this_disagreement_turns_the_warning_into_a_hint(lsp):
+    uri = lsp.open("textutils.py")
+    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
+    await lsp.wait_idle()
+    diag = lsp.coherence_diagnostics(uri, "incoherent")[0]
+    call = diag.data["counterexample"]["call"]
+    actions = await actions_for(lsp, uri, "count_vowels")
+    action = actions[f"Accept this disagreement as intended ({call})"]
+    per_uri, created = edits_by_uri(action.edit)
+    assert created == [] and list(per_uri) == [uri]
+    before = lsp.texts[uri]
+    after = apply_text_edits(before, per_uri[uri])
+    # one comment line above the marker, nothing else changed
+    assert after.replace(f"# coherence: accept {call}\n", "", 1) == before
+    assert f"# coherence: accept {call}\n# coherence\ndef count_vowels" in after
+    lsp.change(uri, after)
+    lsp.save(uri)
+    # the alternatives that count upper case are the accepted reading: no evidence left, a hint
+    await lsp.wait_for(lambda: lsp.client.statuses[-1]["checking"] == 0 and not lsp.coherence_diagnostics(uri, "incoherent")
+                       and lsp.client.statuses[-1].get("hint") == 1, "count_vowels to become a hint")
+    assert f"Accept this disagreement as intended ({call})" not in await actions_for(lsp, uri, "count_vowels")

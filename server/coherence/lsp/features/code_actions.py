@@ -3,7 +3,10 @@
 * "Check coherence": runs the check now (a command, with progress);
 * "Add counterexample as a regression test": a pytest test in test_<module>_coherence.py next to
   the module (created or appended), which states both candidate outputs;
-* "Replace body with the majority alternative": only when the user's function is in a minority.
+* "Replace body with the majority alternative": only when the user's function is in a minority;
+* "Accept this disagreement as intended": a ``# coherence: accept <call>`` comment above the
+  function (``engine.check``: the alternatives that disagree with yours on that call are another
+  reading of the spec, no longer evidence against yours).
 """
 
 from __future__ import annotations
@@ -63,6 +66,13 @@ class CodeActionsFeature(LanguageFeature):
             edit = self._regression_test_edit(state.path, target, result)
             if edit is not None:
                 actions.append(types.CodeAction(title="Add counterexample as a regression test", kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit))
+
+        ce = result.counterexample
+        if (result.status == "incoherent" and result.severity in ("warning", "information") and ce is not None and same_spec
+                and ce.call not in target.accept and wanted(KIND_QUICKFIX)):
+            edit = self._accept_edit(uri, target, ce.call)
+            if edit is not None:
+                actions.append(types.CodeAction(title=f"Accept this disagreement as intended ({ce.call})", kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit))
 
         if self._minority(result) and result.majority_code and same_spec and wanted(KIND_QUICKFIX):
             edit = self._replace_body_edit(uri, target, result.majority_code)
@@ -165,6 +175,22 @@ class CodeActionsFeature(LanguageFeature):
             )
         changes = edits.append_to_test_file(existing, import_line, test_source)
         return self._document_edit(test_uri, existing, changes, version)
+
+    def _accept_edit(self, uri: str, target, call: str) -> types.WorkspaceEdit | None:
+        """A ``# coherence: accept <call>`` line above the function's header (its decorators and the
+        comments right above them), at its indentation.  A call spanning lines is not one comment line: no action."""
+        doc = self.ls.workspace.text_documents.get(unquote(uri))
+        if doc is None or "\n" in call or "\r" in call:
+            return None
+        lines = doc.source.splitlines()
+        first = target.line - 1
+        if not 0 <= first < len(lines):
+            return None
+        while first > 0 and lines[first - 1].lstrip().startswith("#"):
+            first -= 1  # above the comments that lead into it (its "# coherence" marker)
+        indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())]
+        change = edits.Change(first, first, f"{indent}# coherence: accept {call}\n")
+        return self._document_edit(uri, doc.source, [change], doc.version)
 
     def _replace_body_edit(self, uri: str, target, alternative: str) -> types.WorkspaceEdit | None:
         doc = self.ls.workspace.text_documents.get(unquote(uri))
