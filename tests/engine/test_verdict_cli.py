@@ -39,6 +39,8 @@ def test_a_wrong_function_outvoted_is_a_warning(verdicts):
     assert f["severity"] == "warning"
     assert f["evidence"]["bloc"] == 8 and f["evidence"]["alternatives"] == 9
     assert f["counterexample"]["yours"] == "False" and f["counterexample"]["theirs"] == "True"
+    # shrunk toward the examples' magnitudes (2024, 2023), not toward 0
+    assert f["counterexample"]["call"] == "is_leap(2000)"
     # trust is calibrated, and the raw 1 - DSDE stays beside it
     assert f["trust_raw"] == pytest.approx(1 - f["dsde"])
 

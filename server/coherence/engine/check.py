@@ -451,6 +451,10 @@ class Checker:
         except Exception as exc:  # noqa: BLE001 - shrinking is a nicety; the unshrunk input stands
             log.debug("shrinking failed: %s", exc)
             shrunk, outcomes = start, start_outcomes
+        if domain is not None and domain.bands and not domain.typical(shrunk):
+            shrunk, outcomes = cx.toward_examples(self.executor, module, scored.programs, rival, shrunk, outcomes,
+                                                  [c for c in domain.toward_examples(shrunk) if keep is None or keep(c)],
+                                                  seed=self.config.seed, cancel=cancel)
         where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
         described = cx.describe(target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver)
         return described, where, rival

@@ -144,6 +144,31 @@ def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: 
     return Input(args=current.args, kwargs=current.kwargs, origin="shrink"), outcomes
 
 
+def toward_examples(executor, module: ModuleContext, programs: Sequence[Program], rival: int, current: Input, outcomes: Sequence[Outcome],
+                    candidates: Sequence[Input], *, seed: int = 0, cancel=None, budget: float = SHRINK_BUDGET) -> tuple[Input, list[Outcome]]:
+    """The first of ``candidates`` (variants of ``current`` with the examples' magnitudes, in
+    order of preference) on which yours and ``rival`` still disagree the same way, with every
+    program's outcome on it; else ``current`` unchanged.  Two runs at most: the pair on all
+    candidates, then every program on the one chosen."""
+    if not candidates:
+        return current, list(outcomes)
+    want_both_ok = outcomes[0].kind == "ok" and outcomes[rival].kind == "ok"
+    budget = max(budget, 2 * executor.limits.call_timeout)
+    report = executor.run(module, [programs[0], programs[rival]], list(candidates), seed=seed, cancel=cancel, budget=budget)
+    if report.module_error or report.load_errors[0] or report.load_errors[1]:
+        return current, list(outcomes)
+    for idx, cand in enumerate(candidates):
+        if _disagree(report.outcomes[0][idx], report.outcomes[1][idx], want_both_ok):
+            full = executor.run(module, list(programs), [cand], seed=seed, cancel=cancel, budget=budget)
+            if full.module_error:
+                break
+            found = [row[0] for row in full.outcomes]
+            if _disagree(found[0], found[rival], want_both_ok):
+                return cand, found
+            break
+    return current, list(outcomes)
+
+
 def _disagree(mine: Outcome, theirs: Outcome, want_both_ok: bool) -> bool:
     if outcomes_equal(mine, theirs):
         return False

@@ -198,6 +198,36 @@ class Domain:
     def contains(self, inp: Input) -> bool:
         return not self.violations(inp)
 
+    def toward_examples(self, inp: Input, limit: int = 12) -> list[Input]:
+        """Variants of ``inp`` whose out-of-band numbers are replaced by round numbers near the
+        examples' (2024 gives 2024, 2020, 2000): a shrunk ``is_leap(0)`` becomes ``is_leap(2000)``,
+        which a reader recognises.  Closest and roundest first; positional arguments only."""
+        if not self.bands:
+            return []
+        aps, _ = bind(self.spec.params, inp)
+        out: list[Input] = []
+        for i, (value, p) in enumerate(zip(inp.args, aps)):
+            if p is None or p.name not in self.bands or not isinstance(value, int) or isinstance(value, bool):
+                continue
+            lo, hi = self.bands[p.name]
+            if lo <= value <= hi:
+                continue
+            seen: list[int] = []
+            for _, e in self.evidence_by_param.get(p.name, []):
+                if not isinstance(e, int) or isinstance(e, bool):
+                    continue
+                for k in range(len(str(abs(e)))):
+                    r = int(round(e, -k))
+                    if lo <= r <= hi and r not in seen:
+                        seen.append(r)
+            # rounder first (more trailing zeros), then nearer the examples' middle
+            mid = (lo + hi) / 2
+            seen.sort(key=lambda r: (-(len(str(r)) - len(str(r).rstrip("0"))), abs(r - mid)))
+            for r in seen[:limit]:
+                args = inp.args[:i] + (r,) + inp.args[i + 1:]
+                out.append(Input(args=args, kwargs=inp.kwargs, origin="shrink"))
+        return out
+
     def typical(self, inp: Input) -> bool:
         """Whether every scalar number of ``inp`` lies within the band of magnitudes its
         parameter's examples show (half the smallest to twice the largest; only parameters whose
