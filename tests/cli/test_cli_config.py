@@ -79,7 +79,7 @@ def test_python_3_10_reads_tool_coherence(tmp_path):
     pyproject.write_text(pyproject.read_text().replace("inputs = 1000", "inputs = 150"))
     proc = coherence("check", "examples/textutils.py", cwd=tmp_path, python=py)
     assert proc.returncode == 1, proc.stderr
-    assert "count_vowels: incoherent" in proc.stdout and "10 samples × 150 inputs" in proc.stdout
+    assert "count_vowels: warning · " in proc.stdout and "10 samples × 150 inputs" in proc.stdout
     pyproject.write_text(pyproject.read_text() + "seed = = 3\nrerun-inputs = 10\n")
     proc = coherence("check", "examples/textutils.py", cwd=tmp_path, python=py)
     assert proc.returncode == 2 and str(pyproject) in proc.stderr and "line 8" in proc.stderr, proc.stderr

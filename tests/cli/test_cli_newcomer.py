@@ -209,7 +209,7 @@ def test_a_ci_log_gets_one_line_per_finished_function(tmp_path):
     proc = run_cli("check", "m.py", "n.py", "--replay", REPLAY, "--inputs", "50", cwd=tmp_path)
     lines = [ln for ln in proc.stderr.splitlines() if PROGRESS.match(ln)]
     assert [PROGRESS.match(ln).groups() for ln in lines] == [("1", "3"), ("2", "3"), ("3", "3")]
-    assert re.search(r"m\.py:2 count_vowels: incoherent, trust 0\.\d\d \(\d+\.\ds\)$", lines[0])
+    assert re.search(r"m\.py:2 count_vowels: warning, trust 0\.\d\d \(\d+\.\ds\)$", lines[0])
     assert "m.py:12 triple: error: The replay file" in lines[1]
     assert "n.py:1 <module>: error: syntax error" in lines[2]
 

@@ -3,7 +3,7 @@
 //
 // Asserts, in the editor:
 //   1. squiggle   a warning squiggle (the verdict's severity) under `count_vowels` on its def line
-//      lens       the code lenses: "warning · … disagree with yours on count_vowels(…)" and is_palindrome's "trust 1.00"
+//      lens       the code lenses: "warning · … disagree with yours on count_vowels(…)" and is_palindrome's "trust …"
 //   2. problems   the Problems panel lists "N of M alternatives disagree with yours on
 //                 count_vowels(...): yours …, theirs … (trust …)" from source "coherence", and
 //                 nothing for the coherent is_palindrome
@@ -407,7 +407,7 @@ async function stepLens(page) {
     const lenses = await poll('the code lenses to show both results', async () => {
         const texts = await lensTexts(page);
         const cv = texts.find((t) => /coherence: warning · \d+ of \d+ alternatives disagree with yours on count_vowels\(/.test(t));
-        const pal = texts.find((t) => /coherence: trust 1\.00/.test(t));
+        const pal = texts.find((t) => /coherence: trust \d\.\d\d · 10 samples/.test(t));
         if (!cv || !pal) fail(`lenses: ${JSON.stringify(texts)}`);
         return texts;
     });

@@ -48,7 +48,11 @@ async def test_incoherent_function_gets_a_shrunk_counterexample():
 async def test_coherent_function_gets_a_pac_bound():
     result = await examples_checker().check(target("textutils.py", "is_palindrome"))
     assert result.status == "coherent"
-    assert result.incoherence == 0 and result.trust == 1 and result.dsde == 0
+    assert result.incoherence == 0 and result.trust_raw == 1 and result.dsde == 0
+    # trust is calibrated: the share of functions with DSDE 0 in the recorded corpus that passed
+    from coherence.engine.calibration import calibrated_trust
+
+    assert result.trust == calibrated_trust(0.0) and 0.5 < result.trust <= 1 and result.severity == "none"
     assert result.clusters == [10]
     assert result.pac_bound == pytest.approx(1 - 0.05 ** (1 / result.inputs))
     assert result.counterexample is None
