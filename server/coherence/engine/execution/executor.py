@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Protocol
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
@@ -29,9 +29,13 @@ from coherence.engine.execution import procs
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.zygotes import POOL, WarmWorker
 from coherence.engine.execution.coherence_worker import protocol
-from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
+from coherence.engine.execution.program import ExecutionLimits, ExecutionReport, ModuleContext, Program
 from coherence.engine.execution.records import outcome_from_record
 from coherence.engine.outcomes import Outcome
+
+# ExecutionReport lives in program.py (distinct.py needs it without importing this module); it
+# is named here too, where check.py and eval/ import it from
+__all__ = ["BUDGET_EXCEEDED", "OUT_OF_TIME", "ExecutionReport", "Executor", "PreparedRun", "cpu_count", "input_sources"]
 
 LOAD_ERROR = Outcome.raised(protocol.LOAD_ERROR)
 TIMEOUT = Outcome.raised(protocol.TIMEOUT)
@@ -69,25 +73,6 @@ def cheapest_first(sources: Sequence[str], last: Sequence[int] = ()) -> list[int
 def input_sources(inputs: Sequence[str | Packable]) -> list[str]:
     """The source of each input (``run`` takes sources or ``Packable`` inputs)."""
     return [s if isinstance(s, str) else s.source() for s in inputs]
-
-
-@dataclass
-class ExecutionReport:
-    outcomes: list[list[Outcome]]  # [program][input], always m x n
-    rerun: list[Outcome]  # rerun_program on the `rerun` inputs, fresh process, other seeds
-    load_errors: list[str | None]  # per program: why it could not be loaded
-    module_error: str | None  # the module context failed to load (every outcome is LoadError)
-    sandbox: str  # "bwrap" | "guard"
-    seconds: float
-    timeouts: list[int]  # per program: number of Timeout outcomes
-    python: str = ""  # the interpreter that ran the programs (executable)
-    python_version: str = ""
-    diagnostics: list[str] = field(default_factory=list)  # worker-side problems (not the user's)
-    programs_run: int = 0  # distinct programs that ran (copies of one program run once)
-    # CPU seconds of the workers' jobs (leaders and program children), when every run reported it
-    # (warm workers do; one-shot workers do not): unlike ``seconds``, free of the time the machine
-    # gave to something else
-    cpu_seconds: float | None = None
 
 
 class _Run:
