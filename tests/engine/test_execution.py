@@ -14,7 +14,7 @@ import pytest
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution import sandbox as sb
-from coherence.engine.execution.zygotes import POOL
+from coherence.engine.execution.pool import POOL
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical, outcomes_equal

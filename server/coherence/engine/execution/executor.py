@@ -27,7 +27,7 @@ from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution.distinct import copy_rows, distinct_programs
 from coherence.engine.execution import procs
 from coherence.engine.execution import sandbox as sb
-from coherence.engine.execution.zygotes import POOL, WarmWorker
+from coherence.engine.execution.pool import POOL, WarmWorker
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.execution.program import ExecutionLimits, ExecutionReport, ModuleContext, Program
 from coherence.engine.execution.records import outcome_from_record
@@ -199,7 +199,7 @@ class Executor:
         self.python = python
         self.limits = limits or ExecutionLimits()
         self.sandbox = sandbox
-        # warm workers (see zygotes.py) unless switched off, e.g. to measure what they save
+        # warm workers (see pool.py) unless switched off, e.g. to measure what they save
         self.warm = os.environ.get("COHERENCE_COLD_WORKERS", "") in ("", "0") if warm is None else warm
         # CPU seconds of every run's jobs so far, and the runs that could not say (benchmarks read it)
         self.cpu_used = 0.0
@@ -342,7 +342,7 @@ class Executor:
         self._cleanup(run, mode)
 
     def _start_warm(self, run: _Run, mode, interp, extra, hashseed, job_bytes) -> bool:
-        """Hand the job to a warm worker (see zygotes.py); False when none could take it."""
+        """Hand the job to a warm worker (see pool.py); False when none could take it."""
         env = sb.base_env(sb.BWRAP_TMP if mode == "bwrap" else "", hashseed)
         key = (interp.executable, interp.stamp, mode, extra, hashseed, tuple(sorted(env.items())))
         try:

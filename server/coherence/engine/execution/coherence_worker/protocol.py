@@ -1,7 +1,7 @@
 """THE wire format between coherence and its worker, imported by both sides.
 
 Stdlib only: the worker imports it under the user's interpreter (any CPython >= 3.8), and
-coherence's executor, ``records.py`` and ``zygotes.py`` import it as
+coherence's executor, ``records.py`` and ``pool.py`` import it as
 ``coherence.engine.execution.coherence_worker.protocol``.
 
 Jobs (coherence -> worker) are JSON objects: a one-shot worker reads one from its whole stdin;
