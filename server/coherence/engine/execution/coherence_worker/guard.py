@@ -25,7 +25,7 @@ except ImportError:  # pragma: no cover - non-Unix
     resource = None
 
 LOAD = "load"
-LEADER = "zygote"  # (the leader's old name)
+LEADER = "leader"
 CHILD = "child"
 NOBODY = 65534
 # Children that drop root privileges each get a uid (and gid) of their own instead of sharing
