@@ -227,6 +227,7 @@ def make_canonicalizer():
 def _walker(stack, nodes, bits, hexints, consume):
     """``canon(x, depth)``: the recursive walk over the builtin containers and scalars, the
     common types first; everything else goes to ``other`` (see ``_others``)."""
+    lim, none, cycle = LIM, NONE, CYCLE  # closure cells, as the walk's own state
 
     def big_int(x):
         b = x.bit_length()
@@ -245,7 +246,7 @@ def _walker(stack, nodes, bits, hexints, consume):
             return ["Z", tname(x), stable_digest(x)]
         for s in stack:
             if s is x:
-                return CYCLE
+                return cycle
         n = nodes[0] + len(x)
         if n > MAX_NODES:
             raise _TooBig()
@@ -262,7 +263,7 @@ def _walker(stack, nodes, bits, hexints, consume):
             return ["Z", tname(x), stable_digest(x)]
         for s in stack:
             if s is x:
-                return CYCLE
+                return cycle
         n = nodes[0] + 2 * len(x)
         if n > MAX_NODES:
             raise _TooBig()
@@ -282,7 +283,7 @@ def _walker(stack, nodes, bits, hexints, consume):
             return ["Z", tname(x), stable_digest(x)]
         for s in stack:
             if s is x:
-                return CYCLE
+                return cycle
         n = nodes[0] + len(x)
         if n > MAX_NODES:
             raise _TooBig()
@@ -302,7 +303,7 @@ def _walker(stack, nodes, bits, hexints, consume):
             return ["Z", t.__name__, stable_digest(x)]
         for s in stack:
             if s is x:
-                return CYCLE
+                return cycle
         stack.append(x)
         try:
             return ["O", t.__name__, mapping(state, d + 1)]
@@ -312,7 +313,7 @@ def _walker(stack, nodes, bits, hexints, consume):
     def canon(x, d):
         t = type(x)
         if t is int:
-            if -LIM < x < LIM:
+            if -lim < x < lim:
                 return ["I", str(x)]
             return big_int(x)
         if t is str:
@@ -322,7 +323,7 @@ def _walker(stack, nodes, bits, hexints, consume):
         if t is bool:
             return ["B", x]
         if x is None:
-            return NONE
+            return none
         if t is list:
             return seq("L", x, d)
         if t is tuple:
