@@ -508,7 +508,7 @@ async def test_a_check_cancelled_while_its_inputs_are_made_gives_its_started_wor
     import threading
 
     from coherence.engine.errors import CheckCancelled
-    from coherence.engine.execution.zygotes import POOL
+    from coherence.engine.execution.pool import POOL
     from tests.support.processes import ProcessWatch
 
     checker = examples_checker()
@@ -542,7 +542,7 @@ async def test_a_check_cancelled_while_its_workers_start_gives_them_back_once_st
     # started is given up in the background instead of waiting for inputs that never come.
     import asyncio
 
-    from coherence.engine.execution.zygotes import POOL
+    from coherence.engine.execution.pool import POOL
     from coherence.engine.sampling import sample_alternatives
 
     checker = examples_checker()

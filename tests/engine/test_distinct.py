@@ -159,3 +159,24 @@ def test_recorded_samples_merged_by_name_behave_alike_when_run_apart(corpus_dir,
             assert all(r == rows_[0] for r in rows_), (row["task_id"], sources)
             checked += 1
     assert checked >= 20  # the first 40 tasks hold 38 such groups
+
+
+def test_distinct_and_the_executor_do_not_need_each_other():
+    """``copy_rows`` takes an ``ExecutionReport``, which lives in program.py: its annotation
+    resolves at run time, and importing distinct loads no executor (the two used to form an
+    import cycle, broken only by a TYPE_CHECKING import)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import coherence
+
+    code = ("import sys, typing; from coherence.engine.execution import distinct, program; "
+            "assert typing.get_type_hints(distinct.copy_rows)['report'] is program.ExecutionReport; "
+            "print('coherence.engine.execution.executor' in sys.modules)")
+    server = str(Path(coherence.__file__).resolve().parents[1])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": server})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -14,7 +14,7 @@ import pytest
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution import sandbox as sb
-from coherence.engine.execution.zygotes import POOL
+from coherence.engine.execution.pool import POOL
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical, outcomes_equal
@@ -984,9 +984,9 @@ def f(x):
 
 def test_programs_that_write_to_every_descriptor_while_they_load_change_no_one_s_inputs(mode):
     """The first children are forked, and load their programs, before the inputs exist
-    (``Zygote.prefork``): the inputs reach them later through a descriptor they hold while their
-    programs load.  A program that writes to every descriptor it has at that moment must not
-    change what any program is called with."""
+    (``coherence_worker.ahead.prefork``): the inputs reach them later through a descriptor they
+    hold while their programs load.  A program that writes to every descriptor it has at that
+    moment must not change what any program is called with."""
     from coherence.engine.inputs.values import Input
 
     inputs = INTS[:5] + [Input((x,)) for x in (10, 11, [1], "ab")]  # compiled, and marshalled

@@ -4,19 +4,13 @@ must still get byte-identical outcome keys."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import coherence.engine.execution as execution
+from coherence.engine.execution.coherence_worker import flat as paths
+from coherence.engine.execution.coherence_worker.canon import make_canonicalizer
 
-_spec = importlib.util.spec_from_file_location("coherence_worker_under_test", Path(execution.__file__).with_name("worker.py"))
-worker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(worker)
-
-CANON, DUMP = worker.make_canonicalizer()
+CANON, DUMP = make_canonicalizer()
 
 LIM = 1 << 62
 ints = st.one_of(st.integers(-5, 5), st.integers(), st.sampled_from([LIM - 1, LIM, -LIM, -LIM + 1, 10**30]))
@@ -31,20 +25,20 @@ nested = st.lists(st.one_of(scalars, st.lists(scalars, max_size=3)), max_size=5)
 @given(flat, st.booleans())
 def test_flat_sequences_get_the_canonical_key(values, as_tuple):
     r = tuple(values) if as_tuple else values
-    fast = worker._flat_seq(r, type(r))
+    fast = paths.flat_seq(r, type(r))
     if fast is not None:
         assert fast == DUMP(CANON(r), r).encode("ascii")
 
 
 def test_the_fast_path_is_taken_for_plain_lists():
-    assert worker._flat_seq([1, 2, 3], list) == b'["L",[["I","1"],["I","2"],["I","3"]]]'
-    assert worker._flat_seq(("a", "\u00e9"), tuple) == b'["T",[["S","a"],["S","\\u00e9"]]]'
-    assert worker._flat_seq([1, "a", None, True, 1.5], list) == b'["L",[["I","1"],["S","a"],["N"],["B",true],["F",1.5]]]'
-    assert worker._flat_seq((), tuple) == b'["T",[]]' and worker._flat_seq([], list) == b'["L",[]]'
-    assert worker._flat_seq([float("nan"), -float("inf")], list) == b'["L",[["F","nan"],["F","-inf"]]]'
-    assert worker._flat_seq([LIM], list) is None  # big ints: the general path
-    assert worker._flat_seq(["a", LIM], list) is None
-    assert worker._flat_seq([1, [2]], list) is None  # nested: the general path
+    assert paths.flat_seq([1, 2, 3], list) == b'["L",[["I","1"],["I","2"],["I","3"]]]'
+    assert paths.flat_seq(("a", "\u00e9"), tuple) == b'["T",[["S","a"],["S","\\u00e9"]]]'
+    assert paths.flat_seq([1, "a", None, True, 1.5], list) == b'["L",[["I","1"],["S","a"],["N"],["B",true],["F",1.5]]]'
+    assert paths.flat_seq((), tuple) == b'["T",[]]' and paths.flat_seq([], list) == b'["L",[]]'
+    assert paths.flat_seq([float("nan"), -float("inf")], list) == b'["L",[["F","nan"],["F","-inf"]]]'
+    assert paths.flat_seq([LIM], list) is None  # big ints: the general path
+    assert paths.flat_seq(["a", LIM], list) is None
+    assert paths.flat_seq([1, [2]], list) is None  # nested: the general path
 
 
 hashable = st.one_of(ints, texts, st.booleans(), floats, st.none())
@@ -59,7 +53,7 @@ maps = st.one_of(
 @settings(max_examples=500, deadline=None)
 @given(maps)
 def test_flat_dicts_get_the_canonical_key(r):
-    fast = worker._flat_map(r)
+    fast = paths.flat_map(r)
     if fast is not None:
         assert fast == DUMP(CANON(r), r).encode("ascii")
 
@@ -68,27 +62,27 @@ def test_flat_dicts_get_the_canonical_key(r):
 @given(st.sets(hashable, max_size=10), st.booleans())
 def test_flat_sets_get_the_canonical_key(values, frozen):
     r = frozenset(values) if frozen else values
-    fast = worker._flat_set(r)
+    fast = paths.flat_set(r)
     if fast is not None:
         assert fast == DUMP(CANON(r), r).encode("ascii")
 
 
 def test_the_fast_path_is_taken_for_plain_dicts_and_sets():
-    assert worker._flat_map({"b": 2, "a": 1}) == b'["D",[[["S","a"],["I","1"]],[["S","b"],["I","2"]]]]'
-    assert worker._flat_map({}) == b'["D",[]]'
-    assert worker._flat_map({10: "x", 9: None}) == b'["D",[[["I","10"],["S","x"]],[["I","9"],["N"]]]]'  # by key JSON
-    assert worker._flat_map({"a": [1]}) is None  # nested: the general path
-    assert worker._flat_map({"a": LIM}) is None  # big ints: the general path
-    assert worker._flat_set({3, 1, 2}) == b'["E",[["I","1"],["I","2"],["I","3"]]]'
-    assert worker._flat_set(frozenset({"b", "a"})) == b'["E",[["S","a"],["S","b"]]]'
-    assert worker._flat_set({(1, 2)}) is None
+    assert paths.flat_map({"b": 2, "a": 1}) == b'["D",[[["S","a"],["I","1"]],[["S","b"],["I","2"]]]]'
+    assert paths.flat_map({}) == b'["D",[]]'
+    assert paths.flat_map({10: "x", 9: None}) == b'["D",[[["I","10"],["S","x"]],[["I","9"],["N"]]]]'  # by key JSON
+    assert paths.flat_map({"a": [1]}) is None  # nested: the general path
+    assert paths.flat_map({"a": LIM}) is None  # big ints: the general path
+    assert paths.flat_set({3, 1, 2}) == b'["E",[["I","1"],["I","2"],["I","3"]]]'
+    assert paths.flat_set(frozenset({"b", "a"})) == b'["E",[["S","a"],["S","b"]]]'
+    assert paths.flat_set({(1, 2)}) is None
     # two NaN keys both come out, in the order they were put in, as the general path keeps them
     nan1, nan2 = float("nan"), float("nan")
     r = {nan1: 2, nan2: 1}
-    assert worker._flat_map(r) == DUMP(CANON(r), r).encode("ascii") == b'["D",[[["F","nan"],["I","2"]],[["F","nan"],["I","1"]]]]'
+    assert paths.flat_map(r) == DUMP(CANON(r), r).encode("ascii") == b'["D",[[["F","nan"],["I","2"]],[["F","nan"],["I","1"]]]]'
 
 
-TAKE, CHANGED = worker._snapshotter(CANON, DUMP)
+TAKE, CHANGED = paths.snapshotter(CANON, DUMP)
 
 
 def key(argv) -> bytes:
@@ -154,9 +148,9 @@ def test_a_changed_flat_argument_is_recorded_without_the_general_path():
     xs = ["b", 1.5, None, "a"]
     before = TAKE((xs, "k"))
     xs.reverse()
-    assert worker._flat_args((xs, "k")) == key((xs, "k"))
+    assert paths.flat_args((xs, "k")) == key((xs, "k"))
     assert CHANGED(before, (xs, "k")) == key((["a", None, 1.5, "b"], "k"))
     big = [1 << 70]  # beyond the fast path: the general one
     before = TAKE((big,))
     big.append(1)
-    assert worker._flat_args((big,)) is None and CHANGED(before, (big,)) == key(([1 << 70, 1],))
+    assert paths.flat_args((big,)) is None and CHANGED(before, (big,)) == key(([1 << 70, 1],))

@@ -5,24 +5,19 @@ would give, fresh, with no sharing between arguments."""
 from __future__ import annotations
 
 import base64
-import importlib.util
 import marshal
 import math
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import coherence.engine.execution as execution
+from coherence.engine.execution.coherence_worker.canon import make_canonicalizer
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ModuleContext, Program
 from coherence.engine.inputs.values import Construct, Expr, Input
 
-_spec = importlib.util.spec_from_file_location("coherence_worker_packed", Path(execution.__file__).with_name("worker.py"))
-worker = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(worker)
-CANON, _ = worker.make_canonicalizer()
+CANON, _ = make_canonicalizer()
 
 atoms = st.one_of(
     st.integers(), st.sampled_from([10**40, -(2**70), 0]), st.floats(allow_nan=True, allow_infinity=True),

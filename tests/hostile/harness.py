@@ -26,7 +26,7 @@ from pathlib import Path
 from coherence.engine.errors import ConfigurationError
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.executor import Executor
-from coherence.engine.execution.zygotes import POOL
+from coherence.engine.execution.pool import POOL
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical
 from tests.support.processes import ProcessWatch

@@ -18,7 +18,7 @@ import pytest
 
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ModuleContext, Program
-from coherence.engine.execution.zygotes import POOL
+from coherence.engine.execution.pool import POOL
 
 from tests.hostile.corpus import CORPUS
 from tests.hostile.harness import (

@@ -5,24 +5,10 @@ arguments, or ``raise`` with an exception type name.  Timeouts and process death
 outcomes with their own names: ``Timeout``, ``MemoryError``, ``Crash(SIGSEGV)``.
 
 Canonical values are produced by the worker (stdlib only, under the user's interpreter) as tagged
-JSON lists, so they cross process and Python-version boundaries:
-
-    ["N"]                 None
-    ["B", true]           bool (kept apart from numbers: ``True`` and ``1`` are different outcomes)
-    ["I", "123"]          int (decimal string: big ints survive JSON)
-    ["F", 1.5]            float, Fraction, Decimal; "nan", "inf", "-inf" as strings
-    ["C", re, im]         complex
-    ["S", "text"]         str
-    ["Y", "hex"]          bytes, bytearray
-    ["L", [...]]          list
-    ["T", [...]]          tuple (namedtuples too)
-    ["E", [...]]          set, frozenset (items in a canonical order)
-    ["D", [[k, v], ...]]  dict (items in a canonical order)
-    ["O", "Type", state]  other object, by its canonical state (``__dict__``/``__slots__``)
-    ["R", "Type", "repr"] object whose repr is its state (datetime, ...)
-    ["X", "Type", "sha"]  unrepresentable: type name plus a stable digest
-    ["Z", "Type", "sha"]  too large or too deep: type name plus digest of the canonical form
-    ["CYCLE"]             a reference back to a container being canonicalized
+JSON lists, so they cross process and Python-version boundaries: ``["I", "123"]``, ``["S",
+"text"]``, ``["L", [...]]``, ... ``execution/coherence_worker/canon.py`` is the one definition of
+that form (its docstring lists every tag); ``canonical`` below computes it in this process with
+the same code.
 
 Equality (``outcomes_equal``): ints and floats compare by value, floats with
 ``math.isclose(rel_tol=1e-6, abs_tol=1e-9)`` and NaN == NaN; sets and dicts ignore order (the
@@ -48,7 +34,7 @@ __all__ = [
     "render_canonical",
 ]
 
-# Notes on the equality as implemented (the docstring above is the definition):
+# Notes on the equality as implemented (the docstring above defines it):
 # - ``["Z", ...]`` (too large/deep) and ``["X", ...]`` (unrepresentable) compare by digest, so
 #   floats inside a value too large to show lose their tolerance;
 # - lists and tuples are different kinds (``[1, 2]`` != ``(1, 2)``), as in Python;
@@ -538,7 +524,7 @@ def canonical(value: Any) -> Any:
     canonicalizer (for tests and for values coherence builds itself)."""
     global _CANON
     if _CANON is None:
-        from coherence.engine.execution.worker import make_canonicalizer
+        from coherence.engine.execution.coherence_worker.canon import make_canonicalizer
 
         top, dump = make_canonicalizer()
         _CANON = lambda v: json.loads(dump(top(v), v))  # noqa: E731

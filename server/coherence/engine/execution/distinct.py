@@ -30,12 +30,8 @@ import functools
 import re
 import symtable
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
-from coherence.engine.execution.program import Program
-
-if TYPE_CHECKING:
-    from coherence.engine.execution.executor import ExecutionReport
+from coherence.engine.execution.program import ExecutionReport, Program
 
 
 def program_key(program: Program) -> tuple | None:

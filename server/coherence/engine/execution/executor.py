@@ -20,25 +20,30 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Protocol
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution.distinct import copy_rows, distinct_programs
 from coherence.engine.execution import procs
 from coherence.engine.execution import sandbox as sb
-from coherence.engine.execution.zygotes import POOL, WarmWorker
-from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
+from coherence.engine.execution.pool import POOL, WarmWorker
+from coherence.engine.execution.coherence_worker import protocol
+from coherence.engine.execution.program import ExecutionLimits, ExecutionReport, ModuleContext, Program
 from coherence.engine.execution.records import outcome_from_record
 from coherence.engine.outcomes import Outcome
 
-LOAD_ERROR = Outcome.raised("LoadError")
-TIMEOUT = Outcome.raised("Timeout")
+# ExecutionReport lives in program.py (distinct.py needs it without importing this module); it
+# is named here too, where check.py and eval/ import it from
+__all__ = ["BUDGET_EXCEEDED", "OUT_OF_TIME", "ExecutionReport", "Executor", "PreparedRun", "cpu_count", "input_sources"]
+
+LOAD_ERROR = Outcome.raised(protocol.LOAD_ERROR)
+TIMEOUT = Outcome.raised(protocol.TIMEOUT)
 # Inputs a program never got to because it used up its time budget (see ExecutionLimits).
-BUDGET_EXCEEDED = "BudgetExceeded"
+BUDGET_EXCEEDED = protocol.BUDGET_EXCEEDED
 # Outcomes that say a call was slow (or never made), not what it computes.
 OUT_OF_TIME = frozenset((TIMEOUT.error, BUDGET_EXCEEDED))
-WORKER_CRASH = Outcome.raised("Crash(worker)")
+WORKER_CRASH = Outcome.raised(protocol.CRASH_WORKER)
 _JOB_IDS = itertools.count(1)
 # How long a job started ahead may take to end once it is given up (its leader leaves as soon as
 # it reads the empty inputs frame; one still importing the module reads it after that)
@@ -70,27 +75,8 @@ def input_sources(inputs: Sequence[str | Packable]) -> list[str]:
     return [s if isinstance(s, str) else s.source() for s in inputs]
 
 
-@dataclass
-class ExecutionReport:
-    outcomes: list[list[Outcome]]  # [program][input], always m x n
-    rerun: list[Outcome]  # rerun_program on the `rerun` inputs, fresh process, other seeds
-    load_errors: list[str | None]  # per program: why it could not be loaded
-    module_error: str | None  # the module context failed to load (every outcome is LoadError)
-    sandbox: str  # "bwrap" | "guard"
-    seconds: float
-    timeouts: list[int]  # per program: number of Timeout outcomes
-    python: str = ""  # the interpreter that ran the programs (executable)
-    python_version: str = ""
-    diagnostics: list[str] = field(default_factory=list)  # worker-side problems (not the user's)
-    programs_run: int = 0  # distinct programs that ran (copies of one program run once)
-    # CPU seconds of the workers' jobs (leaders and program children), when every run reported it
-    # (warm workers do; one-shot workers do not): unlike ``seconds``, free of the time the machine
-    # gave to something else
-    cpu_seconds: float | None = None
-
-
 class _Run:
-    """One worker process (a zygote) and the results it streamed."""
+    """One worker process and the results it streamed."""
 
     def __init__(self, label: str, n_tasks: int, n_inputs: int):
         self.label = label
@@ -146,19 +132,19 @@ class _Run:
                         if o is None:
                             o = cache[rest] = outcome_from_record(rest)
                         row[i] = o
-                elif i == -1:
+                elif i == protocol.LOADED:
                     msg = _loads(rest)
                     if msg is not None:
                         self.load_errors[t] = str(msg)
-            elif i == 0:
+            elif i == protocol.MODULE:  # t < 0: protocol.META
                 self.module_status_seen = True
                 msg = _loads(rest)
                 self.module_error = None if msg is None else str(msg)
-            elif i == 1:
+            elif i == protocol.DIAGNOSTIC:
                 self.diagnostics.append(f"{self.label}: {_loads(rest)}")
-            elif i == 2:
+            elif i == protocol.DONE:
                 self.done = True
-            elif i == 3:
+            elif i == protocol.OVER:
                 info = _loads(rest)
                 self.over = True
                 if isinstance(info, dict):
@@ -189,13 +175,16 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+_LAUNCHER = os.path.basename(sb.WORKER).encode()
+
+
 def _worker_pids(pids) -> list[int]:
-    """Those of ``pids`` that run worker.py (in order)."""
+    """Those of ``pids`` that run the worker's launcher (in order)."""
     out = []
     for pid in pids:
         try:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"worker.py" in f.read():
+                if _LAUNCHER in f.read():
                     out.append(pid)
         except OSError:
             continue
@@ -203,14 +192,14 @@ def _worker_pids(pids) -> list[int]:
 
 
 class Executor:
-    """Runs programs on inputs in sandboxed worker processes (see ``worker.py``)."""
+    """Runs programs on inputs in sandboxed worker processes (see ``coherence_worker``)."""
 
     def __init__(self, python: str | None = None, limits: ExecutionLimits | None = None, sandbox: str = "auto",
                  warm: bool | None = None):
         self.python = python
         self.limits = limits or ExecutionLimits()
         self.sandbox = sandbox
-        # warm workers (see zygotes.py) unless switched off, e.g. to measure what they save
+        # warm workers (see pool.py) unless switched off, e.g. to measure what they save
         self.warm = os.environ.get("COHERENCE_COLD_WORKERS", "") in ("", "0") if warm is None else warm
         # CPU seconds of every run's jobs so far, and the runs that could not say (benchmarks read it)
         self.cpu_used = 0.0
@@ -314,14 +303,9 @@ class Executor:
 
     @staticmethod
     def _job_inputs(inputs: Sequence[str], packed: Sequence[str | None], last: Sequence[int] = (), anchor: int | None = None) -> dict:
-        """The part of a job that needs the inputs (the worker's ``INPUT_KEYS``)."""
-        return {
-            "inputs": list(inputs),
-            "packed": list(packed),
-            "order": cheapest_first(inputs, last),
-            "late": sorted(set(last)),
-            "anchor": anchor,
-        }
+        """The part of a job that needs the inputs (``protocol.INPUT_KEYS``, in that order)."""
+        values = (list(inputs), list(packed), cheapest_first(inputs, last), sorted(set(last)), anchor)
+        return dict(zip(protocol.INPUT_KEYS, values))
 
     def _start_ahead(self, run: _Run, mode, interp, extra, hashseed, job: dict) -> bool:
         """Hand a warm worker the job without its inputs ("inputs_follow"): its leader loads the
@@ -358,7 +342,7 @@ class Executor:
         self._cleanup(run, mode)
 
     def _start_warm(self, run: _Run, mode, interp, extra, hashseed, job_bytes) -> bool:
-        """Hand the job to a warm worker (see zygotes.py); False when none could take it."""
+        """Hand the job to a warm worker (see pool.py); False when none could take it."""
         env = sb.base_env(sb.BWRAP_TMP if mode == "bwrap" else "", hashseed)
         key = (interp.executable, interp.stamp, mode, extra, hashseed, tuple(sorted(env.items())))
         try:
@@ -452,7 +436,7 @@ class Executor:
         return False
 
     def _kill(self, run: _Run) -> None:
-        """Stop a worker and everything below it.  First SIGTERM to the zygote, which kills and
+        """Stop a worker and everything below it.  First SIGTERM to the worker, which kills and
         reaps its children (so nothing is orphaned), then SIGKILL whatever is left."""
         proc = run.proc
         if proc is None:
@@ -550,7 +534,7 @@ class PreparedRun:
     replay) nothing hides the generation, and the job leaders would then start only after it:
     the interpreter's fork, the module's import and the programs' compilation, 5-10 ms of the
     main run and the re-run each, on a core that sits idle meanwhile.  Started here, a leader
-    does all that and then waits for the inputs (see ``worker.Zygote.receive_inputs``).
+    does all that and then waits for the inputs (see ``coherence_worker.ahead``).
 
     One-shot workers (no warm pool) cannot take a job in two frames: those start in ``run``.
     ``close`` gives up the jobs that never got their inputs and must always be called."""

@@ -1,8 +1,13 @@
-"""What the executor runs: programs on top of a module context."""
+"""What the executor runs (programs on top of a module context, within limits), and what it
+reports."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from coherence.engine.outcomes import Outcome
 
 
 @dataclass(frozen=True)
@@ -52,3 +57,22 @@ class ExecutionLimits:
     jobs: int = 0  # programs run at once; 0 = number of CPUs
     load_timeout: float = 30.0  # seconds to import the module context (and what programs import)
     extra: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass
+class ExecutionReport:
+    outcomes: list[list[Outcome]]  # [program][input], always m x n
+    rerun: list[Outcome]  # rerun_program on the `rerun` inputs, fresh process, other seeds
+    load_errors: list[str | None]  # per program: why it could not be loaded
+    module_error: str | None  # the module context failed to load (every outcome is LoadError)
+    sandbox: str  # "bwrap" | "guard"
+    seconds: float
+    timeouts: list[int]  # per program: number of Timeout outcomes
+    python: str = ""  # the interpreter that ran the programs (executable)
+    python_version: str = ""
+    diagnostics: list[str] = field(default_factory=list)  # worker-side problems (not the user's)
+    programs_run: int = 0  # distinct programs that ran (copies of one program run once)
+    # CPU seconds of the workers' jobs (leaders and program children), when every run reported it
+    # (warm workers do; one-shot workers do not): unlike ``seconds``, free of the time the machine
+    # gave to something else
+    cpu_seconds: float | None = None

@@ -2,7 +2,7 @@
 
 A program can write to its own result pipe, so a record may be anything.  A malformed value would
 break rendering and equality later, here, so a record that is not an outcome of the form
-``outcomes.py`` documents becomes ``FORGED`` (a crash).
+``coherence_worker/canon.py`` defines becomes ``FORGED`` (a crash).
 
 Checking is the check process's main cost on functions that return long lists: HumanEval/130
 streams 11k distinct records of up to 16 KB.  Decoding them all as JSON and walking the result
@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import re
 
+from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.outcomes import Outcome
 
 __all__ = ["FORGED", "outcome_from_record", "valid_canonical"]
 
-FORGED = Outcome.raised("Crash(protocol)")  # a record no worker writes
+FORGED = Outcome.raised(protocol.CRASH_PROTOCOL)  # a record no worker writes
 
 _SPECIAL_FLOATS = ("nan", "inf", "-inf")
 _NAMED = frozenset(("R", "X", "Z"))
@@ -33,9 +34,9 @@ _MAX_DEPTH = 400
 # unrolled loop (runs of plain characters between escapes), which cannot backtrack badly.
 _STR = r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"'
 _NUM = r'(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|"nan"|"inf"|"-inf")'
-# A scalar canonical form (see outcomes.py), the most frequent tags first.  Every alternative
-# starts with '["', which cannot occur inside a JSON string (its quote would be escaped), so a
-# match always starts at a real list.
+# A scalar canonical form (see coherence_worker/canon.py), the most frequent tags first.  Every
+# alternative starts with '["', which cannot occur inside a JSON string (its quote would be
+# escaped), so a match always starts at a real list.
 _LEAF = "|".join((
     rf'\["F",{_NUM}\]',
     r'\["I","-?[0-9]+"\]',
@@ -80,8 +81,8 @@ def _text_ok(text: str) -> bool:
 
 
 def valid_canonical(c, depth: int = 0) -> bool:
-    """Whether the decoded ``c`` has the canonical form ``outcomes.py`` documents (tags and
-    shapes only)."""
+    """Whether the decoded ``c`` has the canonical form ``coherence_worker/canon.py`` defines
+    (tags and shapes only)."""
     if depth > _MAX_DEPTH or not isinstance(c, list) or not c:
         return False
     tag, n = c[0], len(c)

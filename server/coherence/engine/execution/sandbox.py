@@ -27,6 +27,9 @@ from pathlib import Path
 
 from coherence.engine.errors import ConfigurationError
 
+# The worker's launcher.  The package it runs (coherence_worker/) sits beside it, so binding this
+# directory read-only into bubblewrap (``_find_exposed_paths``) and allowing children to read it
+# (the job's "allow") covers both.
 WORKER = str(Path(__file__).with_name("worker.py"))
 
 # Environment variables the worker may see (plus LC_*).  Everything else (API keys, tokens,

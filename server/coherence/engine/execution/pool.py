@@ -3,7 +3,7 @@
 A check makes several runs: the main run and the re-run in parallel, then a few shrinking
 rounds one after another.  Each one-shot worker costs an interpreter start under bubblewrap
 (tens of milliseconds, more on a busy machine).  A warm worker takes one job at a time and forks
-a fresh job leader for each (see ``worker.serve``), so reusing it shares nothing between jobs
+a fresh job leader for each (see ``coherence_worker/serve.py``), so reusing it shares nothing between jobs
 but the interpreter's own start-up.
 
 Workers are keyed by everything fixed at their start: interpreter, sandbox mode, the paths bound
@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from coherence.engine.execution import procs
+from coherence.engine.execution.coherence_worker import protocol
 
 MAX_IDLE_PER_KEY = 2
 MAX_IDLE = 6  # over all keys
@@ -54,7 +55,7 @@ class WarmWorker:
 
     def send(self, data: bytes) -> bool:
         try:
-            self.proc.stdin.write(b"%d\n" % len(data) + data)
+            self.proc.stdin.write(protocol.frame(data))
             self.proc.stdin.flush()
             return True
         except (OSError, ValueError):

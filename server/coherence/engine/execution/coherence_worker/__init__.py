@@ -1,0 +1,46 @@
+"""coherence's sandbox worker: runs programs on inputs and reports canonical outcomes.
+
+STDLIB ONLY, relative imports only.  This package runs under the *user's* interpreter (any
+CPython >= 3.8), started as ``python -S -B worker.py`` by the launcher beside it, where its
+top-level name is ``coherence_worker``; coherence itself imports only ``protocol`` (the wire
+format) and ``canon`` (the canonical form) from it, as
+``coherence.engine.execution.coherence_worker``.  Nothing here imports coherence, and this file
+imports nothing: the launcher imports the package before it cleans ``sys.path``.
+
+Process layout (one run):
+
+    coherence  --job JSON on stdin-->  leader (one-shot worker, or a fork of a warm one)
+               <--records on a fd--      |  imports the module context once,
+                                         |  pre-imports what the programs import,
+                                         |  readies every input once (marshal
+                                         |  data, or one compile of the rest),
+                                         |  then forks one child per program
+                                         +--> child (program 0)  -- records --> leader
+                                         +--> child (program 1)  ...
+                                         +--> spare (program 2, loaded, waiting
+                                              on a pipe for a free slot)
+
+Glossary:
+
+leader   the process that runs one job: ``leader.py``.  In serve mode (``serve.py``) the warm
+         worker forks a fresh leader per job and never runs user code itself.
+child    a process forked by the leader to run one program over the inputs: ``child.py``.  It
+         writes records in coherence's format to its own pipe; the leader forwards only its
+         own, well-formed ones (``watch.py``).  It publishes in a shared slot the position of
+         the call in progress, so that when it dies the leader records a ``Crash(...)`` or
+         ``Timeout`` for that input and forks a fresh child for the inputs left.
+task     one program to run; a task has one child at a time, and more than one in all when
+         its children die.
+spare    a child forked ahead and parked with its program loaded until a slot frees up; its
+         time budget starts when it is released.
+anchor   the task of the user's own function: inputs it leaves out (its budget ran out) are
+         left out by every program, and a program that hangs where it hangs skips its other
+         hangs.  What it tells the others is the told map the leader shares with every child.
+cuts     the first positions in the input order the anchor left out, among the likely inputs
+         and among the late ones: the head of the told map.
+
+Modules: ``protocol`` the wire format, ``canon`` the canonical form and ``flat`` its fast paths,
+``guard`` the guards, ``timer`` the per-call timer, ``loading`` what the leader loads before it
+forks, ``ahead`` jobs sent ahead of their inputs, ``child`` a child, ``leader`` scheduling and
+spawning, ``watch`` reading children, ``serve`` warm mode, ``__main__`` the process.
+"""

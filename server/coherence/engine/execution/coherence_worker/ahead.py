@@ -1,0 +1,150 @@
+"""Jobs sent ahead of their inputs ("inputs_follow", warm workers only).
+
+coherence hands a warm worker the job while it still generates the inputs; the job's leader
+loads the module and the programs meanwhile, forks the first children (which load their
+programs and park), and then reads the inputs from the next frame on its stdin.  The parked
+children get them through a sealed memfd.
+"""
+
+import json
+import marshal
+import os
+import select
+
+from . import protocol, watch
+from .protocol import INPUT_KEYS, PREFORK_INPUTS, TOLD_HANGS
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - non-Unix
+    fcntl = None
+
+
+def receive_inputs(leader):
+    """A job sent ahead of its inputs gets them here, as the next frame on the warm worker's
+    stdin: the module and the programs are loaded by then, while coherence was still generating
+    the inputs.  False when coherence gave up on the run (an empty frame, or EOF)."""
+    job = leader.job
+    fd = job.pop("inputs_fd", None)
+    if fd is None:
+        return True
+    more = None
+    try:
+        header = protocol.read_line(fd)
+        raw = protocol.read_exact(fd, int(header)) if header else None
+        if raw:
+            more = json.loads(raw.decode("utf-8"))
+    except BaseException:
+        more = None
+    finally:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    if not isinstance(more, dict) or not isinstance(more.get("inputs"), list):
+        return False
+    for key in INPUT_KEYS:
+        job[key] = more.get(key)
+    leader.read_order(job)
+    return True
+
+
+def prefork(leader):
+    """Fork the first children, one per program up to the slots and the spare ones, while
+    coherence is still making the inputs: a child's fork, setup and program load (about 1.5 ms
+    each) then run on a core that would wait for the inputs, not in the run.  They park with
+    their programs loaded; publish_inputs hands them the inputs and schedule releases them like
+    any parked child.  Nothing happens where the inputs cannot be handed over this way (no
+    memfd or no file seals)."""
+    if fcntl is None or not hasattr(os, "memfd_create") or not hasattr(fcntl, "F_ADD_SEALS"):
+        return
+    try:
+        if select.select([leader.job["inputs_fd"]], [], [], 0)[0]:
+            # The inputs are there already (cached ones, a shrinking round): nothing to wait
+            # for, and forking ahead would only add the hand-over (re-checks took 4 ms more).
+            return
+    except (OSError, ValueError):
+        return
+    tasks = [t for t in leader.make_tasks() if t.program.error is None][: leader.jobs + leader.max_parked]
+    if not tasks:
+        return
+    try:
+        leader.memfd = os.memfd_create("coherence-inputs", os.MFD_ALLOW_SEALING)
+    except (OSError, AttributeError):
+        return
+    leader.share_told(PREFORK_INPUTS)
+    leader.before_forks()
+    # the worker's stdin, where this leader reads its inputs, is no child's business
+    stdin = leader.job.get("inputs_fd")
+    leader.child_fds.add(stdin)
+    try:
+        children = leader.spawn_all([(task, None, True) for task in tasks])
+    finally:
+        leader.child_fds.discard(stdin)
+    for child in children:
+        leader.preforked[child.task.t] = child
+    # The memfd is for these children alone: publish_inputs closes the leader's copy before
+    # any other fork, so no later child inherits it.
+
+
+def publish_inputs(leader):
+    """Write the inputs where the children forked before them read them (see prefork): the
+    order, the late inputs, the anchor and each input's maker, marshalled into the memfd,
+    which is then sealed against writes and read back.  Generated code ran in those children
+    (each loaded its program), and could have written to the memfd, which they hold: whatever
+    it wrote is overwritten or cut off before the seal, and after it nothing can be written.
+    If any of this fails, the children are killed and the programs start afresh like the
+    others."""
+    fd, leader.memfd = leader.memfd, None
+    ok = len(leader.input_codes) + TOLD_HANGS <= len(leader.told)
+    try:
+        if ok:
+            blob = marshal.dumps((leader.input_order(), sorted(leader.late), leader.anchor, leader.input_codes))
+            view = memoryview(blob)
+            done = 0
+            while done < len(blob):
+                done += os.pwrite(fd, view[done:], done)
+            os.ftruncate(fd, len(blob))
+            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+            ok = os.fstat(fd).st_size == len(blob) and protocol.pread_all(fd, len(blob)) == blob
+    except (OSError, ValueError, TypeError):
+        ok = False
+    finally:
+        os.close(fd)
+    if not ok:
+        drop_preforked(leader)
+
+
+def drop_preforked(leader):
+    for c in leader.preforked.values():
+        watch.kill(c)
+        try:
+            os.waitpid(c.pid, 0)
+        except OSError:
+            pass
+        for fd in (c.fd, c.go):
+            leader.child_fds.discard(fd)
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        watch.remove_cwd(leader, c.cwd)
+    leader.preforked = {}
+
+
+def inputs_from_memfd(leader):
+    """In a child forked before the inputs came: what publish_inputs wrote (the order it runs
+    them in)."""
+    fd = leader.memfd
+    try:
+        blob = protocol.pread_all(fd, os.fstat(fd).st_size)
+    finally:
+        os.close(fd)
+    order, late, anchor, codes = marshal.loads(blob)
+    leader.input_codes = codes
+    leader.late = frozenset(late)
+    leader.anchor = anchor
+    leader.rank = rank = [0] * len(order)
+    for p, i in enumerate(order):
+        rank[i] = p
+    return order

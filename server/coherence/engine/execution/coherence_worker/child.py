@@ -1,0 +1,432 @@
+"""One child: a forked process that runs one program over the inputs.
+
+It enters the sandbox (its own process group, uid, limits, temp dir and guard mode), loads its
+program on top of the module context its leader loaded, makes the inputs, and runs the call
+loop, writing one record per input to its pipe and its progress to its slot, so that its leader
+knows which input was in progress if it dies.
+"""
+
+import marshal
+import os
+import signal
+import struct
+import sys
+import time
+import types
+
+from . import ahead, guard, loading, protocol
+from .canon import LIM, tname
+from .flat import flat_map, flat_seq, flat_set, snapshotter
+from .protocol import BUDGET_EXCEEDED, INPUT_ERROR, LOAD_FAILED, LOAD_OK, SLOT_LOAD, SLOT_POS, SLOT_WRITTEN, TIMEOUT, TOLD_HANGS
+from .timer import Timeout
+
+
+def child_main(leader, task, indices, w, slot, cwd, uid=guard.NOBODY, go=None):
+    enter(leader, w, cwd, uid)
+    out = Records(w, slot)
+    info = task.program
+    ns = dict(leader.module.__dict__)
+    f, receiver, load_error = load_program(leader, info, ns)
+    out.lines.append(protocol.record(task.t, protocol.LOADED, load_error))
+    out.flush(0)
+    struct.pack_into("q", slot, SLOT_LOAD, LOAD_OK if load_error is None else LOAD_FAILED)
+    if load_error is not None:
+        return
+    if indices is None:
+        # forked before the inputs existed (see ahead.prefork): parked until they did and a
+        # slot is free; they are in the memfd then
+        task.deadline = wait_for_slot(go)
+        go = None
+        indices = ahead.inputs_from_memfd(leader)
+    makers = input_makers(leader.input_codes, ns, receiver)
+    call_loop(leader, task, indices, f, makers, out, go)
+
+
+def enter(leader, w, cwd, uid):
+    """Into the sandbox: a process group of its own, none of its leader's or siblings'
+    descriptors but its pipe, the limits, the privilege drop, its own directory."""
+    try:
+        os.setpgid(0, 0)
+    except OSError:
+        pass
+    for fd in [leader.out_fd] + [x for x in leader.child_fds if x != w]:
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+    leader.timer.install()
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    guard.limit_child(leader.as_limit, leader.file_size_mb * 1024 * 1024,
+                      int(leader.program_budget + leader.call_timeout + 5), max(64, w + 16))
+    guard.drop_privileges(uid, leader.set_pdeathsig)
+    guard.confine(leader.guard, cwd)
+    sys.stdout = leader.sink_out
+    sys.stderr = leader.sink_err
+
+
+class Records(object):
+    """The child's records, written to its pipe in batches, and how far it got in its slot."""
+
+    __slots__ = ("lines", "state", "w", "slot")
+
+    def __init__(self, w, slot):
+        self.lines = []
+        self.state = [0, time.monotonic()]  # bytes pending, last flush
+        self.w = w
+        self.slot = slot
+
+    def flush(self, written):
+        lines = self.lines
+        if lines:
+            data = b"".join(lines)
+            del lines[:]
+            protocol.write_all(self.w, data)
+        struct.pack_into("q", self.slot, SLOT_WRITTEN, written)
+        self.state[0] = 0
+        self.state[1] = time.monotonic()
+
+
+def load_program(leader, info, ns):
+    """``(function, receiver class or None, load error or None)``: the program executed in
+    ``ns``, a copy of the module context's namespace."""
+    module = leader.module
+    f = None
+    load_error = None
+    receiver = None
+    try:
+        if info.code is not None:
+            leader.timer.timed(leader.prog_load_timeout, exec, info.code, ns)
+        if info.owner:
+            f, receiver, load_error = leader.loader.bind_method(info, ns, module)
+        else:
+            f = ns.get(info.entry)
+            if info.code is not None and f is not None and f is module.__dict__.get(info.entry):
+                f = None  # it did not define its own: the module's function is not an alternative
+            if f is None:
+                where = "program" if info.code is not None else "module"
+                load_error = "the %s defines no function named %r" % (where, info.entry)
+            elif not callable(f):
+                load_error = "%r is not callable" % info.entry
+    except Timeout:
+        load_error = "Timeout: loading the program took longer than %gs" % leader.prog_load_timeout
+    except BaseException as e:
+        load_error = protocol.describe_exc(e)
+    return f, receiver, load_error
+
+
+def input_makers(codes, ns, receiver):
+    """Per input: marshal data (bytes) that each call loads afresh, or a function that evaluates
+    the input afresh in the program's namespace; None for an input that cannot be made."""
+    makers = []
+    add_maker = makers.append
+    for code in codes:
+        if code is None:
+            add_maker(None)
+        elif code[0] == "marshal":
+            add_maker(code[1])
+        elif code[0] == "fn":
+            add_maker(types.FunctionType(code[1], ns))
+        else:
+            add_maker(lambda c=code[1]: eval(c, ns))
+    if receiver is not None:
+        # an instance method: called on an object built afresh for each call, which goes
+        # first among the arguments, so what the call does to it is part of the outcome
+        def on_fresh(mk, build=receiver, loads=marshal.loads):
+            def make():
+                args, kwargs = loads(mk) if mk.__class__ is bytes else mk()
+                return (build(),) + tuple(args), kwargs
+            return make
+
+        makers = [None if mk is None else on_fresh(mk) for mk in makers]
+    return makers
+
+
+def wait_for_slot(go):
+    """In a parked child: the deadline the leader sends when it gives the child a slot."""
+    got = b""
+    while len(got) < 8:
+        try:
+            part = os.read(go, 8 - len(got))
+        except InterruptedError:
+            continue
+        if not part:
+            os._exit(0)  # the leader is gone
+        got += part
+    os.close(go)
+    return struct.unpack("d", got)[0]
+
+
+def numpy_seed():
+    if "numpy" in sys.modules:
+        try:
+            return sys.modules["numpy"].random.seed
+        except BaseException:
+            pass
+    return None
+
+
+def may_draw(leader, text):
+    """Whether the program may draw random numbers, so that each call is reseeded (5 us, more
+    than a typical call): when its code or the module's mentions random, or a module it imported
+    from the workspace holds a generator (see loading.draws).  ``(per call, watch)``: watch
+    says whether to look again after a call that imported a module."""
+    roots = leader.workspace_roots
+    # (the leader looked at every module it had; the program's load may have imported more)
+    mark = loading.modules_mark()
+    per_call_seed = "random" in text or leader.workspace_draws or (
+        (mark is None or mark != leader.modules_scanned) and loading.draws(roots, leader.scanned))
+    return per_call_seed, not per_call_seed and bool(roots)
+
+
+def coroutines(text):
+    """``(coroutine type, asyncio.run)`` for a program that may be async, else (None, None)."""
+    if "async" not in text:
+        return None, None
+    try:
+        import asyncio
+
+        async def _probe():
+            pass
+
+        probe = _probe()
+        coroutine_type = type(probe)
+        probe.close()
+        return coroutine_type, asyncio.run
+    except BaseException:
+        return None, None
+
+
+def call_loop(leader, task, indices, f, makers, out, go):
+    """Every input of ``indices``, one call each, one record each.
+
+    One function, with everything it touches per call in local variables: this is the hot path
+    of every check (a fast function's call costs a few microseconds, and the loop's own work
+    per call is of that order), so none of it is split into calls of its own."""
+    t = task.t
+    info = task.program
+    seed = task.seed
+    import random
+
+    rseed = random.seed
+    text = info.source + (leader.job.get("module", {}).get("source") or "")
+    # Reseeding costs 5 us, more than a typical call: per call only when the code may draw
+    # numbers (see may_draw); a module imported during a call is looked at after that call.
+    roots = leader.workspace_roots
+    per_call_seed, watch = may_draw(leader, text)
+    seen_modules = len(sys.modules)
+    np_seed = None
+    if per_call_seed:
+        np_seed = numpy_seed()
+    np_s = seed % (2 ** 32)
+    rseed(seed)
+    if np_seed is not None:
+        try:
+            np_seed(np_s)
+        except BaseException:
+            np_seed = None
+    coroutine_type, run_coroutine = coroutines(text)
+
+    sink_out = leader.sink_out
+    sink_err = leader.sink_err
+    lines = out.lines
+    state = out.state
+    flush = out.flush
+    slot = out.slot
+    pack = struct.pack_into
+    canon = leader.canon
+    dump = leader.dump
+    loads = marshal.loads
+    enc = protocol.encode
+    take, changed = snapshotter(canon, dump)
+    timer = leader.timer
+    ct = leader.call_timeout
+    monotonic = time.monotonic
+    deadline = task.deadline
+    if go is not None:  # parked: wait for a slot (and the deadline) from the leader
+        deadline = wait_for_slot(go)
+    IMMUT = frozenset((int, float, str, bool, bytes, type(None), complex))
+    flt_repr = float.__repr__
+    prefix = b"%d " % t
+    K_TIMEOUT = protocol.raised(TIMEOUT)
+    K_BUDGET = protocol.raised(BUDGET_EXCEEDED)
+    K_INPUT = protocol.raised(INPUT_ERROR)
+    K_NONE = b'["ok",["N"],null,null]'
+    K_TRUE = b'["ok",["B",true],null,null]'
+    K_FALSE = b'["ok",["B",false],null,null]'
+    count = len(indices)
+    # Inputs come cheapest first: after this many timeouts in a row the larger inputs that
+    # follow would mostly time out too, at call_timeout each.  They are left out like inputs
+    # past the budget (for every program), which keeps an exponential program to a second or
+    # two instead of its whole budget.
+    streak_limit = 3
+    streak = 0
+    # The late inputs (ones the function is likely not meant for) come last in the order.
+    # Timeouts in a row before them say the likely inputs grew too large, not that the late
+    # ones would hang; and the late ones are often cheap (a negative n is an empty range).
+    # So the likely inputs stop at three timeouts in a row or a fifth of the budget before
+    # the deadline, and what is left of them is left out; then the late ones run.
+    late = leader.late
+    late_from = count
+    if late:
+        for p, i in enumerate(indices):
+            if i in late:
+                late_from = p
+                break
+    likely_deadline = deadline - 0.2 * leader.program_budget if late_from < count else deadline
+    skip_to = 0
+    # what the anchor task has left out (see Leader.note_left_out), looked at every 20 ms
+    rank = leader.rank
+    unpack = struct.unpack_from
+    told = leader.told
+    cut_likely, cut_late = unpack("qq", told, 0)
+    peek = 0.0
+    # Where the user's function (the anchor) hangs, a program that hangs too agrees with it,
+    # and each further such input would cost it a whole call_timeout to agree again (ten
+    # programs, three hangs each: 7.6 s of HumanEval/107's check).  So once this program has
+    # timed out on an input the anchor timed out on, it leaves the anchor's other timeouts
+    # out (dropped for every program, as inputs past a budget are).  A program that returns
+    # where the anchor hangs, the disagreement that matters there, runs them all.
+    hangs = told if leader.anchor is not None and t != leader.anchor else None
+    hangs_too = False
+    careful = task.careful  # a child of this program was killed in a call
+    timer.start_ticks(ct)
+    for pos in range(count):
+        if pos < skip_to:
+            continue
+        i = indices[pos]
+        pack("q", slot, SLOT_POS, pos)
+        now = monotonic()
+        if now > peek:
+            cut_likely, cut_late = unpack("qq", told, 0)
+            peek = now + 0.02
+        if pos < late_from and (streak >= streak_limit or now > likely_deadline or rank[i] >= cut_likely):
+            for j in indices[pos:late_from]:
+                lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
+            skip_to = late_from
+            streak = 0
+            continue
+        if now > deadline or streak >= streak_limit or (pos >= late_from and rank[i] >= cut_late):
+            for j in indices[pos:]:
+                lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
+            break
+        if hangs_too and hangs[TOLD_HANGS + i]:
+            lines.append(prefix + b"%d %s\n" % (i, K_BUDGET))
+            continue
+        mk = makers[i]
+        if mk is None:
+            lines.append(prefix + b"%d %s\n" % (i, K_INPUT))
+            continue
+        if per_call_seed:
+            rseed(seed)
+            if np_seed is not None:
+                np_seed(np_s)
+        if sink_out.size:
+            sink_out.reset()
+        if sink_err.size:
+            sink_err.reset()
+        stage = 0
+        timer.fired = False
+        try:
+            try:
+                timer.start = now
+                timer.armed = True
+                args, kwargs = loads(mk) if mk.__class__ is bytes else mk()
+                if type(args) is not tuple:
+                    args = tuple(args)
+                if type(kwargs) is not dict:
+                    kwargs = dict(kwargs)
+                check = False
+                for x in args:
+                    if type(x) not in IMMUT:
+                        check = True
+                        break
+                if kwargs and not check:
+                    for x in kwargs.values():
+                        if type(x) not in IMMUT:
+                            check = True
+                            break
+                if check:
+                    argv = args + (kwargs,) if kwargs else args
+                    pre = take(argv)
+                stage = 1
+                r = f(*args, **kwargs)
+                stage = 2
+                tr = type(r)
+                if tr is coroutine_type:
+                    r = run_coroutine(r)
+                    tr = type(r)
+                if tr is int and -LIM < r < LIM:
+                    v = b'["I","%d"]' % r
+                elif r is None:
+                    v = None
+                elif tr is bool:
+                    v = True if r else False
+                elif tr is float and r - r == 0:
+                    v = b'["F",' + flt_repr(r).encode("ascii") + b"]"
+                elif tr is str and len(r) < 2000:
+                    v = b'["S",' + enc(r).encode("ascii") + b"]"
+                else:
+                    if tr is list or tr is tuple:
+                        v = flat_seq(r, tr)
+                    elif tr is dict:
+                        v = flat_map(r)
+                    elif tr is set or tr is frozenset:
+                        v = flat_set(r)
+                    else:
+                        v = None
+                    if v is None:
+                        v = dump(canon(r), r).encode("ascii")
+                m = changed(pre, argv) if check else None
+            finally:
+                timer.armed = False
+            if timer.fired:
+                raise Timeout()
+            if m is None:
+                if v is None:
+                    key = K_NONE
+                elif v is True:
+                    key = K_TRUE
+                elif v is False:
+                    key = K_FALSE
+                else:
+                    key = b'["ok",' + v + b",null,null]"
+            else:
+                if v is None:
+                    v = b'["N"]'
+                elif v is True:
+                    v = b'["B",true]'
+                elif v is False:
+                    v = b'["B",false]'
+                key = b'["ok",' + v + b"," + m + b",null]"
+        except Timeout:
+            key = K_TIMEOUT
+        except BaseException as e:
+            if timer.fired:
+                key = K_TIMEOUT
+            elif stage == 0:
+                key = K_INPUT
+            else:
+                key = enc(["raise", None, None, tname(e)]).encode("ascii")
+        lines.append(prefix + b"%d %s\n" % (i, key))
+        if key is K_TIMEOUT:
+            streak += 1
+            if hangs is not None and hangs[TOLD_HANGS + i]:
+                hangs_too = True
+        else:
+            streak = 0
+        if watch and len(sys.modules) != seen_modules:
+            seen_modules = len(sys.modules)
+            if loading.draws(roots, leader.scanned):
+                per_call_seed, watch = True, False
+                np_seed = numpy_seed()
+        state[0] += len(key)
+        # A child killed in a call stuck in C (the timer cannot interrupt ``sum(range(2**31))``)
+        # loses what it has not written, and its replacement re-runs that against the same
+        # deadline: at most 50 ms of work, once, because the replacement writes every record
+        # at once (``careful``) and so loses nothing to the next stuck call.  Writing more often
+        # in every child would cost each run a leader wake-up per write.
+        if careful or state[0] > 32768 or now - state[1] > 0.05:
+            flush(pos + 1)
+    timer.stop_ticks()
+    pack("q", slot, SLOT_POS, count)
+    flush(count)

@@ -1,0 +1,221 @@
+"""The fast paths of the canonical form for flat values (the common case: ints, strings, and
+lists, tuples, sets and dicts of them), and the snapshots that tell whether a call changed its
+arguments.
+
+Each writes the canonical JSON directly, without building the structure ``canon.py`` builds.
+Both must agree exactly with the general canonicalizer: a value takes the fast path in one
+program and, say, a subclass takes the slow one in another, and their keys must still match
+(tests/engine/test_fast_paths.py holds them to it).
+"""
+
+import json
+import operator
+
+from .canon import LIM as _LIM
+from .canon import SIZE_CAP
+
+_FLAT = frozenset((int, str, bool, float, type(None)))
+_FLAT_LEN = 4096  # well under canon.MAX_NODES: long sequences take the general path and its caps
+_enc_str = json.encoder.encode_basestring_ascii
+
+
+def snapshotter(canon, dump):
+    """``take(argv)`` before a call and ``changed(before, argv)`` after it: the canonical JSON
+    (bytes) of the arguments when the call changed them, else None.
+
+    Flat arguments (scalars, and lists or tuples of scalars) are kept as shallow copies and
+    compared by identity, element by element: a fraction of a microsecond, where their repr (or
+    canonical structure) cost a few per call.  Scalars cannot change in place, so equal identities
+    mean an unchanged argument; different ones (``xs.sort()``, or ``xs[0] = xs[0] + 0`` for a big
+    int) are settled element by element as their canonical structures would be (``flat_same``),
+    so an equal value put back is no change, and only a changed call canonicalizes its arguments.
+    Anything else is compared by canonical structure."""
+    flat = _FLAT
+    same = operator.is_
+
+    def take(argv):
+        copies = None
+        for k, a in enumerate(argv):
+            ta = type(a)
+            if ta in flat:
+                continue
+            if (ta is list or ta is tuple) and len(a) <= _FLAT_LEN and set(map(type, a)) <= flat:
+                if ta is list:
+                    if copies is None:
+                        copies = list(argv)
+                    copies[k] = a[:]
+                continue
+            return canon(argv, False)
+        return argv if copies is None else tuple(copies)
+
+    def changed(before, argv):
+        if type(before) is tuple:
+            for a, b in zip(argv, before):
+                if a is not b and (len(a) != len(b) or not all(map(same, a, b))):
+                    kept = flat_same(a, b)
+                    if kept is None:  # something not flat came in: compare the structures
+                        after = canon(argv, False)
+                        return dump(after, argv).encode("ascii") if after != canon(before, False) else None
+                    if not kept:
+                        return flat_args(argv) or dump(canon(argv, False), argv).encode("ascii")
+            return None
+        after = canon(argv, False)
+        return dump(after, argv).encode("ascii") if after != before else None
+
+    return take, changed
+
+
+def flat_same(a, b):
+    """Whether the list ``a`` still has the canonical structure of ``b``, its flat copy taken
+    before the call: True, False, or None when ``a`` now holds something that is not flat (the
+    caller compares canonical structures then).  Element by element as the structures compare:
+    same type and equal value, where every NaN is "nan" (equal) and 0.0 equals -0.0."""
+    if len(a) != len(b):
+        return False if set(map(type, a)) <= _FLAT else None
+    for x, y in zip(a, b):
+        if x is y:
+            continue
+        tx = type(x)
+        if tx not in _FLAT:
+            return None
+        if tx is not type(y):
+            return False
+        if x == y or (tx is float and x != x and y != y):
+            continue
+        return False
+    return True
+
+
+def scalars_json(r):
+    """The canonical JSON of each element of ``r``, joined by commas, when every element is a
+    flat scalar (an int of less than 63 bits, str, float, bool or None); else None."""
+    parts = []
+    add = parts.append
+    for e in r:
+        te = type(e)
+        if te is int:
+            if not -_LIM < e < _LIM:
+                return None
+            add('["I","%d"]' % e)
+        elif te is str:
+            add('["S",' + _enc_str(e) + "]")
+        elif te is float:
+            if e - e == 0:
+                add('["F",' + float.__repr__(e) + "]")
+            else:
+                add('["F","nan"]' if e != e else '["F","inf"]' if e > 0 else '["F","-inf"]')
+        elif te is bool:
+            add('["B",true]' if e else '["B",false]')
+        elif e is None:
+            add('["N"]')
+        else:
+            return None
+    return ",".join(parts)
+
+
+def flat_args(argv):
+    """Canonical JSON (bytes) of the argument tuple ``argv`` when each argument is a flat scalar
+    or a flat list or tuple (the usual in-place sort), else None."""
+    parts = []
+    for a in argv:
+        ta = type(a)
+        if ta is list or ta is tuple:
+            part = flat_seq(a, ta)
+            if part is None:
+                return None
+            parts.append(part.decode("ascii"))
+        else:
+            part = scalars_json((a,))
+            if part is None:
+                return None
+            parts.append(part)
+    text = '["T",[' + ",".join(parts) + "]]"
+    if len(text) > SIZE_CAP:
+        return None  # the general path applies the size cap
+    return text.encode("ascii")
+
+
+def flat_seq(r, tr):
+    """Canonical JSON (bytes) of a list/tuple of flat scalars, or None for anything else."""
+    n = len(r)
+    if n > _FLAT_LEN:
+        return None
+    if n == 0:
+        return b'["L",[]]' if tr is list else b'["T",[]]'
+    kinds = set(map(type, r))
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if kind is int:
+        if min(r) <= -_LIM or max(r) >= _LIM:
+            return None
+        body = ",".join(map('["I","%d"]'.__mod__, r))
+    elif kind is str:
+        body = ",".join(['["S",' + e + "]" for e in map(_enc_str, r)])
+    else:
+        body = scalars_json(r)  # mixed (an int and a str), floats, bools, Nones
+        if body is None:
+            return None
+    text = ('["L",[' if tr is list else '["T",[') + body + "]]"
+    if len(text) > SIZE_CAP:
+        return None  # the general path applies the size cap
+    return text.encode("ascii")
+
+
+def scalar_json(e):
+    """The canonical JSON of one flat scalar (see ``scalars_json``), or None."""
+    te = type(e)
+    if te is str:
+        return '["S",' + _enc_str(e) + "]"
+    if te is int:
+        return '["I","%d"]' % e if -_LIM < e < _LIM else None
+    if te is float:
+        if e - e == 0:
+            return '["F",' + float.__repr__(e) + "]"
+        return '["F","nan"]' if e != e else '["F","inf"]' if e > 0 else '["F","-inf"]'
+    if te is bool:
+        return '["B",true]' if e else '["B",false]'
+    if e is None:
+        return '["N"]'
+    return None
+
+
+def flat_map(r):
+    """Canonical JSON (bytes) of a dict whose keys and values are flat scalars (a word count), or
+    None for anything else.  The general path took 2 us per call for a dict of one item and 6 us
+    for three: more than most calls that return one."""
+    n = len(r)
+    if n > _FLAT_LEN:
+        return None
+    items = []
+    add = items.append
+    for k, v in r.items():
+        ke = scalar_json(k)
+        if ke is None:
+            return None
+        ve = scalar_json(v)
+        if ve is None:
+            return None
+        add((ke, "[" + ke + "," + ve + "]"))
+    if n > 1:
+        # by key alone, and stable: two NaN keys keep their order, as in the general path
+        items.sort(key=_first)
+    text = '["D",[' + ",".join([x for _, x in items]) + "]]"
+    if len(text) > SIZE_CAP:
+        return None  # the general path applies the size cap
+    return text.encode("ascii")
+
+
+def flat_set(r):
+    """Canonical JSON (bytes) of a set or frozenset of flat scalars, or None for anything else."""
+    if len(r) > _FLAT_LEN:
+        return None
+    parts = list(map(scalar_json, r))
+    if None in parts:
+        return None
+    parts.sort()
+    text = '["E",[' + ",".join(parts) + "]]"
+    if len(text) > SIZE_CAP:
+        return None
+    return text.encode("ascii")
+
+
+_first = operator.itemgetter(0)

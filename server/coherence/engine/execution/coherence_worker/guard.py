@@ -1,0 +1,410 @@
+"""The worker's own guards, in every sandbox mode: an audit hook that blocks the dangerous parts
+of the OS interface, resource limits, the privilege drop of children, the namespaces a root
+worker isolates itself in, and the sinks that keep user output away from every descriptor.
+
+The audit hook reads its mode and roots from a dict the worker changes as it goes (``state``):
+
+    mode LOAD   : importing user code in the leader: block processes, network, foreign writes
+    mode LEADER : the worker's own bookkeeping: allow everything
+    mode CHILD  : running a program: like LOAD, plus no reads of private paths, and kill only
+                  of itself
+"""
+
+import errno
+import io
+import os
+import signal
+import struct
+import sys
+
+from .protocol import describe_exc
+
+try:
+    import resource
+except ImportError:  # pragma: no cover - non-Unix
+    resource = None
+
+LOAD = "load"
+LEADER = "leader"
+CHILD = "child"
+NOBODY = 65534
+# Children that drop root privileges each get a uid (and gid) of their own instead of sharing
+# "nobody": processes of one uid may signal each other, so with a shared uid a hostile program
+# could kill(-1, SIGKILL) every other program's child (and any "nobody" process on the host).
+# The range is far above real accounts; each leader starts at a random point in it.
+CHILD_UID_BASE = 1500000000
+CHILD_UID_SPAN = 500000000
+
+# event -> (indices of path arguments, index of dir_fd argument or None)
+PATHS = {
+    "os.remove": ((0,), 1),
+    "os.rmdir": ((0,), 1),
+    "os.mkdir": ((0,), 2),
+    "os.rename": ((0, 1), 2),
+    "os.link": ((1,), 3),
+    "os.symlink": ((1,), 2),
+    "os.chmod": ((0,), 2),
+    "os.chown": ((0,), 3),
+    "os.lchown": ((0,), None),
+    "os.utime": ((0,), 3),
+    "os.truncate": ((0,), None),
+    "os.setxattr": ((0,), None),
+    "os.removexattr": ((0,), None),
+    "os.chflags": ((0,), None),
+    "os.lchflags": ((0,), None),
+    "os.mkfifo": ((0,), 2),
+    "os.mknod": ((0,), 3),
+    "shutil.rmtree": ((0,), 1),
+    "shutil.copyfile": ((1,), None),
+    "shutil.copymode": ((1,), None),
+    "shutil.copystat": ((1,), None),
+    "shutil.copytree": ((1,), None),
+    "shutil.move": ((0, 1), None),
+    "shutil.chown": ((0,), None),
+}
+PROCS = frozenset((
+    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "subprocess.Popen", "os.fork",
+    "os.forkpty", "pty.spawn", "os.startfile", "socket.connect", "socket.bind",
+    "socket.sendto", "socket.sendmsg", "socket.getaddrinfo", "socket.gethostbyname",
+    "_thread.start_new_thread", "_thread.start_joinable_thread", "os.setuid", "os.setgid",
+    "os.setreuid", "os.setregid", "os.setresuid", "os.setresgid", "os.setgroups",
+    "os.chroot", "os.pidfd_open",
+))
+KILL = frozenset(("os.kill", "os.killpg", "signal.pthread_kill"))
+WATCH = frozenset(PATHS) | PROCS | KILL | {"open"}
+
+
+def arm(state, job):
+    """Fill ``state`` from the job (the private paths, and what in them children may read) and
+    install the hook, once per process: audit hooks cannot be removed."""
+    state["private"] = tuple(os.path.realpath(p) for p in job.get("private") or () if p)
+    allow = [os.path.realpath(p) for p in (job.get("allow") or []) + sys.path if p and os.path.isabs(p)]
+    state["allow"] = tuple(allow) + (state["root"],)
+    install_guard(state)
+
+
+def install_guard(state):
+    """Install the audit hook.  ``state`` (mutable dict) holds the mode (see the module's
+    docstring), the allowed write root, the private paths and what in them may be read."""
+    realpath = os.path.realpath
+    join = os.path.join
+    getcwd = os.getcwd
+    fspath = os.fspath
+    fsdecode = os.fsdecode
+    readlink = os.readlink
+    sep = os.sep
+    WFLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+    getpid = os.getpid
+    # closure cells, not globals: the hook runs on every audit event (a child's marshal load of
+    # each input is one)
+    watch, paths, procs, kills = WATCH, PATHS, PROCS, KILL
+    leader, child = LEADER, CHILD
+
+    def inside(path, dir_fd=None):
+        try:
+            if isinstance(path, int):
+                return True  # an already-open descriptor
+            p = fspath(path)
+            if isinstance(p, bytes):
+                p = fsdecode(p)
+            if not p.startswith("/") and isinstance(dir_fd, int) and dir_fd >= 0:
+                base = readlink("/proc/self/fd/%d" % dir_fd)
+            else:
+                base = getcwd()
+            full = realpath(join(base, p))
+            root = state["root"]
+            return full == root or full.startswith(root + sep)
+        except BaseException:
+            return False
+
+    def under(path, roots):
+        for r in roots:
+            if path == r or path.startswith(r + sep):
+                return True
+        return False
+
+    def readable(path):
+        """Reads are free except other processes' /proc entries (their environment holds the
+        editor's API keys) and the private directories (the user's home) outside the paths the
+        program legitimately needs (interpreter, site-packages, workspace)."""
+        try:
+            if isinstance(path, int):
+                return True
+            p = fspath(path)
+            if isinstance(p, bytes):
+                p = fsdecode(p)
+            if not p.startswith("/"):
+                p = join(getcwd(), p)
+            if p.startswith("/proc/"):
+                head = p[6:].split("/", 1)[0]
+                if head.isdigit() and int(head) != getpid():
+                    return False
+            private = state.get("private") or ()
+            if private:
+                full = realpath(p)
+                if under(full, private) and not under(full, state.get("allow") or ()):
+                    return False
+            return True
+        except BaseException:
+            return False
+
+    def deny(event):
+        raise PermissionError(errno.EACCES, "blocked by the coherence sandbox: " + event)
+
+    def hook(event, args):
+        if event not in watch:
+            return
+        mode = state["mode"]
+        if mode == leader:
+            return
+        if event == "open":
+            try:
+                m = args[1]
+                fl = args[2]
+                writing = (isinstance(m, str) and ("w" in m or "a" in m or "x" in m or "+" in m)) or (
+                    isinstance(fl, int) and fl & WFLAGS
+                )
+            except BaseException:
+                writing = True
+            if writing:
+                if not inside(args[0]):
+                    deny("writing " + str(args[0])[:200])
+            elif mode == child and not readable(args[0]):
+                deny("reading " + str(args[0])[:200])
+            return
+        spec = paths.get(event)
+        if spec is not None:
+            idx, dfd = spec
+            dir_fd = None
+            if dfd is not None and len(args) > dfd:
+                dir_fd = args[dfd]
+            for k in idx:
+                if k < len(args) and not inside(args[k], dir_fd):
+                    deny(event + " " + str(args[k])[:200])
+            return
+        if event in procs:
+            deny(event)
+        if event in kills:
+            try:
+                pid = args[0]
+            except BaseException:
+                pid = None
+            if event == "os.kill" and (pid == getpid() or pid == 0) and mode == child:
+                return
+            if event == "signal.pthread_kill":
+                return
+            deny(event)
+
+    sys.addaudithook(hook)
+
+
+# --------------------------------------------------------------------------------------------
+# small helpers
+# --------------------------------------------------------------------------------------------
+
+
+class Sink(io.TextIOBase):
+    """sys.stdout / sys.stderr replacement: keeps at most ``cap`` characters, drops the rest."""
+
+    def __init__(self, cap):
+        self.cap = cap
+        self.size = 0
+        self.parts = []
+        self.buffer = ByteSink(self)
+
+    def write(self, s):
+        n = len(s)
+        if self.size < self.cap:
+            self.parts.append(s[: self.cap - self.size])
+        self.size += n
+        return n
+
+    def writelines(self, lines):
+        for s in lines:
+            self.write(s)
+
+    def reset(self):
+        if self.size:
+            self.size = 0
+            self.parts = []
+
+    def writable(self):
+        return True
+
+    def fileno(self):
+        return 1  # /dev/null in the worker
+
+    def isatty(self):
+        return False
+
+    @property
+    def encoding(self):
+        return "utf-8"
+
+    def flush(self):
+        pass
+
+
+class ByteSink(io.RawIOBase):
+    """``sys.stdout.buffer`` of a Sink: counts what is written, keeps nothing."""
+
+    def __init__(self, owner):
+        self.owner = owner
+
+    def write(self, b):
+        n = len(b)
+        self.owner.size += n
+        return n
+
+    def writable(self):
+        return True
+
+
+def vm_bytes():
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except BaseException:
+        return 0
+
+
+def prctl_pdeathsig():
+    """Return a function that makes the calling process die with its parent (Linux), or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        prctl = libc.prctl
+
+        def set_pdeathsig():
+            prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+
+        return set_pdeathsig
+    except BaseException:
+        return None
+
+
+def isolate_as_root(tmp):
+    """Guard mode as root (bubblewrap missing or not working): the audit hook stops Python-level
+    writes and connections, but ctypes calls libc directly, and the children's own uid may still
+    create files in world-writable directories (/tmp, /var/tmp, /dev/shm) and connect to any
+    address, loopback included.  So the leader, while still root, moves into a network namespace
+    of its own (no interface but a down loopback: every connect fails) and a mount namespace of its
+    own where every mount is read-only except ``tmp``, the run's temp dir.  Its children inherit
+    both.  Nothing changes outside this process tree.  Returns what it could not do (best effort:
+    without CAP_SYS_ADMIN, e.g. in a container, the guards stay as they were)."""
+    if not sys.platform.startswith("linux") or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return []
+    problems = []
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
+        MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 0x20, 0x1000, 0x4000, 1 << 18
+        if libc.unshare(CLONE_NEWNET) != 0:
+            problems.append("network namespace: errno %d" % ctypes.get_errno())
+        if libc.unshare(CLONE_NEWNS) != 0:
+            problems.append("mount namespace: errno %d" % ctypes.get_errno())
+            return problems
+        # our mounts stop propagating to the host's namespace
+        if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            problems.append("private mounts: errno %d" % ctypes.get_errno())
+            return problems
+        # every mount read-only: mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, {MOUNT_ATTR_RDONLY})
+        attr = ctypes.create_string_buffer(struct.pack("QQQQ", 1, 0, 0, 0), 32)
+        if libc.syscall(442, -100, b"/", 0x8000, attr, 32) != 0:
+            # an older kernel: remount each mount point read-only, one by one
+            with open("/proc/self/mountinfo", "rb") as f:
+                points = [line.split()[4] for line in f.read().splitlines() if len(line.split()) > 4]
+            for point in points:
+                point = point.replace(b"\\040", b" ")
+                libc.mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+        # the run's temp dir writable again: a bind mount of it, remounted read-write
+        real = os.path.realpath(tmp).encode()
+        if libc.mount(real, real, None, MS_BIND, None) != 0 or libc.mount(
+            None, real, None, MS_REMOUNT | MS_BIND, None
+        ) != 0:
+            problems.append("writable temp dir: errno %d" % ctypes.get_errno())
+    except BaseException as e:
+        problems.append(describe_exc(e))
+    return problems
+
+
+def setrlimit(which, soft, extra=0):
+    """Lower a limit (soft, and hard = soft + extra so the program cannot raise it again)."""
+    if resource is None:
+        return
+    try:
+        _, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            soft = min(soft, hard)
+            new_hard = min(soft + extra, hard)
+        else:
+            new_hard = soft + extra
+        resource.setrlimit(which, (soft, new_hard))
+    except BaseException:
+        try:
+            resource.setrlimit(which, (soft, resource.getrlimit(which)[1]))
+        except BaseException:
+            pass
+
+
+def limit_child(as_limit, file_size, cpu_seconds, nofile):
+    """A child's resource limits, lowered for good (see setrlimit)."""
+    if resource is None:
+        return
+    setrlimit(resource.RLIMIT_AS, as_limit)
+    setrlimit(resource.RLIMIT_FSIZE, file_size)
+    # backstop only (SIGXCPU -> Timeout); the wall-clock watchdog acts first
+    setrlimit(resource.RLIMIT_CPU, cpu_seconds, 2)
+    setrlimit(resource.RLIMIT_NOFILE, nofile)
+    setrlimit(resource.RLIMIT_CORE, 0)
+
+
+def drop_privileges(uid, set_pdeathsig):
+    """A child of a root worker becomes ``uid`` (its own, see CHILD_UID_BASE), dies with its
+    leader, and may start no process."""
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        try:
+            os.setgroups([])
+        except BaseException:
+            pass
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+        except BaseException:
+            pass
+    if set_pdeathsig is not None:
+        try:
+            set_pdeathsig()  # after the uid change, which clears it
+        except BaseException:
+            pass
+    if os.getppid() == 1:
+        os._exit(1)
+    if resource is not None and hasattr(resource, "RLIMIT_NPROC"):
+        setrlimit(resource.RLIMIT_NPROC, 0)
+
+
+def confine(state, cwd):
+    """The child's own temp dir becomes its working directory, home, temp dir and the only
+    place it may write; the hook switches to CHILD."""
+    try:
+        os.chdir(cwd)
+    except OSError:
+        pass
+    os.environ["HOME"] = cwd
+    os.environ["TMPDIR"] = cwd
+    if "tempfile" in sys.modules:
+        try:
+            sys.modules["tempfile"].tempdir = cwd
+        except BaseException:
+            pass
+    try:
+        os.umask(0o077)
+    except BaseException:
+        pass
+    state["root"] = os.path.realpath(cwd)
+    state["mode"] = CHILD

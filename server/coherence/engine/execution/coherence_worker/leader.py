@@ -1,0 +1,489 @@
+"""A job's leader: it loads the module context and the programs once, then forks a child per
+program (``child.py``) into a few slots, parks spare ones, forwards their records to coherence,
+and replaces a child that died in a call (``watch.py``).  One leader per job: the one-shot
+worker itself, or a fork of the warm worker (``serve.py``).
+"""
+
+import gc
+import io
+import mmap
+import os
+import select
+import signal
+import struct
+import sys
+import time
+
+from . import ahead, guard, loading, protocol, watch
+from .canon import make_canonicalizer
+from .child import child_main
+from .protocol import BUDGET_EXCEEDED, DONE_RECORD, LOAD_PENDING, META, MODULE, SLOT_SIZE, TIMEOUT, TOLD_HANGS
+from .timer import Timer
+
+
+class Task(object):
+    """One program to run over the inputs, by one child after another (a child that dies in a
+    call is replaced by one for the inputs left)."""
+
+    __slots__ = ("t", "program", "deadline", "seed", "restarts", "stalls", "queued_at", "careful")
+
+    def __init__(self, t, program, seed):
+        self.t = t  # the task's number in the records
+        self.program = program  # a loading.Program
+        self.deadline = None  # when its budget runs out (set when its first child gets a slot)
+        self.seed = seed
+        self.restarts = 0  # children forked for it so far
+        self.stalls = 0  # children that died between calls in a row (see watch.finish_child)
+        self.queued_at = None  # when its restart was queued: that wait is not charged
+        self.careful = False  # a child of it was killed in a call: the next writes every record
+
+
+class Leader(object):
+    """One job: its limits, what it loaded, its tasks and its children."""
+
+    def __init__(self, job):
+        self.job = job
+        self.out_fd = job["fd"]
+        lim = job.get("limits") or {}
+        self.call_timeout = float(lim.get("call_timeout", 1.0))
+        self.program_budget = float(lim.get("program_budget", 20.0))
+        self.load_timeout = float(lim.get("load_timeout", 30.0))
+        self.prog_load_timeout = min(self.load_timeout, max(5.0, 2 * self.call_timeout))
+        self.memory_mb = int(lim.get("memory_mb", 1024))
+        self.file_size_mb = int(lim.get("file_size_mb", 16))
+        self.max_output = int(lim.get("max_output_kb", 64)) * 1024
+        jobs = int(lim.get("jobs", 0) or 0)
+        if jobs <= 0:
+            try:
+                jobs = len(os.sched_getaffinity(0))
+            except BaseException:
+                jobs = os.cpu_count() or 1
+        self.jobs = max(1, jobs)
+        # children forked ahead and parked until a slot frees up (see schedule)
+        self.max_parked = min(16, 4 * self.jobs)
+        self.seed = int(job.get("seed", 0))
+        self.read_order(job)
+        self.cuts = [1 << 60, 1 << 60]
+        self.rank = []  # input index -> position in the order (set by schedule)
+        self.order = None  # see _order
+        self.allowed_all = None  # see watch.allowed_for
+        self.child_fds = set()  # descriptors a new child closes (its siblings' pipes)
+        self.told = None  # see share_told
+        self.preforked = {}  # task number -> child forked before the inputs came (see ahead.prefork)
+        self.tasks = None  # see make_tasks
+        self.next_uid = None
+        self.memfd = None  # see ahead.prefork
+        self.input_codes = None  # see loading.prepare_inputs
+        self.tmp = job["tmp"]
+        self.out_buf = []
+        self.running = {}  # fd -> child
+        self.guard = {"mode": guard.LOAD, "root": os.path.realpath(self.tmp)}
+        self.timer = Timer()
+        self.loader = loading.Loader(self.timer, self.load_timeout, self.prog_load_timeout)
+        self.sink_out = guard.Sink(self.max_output)
+        self.sink_err = guard.Sink(self.max_output)
+
+    def read_order(self, job):
+        # inputs run after all others (the executor ordered them last): see child.call_loop
+        self.late = frozenset(i for i in job.get("late") or () if isinstance(i, int))
+        # The task whose left-out inputs are left out for every program (the caller drops an
+        # input any program did not reach, and never drops this program): once it leaves inputs
+        # out, the others skip them.  cuts: the first position in the order it left out, among
+        # the likely inputs and among the late ones (see note_left_out).
+        anchor = job.get("anchor")
+        self.anchor = anchor if isinstance(anchor, int) and not isinstance(anchor, bool) else None
+
+    # -- output to coherence -----------------------------------------------------------------
+    def emit(self, line):
+        self.out_buf.append(line)
+
+    def flush(self):
+        if not self.out_buf:
+            return
+        data = b"".join(self.out_buf)
+        self.out_buf = []
+        protocol.write_all(self.out_fd, data)
+
+    def emit_json(self, t, i, obj):
+        self.emit(protocol.record(t, i, obj))
+
+    def _on_term(self, signum, frame):
+        self.guard["mode"] = guard.LEADER
+        watch.kill_all(self)
+        os._exit(1)
+
+    # -- setup -------------------------------------------------------------------------------
+    def setup(self):
+        job = self.job
+        try:
+            if hasattr(sys, "set_int_max_str_digits"):
+                sys.set_int_max_str_digits(0)
+        except BaseException:
+            pass
+        sys.dont_write_bytecode = True
+        os.makedirs(self.tmp, exist_ok=True)
+        try:
+            os.chmod(self.tmp, 0o711)
+        except OSError:
+            pass
+        if job.get("isolate", True):
+            self.isolation_problems = guard.isolate_as_root(self.tmp)
+        loading.set_path(job)
+        self.timer.install()
+        for name in ("SIGINT", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                try:
+                    signal.signal(sig, signal.SIG_DFL)
+                except BaseException:
+                    pass
+        # SIGTERM from coherence: kill and reap the children, then leave (nothing orphaned)
+        signal.signal(signal.SIGTERM, self._on_term)
+        if guard.resource is not None:
+            guard.setrlimit(guard.resource.RLIMIT_CORE, 0)
+        self.set_pdeathsig = guard.prctl_pdeathsig()
+        if self.set_pdeathsig is not None and job.get("die_with_parent", True):
+            try:
+                self.set_pdeathsig()
+            except BaseException:
+                pass
+        guard.arm(self.guard, job)
+        sys.stdout = self.sink_out
+        sys.stderr = self.sink_err
+        sys.stdin = io.StringIO("")
+        self.canon, self.dump = make_canonicalizer()
+
+    def run(self):
+        self.setup()
+        loader = self.loader
+        loader.preimport(loading.PREIMPORT_CORE)
+        if not loading.children_can_import():
+            loader.preimport(loading.PREIMPORT)
+        mod_spec = self.job.get("module") or {}
+        self.module, err = loader.load_module(mod_spec)
+        self.guard["mode"] = guard.LEADER
+        self.emit_json(META, MODULE, err)
+        if err is not None:
+            self.emit(DONE_RECORD)
+            self.flush()
+            return
+        self.guard["mode"] = guard.LOAD
+        texts = [p.get("source") or "" for p in self.job["programs"]]
+        texts.append(mod_spec.get("source") or "")
+        if any("async" in t for t in texts):
+            loader.preimport(("asyncio",))
+        self.programs = loader.prepare_programs(self.job["programs"], self.module)
+        # read here, where the workspace is readable: children of root run as nobody
+        dirs = [d for d in mod_spec.get("sys_path") or () if d]
+        self.workspace_roots = tuple({os.path.join(x, "") for d in dirs for x in (d, os.path.realpath(d))})
+        self.scanned = {mod_spec.get("filename")}  # the module's source is checked as text already
+        self.workspace_draws = bool(self.workspace_roots) and loading.draws(self.workspace_roots, self.scanned)
+        self.modules_scanned = loading.modules_mark()
+        self.guard["mode"] = guard.LEADER
+        sys.stdout = self.sink_out
+        sys.stderr = self.sink_err
+        self.flush()
+        if self.job.get("inputs_fd") is not None:
+            ahead.prefork(self)
+        if not ahead.receive_inputs(self):
+            ahead.drop_preforked(self)  # and their directories: the job's must be left empty
+            return
+        self.input_codes = loading.prepare_inputs(self.job["inputs"], self.job.get("packed"))
+        if self.preforked:
+            ahead.publish_inputs(self)
+        self.schedule()
+        self.emit(DONE_RECORD)
+        self.flush()
+
+    def make_tasks(self):
+        """One task per program to run (the job's "tasks", or one per program), made once."""
+        if self.tasks is None:
+            specs = self.job.get("tasks")
+            if specs is None:
+                specs = [{"program": p} for p in range(len(self.programs))]
+            self.tasks = [Task(t, self.programs[int(spec.get("program", t))], int(spec.get("seed", self.seed)))
+                          for t, spec in enumerate(specs)]
+        return self.tasks
+
+    def input_order(self):
+        """The order every program runs the inputs in (the job's, when it is one); checked once
+        (ahead.publish_inputs and schedule both ask)."""
+        n = len(self.input_codes)
+        if self.order is None or len(self.order) != n:
+            order = self.job.get("order")
+            if not (isinstance(order, list) and len(order) == n and sorted(order) == list(range(n))):
+                order = list(range(n))
+            self.order = order
+        return self.order
+
+    def share_told(self, n):
+        """What the anchor task tells the other programs, shared with every child: its cuts (see
+        note_left_out), then one byte per input it timed out on (see child.call_loop: a program
+        that hangs on one of them too skips the others), for ``n`` inputs.  Children forked
+        before the inputs came (see ahead.prefork) keep the one made then, which is large
+        enough."""
+        if self.told is None or len(self.told) < TOLD_HANGS + n:
+            self.told = mmap.mmap(-1, TOLD_HANGS + max(1, n))
+        struct.pack_into("qq", self.told, 0, *self.cuts)
+
+    def before_forks(self):
+        """What every child is forked with: the shared objects out of the collector's sight, the
+        address-space limit, the first child uid."""
+        # Everything built so far is shared with every child.  Out of the collector's sight, it is
+        # not traversed (and so not copied page by page) each time a child's allocations trigger
+        # a collection: that cost a child 3 ms before its first call.
+        gc.freeze()
+        vm = guard.vm_bytes()
+        self.as_limit = vm + self.memory_mb * 1024 * 1024 if vm else self.memory_mb * 1024 * 1024
+        if self.next_uid is None:
+            try:
+                self.next_uid = guard.CHILD_UID_BASE + int.from_bytes(os.urandom(4), "big") % (guard.CHILD_UID_SPAN - 1000000)
+            except BaseException:
+                self.next_uid = guard.CHILD_UID_BASE + os.getpid() * 1000 % guard.CHILD_UID_SPAN
+
+    # -- scheduling --------------------------------------------------------------------------
+    def schedule(self):
+        n = len(self.input_codes)
+        queue = []
+        order = self.input_order()
+        self.rank = rank = [0] * n
+        for p, i in enumerate(order):
+            rank[i] = p
+        self.share_told(n)
+        if self.anchor is not None:
+            self.left_out = protocol.raised_records(self.anchor, BUDGET_EXCEEDED)
+            self.hung = protocol.raised_records(self.anchor, TIMEOUT)
+        running = self.running
+        for task in self.make_tasks():
+            t = task.t
+            info = task.program
+            if info.error is not None:
+                self.emit_json(t, protocol.LOADED, info.error)
+                continue
+            child = self.preforked.get(t)
+            if child is not None:  # parked with its program loaded: released in this order
+                child.indices = list(order)
+                child.allowed = watch.allowed_for(self, child.indices)
+                running[child.fd] = child
+                continue
+            queue.append((task, list(order)))
+        self.flush()
+        self.before_forks()
+        while queue or running:
+            now = time.monotonic()
+            waiting = [c for c in running.values() if c.parked]  # in the queue's order
+            active = len(running) - len(waiting)
+            # A restarted task (its child died in a call) goes before the parked ones: its budget
+            # is running, and theirs has not started.
+            restart_first = bool(queue) and queue[0][0].deadline is not None
+            while waiting and active < self.jobs and not restart_first:
+                self.release(waiting.pop(0), now)
+                active += 1
+            parked = len(waiting)
+            wanted = []
+            while queue and active < self.jobs:
+                task, indices = queue.pop(0)
+                wanted.append((task, indices, False))
+                active += 1
+            # Spare children, forked while the others run and parked with their programs loaded,
+            # take the next free slots at once (a fork, the program's load and the child's setup
+            # cost 3-4 ms per program).  They are forked several at a time: see spawn_all.  A
+            # restart waits in the queue for the next slot instead, ahead of them.
+            if queue and parked < self.jobs:
+                while queue and parked < self.max_parked and queue[0][0].deadline is None:
+                    task, indices = queue.pop(0)
+                    wanted.append((task, indices, True))
+                    parked += 1
+            for child in self.spawn_all(wanted):
+                if child is not None:
+                    running[child.fd] = child
+            if not running:
+                continue
+            fds = [fd for fd, c in running.items() if not c.eof]
+            # short ticks while a child is gone from its pipe but not yet reaped
+            tick = 0.02 if len(fds) == len(running) else 0.002
+            try:
+                ready = select.select(fds, [], [], tick)[0] if fds else []
+            except InterruptedError:
+                ready = []
+            if not fds:
+                time.sleep(tick)
+            for fd in ready:
+                watch.read_child(self, running[fd])
+            now = time.monotonic()
+            for fd in list(running):
+                c = running[fd]
+                if watch.check_child(self, c, now):
+                    del running[fd]
+                    self.child_fds.discard(fd)
+                    follow = watch.finish_child(self, c)
+                    if follow is not None:
+                        queue.insert(0, follow)
+            self.flush()
+
+    def spawn_all(self, wanted):
+        """Fork a child for each ``(task, indices, park)`` of ``wanted`` (None for a task whose
+        budget is gone).  A parked child loads its program, then waits for ``release`` to send
+        its deadline; its time budget starts then.  ``indices`` None: forked before the inputs
+        exist (see ahead.prefork).
+
+        The forks come one right after the other.  After a fork every page of this process is
+        copy-on-write again, so each page it writes until the next fork costs it a page fault
+        and a copy: one fork per program, each after the previous program ended, cost a leader
+        about 2,800 page faults while it ran ten programs, against about 850 forked together."""
+        now = time.monotonic()
+        made = []
+        batch = []
+        for task, indices, park in wanted:
+            if not park:
+                self.start_clock(task, now)
+                if now >= task.deadline:
+                    self.timeout_rest(task, indices)
+                    made.append(None)
+                    continue
+            slot = mmap.mmap(-1, SLOT_SIZE)
+            struct.pack_into("qqq", slot, 0, -1, 0, LOAD_PENDING)
+            cwd = os.path.join(self.tmp, "p%d-%d" % (task.t, task.restarts))
+            task.restarts += 1
+            uid = self.next_uid
+            self.next_uid += 1
+            try:
+                os.mkdir(cwd, 0o700)
+                if os.geteuid() == 0:
+                    try:
+                        os.chown(cwd, uid, uid)
+                    except OSError:
+                        os.chmod(cwd, 0o777)
+            except OSError:
+                cwd = self.tmp
+            r, w = os.pipe()
+            go_r, go_w = os.pipe() if park else (None, None)
+            made.append((task, indices, park, slot, cwd, uid, r, w, go_r, go_w))
+            batch += [fd for fd in (r, w, go_r, go_w) if fd is not None]
+        self.flush()
+        pids = []
+        fork = os.fork
+        for spec in made:
+            if spec is None:
+                pids.append(None)
+                continue
+            pid = fork()
+            if pid == 0:
+                self._child(spec, batch)
+            pids.append(pid)
+        out = []
+        for spec, pid in zip(made, pids):
+            if spec is None:
+                out.append(None)
+                continue
+            task, indices, park, slot, cwd, uid, r, w, go_r, go_w = spec
+            os.close(w)
+            if go_r is not None:
+                os.close(go_r)
+            try:
+                os.setpgid(pid, pid)
+            except OSError:
+                pass
+            # what every child forked later closes (see child.enter)
+            self.child_fds.add(r)
+            if go_w is not None:
+                self.child_fds.add(go_w)
+            allowed = None if indices is None else watch.allowed_for(self, indices)
+            out.append(watch.Child(pid, r, slot, task, indices, cwd, allowed, park, go_w, now))
+        return out
+
+    def _child(self, spec, batch):
+        """A forked child: never returns."""
+        task, indices, park, slot, cwd, uid, r, w, go_r, go_w = spec
+        code = 1
+        try:
+            for fd in batch:  # its siblings' pipes: held here, they would never see EOF
+                if fd != w and fd != go_r:
+                    os.close(fd)
+            child_main(self, task, indices, w, slot, cwd, uid, go_r)
+            code = 0
+        except BaseException:
+            try:
+                import traceback
+
+                os.write(w, protocol.record(META, protocol.DIAGNOSTIC, traceback.format_exc()[-2000:]))
+            except BaseException:
+                pass
+        finally:
+            os._exit(code)
+
+    def start_clock(self, task, now):
+        """A task's budget runs while one of its children holds a slot: it starts with the first
+        child, and a restart (its child died in a call) is not charged for the time it waited for
+        a slot, parked or queued."""
+        if task.deadline is None:
+            task.deadline = now + self.program_budget
+        elif task.queued_at is not None:
+            task.deadline += now - task.queued_at
+        task.queued_at = None
+
+    def release(self, c, now):
+        """Let a parked child start its calls: its time budget starts now (or went on from an
+        earlier child of the same task)."""
+        task = c.task
+        self.start_clock(task, now)
+        c.parked = False
+        c.seen_time = now
+        go, c.go = c.go, None
+        self.child_fds.discard(go)
+        try:
+            os.write(go, struct.pack("d", task.deadline))
+        except OSError:
+            pass  # it died while parked: it is reaped like any other
+        try:
+            os.close(go)
+        except OSError:
+            pass
+
+    # -- what the anchor task tells the others ------------------------------------------------
+    def timeout_rest(self, task, indices):
+        # Not "Timeout": these inputs were never tried.  The caller leaves them out of the metrics
+        # instead of reading the program's slowness as disagreement on every one of them.
+        key = protocol.raised(BUDGET_EXCEEDED)
+        t = task.t
+        for i in indices:
+            self.emit(b"%d %d %s\n" % (t, i, key))
+        if t == self.anchor:
+            self.note_left_out(indices)
+
+    def note_left_out(self, indices):
+        """The anchor task left these inputs out: so does every program from now on (the children
+        read the cuts from the map they share with the leader)."""
+        cuts = self.cuts
+        old = list(cuts)
+        rank, late = self.rank, self.late
+        for i in indices:
+            r = rank[i] if 0 <= i < len(rank) else None
+            if r is not None:
+                g = 1 if i in late else 0
+                if r < cuts[g]:
+                    cuts[g] = r
+        if cuts != old:
+            struct.pack_into("qq", self.told, 0, cuts[0], cuts[1])
+
+    def note_anchor_hang(self, i):
+        if 0 <= i < len(self.told) - TOLD_HANGS:
+            self.told[TOLD_HANGS + i] = 1
+
+
+def run_job(job):
+    """One run, start to finish, in this process (the one-shot worker or a job leader)."""
+    z = Leader(job)
+    try:
+        z.run()
+    except BaseException:
+        try:
+            z.guard["mode"] = guard.LEADER
+            import traceback
+
+            z.emit(protocol.record(META, protocol.DIAGNOSTIC, traceback.format_exc()[-4000:]))
+            z.flush()
+        except BaseException:
+            pass
+        os._exit(3)
+    os._exit(0)

@@ -1,0 +1,100 @@
+"""The worker package (``execution/coherence_worker``): stdlib only, relative imports only, the
+wire format both sides share, and nothing of coherence within a program's reach."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+import pytest
+
+from coherence.engine.errors import ConfigurationError
+from coherence.engine.execution import sandbox as sb
+from coherence.engine.execution.coherence_worker import protocol
+from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
+
+PACKAGE = Path(sb.WORKER).with_name("coherence_worker")
+
+
+def _imports(path: Path):
+    """(absolute module names, relative import levels) of every import in a source file."""
+    names, levels = [], []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names += [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                levels.append(node.level)
+            else:
+                names.append(node.module)
+    return names, levels
+
+
+@pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)
+def test_each_module_imports_the_standard_library_and_its_siblings_only(path):
+    names, levels = _imports(path)
+    outside = [n for n in names if n.split(".")[0] not in sys.stdlib_module_names]
+    assert outside == [], f"{path.name} imports {outside}: the worker runs under the user's interpreter"
+    assert all(level == 1 for level in levels), f"{path.name} reaches outside the package"
+
+
+def test_the_launcher_only_imports_the_package():
+    names, levels = _imports(Path(sb.WORKER))
+    assert names == ["coherence_worker.__main__"] and levels == []
+
+
+def test_the_job_s_input_frame_has_the_keys_the_worker_reads():
+    frame = Executor._job_inputs(["((1,), {})", "((2,), {})"], [None, None], last=[1], anchor=0)
+    assert tuple(frame) == protocol.INPUT_KEYS
+    assert frame["order"] == [0, 1] and frame["late"] == [1] and frame["anchor"] == 0
+
+
+def test_the_anchor_s_reserved_records_are_found_by_their_word_and_task():
+    chunk = b"".join([
+        b"3 7 " + protocol.raised(protocol.BUDGET_EXCEEDED) + b"\n",
+        b"3 8 " + protocol.raised(protocol.TIMEOUT) + b"\n",
+        b"13 9 " + protocol.raised(protocol.BUDGET_EXCEEDED) + b"\n",
+        b'3 10 ["raise",null,null,"BudgetExceededError"]\n',
+        b"3 11 " + protocol.raised(protocol.BUDGET_EXCEEDED) + b"\n",
+    ])
+    assert protocol.raised_records(3, protocol.BUDGET_EXCEEDED).findall(chunk) == [b"7", b"11"]
+    assert protocol.raised_records(3, protocol.TIMEOUT).findall(chunk) == [b"8"]
+    assert protocol.record_index(3).findall(b"\n" + chunk) == [b"7", b"8", b"10", b"11"]
+
+
+def _bwrap_ok() -> bool:
+    try:
+        return sb.bwrap_works(sb.probe_interpreter())
+    except ConfigurationError:
+        return False
+
+
+@pytest.fixture(params=["guard", "bwrap"])
+def mode(request) -> str:
+    if request.param == "bwrap" and not _bwrap_ok():
+        pytest.skip("bubblewrap does not work here")
+    return request.param
+
+
+PEEK = '''
+def f(name):
+    try:
+        __import__(name)
+    except ImportError:
+        return "hidden"
+    return "visible"
+'''
+
+
+def test_a_program_cannot_import_coherence_s_modules_beside_the_launcher(mode):
+    """The launcher's directory holds the rest of coherence's execution code (program.py,
+    sandbox.py, ...): the worker takes it off ``sys.path`` before any program loads, so those
+    names stay free for the user's own modules.  The standard library stays importable."""
+    names = ["program", "procs", "sandbox", "json"]
+    report = Executor(limits=ExecutionLimits(call_timeout=2.0), sandbox=mode).run(
+        ModuleContext(), [Program("f", PEEK)], [f"(({n!r},), {{}})" for n in names])
+    assert report.load_errors == [None], report.diagnostics
+    got = [o.value for o in report.outcomes[0]]
+    assert got == [["S", "hidden"]] * 3 + [["S", "visible"]]
