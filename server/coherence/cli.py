@@ -71,6 +71,7 @@ async def run_check(args) -> int:
     from coherence.engine.config import CheckConfig, load_project_config
     from coherence.engine.errors import CoherenceError, ConfigurationError
     from coherence.engine.markers import find_targets
+    from coherence.engine.redact import display
     from coherence.engine.result import CheckResult
     from coherence import formats
 
@@ -118,7 +119,7 @@ async def run_check(args) -> int:
             continue
         for target in targets:
             if tty:
-                print(f"checking {path}:{target.name_line} {target.qualname}…", file=sys.stderr)
+                print(display(f"checking {path}:{target.name_line} {target.qualname}…"), file=sys.stderr)  # a cloned repo names its files
             try:
                 results.append(await checker.check(target))
             except CoherenceError as exc:
