@@ -16,11 +16,12 @@ text checks accept a subset of what the walk accepts; an accepted ``ok`` record 
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from coherence.engine.outcomes import Outcome
 
-__all__ = ["FORGED", "outcome_from_record", "valid_canonical"]
+__all__ = ["FORGED", "RECORD_BYTES", "RunRecords", "outcome_from_record", "valid_canonical"]
 
 FORGED = Outcome.raised("Crash(protocol)")  # a record no worker writes
 
@@ -142,3 +143,46 @@ def outcome_from_record(raw: bytes) -> Outcome:
     except Exception:  # noqa: BLE001 - not only ValueError: deep nesting is a RecursionError
         return FORGED
     return o if _valid_outcome(o) else FORGED
+
+
+# What one run keeps of its records' text.  The children decide what they send: a program that
+# returns a different 16 KB value on every input made the parent hold 236 MB.  Past this budget a
+# new distinct record longer than ``_SHORT`` is kept as a digest (``["Z", type, sha]``, as the
+# worker does for a single value over its size cap): it still equals every copy of the same text,
+# the first record of a text decides for all its copies, and only floats inside such a value
+# lose their tolerance.  HumanEval/130, the longest outputs of the benchmark, sends 11k distinct
+# records of up to 16 KB; this budget is over that.
+RECORD_BYTES = 64 * 1024 * 1024
+_SHORT = 256
+_TYPES = {"L": "list", "T": "tuple", "E": "set", "D": "dict", "S": "str", "Y": "bytes", "O": "object"}
+
+
+class RunRecords:
+    """The outcome of each record a run streams, each distinct text decoded once (``outcome``),
+    in at most ``budget`` bytes of record text."""
+
+    def __init__(self, budget: int | None = None):
+        self.budget = RECORD_BYTES if budget is None else budget
+        self.kept = 0  # bytes of record text held
+        self.digested = 0  # distinct records kept as a digest
+        self._seen: dict[bytes, Outcome] = {}  # by text, or by its digest when long
+
+    def outcome(self, raw: bytes) -> Outcome:
+        key = raw if len(raw) <= _SHORT else hashlib.blake2b(raw, digest_size=16).digest()
+        o = self._seen.get(key)
+        if o is not None:
+            return o
+        o = outcome_from_record(raw)
+        if o.kind == "ok" and len(raw) > _SHORT and self.kept + len(raw) > self.budget:
+            o = _digest(raw)
+            self.digested += 1
+        else:
+            self.kept += len(raw)
+        self._seen[key] = o
+        return o
+
+
+def _digest(raw: bytes) -> Outcome:
+    """A well-formed ``ok`` record's outcome as a digest of its text."""
+    tag = raw[8:9].decode("ascii", "replace")  # '["ok",["L",...': the value's tag
+    return Outcome.from_valid_key(f'["ok",["Z","{_TYPES.get(tag, "object")}","{hashlib.sha256(raw).hexdigest()[:32]}"],null,null]')
