@@ -10,11 +10,14 @@ then says which request id must get an answer (and with which error code, if any
 from __future__ import annotations
 
 import json
+import random
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from coherence.lsp.transport import FrameReader
 from tests.lsp.conftest import server_env
 from tests.support.raw_lsp import RawServer
 
@@ -133,7 +136,37 @@ FAULTS: dict[str, Fault] = {
 }
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_the_reader_finds_every_message_after_any_fault_however_the_stream_is_cut(seed):
+    """``FrameReader`` alone, on every fault followed by a good message, cut into random chunks
+    (a chunk boundary anywhere, a header split across reads): every good message comes out, in
+    order, and the reader ends at the end of the stream."""
+    rng = random.Random(seed)
+    good = [req(1000 + k, "textDocument/hover", hover_params(f"file:///m{k}.py")) for k in range(len(FAULTS))]
+    parts = [p for k, fault in enumerate(FAULTS.values()) for p in (fault("file:///x.py", k)[0][:200_000], frame(good[k]))]
+    stream = b"".join(parts)
+    # random cuts, and one after every part: a client writes a message, then the next one later
+    ends = [sum(map(len, parts[: i + 1])) for i in range(len(parts) - 1)]
+    cuts = sorted(set(rng.sample(range(1, len(stream)), 300)) | set(ends))
+    chunks = iter([stream[a:b] for a, b in zip([0] + cuts, cuts + [len(stream)])] + [b""] * 3)
+    problems: list[str] = []
+    reader = FrameReader(lambda n: next(chunks, b""), problems.append)
+    bodies: list = []
+
+    def read_all() -> None:
+        while (got := reader.next()) is not None and len(bodies) < 3 * len(FAULTS):
+            bodies.append(got.body)
+
+    thread = threading.Thread(target=read_all, daemon=True)  # (a reader that spins must fail, not hang)
+    thread.start()
+    thread.join(30)
+    assert not thread.is_alive(), f"the reader spins after {len(bodies)} messages"
+    assert [b for b in bodies if b in good] == good
+    assert len(problems) >= 5 and len(reader.buf) == 0
+
+
 def start(tmp_path: Path) -> tuple[RawServer, str]:
+    tmp_path.mkdir(parents=True, exist_ok=True)
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
     (ws / "target.py").write_text(SOURCE)
@@ -147,7 +180,10 @@ def inflict(server: RawServer, uri: str, name: str) -> list[str]:
     """Send fault ``name``, then a good request; what went wrong (empty when it was handled)."""
     i = server.next_id()
     data, expect_id, code = FAULTS[name](uri, i)
-    server.send_raw(data)
+    try:
+        server.send_raw(data)
+    except OSError as exc:  # (BrokenPipeError: it died of this or an earlier fault)
+        return [f"the server is gone ({exc}); exit status {server.proc.poll()}"]
     problems = []
     if expect_id is not None or code is not None:
         try:

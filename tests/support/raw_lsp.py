@@ -131,9 +131,12 @@ class RawServer:
         """shutdown + exit; the exit code."""
         try:
             if self.proc.poll() is None:
-                self.request("shutdown", None)
-                self.notify("exit", None)
-                self.proc.stdin.close()
+                try:
+                    self.request("shutdown", None)
+                    self.notify("exit", None)
+                    self.proc.stdin.close()
+                except (OSError, AssertionError):  # gone, or deaf: killed below, exit status -9
+                    self.proc.kill()
             return self.proc.wait(timeout=timeout)
         finally:
             if self.proc.poll() is None:

@@ -75,13 +75,14 @@ class FrameReader:
 
     def _resync(self, why: str, start: int = 1) -> None:
         """Say ``why`` (once for a run of bytes that are no message) and drop everything before
-        the next ``Content-Length:`` at ``start`` or later, or all but a tail that may be the
+        the next ``Content-Length:`` at ``start`` or later, or all but an end that may be the
         start of one."""
         if not self._lost:
             self._problem(why)
-        at = self.buf.lower().find(_MARK, start)
-        if at < 0:
-            at = max(0, len(self.buf) - len(_MARK) + 1)
+        low = self.buf.lower()
+        at = low.find(_MARK, start)
+        if at < 0:  # keep only an end that may be the start of one (nothing else: no blank line)
+            at = len(low) - next((k for k in range(min(len(_MARK) - 1, len(low)), 0, -1) if _MARK.startswith(low[-k:])), 0)
         self._lost += at
         del self.buf[:at]
 
