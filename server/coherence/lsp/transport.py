@@ -24,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import re
 import threading
 from collections.abc import Callable
@@ -237,16 +238,16 @@ def _cause(exc: BaseException) -> str:
     return (f"{where}: " if where else "") + f"{type(inner).__name__}: {inner}"[:300]
 
 
-def pump(stream, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> threading.Thread:
-    """Read frames from ``stream`` in a daemon thread into ``queue`` (None at the end)."""
+def pump(stream, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue, room: threading.Semaphore) -> threading.Thread:
+    """Read frames from ``stream`` in a daemon thread into ``queue`` (None at the end), each
+    once ``room`` lets it (the loop releases it as it takes a frame): a client that sends faster
+    than the server handles waits in its pipe, not in this process's memory."""
     try:
         fd = stream.fileno()
     except (AttributeError, OSError, ValueError):
         fd = None
 
     def read(n: int) -> bytes:
-        import os
-
         try:
             return os.read(fd, n) if fd is not None else stream.read1(n)
         except (OSError, ValueError):
@@ -263,11 +264,10 @@ def pump(stream, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> threa
             except Exception:  # noqa: BLE001 - a bug here must end the connection, not hang it
                 log.exception("reading the client's messages failed")
                 frame = None
+            room.acquire()
             try:
-                asyncio.run_coroutine_threadsafe(queue.put(frame), loop).result()
-            except (RuntimeError, asyncio.CancelledError):  # the loop is closed
-                return
-            except Exception:  # noqa: BLE001
+                loop.call_soon_threadsafe(queue.put_nowait, frame)
+            except RuntimeError:  # the loop is closed
                 return
             if frame is None:
                 return
@@ -280,11 +280,13 @@ def pump(stream, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue) -> threa
 async def serve(stream, protocol, stop_event: threading.Event) -> None:
     """Hand every message from ``stream`` to ``protocol`` until the stream ends or
     ``stop_event`` is set (pygls' ``exit`` raises SystemExit through here)."""
-    queue: asyncio.Queue = asyncio.Queue(maxsize=_QUEUED)
-    pump(stream, asyncio.get_running_loop(), queue)
+    queue: asyncio.Queue = asyncio.Queue()
+    room = threading.Semaphore(_QUEUED)
+    pump(stream, asyncio.get_running_loop(), queue, room)
     dispatcher = Dispatcher(protocol)
     while not stop_event.is_set():
         frame = await queue.get()
+        room.release()
         if frame is None:
             return
         try:
