@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     _check_parser(sub)
     add_trust_parser(sub)
+    prompt = sub.add_parser("prompt", help="print the prompt a check sends for one function, without sending it",
+                            description="Print exactly the messages coherence sends to the LLM for one function (secret-looking values redacted, as sent). Nothing is sent.")
+    prompt.add_argument("target", metavar="FILE::NAME", help="a Python file and a function in it (NAME or Class.method)")
+    prompt.add_argument("--json", action="store_true", help="the messages as JSON, as the API receives them")
     serve = sub.add_parser("serve", help="run the language server over stdio")
     serve.add_argument("--verbose", "-v", action="store_true")
     try:
@@ -253,6 +257,39 @@ def _escape_unencodable() -> None:
             pass
 
 
+def show_prompt(args) -> int:
+    """``coherence prompt FILE::NAME``: the messages a check of NAME sends, printed, not sent."""
+    import json
+
+    from coherence.engine.markers import find_targets, read_source
+    from coherence.engine.redact import escape
+    from coherence.engine.sampling.prompt import build_messages
+
+    file, sep, name = args.target.rpartition("::")
+    if not sep or not file or not name:
+        print("coherence: expected FILE::NAME, e.g. src/util.py::parse_header or src/cart.py::Cart.add", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        source = read_source(Path(file))
+        found = [t for mode in ("marked", "docstring") for t in find_targets(source, file, mode=mode) if name in (t.qualname, t.name)]
+    except (OSError, UnicodeDecodeError, SyntaxError) as exc:
+        print(f"coherence: cannot read {file}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if not found:
+        print(f"coherence: no function {name} in {file} that coherence would check (marked, or with a docstring)", file=sys.stderr)
+        return EXIT_USAGE
+    if found[0].skip_reason:
+        print(f"coherence: {name} is skipped, so nothing is sent for it: {found[0].skip_reason}", file=sys.stderr)
+        return EXIT_USAGE
+    messages = build_messages(found[0].spec)
+    if args.json:
+        print(json.dumps(messages, indent=2))
+    else:  # (escaped: a cloned file's bytes must not drive the terminal)
+        print("\n\n".join(f"--- {m['role']} ---\n{escape(m['content'], keep=chr(10) + chr(9))}" for m in messages))
+    print("coherence: printed only, nothing was sent", file=sys.stderr)
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -272,6 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         from coherence.trust_cli import run_trust
 
         return run_trust(args)
+    if args.command == "prompt":
+        return show_prompt(args)
     if args.command == "serve":
         from coherence.lsp.server import serve
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from coherence.cli import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from coherence.engine.errors import CheckCancelled, ConfigurationError, SamplingError
 from coherence.engine.markers import find_targets, read_source
+from coherence.engine.redact import display
 from coherence.engine.result import CheckResult
 from coherence.engine.selection import EVERY_NAME, names_for
 from coherence.engine.spec import Target
@@ -116,7 +117,8 @@ class Progress:
         self.done = 0
 
     def _print(self, line: str) -> None:
-        print(line, file=self.stream, flush=True)
+        # a cloned repository names its files and functions: escaped and redacted like every report
+        print(display(line), file=self.stream, flush=True)
 
     def started(self, target: Target) -> None:
         if self.tty:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from coherence import __version__
+from coherence.engine.redact import display, redact_tree
 from coherence.engine.result import CheckResult
 
 RULES = {
@@ -72,7 +73,8 @@ def json_entry(r: CheckResult) -> dict:
 
 
 def to_json(results: list[CheckResult]) -> str:
-    return json.dumps({"functions": [json_entry(r) for r in results]}, indent=2)
+    # (json.dumps escapes every control and non-ASCII character; redaction is left to do)
+    return json.dumps({"functions": [redact_tree(json_entry(r)) for r in results]}, indent=2)
 
 
 def describe(r: CheckResult) -> list[str]:
@@ -134,7 +136,7 @@ def summary_line(results: list[CheckResult]) -> str:
 def to_text(results: list[CheckResult]) -> str:
     out: list[str] = []
     for r in results:
-        out.extend(describe(r))
+        out.extend(display(line) for line in describe(r))  # values are data: no escapes, no secrets
     out.append("\n" + summary_line(results))
     return "\n".join(out)
 
@@ -174,7 +176,7 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
             "ruleId": rid,
             "ruleIndex": list(RULES).index(r.status),
             "level": level,
-            "message": {"text": sarif_message(r)},
+            "message": {"text": display(sarif_message(r))},
             "locations": [
                 {
                     "physicalLocation": {

@@ -122,6 +122,20 @@ def test_merged_programs_run_once_and_those_kept_apart_run_on_their_own():
     assert rows[2][0] == rows[0][0] and rows[2][1].kind == "raise" and rows[2][1].error == "TypeError"
 
 
+def test_a_program_too_deep_to_compare_runs_on_its_own_and_the_others_still_run():
+    # ast.dump recurses once per nesting level: a 1000-term sum raised RecursionError in this
+    # process and lost the whole check
+    deep = "def f(x):\n    return " + " + ".join(["x"] * 1000) + "\n"
+    programs = [Program("f", deep), Program("f", deep), Program("f", DOUBLED), Program("f", DOUBLED)]
+    assert program_key(programs[0]) is None
+    run, runs_for = distinct_programs(programs)
+    assert runs_for == [0, 1, 2, 2]
+    report = Executor().run(ModuleContext(), programs, [Input(([1, 2],), ())])
+    assert report.programs_run == 3 and len(report.outcomes) == 4
+    assert report.outcomes[2] == report.outcomes[3] and report.outcomes[2][0].kind == "ok"
+    assert report.outcomes[0] == report.outcomes[1] and report.outcomes[0][0].kind == "ok"  # the list, 1000 times over
+
+
 def test_recorded_samples_merged_by_name_behave_alike_when_run_apart(corpus_dir, monkeypatch):
     """Real samples: each group of gpt-4o's HumanEval alternatives that one key now merges (and
     the plain syntax tree did not) runs member by member, and every member computes the same."""

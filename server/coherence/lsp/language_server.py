@@ -8,7 +8,7 @@ Two pygls behaviours are worked around here:
   tokens are never dropped: ``CoherenceProtocol`` forgets finished handler futures, and
   ``progress.BatchProgress`` removes its token when it ends;
 * shutting down with tasks in flight (pygls#606): our tasks are cancelled and awaited before the
-  event loop closes, stdin is read by a daemon thread (a blocked read cannot hold the process),
+  event loop closes, stdin is read by a daemon thread (``transport``: a blocked read cannot hold the process),
   and a watchdog ends the process if a thread still hangs after ``exit``.
 """
 
@@ -28,9 +28,10 @@ from typing import Any
 from urllib.parse import unquote
 
 from lsprotocol import types
-from pygls.io_ import StdoutWriter, run_async
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
+from pygls.protocol.language_server import lsp_method
 
 from coherence import __version__
 from coherence.lsp import settings as settings_mod
@@ -44,6 +45,7 @@ from coherence.lsp.features.hover import HoverFeature
 from coherence.lsp.features.status import StatusFeature
 from coherence.lsp.render import client_column
 from coherence.lsp.scheduler import Scheduler
+from coherence.lsp import transport
 from coherence.lsp.state import DocumentState
 from coherence.lsp.uris import uri_to_path
 
@@ -70,6 +72,23 @@ class CoherenceProtocol(LanguageServerProtocol):
         if self._request_futures.get(msg_id) is future:
             del self._request_futures[msg_id]
 
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
+        """pygls' own, but a change to a document that is not open, or one that does not fit its
+        text, is logged and left out: pygls raised, and the user saw "internal error: KeyError"."""
+        uri = params.text_document.uri
+        if unquote(uri) not in self.workspace.text_documents:
+            log.warning("ignoring a change to %s, which is not open", uri)
+            return
+        try:
+            for change in params.content_changes:
+                self.workspace.update_text_document(params.text_document, change)
+        except Exception as exc:  # noqa: BLE001 - a range beyond the text, a malformed change
+            log.warning("ignoring a change to %s that does not fit its text: %s: %s", uri, type(exc).__name__, exc)
+            return
+        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
+            yield handler, (params,), None
+
     def _handle_response(self, msg_id, result=None, error=None):
         # A request of ours that we stopped waiting for (a progress token whose batch ended
         # before the editor answered, a timed-out wait) has a cancelled future: pygls would call
@@ -81,52 +100,6 @@ class CoherenceProtocol(LanguageServerProtocol):
             log.debug("ignoring a late response to %s", msg_id)
             return
         super()._handle_response(msg_id, result, error)
-
-
-class _DaemonStdinReader:
-    """pygls' async reader interface over a daemon thread that reads the protocol stream."""
-
-    def __init__(self, stream):
-        self.stream = stream
-        self._reader: asyncio.StreamReader | None = None
-
-    def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        self._reader = asyncio.StreamReader(limit=1 << 26)
-        reader = self._reader
-        try:
-            fd = self.stream.fileno()
-        except (AttributeError, OSError, ValueError):
-            fd = None
-
-        def pump() -> None:
-            while True:
-                try:
-                    chunk = os.read(fd, 1 << 16) if fd is not None else self.stream.read1(1 << 16)
-                except (OSError, ValueError):
-                    chunk = b""
-                try:
-                    if not chunk:
-                        loop.call_soon_threadsafe(reader.feed_eof)
-                        return
-                    loop.call_soon_threadsafe(reader.feed_data, chunk)
-                except RuntimeError:  # the loop is closed
-                    return
-
-        threading.Thread(target=pump, name="coherence-stdin", daemon=True).start()
-
-    async def readline(self) -> bytes:
-        assert self._reader is not None
-        try:
-            return await self._reader.readline()
-        except ValueError:  # a header line beyond the limit: not LSP
-            return b""
-
-    async def readexactly(self, n: int) -> bytes:
-        assert self._reader is not None
-        try:
-            return await self._reader.readexactly(n)
-        except asyncio.IncompleteReadError:
-            return b""
 
 
 class CoherenceLanguageServer(LanguageServer):
@@ -426,10 +399,9 @@ class CoherenceLanguageServer(LanguageServer):
     # -- stdio ------------------------------------------------------------------------------
     def start_io(self, stdin=None, stdout=None) -> None:  # type: ignore[override]
         self._stop_event = threading.Event()
-        reader = _DaemonStdinReader(stdin or sys.stdin.buffer)
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
-            asyncio.run(self._serve(reader))
+            asyncio.run(self._serve(stdin or sys.stdin.buffer))
         except BrokenPipeError:
             log.error("the connection to the client is lost")
         except (KeyboardInterrupt, SystemExit):
@@ -438,12 +410,11 @@ class CoherenceLanguageServer(LanguageServer):
             self.stopping = True
             _start_watchdog(self.exit_code)
 
-    async def _serve(self, reader: _DaemonStdinReader) -> None:
+    async def _serve(self, stdin) -> None:
         self.loop = asyncio.get_running_loop()
-        reader.start(self.loop)
         code = 1
         try:
-            await run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol, logger=log, error_handler=self._report_server_error)
+            await transport.serve(stdin, self.protocol, self._stop_event)
             code = 0 if self.protocol._shutdown else 1
             log.info("the client closed the connection")
         except SystemExit as exc:  # pygls' exit handler

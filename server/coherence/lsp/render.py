@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import time
 
+from coherence.engine.redact import display, escape, redact
 from coherence.engine.result import CheckResult
 
 
@@ -40,6 +42,11 @@ def diagnostic_severity(r: CheckResult) -> int | None:
 
 
 def diagnostic_message(r: CheckResult) -> str:
+    """What the editor shows as plain text: values are data, so redacted and escaped."""
+    return display(_diagnostic_message(r))
+
+
+def _diagnostic_message(r: CheckResult) -> str:
     if r.status == "incoherent":
         ce = r.counterexample
         partial = f" · {partial_sampling(r)}" if partial_sampling(r) else ""
@@ -76,16 +83,37 @@ def lens_title(r: CheckResult | None, *, checking: bool, stale: bool = False) ->
 
 
 def _one_line(text: str, limit: int) -> str:
-    text = " ".join(text.split())
+    text = display(" ".join(text.split()))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _code(text: str) -> str:
-    """Inline code that survives backticks inside ``text``."""
-    text = text.replace("\n", " ")
-    fence = "``" if "`" in text else "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    """Inline code that nothing in ``text`` can close: the fence is one backtick longer than its
+    longest run of backticks (CommonMark), and a space inside each end, which CommonMark strips,
+    when the text starts or ends with a backtick or a space."""
+    text = display(text)
+    fence = "`" * (max(map(len, _BACKTICKS.findall(text)), default=0) + 1)
+    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
+
+
+_BACKTICKS = re.compile("`+")
+# Every ASCII punctuation character may be backslash-escaped in CommonMark; escaped, none of them
+# starts a link, an image, HTML, emphasis or a heading.
+_MARKUP = re.compile(r"""([!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~])""")
+
+
+def _text(text: str) -> str:
+    """Plain text in the hover's markdown: redacted, escaped, and never markup."""
+    return _MARKUP.sub(r"\\\1", display(text))
+
+
+def _block(code: str) -> str:
+    """A fenced block of Python that no line of ``code`` can close (a longer fence than any run
+    of backticks in it); control and bidi characters escaped, line breaks and tabs kept."""
+    code = escape(redact(code), keep="\n\t")
+    fence = "`" * max(3, max(map(len, _BACKTICKS.findall(code)), default=0) + 1)
+    return f"{fence}python\n{code}\n{fence}"
 
 
 def _ago(ts: float) -> str:
@@ -103,7 +131,7 @@ def _ago(ts: float) -> str:
 def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = False) -> str:
     lines: list[str] = []
     verdict = r.severity if r.status == "incoherent" else r.status
-    head = f"**coherence** · `{r.qualname or r.name}` · **{verdict}**"
+    head = f"**coherence** · {_code(r.qualname or r.name)} · **{verdict}**"
     if r.trust is not None:
         head += f" · trust **{r.trust:.2f}**"
     lines.append(head)
@@ -123,11 +151,11 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
         lines.append("_Checking again…_")
     if r.status in ("skipped", "error") or (r.status == "nondeterministic" and r.incoherence is None):
         lines.append("")
-        lines.append(r.reason or r.status)
+        lines.append(_text(r.reason or r.status))
         return "\n".join(lines)
     if r.status == "nondeterministic":
         lines.append("")
-        lines.append(r.reason)
+        lines.append(_text(r.reason))
 
     lines.append("")
     if r.incoherence is not None:
@@ -162,7 +190,7 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
             lines.append(f"(shrunk from {_code(ce.shrunk_from)})")
         lines.append("")
     if r.outside_domain:
-        lines.append(f"Every disagreement is on inputs outside the stated domain: {r.outside_domain}.")
+        lines.append(f"Every disagreement is on inputs outside the stated domain: {_text(r.outside_domain)}.")
         lines.append("")
     if r.accepted:
         lines.append(f"Accepted as intended: {', '.join(_code(c) for c in r.accepted)}.")
@@ -170,16 +198,14 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
     if r.disagreeing_code:
         lines.append("most common disagreeing alternative:")
         lines.append("")
-        code = r.disagreeing_code.rstrip()
-        fence = "````" if "```" in code else "```"
-        lines.append(f"{fence}python\n{code}\n{fence}")
+        lines.append(_block(r.disagreeing_code.rstrip()))
         lines.append("")
     cost = f" · ${r.cost_usd:.4f}" if r.cost_usd else " · $0"
     model = r.model or "?"
     lines.append(f"{r.samples} samples × {r.inputs} inputs · model {_code(model)}{cost} · checked {_ago(r.checked_at)} in {r.seconds:.1f} s")
     if r.sampling:
         lines.append("")
-        lines.append(f"_{r.sampling}_")
+        lines.append(f"_{_text(r.sampling)}_")
     return "\n".join(lines)
 
 

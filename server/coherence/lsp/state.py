@@ -11,6 +11,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from coherence.engine.redact import redact_tree
 from coherence.engine.result import CheckResult
 from coherence.engine.spec import Target
 
@@ -129,4 +130,5 @@ def jsonable(value: Any) -> Any:
 
 
 def result_json(result: CheckResult) -> dict:
-    return jsonable(result.to_dict())
+    """The result as the client gets it (commands, a diagnostic's data): credentials redacted."""
+    return redact_tree(jsonable(result.to_dict()))

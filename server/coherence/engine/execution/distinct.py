@@ -37,10 +37,14 @@ from coherence.engine.execution.program import ExecutionReport, Program
 def program_key(program: Program) -> tuple | None:
     """What makes two programs the same: how they are called and the syntax tree of their code
     (comments, blank lines, formatting, docstrings and the names of locals left out).  None for
-    the user's own function."""
+    the user's own function, and for a program whose tree is too deep to compare."""
     if program.source is None:
         return None
-    return (program.entry_point, program.owner, program.method_kind, _tree(program.source, program.entry_point))
+    try:
+        tree = _tree(program.source, program.entry_point)
+    except (RecursionError, MemoryError):  # too deep for ast.dump (a 1000-term sum): it runs on its own
+        return None
+    return (program.entry_point, program.owner, program.method_kind, tree)
 
 
 # A check runs the same alternatives again and again (the main run, every shrinking round, the

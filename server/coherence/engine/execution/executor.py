@@ -30,7 +30,7 @@ from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.pool import POOL, WarmWorker
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.execution.program import ExecutionLimits, ExecutionReport, ModuleContext, Program
-from coherence.engine.execution.records import outcome_from_record
+from coherence.engine.execution.records import RunRecords
 from coherence.engine.outcomes import Outcome
 
 # ExecutionReport lives in program.py (distinct.py needs it without importing this module); it
@@ -45,6 +45,9 @@ BUDGET_EXCEEDED = protocol.BUDGET_EXCEEDED
 OUT_OF_TIME = frozenset((TIMEOUT.error, BUDGET_EXCEEDED))
 WORKER_CRASH = Outcome.raised(protocol.CRASH_WORKER)
 _JOB_IDS = itertools.count(1)
+# What a run keeps of its workers' diagnostics (its records are bounded by ``RunRecords``)
+_DIAGNOSTICS = 20
+_DIAGNOSTIC_CHARS = 2000
 # How long a job started ahead may take to end once it is given up (its leader leaves as soon as
 # it reads the empty inputs frame; one still importing the module reads it after that)
 _ABANDON_SECONDS = 1.0
@@ -93,7 +96,8 @@ class _Run:
         self.diagnostics: list[str] = []
         self.tmp: str | None = None
         self.stderr = None
-        self._cache: dict[bytes, Outcome] = {}
+        self.records = RunRecords()
+        self.diagnostics_dropped = 0
         self.warm: WarmWorker | None = None
         self.over = False  # warm worker: the job is over (its leader exited and was swept)
         self.over_status: int | None = None
@@ -113,7 +117,7 @@ class _Run:
             self.buf = buf
             return
         self.buf = buf[k + 1:]
-        cache = self._cache
+        outcome = self.records.outcome
         results = self.results
         n_tasks = len(results)
         for line in buf[:k].split(b"\n"):
@@ -128,20 +132,17 @@ class _Run:
                 if i >= 0:
                     row = results[t]
                     if i < len(row) and row[i] is None:  # the first record wins (re-runs repeat)
-                        o = cache.get(rest)
-                        if o is None:
-                            o = cache[rest] = outcome_from_record(rest)
-                        row[i] = o
+                        row[i] = outcome(rest)
                 elif i == protocol.LOADED:
                     msg = _loads(rest)
                     if msg is not None:
-                        self.load_errors[t] = str(msg)
+                        self.load_errors[t] = str(msg)[:_DIAGNOSTIC_CHARS]
             elif i == protocol.MODULE:  # t < 0: protocol.META
                 self.module_status_seen = True
                 msg = _loads(rest)
                 self.module_error = None if msg is None else str(msg)
             elif i == protocol.DIAGNOSTIC:
-                self.diagnostics.append(f"{self.label}: {_loads(rest)}")
+                self.note(rest)
             elif i == protocol.DONE:
                 self.done = True
             elif i == protocol.OVER:
@@ -153,6 +154,17 @@ class _Run:
                     cpu = info.get("cpu")
                     if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) and cpu >= 0:
                         self.over_cpu = float(cpu)
+
+
+    def note(self, raw: bytes) -> None:
+        """Keep a worker's diagnostic, within bounds: every crashed child may send a few of up to
+        68 KB, and 134 MB of them were once stored for nobody to read."""
+        if len(self.diagnostics) >= _DIAGNOSTICS:
+            self.diagnostics_dropped += 1
+            if self.diagnostics_dropped == 1:
+                self.diagnostics.append(f"{self.label}: (more diagnostics left out)")
+            return
+        self.diagnostics.append(f"{self.label}: {str(_loads(raw))[:_DIAGNOSTIC_CHARS]}")
 
 
 def _loads(raw: bytes):

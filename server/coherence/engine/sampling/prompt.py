@@ -1,7 +1,10 @@
 """The prompt that asks an LLM for one alternative implementation, and reading its reply.
 
 The prompt shows the Spec only (``Spec.header()`` and ``Spec.context``), never the user's body:
-an alternative must be an independent reading of the same specification.
+an alternative must be an independent reading of the same specification.  The module context
+carries the module's constants, so credential-looking strings in it (and in the docstring) are
+redacted before the prompt leaves the machine (``engine/redact.py``); ``coherence prompt
+FILE::NAME`` prints exactly what would be sent.
 
 ``extract_program`` turns one reply into a ``Sample``: the program source that defines the
 function, with the model's demo code (``if __name__ == "__main__":`` blocks, top-level prints,
@@ -16,6 +19,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from coherence.engine.redact import redact
 from coherence.engine.spec import Spec
 
 # Bump when the prompt or the extraction changes in a way that makes cached samples stale.
@@ -106,7 +110,7 @@ def build_messages(spec: Spec) -> list[dict]:
     )
     return [
         {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": user},
+        {"role": "user", "content": redact(user)},  # (a module's API_KEY = "sk-..." goes nowhere)
     ]
 
 

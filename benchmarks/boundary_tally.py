@@ -1,0 +1,88 @@
+"""Tally of the data-boundary attacks (issue 28, sections 4 and 5): tried / contained / escapes.
+
+    python benchmarks/boundary_tally.py [--verbose]
+
+* report values: every payload of ``tests/hostile/test_reports.py`` (secrets in 12 formats,
+  control and bidi characters, markdown) in every field of a result a program fills, checked in
+  every rendering (text, JSON, SARIF, diagnostic, lens, hover rendered as markdown, command result);
+* prompt secrets: each secret of that table as a module constant, and in the docstring, through
+  ``build_messages`` (what a check sends);
+* language-server faults: every fault of ``tests/faults/test_lsp_framing.py`` against one real
+  ``coherence serve`` over raw stdio, each followed by a request that must be answered.
+
+Exit status 1 when anything escaped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "server"))
+
+from tests.hostile.test_reports import ATTACKS, SECRETS, hostile_result, renderings, secret_of, violations  # noqa: E402
+
+
+def reports() -> dict[str, list[str]]:
+    return {name: violations(name, renderings([hostile_result(payload)]), secret_of(name)) for name, payload in ATTACKS.items()}
+
+
+def prompts() -> dict[str, list[str]]:
+    from coherence.engine.markers import find_targets
+    from coherence.engine.sampling.prompt import build_messages
+
+    out = {}
+    for name, secret in SECRETS.items():
+        hidden = secret_of(f"secret: {name}")
+        source = f'VALUE = {secret!r}\n\n\n# coherence\ndef f(x: int) -> int:\n    """Return x (see {secret!r})."""\n    return x\n'
+        (target,) = find_targets(source, "m.py")
+        sent = "".join(m["content"] for m in build_messages(target.spec))
+        out[name] = [f"sent {sent.count(hidden)} time(s)"] if hidden in sent else []
+    return out
+
+
+def server_faults() -> dict[str, list[str]]:
+    from tests.faults.test_lsp_framing import FAULTS, inflict, start
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        server, uri = start(Path(tmp) / "0")
+        try:
+            for k, name in enumerate(FAULTS):
+                out[name] = inflict(server, uri, name)
+                if out[name]:  # it died or went deaf: the next fault gets a new server
+                    server.close()
+                    server, uri = start(Path(tmp) / str(k + 1))
+        finally:
+            code = server.close()
+        out["exit 0 after shutdown"] = [] if code == 0 else [f"exit code {code}"]
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--verbose", action="store_true", help="one line per attack")
+    args = ap.parse_args()
+    escapes = 0
+    for label, run in (("report values", reports), ("prompt secrets", prompts), ("language-server faults", server_faults)):
+        started = time.monotonic()
+        results = run()
+        bad = {k: v for k, v in results.items() if v}
+        escapes += len(bad)
+        print(f"{label}: tried {len(results)} / contained {len(results) - len(bad)} / escapes {len(bad)}  ({time.monotonic() - started:.1f}s)")
+        for name, problems in results.items():
+            if problems or args.verbose:
+                print(f"    {name}: {'; '.join(problems) if problems else 'contained'}")
+    return 1 if escapes else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
