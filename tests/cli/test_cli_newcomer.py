@@ -222,8 +222,10 @@ def test_the_exit_statuses_are_in_the_help():
 
 
 def test_include_and_exclude_in_pyproject_choose_functions_without_editing_them(tmp_path):
+    # the replay file inside the repository: an untrusted config may not read one from outside it
+    (tmp_path / "samples.jsonl").write_bytes(REPLAY.read_bytes())
     (tmp_path / "pyproject.toml").write_text(
-        f'[tool.coherence]\nreplay = "{REPLAY.as_posix()}"\ninputs = 50\n'
+        '[tool.coherence]\nreplay = "samples.jsonl"\ninputs = 50\n'
         'include = ["lib/*.py::count_*"]\nexclude = ["lib/generated_*.py", "::is_*"]\n'
     )
     (tmp_path / "lib").mkdir()
