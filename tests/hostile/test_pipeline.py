@@ -87,14 +87,17 @@ async def test_language_server_stays_responsive(start, machine, tmp_path):
         lsp = await start()
         server_pid = lsp.client._server.pid
         uri = lsp.open("target.py")
-        diags = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri), "a diagnostic for the hostile check", timeout=120)
+        # the hostile alternatives crash or time out where yours returns: incoherent, and only a
+        # hint (no evidence against yours), so the code lens shows it and no diagnostic does
+        await lsp.wait_for(lambda: lsp.client.statuses and lsp.client.statuses[-1].get("incoherent") == 1 and lsp.client.statuses[-1]["checking"] == 0,
+                           "a verdict for the hostile check", timeout=120)
         await lsp.wait_idle(timeout=120)
-        assert diags[0].code == "incoherent", [d.message for d in diags]
+        assert not [d for d in lsp.coherence_diagnostics(uri) if d.severity == 2], [d.message for d in lsp.coherence_diagnostics(uri)]
         line = line_of(lsp.texts[uri], "def f")
         started = time.monotonic()
         hover = await lsp.hover(uri, line, 5)
         assert time.monotonic() - started < 5
-        assert hover is not None and "**incoherent**" in hover.contents.value
+        assert hover is not None and "**hint**" in hover.contents.value and "raise an exception" in hover.contents.value
         # and a normal check on request still answers, with the same verdict
         results = await lsp.command("coherence.checkFunction", uri, line)
         assert [r["name"] for r in results] == ["f"] and results[0]["status"] == "incoherent"

@@ -37,7 +37,7 @@ async def test_samples_change_reruns_with_the_new_count(lsp):
     change_configuration(lsp, {"inputs": 100, "samples": 5})
     d = (await lsp.wait_for(lambda: [d for d in lsp.coherence_diagnostics(uri) if d.data["samples"] == 5], "results with 5 samples"))[0]
     assert d.data["inputs"] == 100
-    assert " of 4 alternative implementations" in d.message
+    assert " of 4 alternatives disagree with yours" in d.message
 
 
 async def test_flat_initialization_options_and_run_on_change(start):

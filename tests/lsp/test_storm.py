@@ -50,18 +50,19 @@ def fname(i: int) -> str:
 
 
 def replay_lines() -> list[str]:
-    """A replay file in the corpus schema: per function, two agreeing alternatives and, for half
-    of them, one that differs on negative inputs."""
+    """A replay file in the corpus schema: per function three alternatives; for half of them two
+    differ (alike) on negative inputs, for the other half all three agree."""
     out = []
     for i in range(N_FUNCTIONS):
         name = fname(i)
-        cands = [
-            f"def {name}(x: int) -> int:\n    return x + {i}\n# End of python code",
-            f"def {name}(x: int) -> int:\n    return {i} + x\n# End of python code",
-        ]
+        cands = [f"def {name}(x: int) -> int:\n    return x + {i}\n# End of python code"]
         if disagrees(i):
+            # two that agree with each other against yours: a warning (one alone would be a hint,
+            # which has no diagnostic)
             cands.append(f"def {name}(x: int) -> int:\n    return abs(x) + {i}\n# End of python code")
+            cands.append(f"def {name}(x: int) -> int:\n    return {i} + abs(x)\n# End of python code")
         else:
+            cands.append(f"def {name}(x: int) -> int:\n    return {i} + x\n# End of python code")
             cands.append(f"def {name}(x: int) -> int:\n    y = x\n    return y + {i}\n# End of python code")
         out.append(
             json.dumps(

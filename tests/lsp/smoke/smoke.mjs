@@ -125,7 +125,8 @@ const diagnostic = new Promise((resolve) => {
 await connection.sendNotification('textDocument/didOpen', { textDocument: { uri, languageId: 'python', version: 1, text } });
 const d = await diagnostic;
 log(`diagnostic: ${d.message}`);
-if (!/alternative implementations disagree: count_vowels\(.*\) -> yours 0, theirs 1 \(trust \d\.\d\d\)/.test(d.message)) fail(`unexpected message: ${d.message}`);
+if (!/\d of \d alternatives disagree with yours on count_vowels\(.*\): yours 0, theirs 1 \(trust \d\.\d\d\)/.test(d.message)) fail(`unexpected message: ${d.message}`);
+if (d.severity !== 2) fail(`expected a Warning (2), the verdict's severity, got ${d.severity}`);
 
 const line = text.split('\n').findIndex((l) => l.startsWith('def count_vowels'));
 const hover = await connection.sendRequest('textDocument/hover', { textDocument: { uri }, position: { line, character: 6 } });
