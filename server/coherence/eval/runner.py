@@ -323,6 +323,12 @@ def evaluate_task(
         _pointwise(rec, executor.first, executor.first_inputs, used_rows, inputs, name)
         if opts.keep_matrices:
             rec["_matrix"] = outcome_matrix(executor.first, [rows[r] for r in used_rows], used_rows, inputs)
+            if inputs is not None:  # the stated domain, for replays of the severity rule
+                from coherence.engine.check import user_assumptions
+                from coherence.engine.inputs.domain import Domain
+
+                domain = Domain(target.spec, inputs, assume=user_assumptions(target))
+                rec["_matrix"]["inside"] = "".join("1" if domain.empty or domain.contains(i) else "0" for i in inputs)
     return _finish(rec, started, t_chk)
 
 
@@ -363,7 +369,8 @@ def outcome_matrix(report: ExecutionReport, candidates: list[int], used_rows: li
     ``labels[i][x]``: equal labels = equal outcomes at input x (``outcomes_equal``, closed
     transitively, over these rows); ``errors[i][x]``: -1 when the call returned, else an index into
     ``error_names``; ``origins``: one letter per input (d doctest, t test, f default, a annotation,
-    m mutation)."""
+    m mutation); ``inside`` (added by the caller): one character per input, 1 when it lies inside
+    the stated domain."""
     rows = [report.outcomes[r] for r in used_rows] + [report.outcomes[-1]]
     labels = label_matrix(rows)
     names: dict[str, int] = {}

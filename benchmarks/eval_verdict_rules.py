@@ -1,0 +1,94 @@
+"""Replay severity rules on recorded eval runs: the engine's shipped rule (``verdict.judge``)
+against the old one (Warning when trust < 0.5), per model, from ``coherence eval --keep-matrices``
+output.  Prints a markdown table; no sandbox runs.
+
+    python benchmarks/eval_verdict_rules.py RUN_ROOT...     # e.g. /tmp/ev-before-he /tmp/ev-before-mbpp
+
+Each run directory needs ``tasks.jsonl`` and ``matrices.jsonl``.  The inside-the-domain mask is
+the one recorded in the matrix (``inside``, written by the eval when present), else every input
+counts as inside.  "verified" here uses the reference's outcome on the rule's own (unshrunk)
+input, from the matrix's last row; ``coherence eval`` itself verifies the shrunk counterexample
+the user would see.  Definitions: ``coherence.eval.verdicts``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+
+from coherence.engine.verdict import judge
+
+CHECKED = ("coherent", "incoherent")
+
+
+def tasks(root: Path):
+    for run in sorted(p.parent for p in root.rglob("matrices.jsonl")):
+        records = {str(json.loads(line)["task_id"]): json.loads(line) for line in (run / "tasks.jsonl").read_text().splitlines() if line.strip()}
+        for line in (run / "matrices.jsonl").read_text().splitlines():
+            mtx = json.loads(line)
+            r = records.get(str(mtx["task_id"]))
+            if r is not None and r.get("status") in CHECKED:
+                yield r, mtx
+
+
+def unpack(mtx: dict):
+    labels = np.array(mtx["labels"])
+    errors = np.array(mtx["errors"])
+    names = mtx["error_names"]
+    m = len(mtx["candidates"])
+    keep = np.ones(labels.shape[1], dtype=bool)
+    if "BudgetExceeded" in names:  # inputs some program never reached are left out, as the check does
+        keep &= ~(errors[:m] == names.index("BudgetExceeded")).any(axis=0)
+    inside = np.array([c == "1" for c in mtx.get("inside") or "1" * labels.shape[1]])
+    return labels[:m, keep], errors[:m, keep] >= 0, labels[m, keep], errors[m, keep] >= 0, inside[keep]
+
+
+def evaluate(root_dirs: list[Path]) -> dict:
+    rows: dict[str, dict] = defaultdict(lambda: defaultdict(int))
+    for root in root_dirs:
+        for r, mtx in tasks(root):
+            labels, raised, ref, ref_raised, inside = unpack(mtx)
+            fails = not r.get("candidate0_pass")
+            clean = not fails and r.get("error") == 0
+            for key in (r["model"], "pooled"):
+                row = rows[key]
+                row["functions"] += 1
+                row["failing"] += fails
+                # old: a diagnostic for any disagreement, a warning below trust 0.5
+                incoherent = (r.get("incoherence") or 0) > 0
+                if incoherent and r["trust"] < 0.5:
+                    row["old W"] += 1
+                    row["old W failing"] += fails
+                row["old diag on clean"] += incoherent and clean
+                ev = judge(labels, raised, inside=inside, incoherent=incoherent)
+                if ev.severity in ("warning", "information"):
+                    x, rival = ev.input, ev.rival
+                    verified = fails or (not ref_raised[x] and ref[x] == labels[rival, x])
+                    row[f"{ev.severity} verified"] += verified
+                    row[ev.severity] += 1
+                    row["new diag on clean"] += clean
+                    if ev.severity == "warning":
+                        row["new W failing"] += fails
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    roots = [Path(a) for a in argv] or [Path("coherence-eval")]
+    rows = evaluate(roots)
+    f = lambda a, b: f"{a / b:.2f}" if b else "–"  # noqa: E731
+    print("| model | functions | failing | old W | old recall | old diag. on clean | W | recall | W prec. (verified) | I | I prec. (verified) | diag. on clean |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for model in sorted(rows, key=lambda k: (k == "pooled", k)):
+        r = rows[model]
+        print(f"| {model} | {r['functions']} | {r['failing']} | {r['old W']} | {f(r['old W failing'], r['failing'])} | {r['old diag on clean']} | "
+              f"{r['warning']} | {f(r['new W failing'], r['failing'])} | {f(r['warning verified'], r['warning'])} | {r['information']} | "
+              f"{f(r['information verified'], r['information'])} | {r['new diag on clean']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
