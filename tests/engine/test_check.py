@@ -493,11 +493,11 @@ async def test_scoring_runs_off_the_event_loop(tmp_path, monkeypatch):
             return fn(*args, **kwargs)
         return wrapped
 
-    for name in ("outcome_ids", "score", "inside_mask"):
+    for name in ("outcome_ids", "score", "inside_mask", "_judge"):
         monkeypatch.setattr(check_module, name, spy(getattr(check_module, name)))
     result = await _round_down_result(tmp_path, [FLOOR, TOWARD_ZERO, TOWARD_ZERO])
     assert result.status == "incoherent" and result.outside_domain
-    assert {name for name, _ in seen} == {"outcome_ids", "score", "inside_mask"}
+    assert {name for name, _ in seen} == {"outcome_ids", "score", "inside_mask", "_judge"}
     assert not any(loop for _, loop in seen), seen
 
 

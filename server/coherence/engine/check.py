@@ -263,12 +263,8 @@ class Checker:
             if target.accept:
                 await asyncio.to_thread(self._accepted, target, module, scored, cancel)
                 result.accepted = scored.result_accepted
-            typical = None
-            if scored.domain is not None and scored.domain.bands:
-                typical = np.zeros(len(scored.inputs), dtype=bool)
-                for x in np.flatnonzero(scored.disagree).tolist():
-                    typical[x] = scored.domain.typical(scored.inputs[x])
-            evidence = verdict.judge(scored.labels, scored.raised, inside=scored.inside, incoherent=True, ignore=scored.ignore, typical=typical)
+            # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
+            evidence = await asyncio.to_thread(_judge, scored)
             result.severity = evidence.severity
             result.evidence = evidence.to_dict()
             if evidence.severity == "hint" and result.accepted:
@@ -476,6 +472,17 @@ class Scored:
     disagree: np.ndarray  # inputs where some programs disagree
     ignore: np.ndarray | None = None  # inputs whose disagreements the user accepted
     result_accepted: list[str] = field(default_factory=list)
+
+
+def _judge(scored: Scored) -> verdict.Evidence:
+    """The verdict on a scored check; inputs like the examples' magnitudes are preferred as its
+    evidence."""
+    typical = None
+    if scored.domain is not None and scored.domain.bands:
+        typical = np.zeros(len(scored.inputs), dtype=bool)
+        for x in np.flatnonzero(scored.disagree).tolist():
+            typical[x] = scored.domain.typical(scored.inputs[x])
+    return verdict.judge(scored.labels, scored.raised, inside=scored.inside, incoherent=True, ignore=scored.ignore, typical=typical)
 
 
 def _keeper(domain: Domain | None, inside: bool, typical: bool):
