@@ -583,7 +583,7 @@ async function stepCodeAction(page) {
     log(`trace: ${traffic}`);
     await poll('the Problems entry after the check', async () => {
         const rows = await page.$$eval('.markers-panel .monaco-list-row', (els) => els.map((e) => e.textContent || ''));
-        return rows.some((t) => t.includes('alternative implementations disagree') && t.includes(ctx.counterexample));
+        return rows.some((t) => t.includes('alternatives disagree with yours on') && t.includes(ctx.counterexample));
     });
     await poll('the squiggle after the check', async () => {
         const name = await textRect(page, 'def count_vowels', 'count_vowels');
