@@ -61,29 +61,27 @@ def _share(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
-def ece(probs: list[float], outcomes: list[bool], bins: int = 10) -> float | None:
-    """Expected calibration error: the mean over equal-width bins of |mean prob - mean outcome|,
-    weighted by the bin's share of the points."""
-    if not probs:
-        return None
-    total = 0.0
-    for b in range(bins):
-        lo, hi = b / bins, (b + 1) / bins
-        idx = [i for i, p in enumerate(probs) if (lo <= p < hi) or (b == bins - 1 and p == 1.0)]
-        if idx:
-            total += len(idx) * abs(sum(probs[i] for i in idx) / len(idx) - sum(outcomes[i] for i in idx) / len(idx))
-    return round(total / len(probs), 4)
-
-
-def reliability(probs: list[float], outcomes: list[bool], bins: int = 10) -> list[dict]:
+def _bins(probs: list[float], outcomes: list[bool], bins: int) -> list[tuple[float, float, int, float, float]]:
+    """(lo, hi, n, mean prob, mean outcome) of each non-empty equal-width bin; 1.0 falls in the last."""
     out = []
     for b in range(bins):
         lo, hi = b / bins, (b + 1) / bins
         idx = [i for i, p in enumerate(probs) if (lo <= p < hi) or (b == bins - 1 and p == 1.0)]
         if idx:
-            out.append({"bin": [lo, hi], "n": len(idx), "trust": round(sum(probs[i] for i in idx) / len(idx), 4),
-                        "pass_rate": round(sum(outcomes[i] for i in idx) / len(idx), 4)})
+            out.append((lo, hi, len(idx), sum(probs[i] for i in idx) / len(idx), sum(outcomes[i] for i in idx) / len(idx)))
     return out
+
+
+def ece(probs: list[float], outcomes: list[bool], bins: int = 10) -> float | None:
+    """Expected calibration error: the mean over equal-width bins of |mean prob - mean outcome|,
+    weighted by the bin's share of the points."""
+    if not probs:
+        return None
+    return round(sum(n * abs(p - o) for _, _, n, p, o in _bins(probs, outcomes, bins)) / len(probs), 4)
+
+
+def reliability(probs: list[float], outcomes: list[bool], bins: int = 10) -> list[dict]:
+    return [{"bin": [lo, hi], "n": n, "trust": round(p, 4), "pass_rate": round(o, 4)} for lo, hi, n, p, o in _bins(probs, outcomes, bins)]
 
 
 def pr_curve(records: list[dict]) -> list[dict]:
