@@ -90,6 +90,9 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
     best_info: tuple | None = None
     seen = {"inside": False, "normal": False, "bloc": False, "yours-returns": False}
     for x in candidates.tolist():
+        if inside is not None and not inside[x]:
+            continue
+        seen["inside"] = True
         col = labels[1:, x]
         others = col[differs[:, x]]
         values, counts = np.unique(others, return_counts=True)
@@ -98,9 +101,6 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
         rival = 1 + int(np.flatnonzero(col == label)[0])
         kind = _kind(bool(raised[0, x]), bool(raised[rival, x]))
         agree = alts - int(against[x])
-        if inside is not None and not inside[x]:
-            continue
-        seen["inside"] = True
         if kind == "theirs-raise":
             seen["yours-returns"] = True
         if kind in ("exception-type", "theirs-raise"):

@@ -273,8 +273,8 @@ class Domain:
         out: list[Rule] = []
         seen = {r.describe() for r in learned}
         for a in [*given, *stated]:
-            rule = Rule(a.params[0], "assume", assumption=a)
-            if rule.describe() in seen or not a.params:
+            rule = Rule(a.params[0], "assume", assumption=a)  # assumption() gives every one a parameter
+            if rule.describe() in seen:
                 continue
             if a in stated and any(holds(a, self._values(e), is_opaque=_opaque) is False for e in self.evidence):
                 continue
