@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 
 from coherence import __version__
@@ -44,7 +45,7 @@ def json_entry(r: CheckResult) -> dict:
         "sde": r.sde,
         "trust": r.trust,
         "trust_raw": r.trust_raw,
-        "clusters": r.clusters,
+        "clusters": [asdict(c) for c in r.clusters],
         "user_cluster": r.user_cluster,
         "counterexample": None
         if ce is None
@@ -106,7 +107,7 @@ def describe(r: CheckResult) -> list[str]:
         lines.append(f"    every disagreement is on inputs outside the stated domain: {r.outside_domain}")
     if r.accepted:
         lines.append(f"    accepted as intended: {', '.join(r.accepted)}")
-    clusters = " + ".join(str(c) if i != r.user_cluster else f"{c} (yours)" for i, c in enumerate(r.clusters))
+    clusters = " + ".join(f"{c.size} (yours)" if c.yours else str(c.size) for c in r.clusters)
     lines.append(
         f"    incoherence {r.incoherence:.3f} (95% CI {r.incoherence_interval[0]:.3f}–{r.incoherence_interval[1]:.3f}) · "
         f"disagreement with yours {r.disagreement:.3f} · error ≥ {r.error_lower_bound:.3f}"
@@ -186,7 +187,10 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
                 }
             ],
             "partialFingerprints": {"coherenceFunction/v1": f"{uri}:{r.qualname or r.name}"},
-            "properties": {k: v for k, v in json_entry(r).items() if k in ("severity", "trust", "incoherence", "dsde", "sde", "samples", "inputs", "clusters")},
+            "properties": {
+                **{k: v for k, v in json_entry(r).items() if k in ("severity", "trust", "incoherence", "dsde", "sde", "samples", "inputs")},
+                "clusters": r.cluster_sizes,  # sizes only: the alternatives' sources stay out of code scanning
+            },
         }
         sarif_results.append(entry)
     doc = {

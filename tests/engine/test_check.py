@@ -41,8 +41,16 @@ async def test_incoherent_function_gets_a_shrunk_counterexample():
     assert len(arg) == 1 and arg in "AEIOU"
     assert ce.yours == "0" and ce.theirs == "1"
     assert ce.disagreeing == 9 and ce.total == 9
-    assert result.clusters[result.user_cluster] == 1
+    assert result.cluster_sizes[result.user_cluster] == 1
     assert result.majority_code and "lower" in result.majority_code or "AEIOU" in result.majority_code
+    # every cluster says whose it is, where its alternatives came from, what it returned on the
+    # counterexample, and shows one alternative's source (--show-alternatives, the editor's diff)
+    mine = result.clusters[result.user_cluster]
+    assert mine.yours and mine.representative_source is None and mine.models == {} and mine.output == "0"
+    rivals = [c for c in result.clusters if not c.yours]
+    assert sum(c.size for c in rivals) == 9 and all(c.output == "1" for c in rivals)
+    assert all("def count_vowels" in c.representative_source for c in rivals)
+    assert sum(sum(c.models.values()) for c in rivals) == 9 and all(m == result.model for c in rivals for m in c.models)
 
 
 async def test_coherent_function_gets_a_pac_bound():
@@ -53,7 +61,7 @@ async def test_coherent_function_gets_a_pac_bound():
     from coherence.engine.calibration import calibrated_trust
 
     assert result.trust == calibrated_trust(0.0) and 0.5 < result.trust <= 1 and result.severity == "none"
-    assert result.clusters == [10]
+    assert result.cluster_sizes == [10]
     assert result.pac_bound == pytest.approx(1 - 0.05 ** (1 / result.inputs))
     assert result.counterexample is None
 
@@ -61,7 +69,7 @@ async def test_coherent_function_gets_a_pac_bound():
 async def test_fewer_samples_uses_fewer_alternatives():
     result = await examples_checker(samples=4).check(target("intervals.py", "merge_intervals"))
     assert result.samples == 4
-    assert sum(result.clusters) == 4
+    assert sum(result.cluster_sizes) == 4
 
 
 async def test_nondeterministic_function_is_not_called_incoherent(tmp_path):
@@ -120,7 +128,7 @@ async def test_when_most_alternatives_are_slow_the_inputs_go_not_the_programs(tm
     result = await Checker(CheckConfig(replay=str(replay), samples=4, inputs=300, call_timeout=0.2)).check(t)
     assert result.samples == 4 and "too_slow" not in result.extra
     assert 0 < result.inputs < 300 and result.extra["inputs_over_budget"] == 300 - result.inputs
-    assert sum(result.clusters) == 4
+    assert sum(result.cluster_sizes) == 4
 
 
 def _runs(*rows: str):

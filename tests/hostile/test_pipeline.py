@@ -61,8 +61,8 @@ async def test_checker_with_hostile_alternatives(mode, machine, tmp_path):
     # reached fewer than half as many inputs as the median one is dropped as too slow instead.
     assert result.inputs >= 40 // 2, {k: result.extra.get(k) for k in ("inputs_over_budget", "too_slow", "timeouts")}
     # yours and the three honest alternatives form the largest cluster; the hostile ones differ
-    assert result.clusters[result.user_cluster] == 1 + len(HONEST_ALTERNATIVES)
-    assert result.clusters[0] == 1 + len(HONEST_ALTERNATIVES) and sum(result.clusters) == k + 1 - dropped
+    assert result.cluster_sizes[result.user_cluster] == 1 + len(HONEST_ALTERNATIVES)
+    assert result.cluster_sizes[0] == 1 + len(HONEST_ALTERNATIVES) and sum(result.cluster_sizes) == k + 1 - dropped
     assert 0 < result.dsde < 1 and result.counterexample is not None
     x = int(result.counterexample.call[2:-1])
     assert result.counterexample.yours == str(3 * x + 1)

@@ -21,7 +21,7 @@ from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
 from coherence.engine.markers import find_targets
 from coherence.engine.redact import display
-from coherence.engine.result import CheckResult, ClusterOutput, Counterexample
+from coherence.engine.result import CheckResult, Cluster, ClusterOutput, Counterexample
 from coherence.lsp import render
 from coherence.lsp.state import result_json
 
@@ -75,7 +75,8 @@ def hostile_result(payload: str) -> CheckResult:
                         alternatives=[ClusterOutput(payload, 5), ClusterOutput(f"raises {payload}", 2)], disagreeing=7, total=9)
     return CheckResult(name="f", qualname="f", path="target.py", line=3, status="incoherent", samples=10, inputs=100,
                        incoherence=0.3, incoherence_interval=[0.2, 0.4], disagreement=0.7, error_lower_bound=0.15, dsde=0.6,
-                       sde=0.2, trust=0.4, clusters=[5, 2, 1, 1, 1], user_cluster=2, counterexample=ce, model="replay:x.jsonl",
+                       sde=0.2, trust=0.4, clusters=[Cluster(5, models={payload: 5}, representative_source=f"def f(x):\n    return {payload!r}\n", output=payload),
+                                 Cluster(2), Cluster(1, yours=True), Cluster(1), Cluster(1)], user_cluster=2, counterexample=ce, model="replay:x.jsonl",
                        sampling=f"9 of 9 alternatives; {payload}", disagreeing_code=f"def f(x):\n    return {payload!r}  # {payload}\n",
                        extra={"outside_domain": payload})
 

@@ -53,7 +53,7 @@ async def test_check_through_litellm_http_and_cache(tmp_path):
         assert server.request_count == before
         assert fixed.status in ("coherent", "incoherent")
         assert fixed.trust > result.trust
-        assert fixed.clusters[fixed.user_cluster] == max(fixed.clusters)
+        assert fixed.cluster_sizes[fixed.user_cluster] == max(fixed.cluster_sizes)
 
 
 def test_cli_through_litellm_http(tmp_path):

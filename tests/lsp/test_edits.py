@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from coherence.engine.result import CheckResult, ClusterOutput, Counterexample
+from coherence.engine.result import CheckResult, Cluster, ClusterOutput, Counterexample
 from coherence.lsp import edits
 
 
@@ -20,7 +20,7 @@ def result(name: str, call: str, yours: str, theirs: str) -> CheckResult:
         status="incoherent",
         trust=0.4,
         samples=10,
-        clusters=[7, 3],
+        clusters=[Cluster(7), Cluster(3, yours=True)],
         user_cluster=1,
         counterexample=Counterexample(call=call, yours=yours, theirs=theirs, alternatives=[ClusterOutput(theirs, 7), ClusterOutput(yours, 2)], disagreeing=7, total=9),
     )

@@ -16,6 +16,7 @@ import logging
 import re
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from coherence.engine.inputs.seeds import doctest_seeds
 from coherence.engine.markers import find_targets
 from coherence.engine.metrics import Metrics, score
 from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
-from coherence.engine.result import CheckResult
+from coherence.engine.result import CheckResult, Cluster
 from coherence.engine.sampling import SampleSet, make_provider, sample_alternatives
 from coherence.engine.sampling.cache import SampleCache
 from coherence.engine.spec import Target
@@ -218,7 +219,8 @@ class Checker:
         module = module_context_for(target, cfg.workspace)
         spec = target.spec
         programs = [Program(target.name, None, "yours", spec.owner, spec.method_kind)] + [
-            Program(target.name, s.code, f"alternative {i}", spec.owner, spec.method_kind) for i, s in enumerate(valid, start=1)
+            Program(target.name, s.code, f"alternative {i}", spec.owner, spec.method_kind, origin=s.model or samples.model)
+            for i, s in enumerate(valid, start=1)
         ]
         # The workers load the module and the programs while the inputs are still being made
         # (with cached or replayed samples, nothing else hides their generation).
@@ -270,7 +272,11 @@ class Checker:
             if evidence.severity == "hint" and result.accepted:
                 result.evidence["why"] = "you accepted this disagreement as intended"
             report_progress(f"{target.name}: shrinking a counterexample", 0.85)
-            result.counterexample, where, rival = await asyncio.to_thread(self._counterexample, target, module, scored, report, evidence, cancel)
+            result.counterexample, where, rival, outcomes = await asyncio.to_thread(self._counterexample, target, module, scored, report, evidence, cancel)
+            if outcomes is not None:
+                receiver = target.spec.receiver
+                for cluster, members in zip(result.clusters, scored.metrics.cluster_members):
+                    cluster.output = outcomes[members[0]].render(receiver=receiver)
             if rival is not None and scored.programs[rival].source:
                 result.disagreeing_code = scored.programs[rival].source  # the side the counterexample shows
             if scored.inside is not None and where:
@@ -350,7 +356,7 @@ class Checker:
         result.dsde = metrics.dsde
         result.trust_raw = metrics.trust
         result.trust = calibrated_trust(metrics.dsde)
-        result.clusters = metrics.cluster_sizes
+        result.clusters = describe_clusters(metrics, programs)
         result.user_cluster = metrics.user_cluster
         result.extra["load_errors"] = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}
         result.extra["timeouts"] = sum(report.timeouts)
@@ -421,7 +427,7 @@ class Checker:
         else:
             picked = cx.choose(scored.labels, scored.raised, inputs, scored.metrics, prefer=inside)
         if picked is None:
-            return None, "", None
+            return None, "", None, None
         x, rival = picked
         start = inputs[x]
         # an input from inside the domain stays inside while it shrinks, and one with the examples'
@@ -453,7 +459,22 @@ class Checker:
                                                   seed=self.config.seed, cancel=cancel)
         where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
         described = cx.describe(target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver)
-        return described, where, rival
+        return described, where, rival, outcomes
+
+
+def describe_clusters(metrics: Metrics, programs: list[Program]) -> list[Cluster]:
+    """The behaviour clusters as a result shows them: size, whose, where their alternatives
+    came from, and one alternative's source to read (``--show-alternatives``, the editor's diff)."""
+    out = []
+    for i, members in enumerate(metrics.cluster_members):
+        alternatives = [programs[j] for j in members if j != 0]
+        out.append(Cluster(
+            size=len(members),
+            yours=i == metrics.user_cluster,
+            models=dict(Counter(p.origin or "unknown" for p in alternatives)),
+            representative_source=alternatives[0].source if alternatives else None,
+        ))
+    return out
 
 
 @dataclass

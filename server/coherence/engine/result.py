@@ -20,6 +20,20 @@ class ClusterOutput:
 
 
 @dataclass
+class Cluster:
+    """One group of programs whose outcomes agree on every input (the papers' behaviour
+    cluster), largest first in ``CheckResult.clusters``."""
+
+    size: int  # programs in it, the user's function included when ``yours``
+    yours: bool = False  # the user's function is in it
+    # where its alternatives came from: model -> count (a panel of models mixes them)
+    models: dict[str, int] = field(default_factory=dict)
+    # the source of one alternative in it (None when it holds only the user's function)
+    representative_source: str | None = None
+    output: str | None = None  # its representative's outcome on the counterexample, when there is one
+
+
+@dataclass
 class Counterexample:
     call: str  # pasteable: name(args...)
     yours: str  # rendered outcome of the user's function
@@ -56,7 +70,7 @@ class CheckResult:
     # (``engine.calibration``); ``trust_raw`` is 1 - DSDE
     trust: float | None = None
     trust_raw: float | None = None
-    clusters: list[int] = field(default_factory=list)  # sizes, largest first
+    clusters: list[Cluster] = field(default_factory=list)  # largest first
     user_cluster: int | None = None  # index into clusters
     counterexample: Counterexample | None = None
     pac_bound: float | None = None
@@ -89,6 +103,10 @@ class CheckResult:
     def is_problem(self) -> bool:
         return self.status == "incoherent"
 
+    @property
+    def cluster_sizes(self) -> list[int]:
+        return [c.size for c in self.clusters]
+
     def to_dict(self) -> dict:
         return asdict(self)
 
@@ -100,6 +118,11 @@ class CheckResult:
             ce = dict(ce)
             ce["alternatives"] = [ClusterOutput(**a) for a in ce.get("alternatives", [])]
             data["counterexample"] = Counterexample(**ce)
+        # results written before clusters were objects hold their sizes only
+        user = data.get("user_cluster")
+        data["clusters"] = [
+            Cluster(size=c, yours=i == user) if isinstance(c, int) else Cluster(**c) for i, c in enumerate(data.get("clusters") or [])
+        ]
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
 

@@ -290,7 +290,7 @@ def evaluate_task(
         sde=result.sde,
         dsde=result.dsde,
         trust=result.trust,
-        clusters=result.clusters,
+        clusters=result.cluster_sizes,
         user_cluster=result.user_cluster,
         pac_bound=result.pac_bound,
         sampling=result.sampling,

@@ -18,7 +18,7 @@ def alternatives_disagreeing(r: CheckResult) -> tuple[int, int]:
     total = max(0, r.samples - 1)
     if r.user_cluster is None or not r.clusters or r.user_cluster >= len(r.clusters):
         return 0, total
-    same = r.clusters[r.user_cluster] - 1  # the user's function is in its own cluster
+    same = r.clusters[r.user_cluster].size - 1  # the user's function is in its own cluster
     return max(0, total - same), total
 
 
@@ -173,7 +173,7 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
         lines.append(" · ".join(parts))
         lines.append("")
     if r.clusters:
-        clusters = ", ".join(f"{c} (yours)" if i == r.user_cluster else str(c) for i, c in enumerate(r.clusters))
+        clusters = ", ".join(f"{c.size} (yours)" if c.yours else str(c.size) for c in r.clusters)
         extra = f" · DSDE {r.dsde:.3f} · SDE {r.sde:.3f}" if r.dsde is not None and r.sde is not None else ""
         lines.append(f"clusters of equal behaviour: {clusters}{extra}")
         lines.append("")

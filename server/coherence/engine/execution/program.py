@@ -41,6 +41,7 @@ class Program:
     # in that class (in its own process), and an instance method is called on ``owner()``.
     owner: str | None = None
     method_kind: str | None = None  # "instance" | "static" | "class"
+    origin: str = ""  # who wrote it: the model of an alternative; "" for the user's function
 
 
 @dataclass(frozen=True)

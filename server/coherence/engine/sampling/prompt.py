@@ -42,6 +42,7 @@ class Sample:
     raw: str
     status: str
     detail: str = ""
+    model: str = ""  # the model that wrote it (a panel mixes several); "" when unknown
 
     @property
     def ok(self) -> bool:

@@ -84,8 +84,8 @@ class CodeActionsFeature(LanguageFeature):
     def _minority(result) -> bool:
         if result.status != "incoherent" or result.user_cluster is None or not result.clusters:
             return False
-        mine = result.clusters[result.user_cluster]
-        return mine < max(result.clusters)
+        sizes = result.cluster_sizes
+        return sizes[result.user_cluster] < max(sizes)
 
     # -- edits ------------------------------------------------------------------------------
     def _supports_document_changes(self) -> bool:
