@@ -57,6 +57,7 @@ def json_entry(r: CheckResult) -> dict:
             "disagreeing": ce.disagreeing,
             "total": ce.total,
             "shrunk_from": ce.shrunk_from,
+            "stated": ce.stated,
         },
         # the stated domain (preconditions, examples, your assume), and why the counterexample
         # lies outside it (null when inside: it lies outside only when no disagreement is inside)
@@ -101,6 +102,8 @@ def describe(r: CheckResult) -> list[str]:
     if ce is not None:
         lines.append(f"    counterexample: {ce.call}")
         lines.append(f"      yours: {ce.yours}")
+        if ce.stated is not None:
+            lines.append(f"      your docstring's example: {ce.stated}")
         for alt in ce.alternatives:
             lines.append(f"      {alt.count} of {ce.total} alternatives: {alt.output}")
     if r.outside_domain:

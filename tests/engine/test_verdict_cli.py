@@ -59,6 +59,16 @@ def test_a_split_spec_with_yours_in_the_majority_is_information(verdicts):
     assert f["evidence"]["agree"] == 6 and f["evidence"]["bloc"] == 3
 
 
+def test_a_function_that_contradicts_its_docstring_example_is_a_warning(verdicts):
+    # only 3 of 9 alternatives side against yours (no outvoting bloc), but they give the result
+    # the docstring's own example states, and yours does not
+    f = verdicts["word_count"]
+    assert f["severity"] == "warning" and f["evidence"]["kind"] == "example"
+    assert f["evidence"]["bloc"] == 3 and f["evidence"]["agree"] == 6
+    ce = f["counterexample"]
+    assert ce["call"] == 'word_count("a  b")' and ce["yours"] == "3" and ce["theirs"] == "2" and ce["stated"] == "2"
+
+
 def test_exception_type_only_differences_are_no_warning(verdicts):
     # median([]): every program raises there, with three different types
     f = verdicts["median"]
@@ -75,12 +85,12 @@ def test_an_accept_comment_turns_that_disagreement_into_a_hint(verdicts):
 def test_fail_on_and_the_summary_use_the_same_severity(probes):
     text = run(["verdicts.py"], probes)
     assert text.returncode == 1
-    assert "5 function(s): 1 warning, 1 information, 3 hint" in text.stdout
+    assert "6 function(s): 2 warning, 1 information, 3 hint" in text.stdout
     assert run(["verdicts.py", "--fail-on", "never"], probes).returncode == 0
     # without is_leap's warning, information does not fail the default, but fails --fail-on information
     src = (probes / "verdicts.py").read_text()
     no_leap = probes / "no_leap.py"
-    no_leap.write_text(src.replace("# coherence\ndef is_leap", "def is_leap"))
+    no_leap.write_text(src.replace("# coherence\ndef is_leap", "def is_leap").replace("# coherence\ndef word_count", "def word_count"))
     assert run(["no_leap.py"], probes).returncode == 0
     assert run(["no_leap.py", "--fail-on", "information"], probes).returncode == 1
 
@@ -88,7 +98,7 @@ def test_fail_on_and_the_summary_use_the_same_severity(probes):
 def test_sarif_levels_follow_the_severity(probes):
     proc = run(["verdicts.py", "--format", "sarif"], probes)
     levels = {r["message"]["text"].split(":")[0]: r["level"] for r in json.loads(proc.stdout)["runs"][0]["results"]}
-    assert levels == {"is_leap": "warning", "halve": "note"}
+    assert levels == {"is_leap": "warning", "halve": "note", "word_count": "warning"}
 
 
 def test_a_baseline_accepts_current_findings_and_a_new_one_still_shows(probes, tmp_path):
@@ -97,11 +107,11 @@ def test_a_baseline_accepts_current_findings_and_a_new_one_still_shows(probes, t
     wrote = run(["verdicts.py", "--write-baseline"], tmp_path)
     assert wrote.returncode == 0, wrote.stderr
     baseline = json.loads((tmp_path / ".coherence-baseline.json").read_text())
-    assert {e["function"] for e in baseline["entries"]} == {"is_leap", "halve"}
+    assert {e["function"] for e in baseline["entries"]} == {"is_leap", "halve", "word_count"}
     again = run(["verdicts.py", "--format", "json"], tmp_path)
     assert again.returncode == 0, again.stdout
     sev = {f["qualname"]: f["severity"] for f in json.loads(again.stdout)["functions"]}
-    assert sev["is_leap"] == "hint" and sev["halve"] == "hint"
+    assert sev["is_leap"] == "hint" and sev["halve"] == "hint" and sev["word_count"] == "hint"
     # a changed docstring is a new spec: its entry no longer applies
     src = (tmp_path / "verdicts.py").read_text()
     (tmp_path / "verdicts.py").write_text(src.replace("Whether year is a leap year", "Whether the year is a leap year"))

@@ -54,3 +54,13 @@ def clamp_accepted(x: int, lo: int, hi: int) -> int:
     3
     """
     return max(lo, min(x, hi))
+
+
+# coherence
+def word_count(s: str) -> int:
+    """Number of words in s, separated by any run of whitespace.
+
+    >>> word_count("a  b")
+    2
+    """
+    return len(s.split(" "))  # counts the empty word between two spaces

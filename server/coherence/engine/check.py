@@ -32,13 +32,14 @@ from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport, Executor, PreparedRun
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.domain import Domain
+from coherence.engine.inputs.examples import StatedExample, stated_examples
 from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.likely import run_last
 from coherence.engine.inputs.preconditions import Assumption, assumption
 from coherence.engine.inputs.seeds import doctest_seeds
 from coherence.engine.markers import find_targets
 from coherence.engine.metrics import Metrics, score
-from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
+from coherence.engine.outcomes import Outcome, canonical, gives, labels_from_ids, outcome_ids, outcomes_equal
 from coherence.engine.result import CheckResult, Cluster
 from coherence.engine.sampling import SampleSet, make_provider, sample_alternatives
 from coherence.engine.sampling.cache import SampleCache
@@ -260,17 +261,34 @@ class Checker:
         if scored is None:
             return result
         timings["metrics"] = round(time.monotonic() - stage, 4)
+        # The docstring's worked examples are part of the spec: a function that contradicts one
+        # is wrong or documented wrongly, whatever the alternatives say (``verdict.from_examples``).
+        # (Only where the programs disagree: a coherent function that contradicts its docstring
+        # is not reported yet.)
         if result.status == "incoherent":
             stage = time.monotonic()
             if target.accept:
                 await asyncio.to_thread(self._accepted, target, module, scored, cancel)
                 result.accepted = scored.result_accepted
+            examples = await asyncio.to_thread(self._stated, target, module, scored, report, cancel)
+            # an example the user accepted yours on (a comment, the baseline) is no evidence
+            accepted = {inp.key() for _, inp in accepted_inputs(target)} if target.accept else set()
+            examples = [e for e in examples if e[1].key() not in accepted]
+            stated = verdict.from_examples([_example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)], len(scored.programs) - 1)
             # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
             evidence = await asyncio.to_thread(_judge, scored)
+            if stated is not None:
+                evidence = verdict.stronger(stated, evidence)
             result.severity = evidence.severity
             result.evidence = evidence.to_dict()
             if evidence.severity == "hint" and result.accepted:
                 result.evidence["why"] = "you accepted this disagreement as intended"
+            if evidence.kind == "example":
+                result.counterexample, result.disagreeing_code = _example_counterexample(target, scored, examples[evidence.input], evidence)
+                timings["counterexample"] = round(time.monotonic() - stage, 4)
+                result.seconds = time.monotonic() - started
+                report_progress(f"{target.name}: done", 1.0)
+                return result
             report_progress(f"{target.name}: shrinking a counterexample", 0.85)
             result.counterexample, where, rival, outcomes = await asyncio.to_thread(self._counterexample, target, module, scored, report, evidence, cancel)
             if outcomes is not None:
@@ -414,6 +432,33 @@ class Checker:
         differs = scored.labels[1:] != scored.labels[0]
         scored.ignore = ~(differs & ~readers[1:, None]).any(axis=0)
 
+    def _stated(self, target: Target, module: ModuleContext, scored: Scored, report: ExecutionReport, cancel) -> list[tuple[StatedExample, Input, list[Outcome]]]:
+        """Each worked example of the docstring that coherence can rebuild, with every program's
+        outcome on it: from the run when the example was among the inputs (doctests are), else
+        from a small run of its own.  Examples on which yours ran out of time are left out."""
+        spec = target.spec
+        if spec.owner:  # a method's examples call it on an object the example builds
+            return []
+        examples = stated_examples(spec.docstring, spec.name)
+        if not examples:
+            return []
+        where = {inp.key(): x for x, inp in enumerate(scored.inputs)}
+        found, missing = [], []
+        for ex in examples:
+            inp = input_from_call(target, ex.call)
+            if inp is None:
+                continue
+            x = where.get(inp.key())
+            if x is not None:
+                found.append((ex, inp, [row[x] for row in report.outcomes]))
+            else:
+                missing.append((ex, inp))
+        if missing:
+            run = self.executor.run(module, scored.programs, [inp for _, inp in missing], seed=self.config.seed, cancel=cancel)
+            if not run.module_error:
+                found.extend((ex, inp, [row[a] for row in run.outcomes]) for a, (ex, inp) in enumerate(missing))
+        return [(ex, inp, row) for ex, inp, row in found if row[0].error not in OUT_OF_TIME and row[0].error != BUDGET_EXCEEDED]
+
     def _counterexample(self, target: Target, module: ModuleContext, scored: Scored, report: ExecutionReport, evidence: verdict.Evidence, cancel):
         """The counterexample, why its input lies outside the stated domain ("" inside), and the
         program whose outcome it sets against yours.
@@ -460,6 +505,28 @@ class Checker:
         where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
         described = cx.describe(target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver)
         return described, where, rival, outcomes
+
+
+def _example_votes(i: int, ex: StatedExample, row: list[Outcome]) -> tuple[int, bool, list[bool], list[bool]]:
+    """(index, yours gives the stated result, which alternatives do, which agree with yours)."""
+    def said(o: Outcome) -> bool:
+        return gives(o, ex.value, ex.raises, ex.expected)
+
+    return i, said(row[0]), [said(o) for o in row[1:]], [outcomes_equal(o, row[0]) for o in row[1:]]
+
+
+def _example_counterexample(target: Target, scored: Scored, found: tuple[StatedExample, Input, list[Outcome]], evidence: verdict.Evidence):
+    """The counterexample of a contradicted worked example: the example's own call, yours
+    against what the docstring states; and the source of an alternative that reproduces it."""
+    ex, inp, row = found
+    receiver = target.spec.receiver
+    ce = cx.describe(target.spec.callee, inp, row, evidence.rival or 1, receiver=receiver)
+    said = Outcome("raise", error=ex.raises) if ex.raises else Outcome("ok", value=canonical(ex.value))
+    ce.theirs = said.render(receiver=receiver)
+    ce.stated = ex.expected
+    ce.call = ex.call  # as the docstring writes it
+    code = scored.programs[evidence.rival].source if evidence.rival else None
+    return ce, code
 
 
 def describe_clusters(metrics: Metrics, programs: list[Program]) -> list[Cluster]:

@@ -28,6 +28,7 @@ import numpy as np
 __all__ = [
     "Outcome",
     "canonical",
+    "gives",
     "group_outcomes",
     "label_matrix",
     "outcomes_equal",
@@ -408,6 +409,24 @@ def outcomes_equal(a: Outcome, b: Outcome) -> bool:
     if not any(t in ka or t in kb for t in _FLOATY):
         return False  # no floats anywhere: the canonical form is exact
     return _forms_equal(a.decoded(), b.decoded())
+
+
+def gives(outcome: Outcome, value: Any = None, raises: str | None = None, shown: str = "") -> bool:
+    """Whether ``outcome`` is the stated result of a worked example: the exception ``raises``,
+    or the return value ``value`` (a Python literal; the arguments' changes do not matter).  A
+    float stated with few digits (``0.333``) matches a value that rounds to it, as its writer
+    meant it."""
+    if raises is not None:
+        return outcome.kind == "raise" and outcome.error == raises
+    if outcome.kind != "ok":
+        return False
+    got, want = outcome.value, canonical(value)
+    if _ceq(want, got):
+        return True
+    if isinstance(value, float) and not isinstance(value, bool) and isinstance(got, list) and got[:1] == ["F"] and not isinstance(got[1], str):
+        digits = shown.strip().split(".")[-1] if "." in shown and "e" not in shown.lower() else ""
+        return digits.isdigit() and abs(got[1] - value) <= 0.5 * 10 ** -len(digits) + 1e-12
+    return False
 
 
 def _forms_equal(fa: tuple[Any, Any], fb: tuple[Any, Any]) -> bool:

@@ -42,6 +42,9 @@ class Counterexample:
     disagreeing: int  # alternatives whose outcome differs from yours on this input
     total: int  # alternatives run
     shrunk_from: str | None = None  # the call before shrinking, when it changed
+    # the result the docstring's worked example states for ``call``, as written, when the
+    # evidence is that example (``engine.inputs.examples``); ``theirs`` then renders it
+    stated: str | None = None
 
     def summary(self) -> str:
         """``7 of 9 alternatives disagree: f(3) -> yours 4, theirs 5``."""
@@ -131,6 +134,9 @@ class CheckResult:
         ce = self.counterexample
         if ce is None:
             return ""
+        if ce.stated is not None:
+            backing = self.evidence.get("bloc", 0)
+            return f"the docstring says {ce.call} gives {ce.theirs}, yours gives {ce.yours} ({backing} of {ce.total} alternatives agree with the docstring)"
         return f"{ce.disagreeing} of {ce.total} alternatives disagree with yours on {ce.call}"
 
     def headline(self) -> str:

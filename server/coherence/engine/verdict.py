@@ -138,3 +138,33 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
         return Evidence("hint", alternatives=alts, why=why)
     _, x, rival, bloc, against_x, agree, kind = chosen
     return Evidence(severity, input=x, rival=rival, bloc=bloc, against=against_x, agree=agree, alternatives=alts, kind=kind)
+
+
+def stronger(a: Evidence, b: Evidence) -> Evidence:
+    """The evidence that speaks more strongly against yours; ``a`` on a tie."""
+    return a if _RANK[a.severity] <= _RANK[b.severity] else b
+
+
+def from_examples(checked: list[tuple[int, bool, list[bool], list[bool]]], alts: int) -> Evidence | None:
+    """The verdict of the docstring's worked examples: ``checked`` holds, per example, (its
+    index, whether yours gives the stated result, which alternatives give it, which alternatives
+    agree with yours).
+
+    - **warning**: yours contradicts an example that at least one alternative reproduces.  Every
+      such function in the recorded HumanEval corpus failed its tests (27 of 27, 8 models).
+    - **information**: yours contradicts an example that no alternative reproduces either: the
+      example may be what is wrong (``bf(...) ==> ("Venus")`` for a tuple), or a bug every
+      sample shares; either way, the function and its docstring disagree.
+    - None: yours gives every stated result."""
+    contradicted = [(i, support, agree) for i, mine_ok, support, agree in checked if not mine_ok]
+    if not contradicted:
+        return None
+    # the example most alternatives reproduce, then the first one written
+    i, support, agree = max(contradicted, key=lambda c: (sum(c[1]), -c[0]))
+    backing = sum(support)
+    rival = 1 + support.index(True) if backing else None
+    if backing:
+        return Evidence("warning", input=i, rival=rival, bloc=backing, against=alts - sum(agree), agree=sum(agree),
+                        alternatives=alts, kind="example")
+    return Evidence("information", input=i, bloc=0, against=alts - sum(agree), agree=sum(agree), alternatives=alts, kind="example",
+                    why="your function and every alternative contradict the docstring's example: the example may be wrong, or every sample shares a bug")

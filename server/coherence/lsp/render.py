@@ -51,6 +51,8 @@ def _diagnostic_message(r: CheckResult) -> str:
         ce = r.counterexample
         partial = f" · {partial_sampling(r)}" if partial_sampling(r) else ""
         where = f" · only on inputs outside the stated domain ({r.outside_domain})" if r.outside_domain else ""
+        if ce is not None and ce.stated is not None:  # the evidence line already says both
+            return f"{r.evidence_line()} ({_trust(r)}){partial}"
         if ce is not None:
             return f"{r.evidence_line()}: yours {ce.yours}, theirs {ce.theirs} ({_trust(r)}){where}{partial}"
         k, total = alternatives_disagreeing(r)
@@ -183,6 +185,8 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
         lines.append(f"counterexample: {_code(ce.call)}")
         lines.append("")
         lines.append(f"- yours: {_code(ce.yours)}")
+        if ce.stated is not None:
+            lines.append(f"- your docstring's example: {_code(ce.stated)}")
         for alt in ce.alternatives:
             lines.append(f"- {alt.count} of {ce.total} alternatives: {_code(alt.output)}")
         if ce.shrunk_from:
