@@ -180,3 +180,18 @@ async def test_accept_this_disagreement_turns_the_warning_into_a_hint(lsp):
     await lsp.wait_for(lambda: lsp.client.statuses[-1]["checking"] == 0 and not lsp.coherence_diagnostics(uri, "incoherent")
                        and lsp.client.statuses[-1].get("hint") == 1, "count_vowels to become a hint")
     assert f"Accept this disagreement as intended ({call})" not in await actions_for(lsp, uri, "count_vowels")
+
+
+async def test_a_baseline_file_accepts_its_disagreements_in_the_editor_too(start, workspace):
+    # `coherence check --write-baseline` records count_vowels' finding; the editor reads the same
+    # file (the nearest .coherence-baseline.json up to the workspace root) and shows a hint only
+    env = {**__import__("os").environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
+    wrote = subprocess.run([sys.executable, "-m", "coherence", "check", "textutils.py", "--write-baseline"], cwd=workspace, env=env,
+                           capture_output=True, text=True, timeout=300)
+    assert wrote.returncode == 0, wrote.stderr
+    assert "count_vowels" in (workspace / ".coherence-baseline.json").read_text()
+    lsp = await start()
+    uri = lsp.open("textutils.py")
+    await lsp.wait_for(lambda: lsp.client.statuses and lsp.client.statuses[-1]["checking"] == 0 and lsp.client.statuses[-1].get("hint", 0) >= 1,
+                       "count_vowels to be checked")
+    assert not lsp.coherence_diagnostics(uri, "incoherent")

@@ -86,3 +86,32 @@ class Baseline:
         if not calls:
             return target
         return dataclasses.replace(target, accept=tuple(dict.fromkeys([*target.accept, *calls])))
+
+
+def nearest(path: str | Path, stop: str | Path | None = None) -> Path | None:
+    """The baseline file that applies to ``path``: ``.coherence-baseline.json`` in its folder or
+    the nearest folder above it, up to ``stop`` (the workspace root) when given."""
+    here = Path(path).resolve().parent
+    end = Path(stop).resolve() if stop else None
+    for folder in (here, *here.parents):
+        candidate = folder / DEFAULT_NAME
+        if candidate.is_file():
+            return candidate
+        if end is not None and folder == end:
+            break
+    return None
+
+
+_loaded: dict[Path, tuple[float, Baseline]] = {}
+
+
+def load_cached(path: Path) -> Baseline:
+    """``Baseline(path)``, read again only when the file changed (the language server asks on
+    every parse)."""
+    mtime = path.stat().st_mtime
+    hit = _loaded.get(path)
+    if hit is not None and hit[0] == mtime:
+        return hit[1]
+    baseline = Baseline(path)
+    _loaded[path] = (mtime, baseline)
+    return baseline

@@ -773,7 +773,8 @@ def results_keys(targets: list[Target], config: CheckConfig) -> list[str]:
         module = modules.get((target.module_source, target.path))
         if module is None:
             module = modules[(target.module_source, target.path)] = _module_facts(target, config.mode)
-        parts = [target.spec.spec_hash, target.body_hash, _context_hash(target, *module), settings]
+        # what the user accepted (comments, a baseline file) changes the verdict, so the key
+        parts = [target.spec.spec_hash, target.body_hash, _context_hash(target, *module), settings, "\n".join(target.accept)]
         keys.append(hashlib.sha256("|".join(parts).encode()).hexdigest()[:32])
     return keys
 

@@ -202,6 +202,7 @@ class Scheduler:
             return
         state.syntax_error = None
         state.parsed_version = state.version
+        targets = self._with_baseline(state, targets)
         state.targets = {t.qualname or t.name: t for t in targets}
         for gone in set(state.results) - set(state.targets):
             state.results.pop(gone, None)
@@ -219,6 +220,23 @@ class Scheduler:
             if cached is not None:
                 state.results[q] = cached
                 state.result_keys[q] = key
+
+    def _with_baseline(self, state, targets: list) -> list:
+        """The targets with the disagreements of the nearest baseline file accepted, as
+        ``coherence check`` does (``.coherence-baseline.json``, up to the workspace root)."""
+        if not state.path:
+            return targets
+        from coherence.engine import baseline
+
+        try:
+            found = baseline.nearest(state.path, self.ls.workspace_root(state.path))
+            if found is None:
+                return targets
+            accepted = baseline.load_cached(found)
+        except (OSError, baseline.BaselineError) as exc:
+            log.warning("ignoring the baseline for %s: %s", state.path, exc)
+            return targets
+        return [accepted.apply(t) for t in targets]
 
     # -- scheduling -------------------------------------------------------------------------
     def cancel(self, uri: str, *, reason: str) -> int:
