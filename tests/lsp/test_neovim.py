@@ -20,6 +20,7 @@ from .conftest import copy_examples
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+PROBES = REPO / "tests" / "probes"
 
 
 @pytest.fixture
@@ -30,8 +31,9 @@ def nvim() -> str:
     return path
 
 
-def test_neovim_gets_diagnostic_hover_and_lenses(nvim, tmp_path):
-    ws = copy_examples(tmp_path / "ws")
+def run_neovim(nvim: str, ws: Path, tmp_path: Path, **extra: str) -> dict:
+    """Neovim opens a file of ``ws`` with the server attached (``neovim/check.lua``); what it
+    got, as JSON."""
     out = tmp_path / "report.json"
     env = dict(os.environ)
     env.update(
@@ -43,6 +45,7 @@ def test_neovim_gets_diagnostic_hover_and_lenses(nvim, tmp_path):
             "XDG_STATE_HOME": str(tmp_path / "state"),
             "XDG_DATA_HOME": str(tmp_path / "data"),
             "PYTHONPATH": os.pathsep.join([str(REPO / "server"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+            **extra,
         }
     )
     run = subprocess.run(
@@ -54,7 +57,12 @@ def test_neovim_gets_diagnostic_hover_and_lenses(nvim, tmp_path):
         stdin=subprocess.DEVNULL,
     )
     assert out.is_file(), f"no report; nvim exited {run.returncode}: {run.stdout[-2000:]} {run.stderr[-2000:]}"
-    report = json.loads(out.read_text())
+    return json.loads(out.read_text())
+
+
+def test_neovim_gets_diagnostic_hover_and_lenses(nvim, tmp_path):
+    ws = copy_examples(tmp_path / "ws")
+    report = run_neovim(nvim, ws, tmp_path)
     assert report["errors"] == [], report["errors"]
     assert report["waited"], report
 
@@ -74,3 +82,25 @@ def test_neovim_gets_diagnostic_hover_and_lenses(nvim, tmp_path):
     assert re.match(r"coherence: warning · \d of 9 alternatives disagree with yours on count_vowels\(", report["lenses"][0]), report["lenses"]
     assert report["lenses"][1] == f"coherence: trust {calibrated_trust(0.0):.2f} · 10 samples × 200 inputs"
     assert report["stopped"]
+
+
+def test_neovim_shows_each_verdict_with_its_severity(nvim, tmp_path):
+    """The probe module (hand-written alternatives, replayed) in a real editor: the outvoted
+    function and the one that contradicts its docstring's example are warnings, the split spec is
+    information, and the hints (a stated precondition, exception types only, an accepted
+    disagreement) get no diagnostic at all, only a lens."""
+    ws = tmp_path / "probes"
+    ws.mkdir()
+    for name in ("verdicts.py", "samples.jsonl", "pyproject.toml"):
+        shutil.copy(PROBES / name, ws / name)
+    report = run_neovim(nvim, ws, tmp_path, COHERENCE_FILE="verdicts.py", COHERENCE_HOVER="is_leap")
+    assert report["errors"] == [], report["errors"]
+    lines = (ws / "verdicts.py").read_text().splitlines()
+    def_line = {ln.split("(")[0][4:]: i for i, ln in enumerate(lines) if ln.startswith("def ")}
+    by_function = {name: d["severity"] for d in report["final_diagnostics"] if d["source"] == "coherence" for name, i in def_line.items() if d["lnum"] == i}
+    # vim.diagnostic.severity: 2 WARN, 3 INFO
+    assert by_function == {"is_leap": 2, "word_count": 2, "halve": 3}, report["final_diagnostics"]
+    word_count = next(d["message"] for d in report["final_diagnostics"] if d["lnum"] == def_line["word_count"])
+    assert 'the docstring says word_count("a  b") gives 2, yours gives 3' in word_count
+    hints = [t for t in report["lenses"] if t.startswith("coherence: hint")]
+    assert len(hints) == 3, report["lenses"]

@@ -4,6 +4,9 @@
 local python = os.getenv("COHERENCE_PY")
 local ws = os.getenv("COHERENCE_WS")
 local out = os.getenv("COHERENCE_OUT")
+-- the file to open and the function to hover (the probe module's test sets both)
+local file = os.getenv("COHERENCE_FILE") or "textutils.py"
+local hovered = os.getenv("COHERENCE_HOVER") or "count_vowels"
 local report = { errors = {} }
 
 local function finish()
@@ -27,7 +30,7 @@ local ok, err = pcall(function()
   assert(client_id, "start_client failed")
   report.client_id = client_id
 
-  vim.cmd("edit " .. vim.fn.fnameescape(ws .. "/textutils.py"))
+  vim.cmd("edit " .. vim.fn.fnameescape(ws .. "/" .. file))
   local bufnr = vim.api.nvim_get_current_buf()
   report.filetype = vim.bo[bufnr].filetype
   vim.lsp.buf_attach_client(bufnr, client_id)
@@ -49,7 +52,7 @@ local ok, err = pcall(function()
   -- Hover on the name of count_vowels (0-based line of its def).
   local line = nil
   for i, text in ipairs(vim.api.nvim_buf_get_lines(bufnr, 0, -1, false)) do
-    if text:match("^def count_vowels") then
+    if text:match("^def " .. hovered .. "%(") then
       line = i - 1
     end
   end
@@ -89,6 +92,12 @@ local ok, err = pcall(function()
     end
     return true
   end, 200)
+
+  -- every function checked: the diagnostics as they finally stand
+  report.final_diagnostics = {}
+  for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+    table.insert(report.final_diagnostics, { lnum = d.lnum, severity = d.severity, message = d.message, source = d.source })
+  end
 
   local client = vim.lsp.get_client_by_id(client_id)
   client.stop()
