@@ -69,6 +69,13 @@ def test_a_function_that_contradicts_its_docstring_example_is_a_warning(verdicts
     assert ce["call"] == 'word_count("a  b")' and ce["yours"] == "3" and ce["theirs"] == "2" and ce["stated"] == "2"
 
 
+def test_alternatives_that_contradict_the_docstring_example_have_no_vote(verdicts):
+    # 6 of 9 alternatives outvote yours with a - b, but they give -1 for distance(2, 5) where the
+    # docstring says 3: without their votes, the rest agree with yours
+    f = verdicts["distance"]
+    assert f["severity"] == "hint" and "contradict the docstring" in f["evidence"]["why"]
+
+
 def test_exception_type_only_differences_are_no_warning(verdicts):
     # median([]): every program raises there, with three different types
     f = verdicts["median"]
@@ -85,7 +92,7 @@ def test_an_accept_comment_turns_that_disagreement_into_a_hint(verdicts):
 def test_fail_on_and_the_summary_use_the_same_severity(probes):
     text = run(["verdicts.py"], probes)
     assert text.returncode == 1
-    assert "6 function(s): 2 warning, 1 information, 3 hint" in text.stdout
+    assert "7 function(s): 2 warning, 1 information, 4 hint" in text.stdout
     assert run(["verdicts.py", "--fail-on", "never"], probes).returncode == 0
     # without is_leap's warning, information does not fail the default, but fails --fail-on information
     src = (probes / "verdicts.py").read_text()

@@ -64,3 +64,13 @@ def word_count(s: str) -> int:
     2
     """
     return len(s.split(" "))  # counts the empty word between two spaces
+
+
+# coherence
+def distance(a: int, b: int) -> int:
+    """How far apart a and b are on the number line.
+
+    >>> distance(2, 5)
+    3
+    """
+    return abs(a - b)
