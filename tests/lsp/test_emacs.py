@@ -1,0 +1,67 @@
+"""A third real editor: headless Emacs 28 with eglot (Debian's ``emacs-nox`` and ``elpa-eglot``)
+starts the server, opens examples/textutils.py, and Flymake shows the diagnostic; the hover
+answers too.  Skipped when ``emacs`` or eglot is not installed (``apt-get install emacs-nox
+elpa-eglot``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from .conftest import copy_examples
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+
+
+@pytest.fixture
+def emacs() -> str:
+    path = shutil.which("emacs")
+    if path is None:
+        pytest.skip("emacs is not installed (apt-get install emacs-nox elpa-eglot)")
+    probe = subprocess.run([path, "--batch", "--eval", "(require 'eglot)"],
+                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    if probe.returncode != 0:
+        pytest.skip(f"eglot is not installed (apt-get install elpa-eglot): {probe.stderr[-300:]}")
+    return path
+
+
+def test_emacs_eglot_gets_the_diagnostic_and_hover(emacs, tmp_path):
+    ws = copy_examples(tmp_path / "ws")
+    out = tmp_path / "report.json"
+    env = dict(os.environ)
+    env.update(
+        {
+            "COHERENCE_PY": sys.executable,
+            "COHERENCE_WS": str(ws),
+            "COHERENCE_OUT": str(out),
+            "HOME": str(tmp_path / "home"),  # no user init, no ~/.emacs.d written in the real home
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "PYTHONPATH": os.pathsep.join([str(REPO / "server"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        }
+    )
+    run = subprocess.run([emacs, "--batch", "-l", str(HERE / "emacs" / "check.el")],
+                         env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    assert out.is_file(), f"no report; emacs exited {run.returncode}: {run.stdout[-2000:]} {run.stderr[-2000:]}"
+    report = json.loads(out.read_text())
+    assert report["errors"] is None, (report["errors"], run.stderr[-2000:])
+    assert report["mode"] == "python-mode" and report["managed"] is True
+
+    # What Flymake shows: one warning on count_vowels' name, with the evidence first.
+    diags = report["diagnostics"]
+    assert len(diags) == 1, (diags, run.stderr[-2000:])
+    d = diags[0]
+    text = (ws / "textutils.py").read_text().splitlines()
+    assert d["line"] == text.index("def count_vowels(s: str) -> int:") + 1 and d["text"] == "count_vowels"
+    assert d["type"] == "eglot-warning"  # severity 2: a bloc of alternatives outvotes yours
+    assert d["message"].startswith("coherence [incoherent]: ")
+    assert "alternatives disagree with yours on count_vowels(" in d["message"] and ": yours 0, theirs 1" in d["message"]
+
+    assert "counterexample: `count_vowels(" in report["hover"] and "- yours: `0`" in report["hover"]
+    assert report["stopped"] is True
