@@ -274,9 +274,9 @@ class Checker:
             report_progress(f"{target.name}: shrinking a counterexample", 0.85)
             result.counterexample, where, rival, outcomes = await asyncio.to_thread(self._counterexample, target, module, scored, report, evidence, cancel)
             if outcomes is not None:
-                receiver = target.spec.receiver
+                shown = cx.render_outcomes(outcomes, target.spec.receiver)
                 for cluster, members in zip(result.clusters, scored.metrics.cluster_members):
-                    cluster.output = outcomes[members[0]].render(receiver=receiver)
+                    cluster.output = shown[members[0]]
             if rival is not None and scored.programs[rival].source:
                 result.disagreeing_code = scored.programs[rival].source  # the side the counterexample shows
             if scored.inside is not None and where:
