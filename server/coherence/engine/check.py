@@ -433,6 +433,9 @@ class Checker:
         # an input from inside the domain stays inside while it shrinks, and one with the examples'
         # magnitudes keeps them (shrinking toward 0 turns is_leap(1900) into is_leap(0))
         keep = _keeper(domain, inside is not None and bool(inside[x]), domain is not None and domain.bands and domain.typical(start))
+        if domain is not None and domain.ordered_pairs and not domain.crossed(start):
+            # nor does one whose intervals are ordered, like the examples', shrink into (1, 0)
+            keep = _and(keep, lambda c: not domain.crossed(c))
         start_outcomes = [row[x] for row in report.outcomes]
         try:
             shrunk, outcomes = cx.shrink(
@@ -453,6 +456,8 @@ class Checker:
         except Exception as exc:  # noqa: BLE001 - shrinking is a nicety; the unshrunk input stands
             log.debug("shrinking failed: %s", exc)
             shrunk, outcomes = start, start_outcomes
+        if domain is not None and domain.crossed(shrunk) and not domain.crossed(start):
+            shrunk, outcomes = start, start_outcomes  # the input before shrinking, which the reader would not dismiss
         if domain is not None and domain.bands and not domain.typical(shrunk):
             shrunk, outcomes = cx.toward_examples(self.executor, module, scored.programs, rival, shrunk, outcomes,
                                                   [c for c in domain.toward_examples(shrunk) if keep is None or keep(c)],
@@ -504,6 +509,10 @@ def _judge(scored: Scored) -> verdict.Evidence:
         for x in np.flatnonzero(scored.disagree).tolist():
             typical[x] = scored.domain.typical(scored.inputs[x])
     return verdict.judge(scored.labels, scored.raised, inside=scored.inside, incoherent=True, ignore=scored.ignore, typical=typical)
+
+
+def _and(first, second):
+    return second if first is None else (lambda c: first(c) and second(c))
 
 
 def _keeper(domain: Domain | None, inside: bool, typical: bool):
