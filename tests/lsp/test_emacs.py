@@ -6,18 +6,15 @@ elpa-eglot``)."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import copy_examples
+from .conftest import copy_examples, editor_env
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parents[1]
 
 
 @pytest.fixture
@@ -35,17 +32,7 @@ def emacs() -> str:
 def test_emacs_eglot_gets_the_diagnostic_and_hover(emacs, tmp_path):
     ws = copy_examples(tmp_path / "ws")
     out = tmp_path / "report.json"
-    env = dict(os.environ)
-    env.update(
-        {
-            "COHERENCE_PY": sys.executable,
-            "COHERENCE_WS": str(ws),
-            "COHERENCE_OUT": str(out),
-            "HOME": str(tmp_path / "home"),  # no user init, no ~/.emacs.d written in the real home
-            "XDG_CACHE_HOME": str(tmp_path / "cache"),
-            "PYTHONPATH": os.pathsep.join([str(REPO / "server"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-        }
-    )
+    env = editor_env(tmp_path, ws, out)  # HOME too: no user init, no ~/.emacs.d written in the real home
     run = subprocess.run([emacs, "--batch", "-l", str(HERE / "emacs" / "check.el")],
                          env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
     assert out.is_file(), f"no report; emacs exited {run.returncode}: {run.stdout[-2000:]} {run.stderr[-2000:]}"
