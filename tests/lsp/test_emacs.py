@@ -51,4 +51,9 @@ def test_emacs_eglot_gets_the_diagnostic_and_hover(emacs, tmp_path):
     assert "alternatives disagree with yours on count_vowels(" in d["message"] and ": yours 0, theirs 1" in d["message"]
 
     assert "counterexample: `count_vowels(" in report["hover"] and "- yours: `0`" in report["hover"]
+    # "Show alternatives": eglot 1.9 cannot show a document, so the server names the unified diff
+    assert report["alternatives"] == 2
+    [where] = [m for m in report["messages"] if m.startswith("coherence: open ")]
+    diff = Path(where.removeprefix("coherence: open "))
+    assert diff.name == "count_vowels.alternatives.diff" and "--- yours\n+++ alternative 1\n" in diff.read_text()
     assert report["stopped"] is True

@@ -13,10 +13,13 @@
     (insert (json-encode coherence-report)))
   (kill-emacs 0))
 
+(defvar coherence-messages nil "window/showMessage texts, newest first.")
 (advice-add 'eglot-handle-notification :after
             (lambda (_server method &rest params)
               (when (eq method 'textDocument/publishDiagnostics)
-                (push params coherence-published))))
+                (push params coherence-published))
+              (when (eq method 'window/showMessage)
+                (push (plist-get params :message) coherence-messages))))
 
 (setq eglot-server-programs
       `((python-mode . (,(getenv "COHERENCE_PY") "-m" "coherence" "serve"
@@ -57,6 +60,15 @@
         (let ((hover (jsonrpc-request (eglot-current-server) :textDocument/hover
                                       (eglot--TextDocumentPositionParams))))
           (push (cons 'hover (plist-get (plist-get hover :contents) :value)) coherence-report))
+        ;; "Show alternatives", as the code action runs it: eglot 1.9 has no showDocument, so the
+        ;; server says where the unified diff is.
+        (let ((shown (jsonrpc-request (eglot-current-server) :workspace/executeCommand
+                                      `(:command "coherence.showAlternatives"
+                                        :arguments [,(eglot--path-to-uri (buffer-file-name))
+                                                    ,(1- (line-number-at-pos))]))))
+          (push (cons 'alternatives (length (plist-get shown :clusters))) coherence-report)
+          (accept-process-output nil 0.5)
+          (push (cons 'messages coherence-messages) coherence-report))
         (eglot-shutdown (eglot-current-server))
         (push (cons 'stopped t) coherence-report)))
   (error (setcdr (assq 'errors coherence-report) (list (error-message-string err)))))

@@ -15,6 +15,7 @@ import re
 import tempfile
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from lsprotocol import types
 
@@ -88,8 +89,9 @@ class AlternativesFeature(LanguageFeature):
             supported = bool(self.ls.client_capabilities.window.show_document.support)
         except AttributeError:
             supported = False
-        if not supported:
-            self.ls.show_info(f"coherence: see {uri} line {line + 1}")
+        if not supported:  # say where it is instead (Neovim 0.7, eglot 1.9)
+            where = unquote(uri.removeprefix("file://"))
+            self.ls.show_info(f"coherence: open {where}" + (f" at line {line + 1}" if line else ""))
             return False
         at = types.Position(line=max(line, 0), character=0)
         try:
