@@ -138,7 +138,8 @@ async def test_show_alternatives_returns_each_cluster_beside_yours(lsp):
     assert len(lsp.client.shown_documents) == shown_before  # the client renders it itself
     assert view["call"] == "count_vowels('A')" and view["programs"] == 10
     assert view["yours"]["output"] == "0" and view["yours"]["size"] == 1
-    assert view["yours"]["source"].startswith("def count_vowels(s: str) -> int:\n    \"\"\"Count the vowels")
+    # the code to compare, without the docstring the alternatives do not repeat
+    assert view["yours"]["source"] == 'def count_vowels(s: str) -> int:\n    return sum(1 for ch in s if ch in "aeiou")\n'
     sizes = [c["size"] for c in view["clusters"]]
     assert sizes == sorted(sizes, reverse=True) and sum(sizes) == 9, view["clusters"]
     largest = view["clusters"][0]

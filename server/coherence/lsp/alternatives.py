@@ -3,11 +3,13 @@ one representative of each behaviour cluster, with what each side returned on th
 and how many programs behave that way.
 
 An editor with a diff view (VS Code) renders the payload itself and steps through the clusters; the
-others get the same comparison as one unified diff document.
+others get the same comparison as one unified diff document.  Docstrings are left out of both
+sides: alternatives rarely repeat yours, and the difference to read is in the code.
 """
 
 from __future__ import annotations
 
+import ast
 import difflib
 import textwrap
 
@@ -39,7 +41,7 @@ def view(result: CheckResult, function_source: str) -> dict | None:
             "index": i,
             "size": c.size,
             "models": c.models,
-            "source": textwrap.dedent(c.representative_source or "").strip("\n") + "\n",
+            "source": _code(c.representative_source or ""),
             "output": c.output,
             "label": f"alternative {at} of {len(others)}: {c.size} of {total} programs" + (f" ({models})" if models else ""),
             "shown": shown(c.output),
@@ -50,7 +52,7 @@ def view(result: CheckResult, function_source: str) -> dict | None:
         "call": call,
         "programs": total,
         "yours": {
-            "source": textwrap.dedent(function_source).strip("\n") + "\n",
+            "source": _code(function_source),
             "output": yours_output,
             "size": yours_size,
             "label": f"yours: {yours_size} of {total} programs",
@@ -74,3 +76,23 @@ def unified(payload: dict) -> str:
         diff = difflib.unified_diff(mine["source"].splitlines(), cluster["source"].splitlines(), "yours", f"alternative {at}", lineterm="")
         parts += list(diff) or ["# (the same source)"]
     return "\n".join(parts) + "\n"
+
+
+def _code(source: str) -> str:
+    """``source`` dedented, without the docstrings of its functions and classes (a docstring
+    that shares a line with other code stays)."""
+    text = textwrap.dedent(source).strip("\n") + "\n"
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return text
+    drop: set[int] = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or len(body) < 2:
+            continue
+        doc = body[0]
+        if (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)
+                and doc.lineno > node.lineno and body[1].lineno > (doc.end_lineno or doc.lineno)):
+            drop.update(range(doc.lineno, (doc.end_lineno or doc.lineno) + 1))
+    return "".join(line for n, line in enumerate(text.splitlines(keepends=True), start=1) if n not in drop)
