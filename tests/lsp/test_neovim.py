@@ -6,17 +6,20 @@ from __future__ import annotations
 
 import json
 import re
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from coherence.engine.calibration import calibrated_trust
 
-from .conftest import copy_examples, editor_env
+from .conftest import copy_examples
 
 HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
 
 
 @pytest.fixture
@@ -30,7 +33,18 @@ def nvim() -> str:
 def test_neovim_gets_diagnostic_hover_and_lenses(nvim, tmp_path):
     ws = copy_examples(tmp_path / "ws")
     out = tmp_path / "report.json"
-    env = editor_env(tmp_path, ws, out)
+    env = dict(os.environ)
+    env.update(
+        {
+            "COHERENCE_PY": sys.executable,
+            "COHERENCE_WS": str(ws),
+            "COHERENCE_OUT": str(out),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+            "PYTHONPATH": os.pathsep.join([str(REPO / "server"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        }
+    )
     run = subprocess.run(
         [nvim, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'neovim' / 'check.lua'}"],
         env=env,
