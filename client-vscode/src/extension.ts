@@ -1,6 +1,7 @@
 // Entry point: wires the output channel, status bar, server manager, commands and
 // configuration / interpreter change listeners.
 import { ExtensionContext, commands, workspace } from 'vscode';
+import { registerAlternatives } from './alternatives';
 import { ClientCommands } from './common/constants';
 import { createOutputChannel, disposeOutputChannel, traceInfo } from './common/log';
 import { initializePython, onDidChangePythonInterpreter } from './common/python';
@@ -16,6 +17,8 @@ export function activate(context: ExtensionContext): void {
     const channel = createOutputChannel();
     context.subscriptions.push(disposeOutputChannel());
     traceInfo(`Coherence extension ${String(context.extension.packageJSON.version)} activating.`);
+
+    registerAlternatives(context.subscriptions);
 
     const status = new StatusBar();
     context.subscriptions.push(status);

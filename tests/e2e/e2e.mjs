@@ -10,6 +10,12 @@
 //   3. hover      the server's hover over `count_vowels` shows the same counterexample call and "trust"
 //   4. action     Ctrl+. lists "Check coherence"; picking it runs a check (the status bar shows
 //                 "coherence: checking…"), then the diagnostic, squiggle and lens are back
+//   5. alternatives  "Show alternatives" opens a diff of yours against the largest other cluster's
+//                 representative, each side headed by its size and its output on the counterexample;
+//                 the title bar's "Next Alternative" steps to the next cluster
+//   6. pin        both "…regression test expecting yours (`0`)" / "…expecting theirs (`1`)" are
+//                 offered; "theirs" writes the test, opens it with the cursor on it; pytest on it
+//                 fails on the unfixed function; neither is offered again
 //
 // Screenshots of each step go to test-artifacts/e2e/ (E2E_ARTIFACTS), with the code-server log and
 // VS Code's logs (the Coherence output channel is among them).  Prints "e2e: N passed, N failed"
@@ -375,7 +381,7 @@ async function openFile(page, name) {
 
 // -- the steps -----------------------------------------------------------------------------------
 
-const ctx = { counterexample: null, dirs: null };
+const ctx = { counterexample: null, dirs: null, python: null };
 
 async function stepSquiggle(page) {
     const found = await poll(
@@ -600,6 +606,138 @@ async function stepCodeAction(page) {
     await screenshot(page, 'after-check');
 }
 
+// -- deciding who is right: show alternatives, pin one side in a regression test ------------------
+
+/** Opens the Quick Fix menu (Ctrl+.) on the name in the line holding `lineText`; returns its entries' texts. */
+async function quickFixMenu(page, lineText, name, wanted) {
+    return poll(`"${wanted}" in the code action menu`, async () => {
+        const rect = await textRect(page, lineText, name);
+        if (!rect) return false;
+        await page.keyboard.press('Escape');
+        await page.mouse.click(rect.x + rect.width / 2, rect.y + rect.height / 2);
+        await page.keyboard.press('Control+Period');
+        const entry = page.locator('.action-widget .monaco-list-row').filter({ hasText: wanted }).first();
+        await entry.waitFor({ state: 'visible', timeout: 5000 });
+        return page.$$eval('.action-widget .monaco-list-row', (els) => els.map((e) => (e.textContent || '').trim()));
+    });
+}
+
+async function pickQuickFix(page, wanted) {
+    await page.locator('.action-widget .monaco-list-row').filter({ hasText: wanted }).first().click();
+}
+
+/** The text of every line the diff editor shows, per side (original = yours, modified = the alternative). */
+async function diffSides(page) {
+    return page.evaluate(() => {
+        const norm = (s) => s.replace(/\u00a0/g, ' ');
+        const side = (sel) => {
+            const ed = document.querySelector(`.monaco-diff-editor ${sel}`);
+            if (!ed) return null;
+            return [...ed.querySelectorAll('.view-lines .view-line')]
+                .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+                .map((l) => norm(l.textContent || ''));
+        };
+        return { yours: side('.editor.original'), theirs: side('.editor.modified') };
+    });
+}
+
+async function activeTabTitle(page) {
+    return page
+        .locator('.tabs-container .tab.active')
+        .first()
+        .textContent()
+        .then((t) => (t || '').trim())
+        .catch(() => '');
+}
+
+async function stepShowAlternatives(page) {
+    const menu = await quickFixMenu(page, 'def count_vowels', 'count_vowels', 'Show alternatives');
+    log(`code action menu: ${JSON.stringify(menu)}`);
+    await pickQuickFix(page, 'Show alternatives');
+    // A diff editor: yours on the left, the largest other cluster's representative on the right,
+    // each headed by its cluster size and its output on the counterexample.
+    const call = ctx.counterexample;
+    const first = await poll('the alternatives diff editor', async () => {
+        const sides = await diffSides(page);
+        const title = await activeTabTitle(page);
+        if (!sides.yours || !sides.theirs || !/alternative 1 of \d+/.test(title)) return false;
+        const y = sides.yours.join('\n');
+        const t = sides.theirs.join('\n');
+        if (!/# yours: 1 of 10 programs/.test(y) || !y.includes(`#   ${call} -> 0`)) fail(`left side: ${y.slice(0, 300)}`);
+        if (!/# alternative 1 of (\d+): \d+ of 10 programs/.test(t) || !t.includes(`#   ${call} -> 1`)) fail(`right side: ${t.slice(0, 300)}`);
+        if (!t.includes('def count_vowels')) fail(`right side has no count_vowels: ${t.slice(0, 300)}`);
+        return { title, total: Number(/alternative 1 of (\d+)/.exec(title)[1]), right: sides.theirs.slice(0, 2) };
+    });
+    log(`diff: ${first.title} | ${JSON.stringify(first.right)}`);
+    await screenshot(page, 'alternatives-diff-1');
+    if (first.total > 1) {
+        // Step to the next cluster with the editor title's button.
+        await page.locator('.editor-actions [aria-label*="Next Alternative"]').first().click();
+        const second = await poll('the diff to show alternative 2', async () => {
+            const title = await activeTabTitle(page);
+            const sides = await diffSides(page);
+            return /alternative 2 of/.test(title) && sides.theirs && /# alternative 2 of/.test(sides.theirs.join('\n')) ? title : false;
+        });
+        log(`next: ${second}`);
+        await screenshot(page, 'alternatives-diff-2');
+    }
+    await page.keyboard.press('Control+K');
+    await page.keyboard.press('W'); // close the editors of the group; textutils.py is reopened below
+    await openFile(page, 'textutils.py');
+}
+
+/** Runs pytest on `testFile` in the workspace with the interpreter the extension uses. */
+function runPytest(python, testFile) {
+    const run = spawnSync(python, ['-m', 'pytest', '-q', '-p', 'no:cacheprovider', testFile], {
+        cwd: ctx.dirs.workspace,
+        encoding: 'utf8',
+        timeout: 120_000,
+    });
+    return { code: run.status, out: `${run.stdout}\n${run.stderr}` };
+}
+
+async function stepRegressionTests(page) {
+    const theirs = 'Add counterexample as a regression test expecting theirs (`1`)';
+    const yours = 'Add counterexample as a regression test expecting yours (`0`)';
+    const menu = await quickFixMenu(page, 'def count_vowels', 'count_vowels', theirs);
+    if (!menu.some((t) => t.includes(yours))) fail(`no "${yours}" in ${JSON.stringify(menu)}`);
+    log(`code action menu: ${JSON.stringify(menu)}`);
+    await screenshot(page, 'regression-test-actions');
+    // Pick from a menu opened just now: VS Code drops the arguments of a listed action's command
+    // when the list is computed again while the menu is open ("Actual command not found"), and a
+    // screenshot under load leaves time for that.
+    await quickFixMenu(page, 'def count_vowels', 'count_vowels', theirs);
+    await pickQuickFix(page, theirs);
+    // The test file opens at the test (window/showDocument after the edit).
+    const testFile = 'test_textutils_coherence.py';
+    const at = await poll(`${testFile} open at the pinned test`, async () => {
+        if (!(await activeTabTitle(page)).includes(testFile)) return false;
+        const line = await page
+            .locator('.monaco-editor .view-overlays .current-line')
+            .first()
+            .evaluate((el) => el.closest('.view-overlays > div')?.style.top)
+            .catch(() => null);
+        const def = await textRect(page, 'def test_count_vowels_expects_theirs_', 'def');
+        return def && line && def.top === line ? def : false;
+    });
+    log(`cursor on the pinned test (top ${at.top})`);
+    await screenshot(page, 'pinned-test-opened');
+    await page.keyboard.press('Control+S');
+    const file = path.join(ctx.dirs.workspace, testFile);
+    await poll(`${testFile} saved`, async () => fs.existsSync(file) && fs.readFileSync(file, 'utf8').includes('assert result == 1'));
+    // Pinning theirs: the test fails on the unfixed count_vowels (yours returns 0).
+    const run = runPytest(ctx.python, testFile);
+    fs.writeFileSync(path.join(ARTIFACTS, 'pinned-test-on-yours.txt'), run.out);
+    if (run.code !== 1 || !run.out.includes('assert 0 == 1')) fail(`pytest exited ${run.code}: ${run.out.slice(-800)}`);
+    log(`pytest on the unfixed function: exit ${run.code}, ${(/\d+ failed[^\n]*/.exec(run.out) || [''])[0]}`);
+    // Back in textutils.py neither action is offered again; "Show alternatives" still is.
+    await openFile(page, 'textutils.py');
+    const again = await quickFixMenu(page, 'def count_vowels', 'count_vowels', 'Show alternatives');
+    if (again.some((t) => t.includes('regression test'))) fail(`still offered: ${JSON.stringify(again)}`);
+    await page.keyboard.press('Escape');
+    log(`menu once pinned: ${JSON.stringify(again)}`);
+}
+
 // -- main ----------------------------------------------------------------------------------------
 
 async function main() {
@@ -611,6 +749,7 @@ async function main() {
     const python = resolvePython();
     const dirs = makeDirs();
     ctx.dirs = dirs;
+    ctx.python = python;
     writeSettings(dirs, python);
     const env = serverEnv(dirs);
     log(`python ${python}; vsix ${path.relative(REPO, VSIX)}; workspace ${dirs.workspace}`);
@@ -621,6 +760,8 @@ async function main() {
         ['Problems entry', stepProblems],
         ['hover with the counterexample', stepHover],
         ['"Check coherence" code action runs', stepCodeAction],
+        ['"Show alternatives" diff, stepping through the clusters', stepShowAlternatives],
+        ['regression-test actions: the pinned test opens and fails on the rejected side', stepRegressionTests],
     ];
     const results = [];
     let server;

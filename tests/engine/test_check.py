@@ -15,6 +15,7 @@ from coherence.engine.config import CheckConfig, load_project_config
 from coherence.engine.markers import find_targets
 from coherence.engine.sampling.replay import ReplayProvider
 
+from coherence.engine.inputs import Input
 from tests.conftest import EXAMPLES, corpus_check
 
 
@@ -51,6 +52,20 @@ async def test_incoherent_function_gets_a_shrunk_counterexample():
     assert sum(c.size for c in rivals) == 9 and all(c.output == "1" for c in rivals)
     assert all("def count_vowels" in c.representative_source for c in rivals)
     assert sum(sum(c.models.values()) for c in rivals) == 9 and all(m == result.model for c in rivals for m in c.models)
+
+
+async def test_shrinking_keeps_the_intervals_ordered_like_the_examples():
+    """merge_intervals' examples hold ordered intervals: the counterexample does not shrink into
+    [(1, 0), (0, 0)], which holds an interval a reader dismisses."""
+    from coherence.engine.inputs.domain import Domain
+
+    t = target("intervals.py", "merge_intervals")
+    result = await examples_checker().check(t)
+    assert result.status == "incoherent" and result.counterexample is not None
+    arg = eval(result.counterexample.call[len("merge_intervals"):])  # noqa: S307 - our own rendering
+    assert all(a <= b for a, b in arg), result.counterexample.call
+    assert Domain.for_spec(t.spec, t.module_source).crossed(Input((arg,))) == []
+    assert result.counterexample.yours != result.counterexample.theirs
 
 
 async def test_coherent_function_gets_a_pac_bound():

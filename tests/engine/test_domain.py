@@ -227,3 +227,77 @@ def test_every_rule_is_one_generation_learns_too(src):
             assert c.alphabet[r.param][1] == r.chars
         if r.kind == "rect":
             assert c.rect[r.param][1] == r.square
+
+
+LEAP = '''
+def f(year):
+    """Whether year is a leap year.
+    >>> f(2024)
+    True
+    >>> f(1900)
+    False
+    """
+'''
+
+
+def test_toward_examples_gives_round_numbers_near_the_examples():
+    d = domain(LEAP)
+    assert [inp.args for inp in d.toward_examples(Input((0,)))][:3] == [(2000,), (1900,), (2020,)]
+    assert d.toward_examples(Input((1999,))) == []  # already like the examples'
+
+
+def test_toward_examples_on_negative_numbers_and_floats():
+    below = domain('''
+def f(t):
+    """Freezing below zero.
+    >>> f(-40)
+    True
+    >>> f(-12)
+    True
+    """
+''')
+    assert below.bands == {"t": (-80, -6.0)}
+    got = [inp.args[0] for inp in below.toward_examples(Input((0,)))]
+    assert got and all(isinstance(v, int) and -80 <= v <= -6 for v in got) and got[0] == -40 and -12 in got
+    floats = domain('''
+def f(x):
+    """Scale.
+    >>> f(2.75)
+    5.5
+    >>> f(10.5)
+    21.0
+    """
+''')
+    got = [inp.args[0] for inp in floats.toward_examples(Input((0.0,)))]
+    assert got and all(isinstance(v, float) for v in got)
+    assert {10.0, 2.75, 3.0, 10.5} <= set(got) and got[0] == 10.0  # the roundest first
+    assert [inp.args[0] for inp in floats.toward_examples(Input((0,)))][:1] == [10]  # an int stays an int
+    mixed = domain('''
+def f(x):
+    """
+    >>> f(-3)
+    3
+    >>> f(4)
+    4
+    """
+''')
+    assert mixed.bands == {} and mixed.toward_examples(Input((0,))) == []
+
+
+INTERVALS = '''
+def f(intervals):
+    """Merge overlapping intervals.
+    >>> f([(1, 3), (2, 6), (8, 10)])
+    [(1, 6), (8, 10)]
+    """
+'''
+
+
+def test_pairs_out_of_order_cross_what_the_examples_show():
+    d = domain(INTERVALS)
+    assert d.ordered_pairs == {"intervals"}
+    assert d.crossed(Input(([(7, 7), (0, 0), (1, 3)],))) == []
+    [why] = d.crossed(Input(([(1, 0), (0, 0)],)))
+    assert "(1, 0)" in why and "out of order" in why
+    assert d.contains(Input(([(1, 0), (0, 0)],)))  # not a rule: the verdict's domain is unchanged
+    assert domain(SUM_FIRST).crossed(Input(([2, 1], 2))) == []

@@ -248,4 +248,7 @@ async def test_check_of_a_method_explains_with_a_call_on_the_class(tmp_path):
     ce = result.counterexample
     assert ce.call.startswith("Cart().add(") and ce.disagreeing == 3
     # the shrunk input adds nothing (qty <= 0): yours records the item anyway
-    assert "(and leaves the object as Cart(items={" in ce.yours and "leaves the object" not in ce.theirs, ce
+    assert "(and leaves the object as Cart(items={" in ce.yours, ce
+    # the side that did not change the object says so, not a bare value that reads as agreement
+    assert ce.theirs.endswith(" (and leaves the object unchanged)"), ce
+    assert [c.output for c in result.clusters] == [ce.theirs, ce.yours]

@@ -241,6 +241,26 @@ def copy_examples(ws: Path) -> Path:
     return ws
 
 
+def editor_env(tmp_path: Path, ws: Path, out: Path) -> dict[str, str]:
+    """The environment of a real editor driven headless (Neovim, Emacs): the server's interpreter
+    and this checkout's server on its path, the workspace and the report file its script reads, and
+    caches, state and home kept under ``tmp_path``."""
+    env = dict(os.environ)
+    env.update(
+        {
+            "COHERENCE_PY": sys.executable,
+            "COHERENCE_WS": str(ws),
+            "COHERENCE_OUT": str(out),
+            "HOME": str(tmp_path / "home"),
+            "XDG_CACHE_HOME": str(tmp_path / "cache"),
+            "XDG_STATE_HOME": str(tmp_path / "state"),
+            "XDG_DATA_HOME": str(tmp_path / "data"),
+            "PYTHONPATH": os.pathsep.join([str(REPO / "server"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        }
+    )
+    return env
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Path:
     return copy_examples(tmp_path / "ws")

@@ -1,5 +1,6 @@
-"""Code actions: "Check coherence", "Add counterexample as a regression test" and "Replace body
-with the majority alternative" — each edit applied to the text and checked."""
+"""Code actions: "Check coherence", "Show alternatives", "Add counterexample as a regression test
+expecting yours/theirs" and "Replace body with the majority alternative" — each edit applied to
+the text and checked, each pinned test run with pytest."""
 
 from __future__ import annotations
 
@@ -74,41 +75,89 @@ async def test_check_coherence_action_runs_the_check(lsp):
     assert await lsp.code_actions(uri, 0) == []
 
 
-async def test_add_counterexample_as_regression_test(lsp):
+def run_pytest(workspace: Path, test_file: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file], cwd=workspace, capture_output=True, text=True, timeout=120)
+
+
+async def test_add_counterexample_as_a_regression_test_pinning_either_side(lsp):
     uri = lsp.open("textutils.py")
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
     await lsp.wait_idle()
     actions = await actions_for(lsp, uri, "count_vowels")
-    assert {"Check coherence", "Add counterexample as a regression test", "Replace body with the majority alternative"} <= set(actions)
-    action = actions["Add counterexample as a regression test"]
-    assert action.kind == types.CodeActionKind.QuickFix
-    assert action.diagnostics and action.diagnostics[0].code == "incoherent"
-
-    per_uri, created = edits_by_uri(action.edit)
+    mine_title = "Add counterexample as a regression test expecting yours (`0`)"
+    theirs_title = "Add counterexample as a regression test expecting theirs (`1`)"
+    assert {"Check coherence", mine_title, theirs_title, "Replace body with the majority alternative"} <= set(actions), list(actions)
+    assert not any(t == "Add counterexample as a regression test" for t in actions)
     test_uri = (lsp.workspace / "test_textutils_coherence.py").as_uri()
-    assert created == [test_uri] and list(per_uri) == [test_uri]
-    content = apply_text_edits("", per_uri[test_uri])
-    ast.parse(content)
-    assert "from textutils import count_vowels" in content
-    assert "def test_count_vowels_coherence_counterexample():" in content
-    assert "result = count_vowels(" in content
-    assert "assert result in (0, 1)  # decide which is right, then keep one" in content
-    assert "yours: 0" in content and "9 of 9 alternatives: 1" in content
+    contents = {}
+    for side, title in (("yours", mine_title), ("theirs", theirs_title)):
+        action = actions[title]
+        assert action.kind == types.CodeActionKind.QuickFix
+        assert action.diagnostics and action.diagnostics[0].code == "incoherent"
+        per_uri, created = edits_by_uri(action.edit)
+        assert created == [test_uri] and list(per_uri) == [test_uri]
+        content = apply_text_edits("", per_uri[test_uri])
+        ast.parse(content)
+        assert "from textutils import count_vowels" in content
+        assert "in (" not in content  # one value, not "either"
+        assert f"    assert result == {0 if side == 'yours' else 1}\n" in content
+        # after the edit, the command opens the file at the test
+        assert action.command.command == "coherence.showDocument"
+        shown_uri, line = action.command.arguments
+        assert shown_uri == test_uri and content.splitlines()[line].startswith(f"def test_count_vowels_expects_{side}_")
+        contents[side] = content
 
-    # The generated test runs (and passes: both candidates are allowed until the user decides).
-    path_of(test_uri).write_text(content)
-    run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", path_of(test_uri).name], cwd=lsp.workspace, capture_output=True, text=True, timeout=120)
+    # The test fails on the side it rejects: pinning theirs fails on the unfixed function.
+    path_of(test_uri).write_text(contents["theirs"])
+    run = run_pytest(lsp.workspace, path_of(test_uri).name)
+    assert run.returncode == 1 and "assert 0 == 1" in run.stdout, run.stdout + run.stderr
+    path_of(test_uri).write_text(contents["yours"])
+    run = run_pytest(lsp.workspace, path_of(test_uri).name)
     assert run.returncode == 0, run.stdout + run.stderr
 
-    # With the file present, the action appends a second test (and no second import).
-    again = (await actions_for(lsp, uri, "count_vowels"))["Add counterexample as a regression test"]
-    per_uri, created = edits_by_uri(again.edit)
-    assert created == []
-    appended = apply_text_edits(content, per_uri[test_uri])
-    ast.parse(appended)
-    assert appended.startswith(content)
-    assert appended.count("from textutils import count_vowels") == 1
-    assert "def test_count_vowels_coherence_counterexample_2():" in appended
+    # Run the action's command: the client is asked to show the test file at the test.
+    action = actions[mine_title]
+    assert await lsp.command(action.command.command, *action.command.arguments) is (lsp.client_name == "vscode")
+    if lsp.client_name == "vscode":
+        shown = lsp.client.shown_documents[-1]
+        assert shown.uri == test_uri and shown.selection.start.line == action.command.arguments[1] and shown.take_focus
+
+    # With the test in the file, neither action is offered again (the user has decided).
+    again = await actions_for(lsp, uri, "count_vowels")
+    assert not any(t.startswith("Add counterexample as a regression test") for t in again), list(again)
+
+
+async def test_show_alternatives_returns_each_cluster_beside_yours(lsp):
+    uri = lsp.open("textutils.py")
+    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
+    await lsp.wait_idle()
+    action = (await actions_for(lsp, uri, "count_vowels"))["Show alternatives"]
+    assert action.edit is None and action.command.command == "coherence.showAlternatives"
+    shown_before = len(lsp.client.shown_documents)
+    view = await lsp.command(action.command.command, *action.command.arguments, {"view": "client"})
+    assert len(lsp.client.shown_documents) == shown_before  # the client renders it itself
+    assert view["call"] == "count_vowels('A')" and view["programs"] == 10
+    assert view["yours"]["output"] == "0" and view["yours"]["size"] == 1
+    # the code to compare, without the docstring the alternatives do not repeat
+    assert view["yours"]["source"] == 'def count_vowels(s: str) -> int:\n    return sum(1 for ch in s if ch in "aeiou")\n'
+    sizes = [c["size"] for c in view["clusters"]]
+    assert sizes == sorted(sizes, reverse=True) and sum(sizes) == 9, view["clusters"]
+    largest = view["clusters"][0]
+    assert largest["output"] == "1" and "def count_vowels" in largest["source"] and sum(largest["models"].values()) == largest["size"]
+
+    # A client without a diff view of its own gets a unified diff document.
+    view2 = await lsp.command(action.command.command, *action.command.arguments)
+    assert view2 == view
+    if lsp.client_name == "vscode":
+        diff = lsp.client.shown_documents[-1]
+        text = path_of(diff.uri).read_text()
+        assert diff.uri.endswith("count_vowels.alternatives.diff")
+        assert "# yours: 1 of 10 programs\n#   count_vowels('A') -> 0\n" in text
+        assert f"# alternative 1 of {len(sizes)}: {largest['size']} of 10 programs" in text and "#   count_vowels('A') -> 1" in text
+        assert "--- yours\n+++ alternative 1\n" in text
+
+    # Not in a marked function: nothing to show, and the server says so.
+    assert await lsp.command("coherence.showAlternatives", uri, 0) is None
 
 
 async def test_replace_body_with_the_majority_alternative(lsp):
@@ -120,6 +169,12 @@ async def test_replace_body_with_the_majority_alternative(lsp):
     action = (await actions_for(lsp, uri, "count_vowels"))["Replace body with the majority alternative"]
     per_uri, created = edits_by_uri(action.edit)
     assert created == [] and list(per_uri) == [uri]
+    if lsp.client_name == "vscode":  # it supports change annotations: a preview before applying
+        [annotation] = action.edit.change_annotations.values()
+        assert annotation.needs_confirmation and annotation.label == "Replace body with the majority alternative"
+        assert all(isinstance(e, types.AnnotatedTextEdit) for e in per_uri[uri])
+    else:
+        assert action.edit.change_annotations is None
     before = lsp.texts[uri]
     after = apply_text_edits(before, per_uri[uri])
     tree = ast.parse(after)

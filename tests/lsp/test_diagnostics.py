@@ -142,7 +142,7 @@ async def test_an_untitled_document(lsp):
     actions = await lsp.code_actions(uri, d.range.start.line, [d])
     titles = {a.title for a in actions}
     # No file to put a test next to; the body replacement is still offered.
-    assert "Add counterexample as a regression test" not in titles
+    assert not any(t.startswith("Add counterexample as a regression test") for t in titles)
     assert "Replace body with the majority alternative" in titles
 
 

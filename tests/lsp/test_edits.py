@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -52,39 +54,92 @@ MODULE = textwrap.dedent(
 ).lstrip()
 
 
-def test_regression_test_with_values():
-    imp, test = edits.regression_test(result("area", "area(2.0)", "12.56", "12.566370614359172"), "/w/m.py", MODULE, None)
+def test_regression_test_pins_one_value():
+    r = result("area", "area(2.0)", "12.56", "12.566370614359172")
+    imp, test = edits.regression_test(r, "/w/m.py", MODULE, "theirs")
     assert imp == "from m import area"
     src = edits.new_test_file(imp, test, "/w/m.py")
     ast.parse(src)
-    assert "result = area(2.0)" in src
-    assert "assert result in (12.56, 12.566370614359172)  # decide which is right, then keep one" in src
+    assert test.startswith(f"def {edits.pinned_test_name(r, 'theirs')}():")
+    assert "    result = area(2.0)\n    assert result == 12.566370614359172\n" in test
+    assert "Rejected: 12.56" in test
+    _, mine = edits.regression_test(r, "/w/m.py", MODULE, "yours")
+    assert "    assert result == 12.56\n" in mine and "in (" not in mine
+    assert edits.pinned_test_name(r, "yours") != edits.pinned_test_name(r, "theirs")
 
 
-def test_regression_test_with_an_exception_and_module_names():
-    imp, test = edits.regression_test(result("norm", "norm(Point(x=0, y=-1))", "raises ValueError", "1"), "/w/m.py", MODULE, None)
+def test_regression_test_pins_an_exception_or_the_value():
+    r = result("norm", "norm(Point(x=0, y=-1))", "raises ValueError", "1")
+    imp, mine = edits.regression_test(r, "/w/m.py", MODULE, "yours")
     assert imp == "from m import norm, Point"
+    ast.parse(mine)
+    assert "    try:\n        result = norm(Point(x=0, y=-1))\n    except Exception as exc:\n        assert type(exc).__name__ == 'ValueError', exc\n" in mine
+    _, theirs = edits.regression_test(r, "/w/m.py", MODULE, "theirs")
+    assert "    result = norm(Point(x=0, y=-1))\n    assert result == 1\n" in theirs
+
+
+def test_regression_test_without_literal_outputs_compares_the_printed_form():
+    r = result("area", "area(1.0)", "<object at 0x1>", "Point(x=1, y=2)")
+    _, test = edits.regression_test(r, "/w/m.py", MODULE, "theirs")
     ast.parse(test)
-    assert "except Exception as exc:" in test and "result = type(exc).__name__" in test
-    assert "assert result in ('ValueError', 1)" in test
+    assert "assert repr(result) == 'Point(x=1, y=2)'" in test
 
 
-def test_regression_test_without_literal_outputs_compares_printed_forms():
-    _, test = edits.regression_test(result("area", "area(1.0)", "<object at 0x1>", "Point(x=1, y=2)"), "/w/m.py", MODULE, None)
-    ast.parse(test)
-    assert "assert repr(result) in ('<object at 0x1>', 'Point(x=1, y=2)')" in test
+def test_regression_test_is_not_written_for_what_a_test_cannot_reproduce():
+    assert edits.regression_test(result("area", "area(1e300)", "raises Timeout", "1.0"), "/w/m.py", MODULE, "yours") is None
+    assert edits.regression_test(result("area", "area(1.0)", "[1, 2, 3, …", "1.0"), "/w/m.py", MODULE, "yours") is None
+    assert edits.regression_test(result("area", "area(1.0)", "1", "2"), "/w/m.py", MODULE, "both") is None
 
 
-def test_regression_test_name_is_unique_and_append_adds_import_once():
-    existing = "import pytest\n\n\ndef test_area_coherence_counterexample():\n    pass\n"
-    imp, test = edits.regression_test(result("area", "area(2.0)", "1", "2"), "/w/m.py", MODULE, existing)
-    assert test.startswith("def test_area_coherence_counterexample_2():")
-    changes = edits.append_to_test_file(existing, imp, test)
-    after = edits.apply_changes(existing, changes)
+def test_pinned_tests_are_recognised_in_the_test_file():
+    r = result("area", "area(2.0)", "1", "2")
+    imp, test = edits.regression_test(r, "/w/m.py", MODULE, "yours")
+    assert edits.pinned_tests(r, None) == []
+    src = edits.new_test_file(imp, test, "/w/m.py")
+    assert edits.pinned_tests(r, src) == ["yours"]
+    # another counterexample of the same function is another test
+    assert edits.pinned_tests(result("area", "area(3.0)", "1", "2"), src) == []
+
+
+def test_append_adds_the_import_once():
+    existing = "import pytest\n\n\ndef test_other():\n    pass\n"
+    r = result("area", "area(2.0)", "1", "2")
+    imp, test = edits.regression_test(r, "/w/m.py", MODULE, "yours")
+    after = edits.apply_changes(existing, edits.append_to_test_file(existing, imp, test))
     ast.parse(after)
     assert after.splitlines()[1] == "from m import area"
-    again = edits.apply_changes(after, edits.append_to_test_file(after, imp, test.replace("_2()", "_3()")))
-    assert again.count("from m import area") == 1
+    _, other = edits.regression_test(result("area", "area(3.0)", "1", "2"), "/w/m.py", MODULE, "theirs")
+    again = edits.apply_changes(after, edits.append_to_test_file(after, imp, other))
+    assert again.count("from m import area") == 1 and edits.pinned_tests(r, again) == ["yours"]
+
+
+VOWELS = textwrap.dedent(
+    '''
+    def count_vowels(s: str) -> int:
+        """Count the vowels in s."""
+        return sum(1 for ch in s if ch in "aeiou")
+    '''
+).lstrip()
+VOWELS_FIXED = VOWELS.replace("for ch in s if", "for ch in s.lower() if")
+
+
+@pytest.mark.parametrize("side", ["yours", "theirs"])
+def test_a_pinned_test_fails_on_the_side_it_rejects(tmp_path, side):
+    """The written test, run with pytest against the buggy function (yours: 0 vowels in 'A') and
+    the fixed one (theirs: 1): it passes on the side it keeps and fails on the other."""
+    r = result("count_vowels", "count_vowels('A')", "0", "1")
+    imp, test = edits.regression_test(r, str(tmp_path / "vowels.py"), VOWELS, side)
+    (tmp_path / edits.test_module_name("vowels.py")).write_text(edits.new_test_file(imp, test, "vowels.py"))
+    outcomes = {}
+    for name, source in (("yours", VOWELS), ("theirs", VOWELS_FIXED)):
+        (tmp_path / "vowels.py").write_text(source)
+        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", edits.test_module_name("vowels.py")],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        outcomes[name] = run.returncode
+        if name != side:
+            assert "assert 0 == 1" in run.stdout or "assert 1 == 0" in run.stdout, run.stdout
+    rejected = "theirs" if side == "yours" else "yours"
+    assert outcomes == {side: 0, rejected: 1}
 
 
 def test_replace_body_keeps_header_comment_docstring_and_adds_imports():
@@ -195,21 +250,26 @@ def test_replace_body_of_a_method_with_a_module_level_helper():
 
 
 def test_regression_test_of_a_method_imports_its_class():
-    r = result("add", "Cart().add('', 0)", "0 (and leaves the object as Cart(items={'': 0}))", "0")
+    r = result("add", "Cart().add('', 0)", "0 (and leaves the object as Cart(items={'': 0}))", "0 (and leaves the object unchanged)")
     r.qualname = "Cart.add"
-    import_line, test = edits.regression_test(r, "shop/cart.py", CART, None)
+    import_line, mine = edits.regression_test(r, "shop/cart.py", CART, "yours")
+    _, theirs = edits.regression_test(r, "shop/cart.py", CART, "theirs")
     assert import_line == "from cart import Cart"
     # the call on a fresh object, then what it returned and the state it left the object in
-    assert "    obj = Cart()\n    result = obj.add('', 0)\n" in test
-    assert "assert (result, vars(obj)) in ((0, {'items': {'': 0}}), (0, vars(Cart())))" in test
+    assert "    obj = Cart()\n    result = obj.add('', 0)\n" in mine
+    assert "assert (result, vars(obj)) == (0, {'items': {'': 0}})" in mine
+    assert "assert (result, vars(obj)) == (0, vars(Cart()))" in theirs
 
-    def run(module_source: str) -> None:
+    def passes(test: str, module_source: str) -> bool:
         ns: dict = {}
         exec(compile(module_source, "cart.py", "exec"), ns)  # the generated test against a real class
         exec(compile(test, "test.py", "exec"), ns)
-        next(v for k, v in ns.items() if k.startswith("test_add_coherence"))()
+        try:
+            next(v for k, v in ns.items() if k.startswith("test_add_expects"))()
+        except AssertionError:
+            return False
+        return True
 
-    run(CART)  # yours: records the item with 0
-    run(CART.replace("self.items[item] = self.items.get(item, 0) + qty", "if qty > 0:\n            self.items[item] = self.items.get(item, 0) + qty"))
-    with pytest.raises(AssertionError):  # a third behaviour: neither side
-        run(CART.replace("self.items.get(item, 0) + qty", "self.items.get(item, 0) + qty + 1"))
+    guarded = CART.replace("self.items[item] = self.items.get(item, 0) + qty", "if qty > 0:\n            self.items[item] = self.items.get(item, 0) + qty")
+    assert passes(mine, CART) and not passes(mine, guarded)  # yours records the item with 0
+    assert passes(theirs, guarded) and not passes(theirs, CART)

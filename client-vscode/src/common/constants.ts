@@ -22,16 +22,23 @@ export const ServerCommands = {
     checkWorkspace: 'coherence.checkWorkspace',
     clearCache: 'coherence.clearCache',
     showLastResult: 'coherence.showLastResult',
+    showAlternatives: 'coherence.showAlternatives',
 } as const;
 
 /** Commands registered by the client itself. */
 export const ClientCommands = {
     restart: 'coherence.restart',
     showOutput: 'coherence.showOutput',
+    nextAlternative: 'coherence.nextAlternative',
+    previousAlternative: 'coherence.previousAlternative',
 } as const;
 
 /** Server commands that act on the active editor when run without arguments. */
-export const EDITOR_COMMANDS: ReadonlySet<string> = new Set([ServerCommands.checkFunction, ServerCommands.checkFile]);
+export const EDITOR_COMMANDS: ReadonlySet<string> = new Set([
+    ServerCommands.checkFunction,
+    ServerCommands.checkFile,
+    ServerCommands.showAlternatives,
+]);
 
 /** Context key set while the server runs; package.json shows the server commands in the palette only then. */
 export const CONTEXT_SERVER_RUNNING = 'coherence.serverRunning';

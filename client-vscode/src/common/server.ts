@@ -25,6 +25,7 @@ import {
     STATUS_NOTIFICATION,
     ServerCommands,
 } from './constants';
+import { showAlternatives } from '../alternatives';
 import { traceError, traceInfo, traceVerbose, traceWarn } from './log';
 import {
     ImportCheck,
@@ -80,9 +81,10 @@ class ServerErrorHandler implements ErrorHandler {
 }
 
 /**
- * Palette invocations of checkFunction/checkFile carry no arguments. Fill in the active Python
- * editor the way the server's own code lenses call them: checkFunction `[uri, line]` (the cursor's
- * 0-based line; the server checks the marked function at or around it), checkFile `[uri]`.
+ * Palette invocations of checkFunction/checkFile/showAlternatives carry no arguments. Fill in the
+ * active Python editor the way the server's own code lenses call them: `[uri, line]` (the cursor's
+ * 0-based line; the server takes the marked function at or around it), checkFile `[uri]`.
+ * showAlternatives is rendered here, in a diff view (alternatives.ts).
  */
 function executeCommandMiddleware(): Middleware['executeCommand'] {
     return async (command, args, next) => {
@@ -93,9 +95,12 @@ function executeCommandMiddleware(): Middleware['executeCommand'] {
                 return undefined;
             }
             const uri = editor.document.uri.toString();
-            args = command === ServerCommands.checkFunction ? [uri, editor.selection.active.line] : [uri];
+            args = command === ServerCommands.checkFile ? [uri] : [uri, editor.selection.active.line];
         }
         traceVerbose(`executeCommand ${command}`, args);
+        if (command === ServerCommands.showAlternatives) {
+            return showAlternatives(args, async (a) => next(command, a));
+        }
         return next(command, args);
     };
 }

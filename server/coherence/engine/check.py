@@ -295,9 +295,9 @@ class Checker:
             report_progress(f"{target.name}: shrinking a counterexample", 0.85)
             result.counterexample, where, rival, outcomes = await asyncio.to_thread(self._counterexample, target, module, scored, report, evidence, cancel)
             if outcomes is not None:
-                receiver = target.spec.receiver
+                shown = cx.render_outcomes(outcomes, target.spec.receiver)
                 for cluster, members in zip(result.clusters, scored.metrics.cluster_members):
-                    cluster.output = outcomes[members[0]].render(receiver=receiver)
+                    cluster.output = shown[members[0]]
             if rival is not None and scored.programs[rival].source:
                 result.disagreeing_code = scored.programs[rival].source  # the side the counterexample shows
             if scored.inside is not None and where:
@@ -481,6 +481,9 @@ class Checker:
         # an input from inside the domain stays inside while it shrinks, and one with the examples'
         # magnitudes keeps them (shrinking toward 0 turns is_leap(1900) into is_leap(0))
         keep = _keeper(domain, inside is not None and bool(inside[x]), domain is not None and domain.bands and domain.typical(start))
+        if domain is not None and domain.ordered_pairs and not domain.crossed(start):
+            # nor does one whose intervals are ordered, like the examples', shrink into (1, 0)
+            keep = _and(keep, lambda c: not domain.crossed(c))
         start_outcomes = [row[x] for row in report.outcomes]
         try:
             shrunk, outcomes = cx.shrink(
@@ -501,6 +504,8 @@ class Checker:
         except Exception as exc:  # noqa: BLE001 - shrinking is a nicety; the unshrunk input stands
             log.debug("shrinking failed: %s", exc)
             shrunk, outcomes = start, start_outcomes
+        if domain is not None and domain.crossed(shrunk) and not domain.crossed(start):
+            shrunk, outcomes = start, start_outcomes  # the input before shrinking, which the reader would not dismiss
         if domain is not None and domain.bands and not domain.typical(shrunk):
             shrunk, outcomes = cx.toward_examples(self.executor, module, scored.programs, rival, shrunk, outcomes,
                                                   [c for c in domain.toward_examples(shrunk) if keep is None or keep(c)],
@@ -600,6 +605,10 @@ def _discredited(examples: list[tuple[StatedExample, Input, list[Outcome]]]) -> 
         if any(said):
             out.update(j for j in range(1, len(row)) if not said[j])
     return out
+
+
+def _and(first, second):
+    return second if first is None else (lambda c: first(c) and second(c))
 
 
 def _keeper(domain: Domain | None, inside: bool, typical: bool):

@@ -178,25 +178,37 @@ def _disagree(mine: Outcome, theirs: Outcome, want_both_ok: bool) -> bool:
     return not ({mine.error, theirs.error} & OUT_OF_TIME)
 
 
+def render_outcomes(outcomes: Sequence[Outcome], receiver: bool = False) -> list[str]:
+    """Every outcome as the user reads it.  On a method, when some program changed the object,
+    the ones that returned without changing anything say so (``0 (and leaves the object
+    unchanged)``): a bare ``0`` beside ``0 (and leaves the object as Cart(items={'': 0}))`` reads
+    as agreement."""
+    shown = [o.render(receiver=receiver) for o in outcomes]
+    if receiver and any(o.kind == "ok" and o.mutated is not None for o in outcomes):
+        shown = [f"{s} (and leaves the object unchanged)" if o.kind == "ok" and o.mutated is None else s for o, s in zip(outcomes, shown)]
+    return shown
+
+
 def describe(name: str, inp: Input, outcomes: Sequence[Outcome], rival_index: int, *, shrunk_from: Input | None = None, receiver: bool = False) -> Counterexample:
     """Group every program's outcome on ``inp``; ``outcomes[0]`` is the user's.  ``name`` is the
     callee as written in a call (``Counter().add`` for a method); ``receiver`` says the outcomes'
     first argument is that object."""
     labels = group_outcomes(outcomes)
     mine = outcomes[0]
+    shown = render_outcomes(outcomes, receiver)
     groups: dict[int, list[int]] = {}
     for prog, lab in enumerate(labels[1:], start=1):
         groups.setdefault(lab, []).append(prog)
     ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
-    alternatives = [ClusterOutput(output=outcomes[g[0]].render(receiver=receiver), count=len(g)) for _, g in ordered]
+    alternatives = [ClusterOutput(output=shown[g[0]], count=len(g)) for _, g in ordered]
     disagreeing = sum(1 for lab in labels[1:] if lab != labels[0])
-    rival = outcomes[rival_index]
-    if outcomes_equal(rival, mine):  # the rival cluster's representative agreed here after all
-        rival = next((outcomes[g[0]] for lab, g in ordered if lab != labels[0]), rival)
+    rival = rival_index
+    if outcomes_equal(outcomes[rival], mine):  # the rival cluster's representative agreed here after all
+        rival = next((g[0] for lab, g in ordered if lab != labels[0]), rival)
     return Counterexample(
         call=inp.call(name),
-        yours=mine.render(receiver=receiver),
-        theirs=rival.render(receiver=receiver),
+        yours=shown[0],
+        theirs=shown[rival],
         alternatives=alternatives,
         disagreeing=disagreeing,
         total=len(outcomes) - 1,

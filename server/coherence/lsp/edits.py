@@ -1,7 +1,7 @@
 """The text of the two edits the server offers (pure functions on source text, no LSP types):
 
-* a pytest regression test from a counterexample, which states both candidate outputs and leaves
-  the decision to the user;
+* a pytest regression test from a counterexample that pins one side's outcome (yours, or the
+  alternatives'), once the user has decided which is right;
 * the function's body replaced by the majority alternative's, keeping the user's decorators,
   marker, signature and docstring, and adding the imports the alternative needs.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import hashlib
 import io
 import keyword
 import re
@@ -102,10 +103,34 @@ def _call_names(call: str) -> list[str]:
     return out
 
 
-def regression_test(result: CheckResult, module_path: str, module_source: str, existing: str | None) -> tuple[str, str] | None:
-    """(import line, test function source) for the result's counterexample; None without one."""
+SIDES = ("yours", "theirs")
+
+
+def pinned_test_name(result: CheckResult, side: str) -> str | None:
+    """The name of the test that pins ``side``'s outcome on the result's counterexample: the same
+    for the same function, call and side, so an action can see that its test exists."""
     ce = result.counterexample
     if ce is None:
+        return None
+    digest = hashlib.sha1(ce.call.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return re.sub(r"\W", "_", f"test_{result.name}_expects_{side}_{digest}")
+
+
+def pinned_tests(result: CheckResult, existing: str | None) -> list[str]:
+    """The sides whose pinned test for this counterexample is already in ``existing``."""
+    if not existing:
+        return []
+    defined = set(re.findall(r"^def (\w+)\(", existing, re.MULTILINE))
+    return [side for side in SIDES if pinned_test_name(result, side) in defined]
+
+
+def regression_test(result: CheckResult, module_path: str, module_source: str, side: str) -> tuple[str, str] | None:
+    """(import line, test function source) of a test that pins ``side``'s outcome (``yours`` or
+    ``theirs``) on the result's counterexample: it passes on a function that behaves like that
+    side there and fails on one that behaves like the other.  None without a counterexample, or
+    when that side's outcome cannot be pinned (a timeout, a crash, an output cut short)."""
+    ce = result.counterexample
+    if ce is None or side not in SIDES:
         return None
     module = import_path(module_path)
     defined = _module_names(module_source)
@@ -115,85 +140,71 @@ def regression_test(result: CheckResult, module_path: str, module_source: str, e
         needed.insert(0, top)
     import_line = f"from {module} import {', '.join(needed)}"
 
-    base = re.sub(r"\W", "_", f"test_{result.name}_coherence_counterexample")
-    name, n = base, 2
-    taken = set(re.findall(r"^def (\w+)\(", existing or "", re.MULTILINE))
-    while name in taken:
-        name, n = f"{base}_{n}", n + 1
-
-    yours, theirs = ce.yours, ce.theirs
-    candidates = []
-    raising = False
-    for rendered in (yours, theirs):
-        lit = _literal(rendered)
-        exc = _exception(rendered) if lit is None else None
-        if lit is not None:
-            candidates.append(lit)
-        elif exc is not None:
-            raising = True
-            candidates.append(repr(exc.split("(")[0].split(".")[-1]))
-        else:
-            candidates.append(None)
-
+    kept, rejected = (ce.yours, ce.theirs) if side == "yours" else (ce.theirs, ce.yours)
+    body = _method_test_body(ce.call, kept) or _call_test_body(ce.call, kept)
+    if body is None:
+        return None
     doc = [
-        f'"""coherence: implementations of {result.name} disagree on this input.',
+        f'"""coherence: implementations of {result.name} disagree on this input; this test keeps {side}.',
         "",
-        f"yours: {yours}",
+        f"yours: {ce.yours}",
     ]
     for alt in ce.alternatives:
         doc.append(f"{alt.count} of {ce.total} alternatives: {alt.output}")
-    trust = f" (trust {result.trust:.2f})" if result.trust is not None else ""
-    doc += ["", f"Decide which is right, then keep one{trust}.", '"""']
+    doc += ["", f"Rejected: {rejected}", '"""']
     doc = doc[:1] + [line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for line in doc[1:-1]] + doc[-1:]
-
-    body = _method_test_body(ce.call, yours, theirs)
-    if body is not None:
-        lines = [f"def {name}():"] + ["    " + ln if ln else "" for ln in doc + body]
-        return import_line, "\n".join(lines) + "\n"
-    body = []
-    if raising:
-        body += [
-            "try:",
-            f"    result = {ce.call}",
-            "except Exception as exc:  # one of the candidates raises",
-            "    result = type(exc).__name__",
-        ]
-    else:
-        body.append(f"result = {ce.call}")
-    if all(c is not None for c in candidates):
-        first, second = candidates
-        body.append(f"assert result in ({first}, {second})  # decide which is right, then keep one")
-    else:
-        # An output without a literal form: compare the printed forms.
-        body.append(f"assert repr(result) in ({yours!r}, {theirs!r})  # decide which is right, then keep one")
-
+    name = pinned_test_name(result, side)
     lines = [f"def {name}():"] + ["    " + ln if ln else "" for ln in doc + body]
     return import_line, "\n".join(lines) + "\n"
 
 
+def _call_test_body(call: str, rendered: str) -> list[str] | None:
+    """Lines that check ``call`` gives ``rendered``: its value, the exception it raises, or (with
+    no literal form) its printed form."""
+    if rendered.endswith("…") or " (and changes its " in rendered:
+        return None  # cut short, or an argument it changes: not a value to pin
+    lit = _literal(rendered)
+    if lit is not None:
+        return [f"result = {call}", f"assert result == {lit}"]
+    exc = _exception(rendered.removeprefix("raises "))
+    if exc is not None:
+        if exc in ("Timeout", "MemoryError", "RecursionError") or exc.startswith("Crash"):
+            return None  # what the sandbox saw, not what a test can reproduce
+        exc_name = exc.split("(")[0].split(".")[-1]
+        return [
+            "try:",
+            f"    result = {call}",
+            "except Exception as exc:",
+            f"    assert type(exc).__name__ == {exc_name!r}, exc",
+            "else:",
+            f"    raise AssertionError(f\"expected {exc_name}, got {{result!r}}\")",
+        ]
+    return ["result = " + call, f"assert repr(result) == {rendered!r}"]
+
+
 _METHOD_CALL = re.compile(r"^([A-Za-z_]\w*)\(\)\.([A-Za-z_]\w*)\(")
-_LEAVES = re.compile(r"^(.*) \(and leaves the object as (.*)\)$", re.S)
+_LEAVES = re.compile(r"^(.*) \(and leaves the object (?:as (.*)|unchanged)\)$", re.S)
 
 
-def _method_test_body(call: str, yours: str, theirs: str) -> list[str] | None:
-    """For ``Owner().name(...)``: a test that checks what the call returns and the state it
-    leaves the object in, when both sides render as literals; None otherwise."""
+def _method_test_body(call: str, rendered: str) -> list[str] | None:
+    """For ``Owner().name(...)``: lines that check what the call returns and the state it leaves
+    the object in, when the outcome renders as literals; None otherwise."""
     m = _METHOD_CALL.match(call)
     if m is None:
         return None
     owner = m.group(1)
-    sides = []
-    for rendered in (yours, theirs):
-        left = _LEAVES.match(rendered)
-        value, state = (left.group(1), _state_literal(left.group(2), owner)) if left else (rendered, "vars(" + owner + "())")
-        lit = _literal(value)
-        if lit is None or state is None:
-            return None
-        sides.append(f"({lit}, {state})")
+    left = _LEAVES.match(rendered)
+    if left and left.group(2) is not None:
+        value, state = left.group(1), _state_literal(left.group(2), owner)
+    else:
+        value, state = (left.group(1) if left else rendered), f"vars({owner}())"
+    lit = _literal(value)
+    if lit is None or state is None:
+        return None
     return [
         f"obj = {owner}()",
         f"result = obj.{call[len(owner) + 3:]}",
-        f"assert (result, vars(obj)) in ({sides[0]}, {sides[1]})  # decide which is right, then keep one",
+        f"assert (result, vars(obj)) == ({lit}, {state})",
     ]
 
 

@@ -36,6 +36,7 @@ from pygls.protocol.language_server import lsp_method
 from coherence import __version__
 from coherence.lsp import settings as settings_mod
 from coherence.lsp.features import LanguageFeature
+from coherence.lsp.features.alternatives import AlternativesFeature
 from coherence.lsp.features.checking import CheckingFeature
 from coherence.lsp.features.code_actions import CodeActionsFeature
 from coherence.lsp.features.code_lens import CodeLensFeature
@@ -115,6 +116,7 @@ class CoherenceLanguageServer(LanguageServer):
         self.code_lens_feature = CodeLensFeature(self)
         self.code_actions_feature = CodeActionsFeature(self)
         self.commands = CommandsFeature(self)
+        self.alternatives = AlternativesFeature(self)
         self.status = StatusFeature(self)
         self.features: list[LanguageFeature] = [
             self.checking,
@@ -123,6 +125,7 @@ class CoherenceLanguageServer(LanguageServer):
             self.code_lens_feature,
             self.code_actions_feature,
             self.commands,
+            self.alternatives,
             self.status,
         ]
         self._tasks: set[asyncio.Task] = set()
@@ -555,6 +558,7 @@ def create_server() -> CoherenceLanguageServer:
         await ls.stop_work()
 
     server.commands.register()
+    server.alternatives.register()
     return server
 
 

@@ -158,11 +158,20 @@ class Domain:
         self.evidence_by_param = evidence_by_param(spec, ev_inputs)
         # The magnitudes the examples show, per scalar number parameter: a counterexample near them
         # (is_leap(1900) beside the examples' 2024) convinces where is_leap(0) does not.
+        # Negative examples get the mirror band (-2024 gives -4048..-1012); mixed signs give none.
         self.bands: dict[str, tuple[float, float]] = {}
+        # Parameters whose examples hold ordered pairs only (every interval (a, b) has a <= b):
+        # shrinking (1, 3) to (1, 0) crosses what the examples show (``crossed``).
+        self.ordered_pairs: set[str] = set()
         for name, ev in self.evidence_by_param.items():
             nums = [v for _, v in ev if isinstance(v, (int, float)) and not isinstance(v, bool)]
             if nums and len(nums) == len(ev) and min(nums) > 0:
                 self.bands[name] = (min(nums) / 2, max(nums) * 2)
+            elif nums and len(nums) == len(ev) and max(nums) < 0:
+                self.bands[name] = (min(nums) * 2, max(nums) / 2)
+            pairs = [pair for _, v in ev for pair in _pairs(v)]
+            if len(pairs) >= 2 and all(a <= b for a, b in pairs) and any(a < b for a, b in pairs):
+                self.ordered_pairs.add(name)
         rules = _learn(spec, self.types, self.evidence_by_param)
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.rules += tuple(self._assumed(rules, assume))
@@ -200,32 +209,45 @@ class Domain:
 
     def toward_examples(self, inp: Input, limit: int = 12) -> list[Input]:
         """Variants of ``inp`` whose out-of-band numbers are replaced by round numbers near the
-        examples' (2024 gives 2024, 2020, 2000): a shrunk ``is_leap(0)`` becomes ``is_leap(2000)``,
-        which a reader recognises.  Closest and roundest first; positional arguments only."""
+        examples' (2024 gives 2024, 2020, 2000; -40 gives -40; 2.75 gives 2.75, 3.0): a shrunk
+        ``is_leap(0)`` becomes ``is_leap(2000)``, which a reader recognises.  A float stays a float.
+        Closest and roundest first; positional arguments only."""
         if not self.bands:
             return []
         aps, _ = bind(self.spec.params, inp)
         out: list[Input] = []
         for i, (value, p) in enumerate(zip(inp.args, aps)):
-            if p is None or p.name not in self.bands or not isinstance(value, int) or isinstance(value, bool):
+            if p is None or p.name not in self.bands or not isinstance(value, (int, float)) or isinstance(value, bool):
                 continue
             lo, hi = self.bands[p.name]
             if lo <= value <= hi:
                 continue
-            seen: list[int] = []
+            seen: list[int | float] = []
             for _, e in self.evidence_by_param.get(p.name, []):
-                if not isinstance(e, int) or isinstance(e, bool):
+                if not isinstance(e, (int, float)) or isinstance(e, bool):
                     continue
-                for k in range(len(str(abs(e)))):
-                    r = int(round(e, -k))
+                for r in _roundings(e, float if isinstance(value, float) else int):
                     if lo <= r <= hi and r not in seen:
                         seen.append(r)
             # rounder first (more trailing zeros), then nearer the examples' middle
             mid = (lo + hi) / 2
-            seen.sort(key=lambda r: (-(len(str(r)) - len(str(r).rstrip("0"))), abs(r - mid)))
+            seen.sort(key=lambda r: (-_roundness(r), abs(r - mid)))
             for r in seen[:limit]:
                 args = inp.args[:i] + (r,) + inp.args[i + 1:]
                 out.append(Input(args=args, kwargs=inp.kwargs, origin="shrink"))
+        return out
+
+    def crossed(self, inp: Input) -> list[str]:
+        """What ``inp`` breaks of the shapes the examples show beyond the rules (a pair out of
+        order where every example's pairs are ordered); empty when nothing."""
+        if not self.ordered_pairs:
+            return []
+        values = self._values(inp)
+        out = []
+        for name in sorted(self.ordered_pairs):
+            bad = next(((a, b) for a, b in _pairs(values.get(name)) if a > b), None)
+            if bad is not None:
+                out.append(f"{name} holds {bad!r}, out of order; every pair in the examples' {name} is ordered")
         return out
 
     def typical(self, inp: Input) -> bool:
@@ -291,6 +313,30 @@ class Domain:
 
     def __repr__(self) -> str:
         return f"Domain({self.spec.name}: {'; '.join(self.describe()) or 'no rules'})"
+
+
+def _pairs(value: Any, depth: int = 0) -> list[tuple[float, float]]:
+    """The pairs of numbers in ``value`` (itself, or inside its lists and tuples)."""
+    if isinstance(value, (list, tuple)) and depth < 4:
+        if len(value) == 2 and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+            return [(value[0], value[1])]
+        return [pair for item in value for pair in _pairs(item, depth + 1)]
+    return []
+
+
+def _roundings(e: int | float, kind: type) -> list[int | float]:
+    """``e`` rounded to units, tens, hundreds... (2024: 2024, 2020, 2000, 2000), as ``kind``; a
+    float first as it is (2.75: 2.75, 3.0)."""
+    out = [kind(e)] if kind is float else []
+    return out + [kind(round(e, -k)) for k in range(len(str(int(abs(e)))))]
+
+
+def _roundness(r: int | float) -> int:
+    """Trailing zeros of a whole number (2000: 3); -1 for a float with a fraction."""
+    if not float(r).is_integer():
+        return -1
+    digits = str(abs(int(r)))
+    return len(digits) - len(digits.rstrip("0")) if digits != "0" else 0
 
 
 def _opaque(value: Any) -> bool:

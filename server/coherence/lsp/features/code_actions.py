@@ -1,9 +1,13 @@
 """Code actions on a marked function.  These are the only ways the server changes a file:
 
 * "Check coherence": runs the check now (a command, with progress);
-* "Add counterexample as a regression test": a pytest test in test_<module>_coherence.py next to
-  the module (created or appended), which states both candidate outputs;
+* "Show alternatives": your function beside each other behaviour cluster's (a command,
+  ``features.alternatives``);
+* "Add counterexample as a regression test expecting yours (`0`)" / "... expecting theirs (`1`)":
+  a pytest test in test_<module>_coherence.py next to the module (created or appended) that pins
+  the chosen side's outcome, then the file opened at it; neither is offered once either exists;
 * "Replace body with the majority alternative": only when the user's function is in a minority;
+  the client previews it first where it can (a change annotation that needs confirmation);
 * "Accept this disagreement as intended": a ``# coherence: accept <call>`` comment above the
   function (``engine.check``: the alternatives that disagree with yours on that call are another
   reading of the spec, no longer evidence against yours).
@@ -19,6 +23,7 @@ from lsprotocol import types
 
 from coherence.lsp import edits
 from coherence.lsp.features import LanguageFeature
+from coherence.lsp.features.alternatives import SHOW_ALTERNATIVES, SHOW_DOCUMENT
 from coherence.lsp.features.diagnostics import SOURCE
 from coherence.lsp.uris import path_to_uri
 
@@ -27,6 +32,7 @@ log = logging.getLogger(__name__)
 CHECK_FUNCTION = "coherence.checkFunction"
 KIND_QUICKFIX = types.CodeActionKind.QuickFix
 KIND_REWRITE = types.CodeActionKind.RefactorRewrite
+REPLACE_BODY = "coherence.replaceBody"  # the change annotation of "Replace body"
 
 
 class CodeActionsFeature(LanguageFeature):
@@ -62,10 +68,13 @@ class CodeActionsFeature(LanguageFeature):
             return actions
         same_spec = result.spec_hash == target.spec.spec_hash
 
+        if same_spec and wanted(KIND_QUICKFIX) and any(c.representative_source and not c.yours for c in result.clusters):
+            args = [uri, target.name_line - 1]
+            actions.append(types.CodeAction(title="Show alternatives", kind=KIND_QUICKFIX, diagnostics=diagnostics or None,
+                                            command=types.Command(title="Show alternatives", command=SHOW_ALTERNATIVES, arguments=args)))
+
         if result.counterexample is not None and same_spec and wanted(KIND_QUICKFIX):
-            edit = self._regression_test_edit(state.path, target, result)
-            if edit is not None:
-                actions.append(types.CodeAction(title="Add counterexample as a regression test", kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit))
+            actions += self._regression_test_actions(state.path, target, result, diagnostics)
 
         ce = result.counterexample
         if (result.status == "incoherent" and result.severity in ("warning", "information") and ce is not None and same_spec
@@ -75,7 +84,7 @@ class CodeActionsFeature(LanguageFeature):
                 actions.append(types.CodeAction(title=f"Accept this disagreement as intended ({ce.call})", kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit))
 
         if self._minority(result) and result.majority_code and same_spec and wanted(KIND_QUICKFIX):
-            edit = self._replace_body_edit(uri, target, result.majority_code)
+            edit = self._replace_body_edit(uri, target, result.majority_code, result)
             if edit is not None:
                 actions.append(types.CodeAction(title="Replace body with the majority alternative", kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit))
         return actions
@@ -139,9 +148,11 @@ class CodeActionsFeature(LanguageFeature):
             )
         return types.WorkspaceEdit(changes={uri: text_edits})
 
-    def _regression_test_edit(self, module_path: str | None, target, result) -> types.WorkspaceEdit | None:
+    def _regression_test_actions(self, module_path: str | None, target, result, diagnostics) -> list[types.CodeAction]:
+        """One action per side whose outcome a test can pin; none once a pinned test for this
+        counterexample is in the test file (the user has decided)."""
         if module_path is None:
-            return None
+            return []
         test_path = Path(module_path).parent / edits.test_module_name(module_path)
         test_uri = path_to_uri(str(test_path))
         open_doc = self.ls.workspace.text_documents.get(unquote(test_uri))
@@ -153,28 +164,40 @@ class CodeActionsFeature(LanguageFeature):
             try:
                 existing = test_path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError):
-                return None
+                return []
         else:
             existing = None
-        made = edits.regression_test(result, module_path, target.module_source, existing)
-        if made is None:
-            return None
-        import_line, test_source = made
-        if existing is None:
-            content = edits.new_test_file(import_line, test_source, module_path)
-            if not (self._supports_document_changes() and self._supports_create()):
-                return None
-            return types.WorkspaceEdit(
-                document_changes=[
-                    types.CreateFile(uri=test_uri, options=types.CreateFileOptions(ignore_if_exists=True)),
-                    types.TextDocumentEdit(
-                        text_document=types.OptionalVersionedTextDocumentIdentifier(uri=test_uri, version=None),
-                        edits=[types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), new_text=content)],
-                    ),
-                ]
-            )
-        changes = edits.append_to_test_file(existing, import_line, test_source)
-        return self._document_edit(test_uri, existing, changes, version)
+        if edits.pinned_tests(result, existing):
+            return []
+        ce = result.counterexample
+        out = []
+        for side, shown in (("yours", ce.yours), ("theirs", ce.theirs)):
+            made = edits.regression_test(result, module_path, target.module_source, side)
+            if made is None:
+                continue
+            import_line, test_source = made
+            if existing is None:
+                if not (self._supports_document_changes() and self._supports_create()):
+                    continue
+                content = edits.new_test_file(import_line, test_source, module_path)
+                edit = types.WorkspaceEdit(
+                    document_changes=[
+                        types.CreateFile(uri=test_uri, options=types.CreateFileOptions(ignore_if_exists=True)),
+                        types.TextDocumentEdit(
+                            text_document=types.OptionalVersionedTextDocumentIdentifier(uri=test_uri, version=None),
+                            edits=[types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), new_text=content)],
+                        ),
+                    ]
+                )
+            else:
+                changes = edits.append_to_test_file(existing, import_line, test_source)
+                content = edits.apply_changes(existing, changes)
+                edit = self._document_edit(test_uri, existing, changes, version)
+            test_line = content.splitlines().index(test_source.splitlines()[0])
+            title = f"Add counterexample as a regression test expecting {side} (`{_short(shown)}`)"
+            out.append(types.CodeAction(title=title, kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit,
+                                        command=types.Command(title="Open the test", command=SHOW_DOCUMENT, arguments=[test_uri, test_line])))
+        return out
 
     def _accept_edit(self, uri: str, target, call: str) -> types.WorkspaceEdit | None:
         """A ``# coherence: accept <call>`` line above the function's header (its decorators and the
@@ -192,7 +215,7 @@ class CodeActionsFeature(LanguageFeature):
         change = edits.Change(first, first, f"{indent}# coherence: accept {call}\n")
         return self._document_edit(uri, doc.source, [change], doc.version)
 
-    def _replace_body_edit(self, uri: str, target, alternative: str) -> types.WorkspaceEdit | None:
+    def _replace_body_edit(self, uri: str, target, alternative: str, result) -> types.WorkspaceEdit | None:
         doc = self.ls.workspace.text_documents.get(unquote(uri))
         if doc is None:
             return None
@@ -204,4 +227,28 @@ class CodeActionsFeature(LanguageFeature):
             return None
         if not changes:
             return None
-        return self._document_edit(uri, source, changes, doc.version)
+        if not (self._supports_document_changes() and self._supports_annotations()):
+            return self._document_edit(uri, source, changes, doc.version)
+        # Shown before it is applied: VS Code opens its refactor preview for an edit that needs confirmation.
+        majority = max(result.clusters, key=lambda c: c.size)
+        annotation = types.ChangeAnnotation(
+            label="Replace body with the majority alternative",
+            needs_confirmation=True,
+            description=f"{majority.size} of {result.samples} programs behave like it",
+        )
+        text_edits = [types.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=REPLACE_BODY) for e in self._text_edits(source, changes)]
+        return types.WorkspaceEdit(
+            document_changes=[types.TextDocumentEdit(text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version), edits=text_edits)],
+            change_annotations={REPLACE_BODY: annotation},
+        )
+
+    def _supports_annotations(self) -> bool:
+        try:
+            we = self.ls.client_capabilities.workspace.workspace_edit
+        except AttributeError:
+            return False
+        return bool(we and we.change_annotation_support is not None)
+
+
+def _short(rendered: str, limit: int = 30) -> str:
+    return rendered if len(rendered) <= limit else rendered[: limit - 1] + "…"
