@@ -30,7 +30,7 @@ from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.pool import POOL, WarmWorker
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.execution.program import ExecutionLimits, ExecutionReport, ModuleContext, Program
-from coherence.engine.execution.records import RunRecords
+from coherence.engine.execution.records import RunRecords, reserved_outcome
 from coherence.engine.outcomes import Outcome
 
 # ExecutionReport lives in program.py (distinct.py needs it without importing this module); it
@@ -132,7 +132,7 @@ class _Run:
                 if i >= 0:
                     row = results[t]
                     if i < len(row) and row[i] is None:  # the first record wins (re-runs repeat)
-                        row[i] = outcome(rest)
+                        row[i] = reserved_outcome(rest) if rest[:1] == protocol.RESERVED_MARK else outcome(rest)
                 elif i == protocol.LOADED:
                     msg = _loads(rest)
                     if msg is not None:
