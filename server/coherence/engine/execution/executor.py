@@ -118,6 +118,7 @@ class _Run:
             return
         self.buf = buf[k + 1:]
         outcome = self.records.outcome
+        mark, reserved = protocol.RESERVED_MARK, reserved_outcome
         results = self.results
         n_tasks = len(results)
         for line in buf[:k].split(b"\n"):
@@ -132,7 +133,7 @@ class _Run:
                 if i >= 0:
                     row = results[t]
                     if i < len(row) and row[i] is None:  # the first record wins (re-runs repeat)
-                        row[i] = reserved_outcome(rest) if rest[:1] == protocol.RESERVED_MARK else outcome(rest)
+                        row[i] = reserved(rest) if rest[:1] == mark else outcome(rest)
                 elif i == protocol.LOADED:
                     msg = _loads(rest)
                     if msg is not None:

@@ -410,6 +410,11 @@ class Leader(object):
             for fd in batch:  # its siblings' pipes: held here, they would never see EOF
                 if fd != w and fd != go_r:
                     os.close(fd)
+            # forked before the inputs came (ahead.prefork): the stdin its leader reads them
+            # from (the stack it left took it out of child_fds on the way)
+            stdin = self.job.pop("inputs_fd", None)
+            if stdin is not None:
+                os.close(stdin)
             self.forget_others(task)
             child_main(self, task, indices, w, slot, cwd, uid, go_r)
             code = 0

@@ -280,7 +280,8 @@ class Stash(object):
                 if spec is None:
                     return k > 0
                 package = spec.submodule_search_locations
-                if dotted not in self.sources and type(spec.origin) is str and spec.origin.endswith(".py"):
+                if (dotted not in self.sources and type(spec.origin) is str and spec.origin.endswith(".py")
+                        and os.path.isfile(spec.origin)):
                     with open(spec.origin, "rb") as fh:
                         source = fh.read(self.MAX_BYTES - self.size + 1)
                     if self.size + len(source) > self.MAX_BYTES:
