@@ -68,10 +68,13 @@ def f(x):
     return 3 * x + 1
 ''',
     # the map the leader shares with every child (the anchor's cuts): cut at 0, every program
-    # would skip every input; and every other shared map it can find (the children's slots)
+    # would skip every input; and every other shared map it can find (the children's slots),
+    # and every memfd it holds, reopened read-write by a raw libc call (past the audit hook)
     "shared_map_writer": '''
+import ctypes
 import gc
 import mmap
+import os
 import struct
 import sys
 
@@ -94,6 +97,15 @@ def f(x):
             if told is not None:
                 _smash(told)
         frame = frame.f_back
+    libc = ctypes.CDLL(None, use_errno=True)
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            if "memfd" in os.readlink("/proc/self/fd/" + fd):
+                rw = libc.open(("/proc/self/fd/" + fd).encode(), os.O_RDWR)
+                if rw >= 0:
+                    _smash(mmap.mmap(rw, 16))
+        except Exception:
+            pass
     return 3 * x + 1
 ''',
 }
