@@ -11,9 +11,11 @@ import pytest
 
 from coherence.engine.errors import ConfigurationError
 from coherence.engine.execution import sandbox as sb
+from coherence.engine.execution import records
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
+from coherence.engine.outcomes import Outcome
 
 PACKAGE = Path(sb.WORKER).with_name("coherence_worker")
 
@@ -51,17 +53,19 @@ def test_the_job_s_input_frame_has_the_keys_the_worker_reads():
     assert frame["order"] == [0, 1] and frame["late"] == [1] and frame["anchor"] == 0
 
 
-def test_the_anchor_s_reserved_records_are_found_by_their_word_and_task():
-    chunk = b"".join([
-        b"3 7 " + protocol.raised(protocol.BUDGET_EXCEEDED) + b"\n",
-        b"3 8 " + protocol.raised(protocol.TIMEOUT) + b"\n",
-        b"13 9 " + protocol.raised(protocol.BUDGET_EXCEEDED) + b"\n",
-        b'3 10 ["raise",null,null,"BudgetExceededError"]\n',
-        b"3 11 " + protocol.raised(protocol.BUDGET_EXCEEDED) + b"\n",
-    ])
-    assert protocol.raised_records(3, protocol.BUDGET_EXCEEDED).findall(chunk) == [b"7", b"11"]
-    assert protocol.raised_records(3, protocol.TIMEOUT).findall(chunk) == [b"8"]
-    assert protocol.record_index(3).findall(b"\n" + chunk) == [b"7", b"8", b"10", b"11"]
+def test_reserved_outcomes_travel_out_of_band_and_exception_names_never_become_one():
+    # "!<word>" records are the only way to a reserved outcome; only a leader writes them
+    assert records.reserved_outcome(protocol.reserved(protocol.BUDGET_EXCEEDED)) == Outcome.raised(protocol.BUDGET_EXCEEDED)
+    assert records.reserved_outcome(protocol.reserved("Crash(SIGSEGV)")) == Outcome.raised("Crash(SIGSEGV)")
+    assert records.reserved_outcome(b"!Whatever") == records.FORGED
+    # a program's own exception spelled like one stays the program's, in any JSON spelling
+    for key in (protocol.raised(protocol.BUDGET_EXCEEDED), b'["raise",null,null,"Budget\\u0045xceeded"]',
+                protocol.raised("Crash(SIGKILL)")):
+        o = records.outcome_from_record(key)
+        assert o.kind == "raise" and not protocol.is_reserved(o.error) and o.error.startswith("the program's own ")
+    assert records.outcome_from_record(protocol.raised("ValueError")) == Outcome.raised("ValueError")
+    # the leader finds a child's claims in a chunk by this mark, which every claim line holds
+    assert protocol.CLAIM_HINT in b"3 7 " + protocol.reserved(protocol.TIMEOUT)
 
 
 def _bwrap_ok() -> bool:

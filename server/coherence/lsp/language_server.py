@@ -34,6 +34,7 @@ from pygls.protocol import LanguageServerProtocol
 from pygls.protocol.language_server import lsp_method
 
 from coherence import __version__
+from coherence.engine.redact import escape, redact
 from coherence.lsp import settings as settings_mod
 from coherence.lsp.features import LanguageFeature
 from coherence.lsp.features.alternatives import AlternativesFeature
@@ -54,6 +55,13 @@ log = logging.getLogger(__name__)
 
 EXIT_GRACE_SECONDS = 10.0
 _ONCE = object()
+
+
+def _clean(message: str) -> str:
+    """A message for the editor's pop-ups and output channel, and the server's log: redacted and
+    escaped like every report (it can quote what generated code did: a worker's traceback, a
+    value), keeping its line breaks."""
+    return escape(redact(message), keep="\n\t")
 
 
 class CoherenceProtocol(LanguageServerProtocol):
@@ -231,6 +239,7 @@ class CoherenceLanguageServer(LanguageServer):
         """Show ``message`` once per distinct problem (``once_key``, default the message itself;
         None shows it every time) and log it."""
         key = message if once_key is _ONCE else once_key
+        message = _clean(message)
         kind = {"error": types.MessageType.Error, "warning": types.MessageType.Warning}.get(level, types.MessageType.Info)
         log.warning("%s", message) if kind != types.MessageType.Info else log.info("%s", message)
         if self.stopping:
@@ -247,10 +256,10 @@ class CoherenceLanguageServer(LanguageServer):
 
     def show_info(self, message: str) -> None:
         if not self.stopping:
-            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=message))
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Info, message=_clean(message)))
 
     def report_server_error(self, error: Exception, source) -> None:
-        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+        log.error("server error (%s): %s", getattr(source, "__name__", source), _clean(str(error)))
         if self.stopping or source.__name__ == "FeatureRequestError":
             return
         self.notify_problem(f"coherence: internal error: {error}", once_key=("internal", type(error).__name__, str(error)), level="error")

@@ -30,7 +30,7 @@ from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.pool import POOL, WarmWorker
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.execution.program import ExecutionLimits, ExecutionReport, ModuleContext, Program
-from coherence.engine.execution.records import RunRecords
+from coherence.engine.execution.records import RunRecords, reserved_outcome
 from coherence.engine.outcomes import Outcome
 
 # ExecutionReport lives in program.py (distinct.py needs it without importing this module); it
@@ -118,6 +118,7 @@ class _Run:
             return
         self.buf = buf[k + 1:]
         outcome = self.records.outcome
+        mark, reserved = protocol.RESERVED_MARK, reserved_outcome
         results = self.results
         n_tasks = len(results)
         for line in buf[:k].split(b"\n"):
@@ -132,7 +133,7 @@ class _Run:
                 if i >= 0:
                     row = results[t]
                     if i < len(row) and row[i] is None:  # the first record wins (re-runs repeat)
-                        row[i] = outcome(rest)
+                        row[i] = reserved(rest) if rest[:1] == mark else outcome(rest)
                 elif i == protocol.LOADED:
                     msg = _loads(rest)
                     if msg is not None:

@@ -22,9 +22,22 @@ import re
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.outcomes import Outcome
 
-__all__ = ["FORGED", "RECORD_BYTES", "RunRecords", "outcome_from_record", "valid_canonical"]
+__all__ = ["FORGED", "RECORD_BYTES", "RunRecords", "outcome_from_record", "reserved_outcome", "valid_canonical"]
 
 FORGED = Outcome.raised(protocol.CRASH_PROTOCOL)  # a record no worker writes
+# The reserved outcomes a job's leader writes ("!<word>", see protocol): one object each
+_RESERVED = {protocol.reserved(w): Outcome.raised(w) for w in (protocol.TIMEOUT, protocol.BUDGET_EXCEEDED, protocol.INPUT_ERROR)}
+_CRASH_WORD = re.compile(r"Crash\([ -~]{1,100}\)")
+
+
+def reserved_outcome(raw: bytes) -> Outcome:
+    """The outcome of a reserved record's payload (``!Timeout``, ``!Crash(SIGSEGV)``); only a
+    job's leader writes one, having checked what its children claimed (``coherence_worker.watch``)."""
+    o = _RESERVED.get(raw)
+    if o is not None:
+        return o
+    word = raw[1:].decode("ascii", "replace")
+    return Outcome.raised(word) if _CRASH_WORD.fullmatch(word) else FORGED
 
 _SPECIAL_FLOATS = ("nan", "inf", "-inf")
 _NAMED = frozenset(("R", "X", "Z"))
@@ -131,6 +144,16 @@ def _valid_outcome(o: Outcome) -> bool:
     return valid_canonical(o.value) and (o.mutated is None or valid_canonical(o.mutated))
 
 
+def _checked(o: Outcome) -> Outcome:
+    """A well-formed record's outcome.  A ``raise`` is the program's own exception, whatever its
+    type is called: one named like a reserved outcome (its own ``class BudgetExceeded``) is
+    renamed, and compared like any other exception (the key is rebuilt from the decoded name, so
+    that two spellings of one name in JSON are one outcome)."""
+    if o.kind == "raise":
+        return Outcome.raised(protocol.own_name(o.error))
+    return o
+
+
 def outcome_from_record(raw: bytes) -> Outcome:
     """The outcome a worker's record (its key text) stands for, or ``FORGED``."""
     try:
@@ -147,7 +170,7 @@ def _outcome_from_text(text: str) -> Outcome:
         o = Outcome.from_key(text)
     except Exception:  # noqa: BLE001 - not only ValueError: deep nesting is a RecursionError
         return FORGED
-    return o if _valid_outcome(o) else FORGED
+    return _checked(o) if _valid_outcome(o) else FORGED
 
 
 # What one run keeps of its records' text.  The children decide what they send: a program that

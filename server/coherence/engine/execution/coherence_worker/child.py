@@ -26,6 +26,8 @@ def child_main(leader, task, indices, w, slot, cwd, uid=guard.NOBODY, go=None):
     out = Records(w, slot)
     info = task.program
     ns = dict(leader.module.__dict__)
+    if info.code is not None:
+        hide_users(leader.module, info, ns)
     f, receiver, load_error = load_program(leader, info, ns)
     out.lines.append(protocol.record(task.t, protocol.LOADED, load_error))
     out.flush(0)
@@ -86,6 +88,24 @@ class Records(object):
         self.state[1] = time.monotonic()
 
 
+def hide_users(module, info, ns):
+    """An alternative does not see the user's function (or method): it is taken out of the
+    namespace the alternative runs in and out of the module (this process's copy), and the
+    alternative takes its place there once loaded (``load_program``), as a method alternative
+    takes the method's place in the user's class.  Otherwise generated code could call the
+    user's function and agree with it exactly where it is wrong."""
+    if info.owner:
+        cls = module.__dict__.get(info.owner)  # (the same class in ns)
+        try:
+            if isinstance(cls, type) and info.entry in cls.__dict__:
+                delattr(cls, info.entry)
+        except BaseException:
+            pass
+    else:
+        ns.pop(info.entry, None)
+        module.__dict__.pop(info.entry, None)
+
+
 def load_program(leader, info, ns):
     """``(function, receiver class or None, load error or None)``: the program executed in
     ``ns``, a copy of the module context's namespace."""
@@ -107,6 +127,8 @@ def load_program(leader, info, ns):
                 load_error = "the %s defines no function named %r" % (where, info.entry)
             elif not callable(f):
                 load_error = "%r is not callable" % info.entry
+            elif info.code is not None:
+                module.__dict__[info.entry] = f  # in the user's function's place (see hide_users)
     except Timeout:
         load_error = "Timeout: loading the program took longer than %gs" % leader.prog_load_timeout
     except BaseException as e:
@@ -247,9 +269,11 @@ def call_loop(leader, task, indices, f, makers, out, go):
     IMMUT = frozenset((int, float, str, bool, bytes, type(None), complex))
     flt_repr = float.__repr__
     prefix = b"%d " % t
-    K_TIMEOUT = protocol.raised(TIMEOUT)
-    K_BUDGET = protocol.raised(BUDGET_EXCEEDED)
-    K_INPUT = protocol.raised(INPUT_ERROR)
+    # claims of reserved outcomes (see protocol): the leader forwards each only once it has
+    # checked it, so generated code in this process cannot forge one
+    K_TIMEOUT = protocol.reserved(TIMEOUT)
+    K_BUDGET = protocol.reserved(BUDGET_EXCEEDED)
+    K_INPUT = protocol.reserved(INPUT_ERROR)
     K_NONE = b'["ok",["N"],null,null]'
     K_TRUE = b'["ok",["B",true],null,null]'
     K_FALSE = b'["ok",["B",false],null,null]'

@@ -14,11 +14,18 @@ import struct
 import sys
 import time
 
-from . import ahead, guard, loading, protocol, watch
+from . import ahead, guard, loading, protocol, sealed, watch
 from .canon import make_canonicalizer
 from .child import child_main
-from .protocol import BUDGET_EXCEEDED, DONE_RECORD, LOAD_PENDING, META, MODULE, SLOT_SIZE, TIMEOUT, TOLD_HANGS
+from .protocol import BUDGET_EXCEEDED, DONE_RECORD, LOAD_PENDING, META, MODULE, SLOT_SIZE, TOLD_HANGS
 from .timer import Timer
+
+
+class Forked(BaseException):
+    """Raised in a freshly forked child to leave its leader's stack (see run_job): what the
+    leader's frames held (every program's task, the queue, the batch) is then freed, out of
+    reach of the generated code the child runs.  Its args: the child's spec and the descriptors
+    of its batch."""
 
 
 class Task(object):
@@ -69,6 +76,7 @@ class Leader(object):
         self.allowed_all = None  # see watch.allowed_for
         self.child_fds = set()  # descriptors a new child closes (its siblings' pipes)
         self.told = None  # see share_told
+        self.told_ro = None  # the told map, read-only: the children's (see forget_others)
         self.preforked = {}  # task number -> child forked before the inputs came (see ahead.prefork)
         self.tasks = None  # see make_tasks
         self.next_uid = None
@@ -79,7 +87,8 @@ class Leader(object):
         self.running = {}  # fd -> child
         self.guard = {"mode": guard.LOAD, "root": os.path.realpath(self.tmp)}
         self.timer = Timer()
-        self.loader = loading.Loader(self.timer, self.load_timeout, self.prog_load_timeout)
+        workspace = (job.get("module") or {}).get("sys_path") or ()
+        self.loader = loading.Loader(self.timer, self.load_timeout, self.prog_load_timeout, workspace)
         self.sink_out = guard.Sink(self.max_output)
         self.sink_err = guard.Sink(self.max_output)
 
@@ -223,7 +232,7 @@ class Leader(object):
         before the inputs came (see ahead.prefork) keep the one made then, which is large
         enough."""
         if self.told is None or len(self.told) < TOLD_HANGS + n:
-            self.told = mmap.mmap(-1, TOLD_HANGS + max(1, n))
+            self.told, self.told_ro = sealed.shared_for_reading(TOLD_HANGS + max(1, n), self.tmp)
         struct.pack_into("qq", self.told, 0, *self.cuts)
 
     def before_forks(self):
@@ -250,9 +259,6 @@ class Leader(object):
         for p, i in enumerate(order):
             rank[i] = p
         self.share_told(n)
-        if self.anchor is not None:
-            self.left_out = protocol.raised_records(self.anchor, BUDGET_EXCEEDED)
-            self.hung = protocol.raised_records(self.anchor, TIMEOUT)
         running = self.running
         for task in self.make_tasks():
             t = task.t
@@ -369,7 +375,11 @@ class Leader(object):
                 continue
             pid = fork()
             if pid == 0:
-                self._child(spec, batch)
+                # none of its siblings' slots stays mapped in it (they would be its to write)
+                for other in made:
+                    if other is not None and other is not spec:
+                        other[3].close()
+                raise Forked(spec, batch)
             pids.append(pid)
         out = []
         for spec, pid in zip(made, pids):
@@ -392,14 +402,20 @@ class Leader(object):
             out.append(watch.Child(pid, r, slot, task, indices, cwd, allowed, park, go_w, now))
         return out
 
-    def _child(self, spec, batch):
-        """A forked child: never returns."""
+    def become_child(self, spec, batch):
+        """A forked child, out of its leader's stack (see Forked): never returns."""
         task, indices, park, slot, cwd, uid, r, w, go_r, go_w = spec
         code = 1
         try:
             for fd in batch:  # its siblings' pipes: held here, they would never see EOF
                 if fd != w and fd != go_r:
                     os.close(fd)
+            # forked before the inputs came (ahead.prefork): the stdin its leader reads them
+            # from (the stack it left took it out of child_fds on the way)
+            stdin = self.job.pop("inputs_fd", None)
+            if stdin is not None:
+                os.close(stdin)
+            self.forget_others(task)
             child_main(self, task, indices, w, slot, cwd, uid, go_r)
             code = 0
         except BaseException:
@@ -411,6 +427,27 @@ class Leader(object):
                 pass
         finally:
             os._exit(code)
+
+    def forget_others(self, task):
+        """In a child: nothing of the other programs, and nothing another program reads, left
+        where Python code reaches it.  The other children's slots are unmapped, the told map's
+        writable mapping too (the read-only one stays: see sealed.py), and the other programs'
+        tasks, sources and code are dropped, and so freed."""
+        for c in list(self.running.values()) + list(self.preforked.values()):
+            try:
+                c.slot.close()
+            except BaseException:
+                pass
+        self.running = {}
+        self.preforked = {}
+        self.tasks = None
+        self.programs = None
+        self.job["programs"] = None
+        self.job.pop("tasks", None)
+        self.loader.tried = set()
+        if self.told_ro is not None:
+            self.told.close()
+            self.told = self.told_ro
 
     def start_clock(self, task, now):
         """A task's budget runs while one of its children holds a slot: it starts with the first
@@ -428,7 +465,7 @@ class Leader(object):
         task = c.task
         self.start_clock(task, now)
         c.parked = False
-        c.seen_time = now
+        c.seen_time = c.began = now
         go, c.go = c.go, None
         self.child_fds.discard(go)
         try:
@@ -444,7 +481,7 @@ class Leader(object):
     def timeout_rest(self, task, indices):
         # Not "Timeout": these inputs were never tried.  The caller leaves them out of the metrics
         # instead of reading the program's slowness as disagreement on every one of them.
-        key = protocol.raised(BUDGET_EXCEEDED)
+        key = protocol.reserved(BUDGET_EXCEEDED)
         t = task.t
         for i in indices:
             self.emit(b"%d %d %s\n" % (t, i, key))
@@ -474,8 +511,11 @@ class Leader(object):
 def run_job(job):
     """One run, start to finish, in this process (the one-shot worker or a job leader)."""
     z = Leader(job)
+    forked = None
     try:
         z.run()
+    except Forked as f:
+        forked = f.args
     except BaseException:
         try:
             z.guard["mode"] = guard.LEADER
@@ -486,4 +526,6 @@ def run_job(job):
         except BaseException:
             pass
         os._exit(3)
+    if forked is not None:  # a child, its leader's frames gone with the exception
+        z.become_child(*forked)
     os._exit(0)

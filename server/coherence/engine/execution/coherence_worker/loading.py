@@ -9,6 +9,7 @@ import marshal
 import os
 import sys
 import types
+from importlib.machinery import ModuleSpec, PathFinder
 
 from .protocol import describe_exc
 from .timer import Timeout
@@ -53,16 +54,22 @@ class Program(object):
 class Loader(object):
     """Imports and loads under the timer, with the limits of the job."""
 
-    __slots__ = ("timer", "load_timeout", "prog_load_timeout", "tried")
+    __slots__ = ("timer", "load_timeout", "prog_load_timeout", "tried", "workspace", "stash")
 
-    def __init__(self, timer, load_timeout, prog_load_timeout):
+    def __init__(self, timer, load_timeout, prog_load_timeout, workspace=()):
         self.timer = timer
         self.load_timeout = load_timeout
         self.prog_load_timeout = prog_load_timeout
         self.tried = set()  # names preimport tried (failures included)
+        self.workspace = [d for d in workspace if d]  # the module context's own path entries
+        self.stash = Stash()
 
     def preimport(self, names):
-        """Import these modules now (what fails is left to the programs that import them)."""
+        """Import these modules now (what fails is left to the programs that import them), but
+        never one from the workspace: what a program names is the program's to import, in its
+        own process after the privilege drop.  An alternative's ``import deploy`` made this
+        process (root, before any drop) run the workspace's deploy.py.  Such a module is only
+        read here, for the children that may no longer read the workspace (see ``Stash``)."""
         tried = self.tried
         for name in names:
             if name in sys.modules or name in tried:
@@ -70,6 +77,8 @@ class Loader(object):
             # a name that is not a module ("typing.List") fails after a search of every path
             # entry: once per run, not once per program that imports it
             tried.add(name)
+            if self.workspace and self.stash.keep(name, self.workspace):
+                continue
             try:
                 self.timer.timed(self.load_timeout, __import__, name)
             except BaseException:
@@ -244,6 +253,68 @@ def compile_input(src):
         return ("eval", compile(src, "<input>", "eval", dont_inherit=True))
     except BaseException:
         return None
+
+
+class Stash(object):
+    """Workspace modules the programs import, read but never run by the leader (``keep``), and
+    imported from here by a child after its privilege drop (a finder on ``sys.meta_path``): a
+    child of a root worker runs as a uid of its own, which may not read the workspace."""
+
+    __slots__ = ("sources", "size")
+    MAX_BYTES = 4 * 1024 * 1024
+
+    def __init__(self):
+        self.sources = {}  # module name -> (file, source bytes, package directory or None)
+        self.size = 0
+
+    def keep(self, name, dirs):
+        """Whether ``name`` (dotted) is a workspace module: its top-level module is found in
+        ``dirs`` (a search that runs none of its code).  Its sources are stashed, as far as
+        they are plain ``.py`` files."""
+        parts = name.split(".")
+        try:
+            where = dirs
+            for k in range(len(parts)):
+                dotted = ".".join(parts[:k + 1])
+                spec = PathFinder.find_spec(dotted, where)
+                if spec is None:
+                    return k > 0
+                package = spec.submodule_search_locations
+                if (dotted not in self.sources and type(spec.origin) is str and spec.origin.endswith(".py")
+                        and os.path.isfile(spec.origin)):
+                    with open(spec.origin, "rb") as fh:
+                        source = fh.read(self.MAX_BYTES - self.size + 1)
+                    if self.size + len(source) > self.MAX_BYTES:
+                        return True
+                    self.size += len(source)
+                    self.sources[dotted] = (spec.origin, source, list(package) if package is not None else None)
+                    if len(self.sources) == 1:
+                        sys.meta_path.insert(0, self)
+                if package is None:
+                    return True
+                where = list(package)
+            return True
+        except BaseException:
+            return True  # (unreadable, odd): not ours to import either
+
+    # -- the finder and loader of what was stashed (importlib's protocol) --------------------
+    def find_spec(self, name, path=None, target=None):
+        entry = self.sources.get(name)
+        if entry is None:
+            return None
+        origin, _, package = entry
+        spec = ModuleSpec(name, self, origin=origin, is_package=package is not None)
+        spec.has_location = True  # __file__ is the file's path (``draws`` looks at it)
+        if package is not None:
+            spec.submodule_search_locations = list(package)
+        return spec
+
+    def create_module(self, spec):
+        return None
+
+    def exec_module(self, module):
+        origin, source, _ = self.sources[module.__name__]
+        exec(compile(source, origin, "exec", dont_inherit=True), module.__dict__)
 
 
 def set_path(job):

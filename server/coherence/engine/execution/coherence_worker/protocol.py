@@ -13,6 +13,8 @@ the job, never stdout:
 
     "<t> <i> <key>"    outcome of task t on input i; <key> is the JSON text of
                        [kind, value, mutated, error] (exactly ``Outcome.key``)
+    "<t> <i> !<word>"  a reserved outcome of task t on input i (``reserved``): ``Timeout``,
+                       ``BudgetExceeded``, ``InputError``, ``Crash(...)``
     "<t> -1 <json>"    task t loaded (``LOADED``): null, or why it could not be loaded
     "-1 0 <json>"      module context (``MODULE``): null when loaded, or why it failed
     "-1 1 <json>"      internal diagnostic (``DIAGNOSTIC``): a worker problem, not the user's
@@ -20,7 +22,11 @@ the job, never stdout:
     "-1 3 <json>"      serve mode only: the job is over (``OVER``, see ``serve.py``)
 
 The reserved outcome words are the errors of ``raise`` outcomes the worker and coherence make
-themselves rather than take from an exception's type name.
+themselves rather than take from an exception's type name.  They travel out of band, as "!"
+records, which only the leader writes: a child may claim one (its call timed out, it skips
+inputs past its budget), and its leader forwards the claim only when it can tell it is true
+(``watch.check_claim``).  A ``raise`` record's error is always the program's own exception,
+whatever it is called: coherence renames one spelled like a reserved word (``own_name``).
 """
 
 import json
@@ -51,6 +57,23 @@ LOAD_ERROR = "LoadError"  # coherence's: every outcome of a program that did not
 CRASH_PROTOCOL = "Crash(protocol)"  # a child that wrote what no child writes
 CRASH_WORKER = "Crash(worker)"  # coherence's: inputs a worker left without a record
 
+RESERVED = frozenset((TIMEOUT, BUDGET_EXCEEDED, INPUT_ERROR, LOAD_ERROR, CRASH_PROTOCOL, CRASH_WORKER))
+# What marks a reserved record: "<t> <i> !<word>".  A record of an outcome starts with "[".
+RESERVED_MARK = b"!"
+
+
+def is_reserved(word):
+    """Whether an error name is spelled like one of the outcomes only coherence makes."""
+    return word in RESERVED or word.startswith("Crash(")
+
+
+def own_name(error):
+    """The name a program's own exception is compared and shown by: itself, unless it is spelled
+    like a reserved word (``class BudgetExceeded(Exception)`` in generated code is that code's
+    exception, not an input left out)."""
+    return "the program's own " + error if is_reserved(error) else error
+
+
 # JSON as the worker writes it: compact separators and ASCII only
 encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
@@ -61,8 +84,13 @@ def crash(reason):
 
 
 def raised(error):
-    """The key (bytes) of a ``raise`` outcome with this error."""
+    """The key (bytes) of a ``raise`` outcome with this error (a program's exception)."""
     return encode(["raise", None, None, error]).encode("ascii")
+
+
+def reserved(word):
+    """The payload (bytes) of a reserved record: ``!Timeout``, ``!Crash(SIGSEGV)``."""
+    return RESERVED_MARK + word.encode("ascii", "replace")
 
 
 def record(t, i, obj):
@@ -84,11 +112,9 @@ def record_index(task):
     return re.compile(re.escape(b"\n%d " % task) + br"(-?[0-9]+) ")
 
 
-@lru_cache(maxsize=64)
-def raised_records(task, error):
-    """The input index of each record of task ``task`` that raised ``error`` (a reserved word),
-    found in a chunk of forwarded records."""
-    return re.compile(br"(?:^|\n)%d (-?[0-9]+) " % task + re.escape(raised(error)))
+# A chunk of a child's records holds a reserved claim only if it holds this (a claim is
+# "<t> <i> !<word>"); the text of a value may too, and then the chunk is read line by line.
+CLAIM_HINT = b" " + RESERVED_MARK
 
 
 def status_reason(status):

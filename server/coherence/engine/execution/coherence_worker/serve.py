@@ -27,7 +27,7 @@ import time
 
 from . import guard, loading, protocol
 from .leader import run_job
-from .protocol import BUDGET_EXCEEDED, META, OVER, TIMEOUT
+from .protocol import META, OVER
 
 _WARM_TASKS = 32  # programs per job whose record patterns the warm worker compiles ahead
 
@@ -47,8 +47,6 @@ def serve():
     # the patterns a leader reads its children's records with, compiled once here for every job
     for t in range(_WARM_TASKS):
         protocol.record_index(t)
-    for error in (BUDGET_EXCEEDED, TIMEOUT):
-        protocol.raised_records(0, error)
     set_pdeathsig = guard.prctl_pdeathsig()
     if set_pdeathsig is not None:
         try:
@@ -105,6 +103,7 @@ def serve():
                 os.chdir(tmp)
             except BaseException:
                 pass
+            raw = header = None  # the job as it came, every program in it: not for its children
             run_job(job)
         leader[0] = pid
         status = 255

@@ -11,7 +11,8 @@ import struct
 import time
 
 from . import protocol
-from .protocol import BUDGET_EXCEEDED, CRASH_PROTOCOL, DIAGNOSTIC_PREFIX, LOAD_FAILED, LOAD_PENDING, MAX_LINE, TIMEOUT
+from .protocol import (BUDGET_EXCEEDED, CLAIM_HINT, CRASH_PROTOCOL, DIAGNOSTIC_PREFIX, INPUT_ERROR, LOAD_FAILED,
+                       LOAD_PENDING, MAX_LINE, RESERVED_MARK, TIMEOUT, TOLD_HANGS)
 
 GRACE = 0.5  # seconds past a deadline before the watchdog kills
 # A call past its timeout is over whatever happens next: its outcome is Timeout, from the child's
@@ -21,8 +22,14 @@ GRACE = 0.5  # seconds past a deadline before the watchdog kills
 # user's function took every input after them away from all programs).  Killing a child the timer
 # was about to free costs only a fork.
 CALL_GRACE = 0.15
-_BUDGET_WORD = BUDGET_EXCEEDED.encode("ascii")
-_TIMEOUT_WORD = b'"%s"' % TIMEOUT.encode("ascii")
+_TIMEOUT_CLAIM = TIMEOUT.encode("ascii")
+_BUDGET_CLAIM = BUDGET_EXCEEDED.encode("ascii")
+_INPUT_CLAIM = INPUT_ERROR.encode("ascii")
+# What a child's checked claims were, per input (see check_claim): a call that timed out, an
+# input that could not be made, an input skipped on its own (a hang the anchor had too), and one
+# of a run of inputs skipped to the end of their group (cut, budget or timeouts in a row).
+TIMED_OUT, NO_INPUT, HANG_SKIP, RUN_SKIP = "T", "I", "H", "R"
+_EPSILON = 0.01  # seconds: clock reads of two processes
 
 
 class Child(object):
@@ -30,7 +37,7 @@ class Child(object):
 
     __slots__ = ("pid", "fd", "slot", "task", "indices", "buf", "eof", "status", "seen_pos",
                  "seen_time", "kill_reason", "cwd", "eof_time", "prefix", "allowed", "records",
-                 "diag", "parked", "go", "polled")
+                 "diag", "parked", "go", "polled", "began", "timeouts", "claims", "run_end", "where", "has_late", "seen")
 
     def __init__(self, pid, fd, slot, task, indices, cwd, allowed, parked, go, now):
         self.pid = pid
@@ -53,6 +60,13 @@ class Child(object):
         self.parked = parked  # loaded and waiting for a slot
         self.go = go  # write end of the pipe that releases it (parked only)
         self.polled = 0  # when the watchdog last asked waitpid
+        self.began = now  # when it could start its calls (its release, for a parked one)
+        self.timeouts = 0  # Timeout claims forwarded
+        self.claims = {}  # input -> what its checked claim was (TIMED_OUT, ...)
+        self.seen = set()  # the inputs (as bytes) it forwarded a record or a claim for
+        self.run_end = None  # (position, late) of the last input of a checked RUN_SKIP
+        self.where = None  # input -> position in indices (see position)
+        self.has_late = None  # whether any of its inputs is a late one (see position)
 
 
 
@@ -118,25 +132,35 @@ def read_child(leader, c):
     # The usual chunk, only well-formed records, is checked with a few passes in C: the
     # per-line loop below cost the leader 3 ms per thousand records, on every run's critical path.
     # One match per line means every line starts with the task's prefix and an index.
+    # A chunk with a claim of a reserved outcome (" !") is read line by line: each claim is
+    # checked (check_claim), and such chunks are few (a timeout costs a call's whole time).
     n_lines = chunk.count(b"\n")
-    if len(chunk) <= MAX_LINE or max(map(len, chunk.split(b"\n"))) <= MAX_LINE:
+    if CLAIM_HINT not in chunk and (len(chunk) <= MAX_LINE or max(map(len, chunk.split(b"\n"))) <= MAX_LINE):
         found = c.records.findall(b"\n" + chunk)
-        if len(found) == n_lines and set(found) <= allowed_b:
+        indices = set(found)
+        if len(found) == n_lines and indices <= allowed_b:
             leader.out_buf.append(chunk)
-            _note_anchor_records(leader, c, chunk)
+            c.seen |= indices
             return
     good = []
     bad = False
+    now = time.monotonic()
     for line in chunk.split(b"\n")[:-1]:
         if len(line) <= MAX_LINE:
             if line.startswith(prefix):
                 try:
-                    i = int(line[len(prefix):line.index(b" ", len(prefix))])
+                    at = line.index(b" ", len(prefix))
+                    i = int(line[len(prefix):at])
                 except ValueError:
                     i = None
                 if i in allowed:
-                    good.append(line)
-                    continue
+                    if line[at + 1:at + 2] != RESERVED_MARK:
+                        c.seen.add(b"%d" % i)
+                        good.append(line)
+                        continue
+                    if i >= 0 and check_claim(leader, c, i, line[at + 2:], now):
+                        good.append(line)
+                        continue
             elif line.startswith(DIAGNOSTIC_PREFIX) and c.diag < 3:  # its own traceback
                 c.diag += 1
                 good.append(line)
@@ -144,23 +168,86 @@ def read_child(leader, c):
         bad = True
     if good:
         good.append(b"")
-        data = b"\n".join(good)
-        leader.out_buf.append(data)
-        _note_anchor_records(leader, c, data)
+        leader.out_buf.append(b"\n".join(good))
     if bad:
         reject(c)
 
 
-def _note_anchor_records(leader, c, data):
-    """The inputs the anchor task's forwarded records leave out (see Leader.note_left_out), and
-    those it timed out on."""
-    if c.task.t != leader.anchor:
-        return
-    if _BUDGET_WORD in data:
-        leader.note_left_out([int(x) for x in leader.left_out.findall(data)])
-    if _TIMEOUT_WORD in data:
-        for x in leader.hung.findall(data):
-            leader.note_anchor_hang(int(x))
+def check_claim(leader, c, i, word, now):
+    """Whether a child's claim of the reserved outcome ``word`` for input ``i`` is true, as far
+    as its leader can tell; the anchor's true claims tell the other programs (Leader.note_*).
+
+    Timeout: its timeouts so far fit in the time since it began (each took a call's timeout).
+    InputError: no more than a raise (nothing treats it as anything else).
+    BudgetExceeded: what child.call_loop skips, from what the leader knows itself: an input at
+    or past the anchor's cut, or after the budget's deadline (the likely inputs' earlier one),
+    or right after three calls in a row that timed out, or the anchor's hang after one of this
+    program's own."""
+    key = b"%d" % i
+    if key in c.seen:
+        return False  # one record per input: a claim for one it ran does not count
+    c.seen.add(key)
+    t = c.task.t
+    if word == _TIMEOUT_CLAIM:
+        c.timeouts += 1
+        if c.timeouts * leader.call_timeout > now - c.began + _EPSILON:
+            return False
+        c.claims[i] = TIMED_OUT
+        if t == leader.anchor:
+            leader.note_anchor_hang(i)
+        return True
+    if word == _INPUT_CLAIM:
+        c.claims[i] = NO_INPUT
+        return True
+    if word != _BUDGET_CLAIM or not 0 <= i < len(leader.rank):
+        return False
+    late = i in leader.late
+    pos = position(leader, c, i)
+    if _run_skip(leader, c, i, pos, late, now):
+        c.claims[i] = RUN_SKIP
+        c.run_end = (pos, late)
+    elif t != leader.anchor and leader.anchor is not None and leader.told[TOLD_HANGS + i] and any(
+            v == TIMED_OUT and leader.told[TOLD_HANGS + j] for j, v in c.claims.items()):
+        c.claims[i] = HANG_SKIP
+    else:
+        return False
+    if t == leader.anchor:
+        leader.note_left_out([i])
+    return True
+
+
+def _run_skip(leader, c, i, pos, late, now):
+    if c.run_end is not None and c.run_end == (pos - 1, late):
+        return True  # the run it began goes on to the end of its group
+    if leader.rank[i] >= leader.cuts[1 if late else 0]:
+        return True
+    deadline = c.task.deadline
+    if deadline is not None:
+        if now > deadline:
+            return True
+        # (the likely inputs stop a fifth of the budget earlier when late ones follow)
+        if not late and now > deadline - 0.2 * leader.program_budget and c.has_late:
+            return True
+    # three calls in a row that timed out just before it (skips and unmade inputs between)
+    found = 0
+    indices, claims = c.indices, c.claims
+    for q in range(pos - 1, -1, -1):
+        kind = claims.get(indices[q])
+        if kind == TIMED_OUT:
+            found += 1
+            if found == 3:
+                return True
+        elif kind != NO_INPUT and kind != HANG_SKIP:
+            return False
+    return False
+
+
+def position(leader, c, i):
+    """Where input ``i`` is in the child's order (built at its first claim of a skip)."""
+    if c.where is None:
+        c.where = {j: p for p, j in enumerate(c.indices)}
+        c.has_late = not leader.late.isdisjoint(c.indices)
+    return c.where[i]
 
 
 def reject(c):
@@ -268,7 +355,7 @@ def finish_child(leader, c):
     if cur is not None:
         task.stalls = 0
         task.careful = True  # its replacement writes every record at once (see child.call_loop)
-        leader.emit_json(t, cur, ["raise", None, None, reason])
+        leader.emit(b"%d %d %s\n" % (t, cur, protocol.reserved(reason)))
         if t == leader.anchor and reason == TIMEOUT:
             leader.note_anchor_hang(cur)
         remaining = [i for i in remaining if i != cur]
