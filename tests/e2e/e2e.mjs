@@ -634,16 +634,16 @@ async function terminalCount(page) {
 }
 
 async function stepColdInstall(page) {
-    // The status bar leaves "starting…" once the server runs: a working server, no manual step.
+    // The client logs "Server started." once the server answered initialize: a working server, no
+    // manual step.  (The status bar reads "coherence" both when running and on an error.)
     const running = await poll(
         'the bundled server to start',
         async () => {
-            const texts = await statusTexts(page);
-            const item = texts.find((t) => /^coherence/.test(t));
-            if (item && /coherence$|coherence: (\d|checking)/.test(item) && !/starting/.test(item)) return texts;
-            const seen = await page.evaluate(() => window.__coherenceSeen || []);
-            if (seen.some((t) => /cannot|failed|not found/i.test(t) && /coherence/i.test(t))) fail(`an error was shown: ${JSON.stringify(seen)}`);
-            return false;
+            const logFile = coherenceLog();
+            const text = logFile ? fs.readFileSync(logFile, 'utf8') : '';
+            const broken = /The bundled server cannot start[^\n]*|Creating the private environment failed[^\n]*|The server failed to start[^\n]*/.exec(text);
+            if (broken) fail(broken[0]);
+            return text.includes('Server started.') ? await statusTexts(page) : false;
         },
         { timeout: COLD_TIMEOUT_MS, interval: 1000 },
     );
