@@ -42,9 +42,10 @@ def canonical(name: str) -> str:
 
 
 def source_digest() -> str:
-    """What the bundle is made from: pyproject.toml and the server's files."""
+    """What the bundle is made from: pyproject.toml and the package's files (not the egg-info that
+    building the wheel rewrites)."""
     h = hashlib.sha256()
-    for f in [REPO / "pyproject.toml", *sorted((REPO / "server").rglob("*"))]:
+    for f in [REPO / "pyproject.toml", *sorted((REPO / "server" / "coherence").rglob("*"))]:
         if f.is_file() and "__pycache__" not in f.parts:
             h.update(f.relative_to(REPO).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()
