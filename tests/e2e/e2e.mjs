@@ -708,16 +708,26 @@ async function stepReopenCached(page) {
 }
 
 async function stepRunOnOpen(page) {
-    // runOn "open", set in the user settings: a file never opened before is checked on open.
-    const file = path.join(ctx.dirs.userData, 'User', 'settings.json');
-    const settings = JSON.parse(fs.readFileSync(file, 'utf8'));
-    fs.writeFileSync(file, JSON.stringify({ ...settings, 'coherence.runOn': 'open' }, null, 4));
-    await new Promise((r) => setTimeout(r, 3000)); // VS Code reloads the file and tells the server
+    // runOn "open", set in the workspace's .vscode/settings.json (VS Code watches the workspace;
+    // a rewrite of the user settings file under code-server's user data dir went unnoticed).
+    const logFile = coherenceLog();
+    const logStart = logFile ? fs.statSync(logFile).size : 0;
+    fs.mkdirSync(path.join(ctx.dirs.workspace, '.vscode'), { recursive: true });
+    fs.writeFileSync(path.join(ctx.dirs.workspace, '.vscode', 'settings.json'), JSON.stringify({ 'coherence.runOn': 'open' }, null, 4));
+    // The server pulls the configuration again and gets runOn "open" (a value the user set).
+    await poll('the server to be told runOn is "open"', async () => {
+        const fd = fs.openSync(logFile, 'r');
+        const buf = Buffer.alloc(fs.fstatSync(fd).size - logStart);
+        fs.readSync(fd, buf, 0, buf.length, logStart);
+        fs.closeSync(fd);
+        return /Sending response 'workspace\/configuration[^]*?"runOn": "open"/.test(buf.toString('utf8'));
+    });
     await recordStatus(page);
     await openFile(page, 'intervals.py', 'def merge_intervals');
+    // merge_intervals' lens goes from "not checked" (as under runOn save) to its result, no save.
     const lenses = await poll('intervals.py to be checked on open', async () => {
         const texts = await lensTexts(page);
-        return texts.length > 0 && texts.every((t) => /^coherence: /.test(t) && !/not checked|checking/.test(t)) ? texts : false;
+        return texts.some((t) => /coherence: \w+ · .*disagree with yours on merge_intervals\(/.test(t)) ? texts : false;
     });
     log(`runOn open: ${JSON.stringify(lenses)}`);
     await screenshot(page, 'runon-open-checked-on-open');
