@@ -46,7 +46,7 @@ async def main(args: argparse.Namespace) -> None:
                 client_info=info,
                 root_uri=ws.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
-                initialization_options={"settings": {**storm.SETTINGS, "cacheDir": str(tmp / "cache")}},
+                initialization_options={"settings": {**storm.SETTINGS, "runOn": "open", "cacheDir": str(tmp / "cache")}},
             )
         )
         session = Session(client, ws, "vscode")

@@ -119,7 +119,7 @@ async def main() -> int:
             client_info=init.client_info,
             root_uri=ws.as_uri(),
             workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
-            initialization_options={"settings": {"inputs": args.inputs, "samples": args.samples}},
+            initialization_options={"settings": {"inputs": args.inputs, "samples": args.samples, "runOn": "open"}},
         )
     )
     client.initialized(types.InitializedParams())

@@ -23,7 +23,7 @@ export function activate(context: ExtensionContext): void {
     const status = new StatusBar();
     context.subscriptions.push(status);
 
-    const server = new ServerManager(channel, status);
+    const server = new ServerManager(context, channel, status);
     manager = server;
 
     // Settings edits come in bursts (typing in the settings UI): restart once they settle. This also
@@ -40,7 +40,7 @@ export function activate(context: ExtensionContext): void {
         commands.registerCommand(ClientCommands.showOutput, () => channel.show()),
         workspace.onDidChangeConfiguration((e) => {
             if (needsRestart(e)) {
-                scheduleRestart('coherence.interpreter changed');
+                scheduleRestart('coherence.enable, interpreter or importStrategy changed');
             }
         }),
         onDidChangePythonInterpreter(() => {

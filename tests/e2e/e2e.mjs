@@ -2,6 +2,9 @@
 // Code), driven with playwright-core and Debian's Chromium, on a copy of examples/.
 //
 // Asserts, in the editor:
+//   0. cold       given a fresh venv with nothing installed, the bundled server starts (its private
+//                 environment made from the .vsix's wheel) with no terminal and no click; runOn
+//                 "save": opening checks nothing, a save checks
 //   1. squiggle   a warning squiggle (the verdict's severity) under `count_vowels` on its def line
 //      lens       the code lenses: "warning · … disagree with yours on count_vowels(…)" and is_palindrome's "trust …"
 //   2. problems   the Problems panel lists "N of M alternatives disagree with yours on
@@ -16,12 +19,15 @@
 //   6. pin        both "…regression test expecting yours (`0`)" / "…expecting theirs (`1`)" are
 //                 offered; "theirs" writes the test, opens it with the cursor on it; pytest on it
 //                 fails on the unfixed function; neither is offered again
+//   7. cached     closing and reopening shows the results at once, with no check
+//   8. runOn open with runOn "open", a newly opened file is checked without a save
 //
 // Screenshots of each step go to test-artifacts/e2e/ (E2E_ARTIFACTS), with the code-server log and
 // VS Code's logs (the Coherence output channel is among them).  Prints "e2e: N passed, N failed"
 // and exits non-zero when a step fails.  Run by .ci/e2e.sh, which installs what this needs.
 //
-// Environment: COHERENCE_PYTHON (an interpreter that can `import coherence`; default: python3),
+// Environment: COHERENCE_PYTHON (an interpreter that can `import coherence`; default: a fresh venv
+// without it, made from E2E_BARE_PYTHON or python3: the cold install), E2E_COLD_TIMEOUT_S,
 // COHERENCE_VSIX (default: client-vscode/coherence-0.1.0.vsix), CHROMIUM (default
 // /usr/bin/chromium), E2E_ARTIFACTS, E2E_STEP_TIMEOUT_S (default 120), E2E_KEEP_TMP=1.
 
@@ -73,8 +79,24 @@ async function poll(what, fn, { timeout = STEP_TIMEOUT_MS, interval = 250 } = {}
     }
 }
 
-function resolvePython() {
-    const candidate = process.env.COHERENCE_PYTHON || 'python3';
+/**
+ * The interpreter the extension is given.  By default a fresh virtual environment with nothing in
+ * it (no coherence, no numpy): the cold install, where the bundled server has to make its private
+ * environment.  COHERENCE_PYTHON instead names one that imports coherence.
+ */
+function resolvePython(dirs) {
+    if (!process.env.COHERENCE_PYTHON) {
+        const base = process.env.E2E_BARE_PYTHON || 'python3';
+        const venv = path.join(dirs.root, 'bare-venv');
+        const made = spawnSync(base, ['-m', 'venv', venv], { encoding: 'utf8' });
+        if (made.status !== 0) fail(`${base} -m venv failed: ${made.stderr || made.error}`);
+        const python = path.join(venv, 'bin', 'python');
+        const has = spawnSync(python, ['-c', 'import coherence'], { encoding: 'utf8' });
+        if (has.status === 0) fail(`the fresh venv ${venv} imports coherence: not a cold install`);
+        ctx.cold = true;
+        return python;
+    }
+    const candidate = process.env.COHERENCE_PYTHON;
     const run = spawnSync(candidate, ['-c', 'import sys, coherence; print(sys.executable)'], { encoding: 'utf8' });
     if (run.status !== 0) {
         fail(`${candidate} cannot import coherence (set COHERENCE_PYTHON): ${run.stderr || run.error}`);
@@ -352,7 +374,7 @@ async function lensTexts(page) {
     );
 }
 
-async function openFile(page, name) {
+async function openFile(page, name, lineText = 'def count_vowels') {
     await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
     await poll(`the editor "${name}" to open`, async () => {
         const open = await page
@@ -376,12 +398,12 @@ async function openFile(page, name) {
         await page.locator('.tabs-container .tab.active').filter({ hasText: name }).waitFor({ timeout: 5000 });
         return true;
     });
-    await poll('the editor to render the file', async () => (await textRect(page, 'def count_vowels', 'count_vowels')) !== null);
+    await poll('the editor to render the file', async () => (await textRect(page, lineText, lineText.split(' ').pop())) !== null);
 }
 
 // -- the steps -----------------------------------------------------------------------------------
 
-const ctx = { counterexample: null, dirs: null, python: null };
+const ctx = { counterexample: null, dirs: null, python: null, cold: false, pageLoadedAt: 0 };
 
 async function stepSquiggle(page) {
     const found = await poll(
@@ -738,6 +760,128 @@ async function stepRegressionTests(page) {
     log(`menu once pinned: ${JSON.stringify(again)}`);
 }
 
+// -- setup and "what runs when" (issue 30) ------------------------------------------------------
+// The extension is given a fresh interpreter with nothing installed: the bundled server makes its
+// private environment with no terminal and no click; then runOn "save" (the default) checks
+// nothing on open, a save checks, a reopened file shows its cached results without a check, and
+// runOn "open" checks a newly opened file.
+
+/** Whether a terminal was ever opened in the workbench (the old "Install" button used one). */
+async function terminalCount(page) {
+    return page.evaluate(() => document.querySelectorAll('.terminal-wrapper, .xterm').length);
+}
+
+async function stepColdInstall(page) {
+    // The client logs "Server started." once the server answered initialize: a working server, no
+    // manual step.  (The status bar reads "coherence" both when running and on an error.)
+    const running = await poll(
+        'the bundled server to start',
+        async () => {
+            const logFile = coherenceLog();
+            const text = logFile ? fs.readFileSync(logFile, 'utf8') : '';
+            const broken = /The bundled server cannot start[^\n]*|Creating the private environment failed[^\n]*|The server failed to start[^\n]*/.exec(text);
+            if (broken) fail(broken[0]);
+            return text.includes('Server started.') ? await statusTexts(page) : false;
+        },
+        { timeout: COLD_TIMEOUT_MS, interval: 1000 },
+    );
+    const seconds = ((Date.now() - ctx.pageLoadedAt) / 1000).toFixed(1);
+    const seen = await page.evaluate(() => window.__coherenceSeen || []);
+    const preparing = seen.filter((t) => /preparing the server/i.test(t));
+    log(`server running ${seconds}s after the page load; notifications/status seen: ${JSON.stringify(seen.filter((t) => /coherence/i.test(t)))}`);
+    if (ctx.cold && !preparing.length) fail(`a cold install showed no "preparing the server" progress: ${JSON.stringify(seen)}`);
+    if ((await terminalCount(page)) > 0) fail('a terminal was opened');
+    const logFile = coherenceLog();
+    const text = logFile ? fs.readFileSync(logFile, 'utf8') : '';
+    const ready = /Private environment ready in ([\d.]+) s/.exec(text);
+    if (ctx.cold && !ready) fail('the Coherence log does not say the private environment is ready');
+    if (/pip install coherence\b/.test(text)) fail('something ran `pip install coherence` by name');
+    log(`cold install: ${ready ? `private environment made in ${ready[1]} s` : 'no private environment needed'}; status ${JSON.stringify(running.filter((t) => /coherence/i.test(t)))}`);
+    await screenshot(page, ctx.cold ? 'cold-install-server-running' : 'server-running');
+}
+
+async function stepNothingOnOpen(page) {
+    // runOn "save": a few seconds after the server runs, count_vowels is still unchecked.
+    await new Promise((r) => setTimeout(r, 4000));
+    const lenses = await poll('the "not checked" code lenses', async () => {
+        const texts = await lensTexts(page);
+        return texts.length >= 2 && texts.every((t) => /not checked/.test(t)) ? texts : false;
+    });
+    const marks = await squiggles(page);
+    if (marks.some((m) => m.cls === 'squiggly-warning')) fail(`a squiggle before any save: ${JSON.stringify(marks)}`);
+    const seen = await page.evaluate(() => window.__coherenceSeen || []);
+    if (seen.some((t) => /coherence: checking/i.test(t))) fail(`a check ran on open: ${JSON.stringify(seen)}`);
+    log(`runOn save, opened: ${JSON.stringify(lenses)}`);
+    await screenshot(page, 'runon-save-opened-nothing-checked');
+}
+
+async function stepSaveChecks(page) {
+    // An edit outside the functions (a blank line at the end), then Ctrl+S: the save checks.
+    await page.keyboard.press('Escape');
+    const name = await textRect(page, 'def count_vowels', 'count_vowels');
+    await page.mouse.click(name.x, name.y + name.height / 2);
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Control+S');
+    await poll('a squiggle after the save', async () => (await squiggles(page)).some((m) => m.cls === 'squiggly-warning'), { interval: 500 });
+    log('runOn save: the save checked the file');
+    await screenshot(page, 'runon-save-saved-checked');
+}
+
+async function stepReopenCached(page) {
+    // Closed and opened again: the results are back at once, from the results cache, with no check.
+    await page.keyboard.press('Escape');
+    await page.keyboard.press('Control+W');
+    await poll('textutils.py to close', async () => (await page.locator('.tabs-container .tab').filter({ hasText: 'textutils.py' }).count()) === 0);
+    await recordStatus(page);
+    const t = Date.now();
+    await openFile(page, 'textutils.py');
+    await poll('the cached squiggle on reopen', async () => (await squiggles(page)).some((m) => m.cls === 'squiggly-warning'), { interval: 200 });
+    const ms = Date.now() - t;
+    await new Promise((r) => setTimeout(r, 2000));
+    const seen = await page.evaluate(() => window.__coherenceSeen || []);
+    if (seen.some((t) => /coherence: checking/i.test(t))) fail(`reopening ran a check: ${JSON.stringify(seen)}`);
+    log(`reopened: squiggle from the cache ${ms} ms after the open command, no check`);
+    await screenshot(page, 'reopen-cached-results');
+}
+
+async function stepRunOnOpen(page) {
+    // runOn "open", set in the workspace's .vscode/settings.json (VS Code watches the workspace;
+    // a rewrite of the user settings file under code-server's user data dir went unnoticed).
+    const logFile = coherenceLog();
+    const logStart = logFile ? fs.statSync(logFile).size : 0;
+    fs.mkdirSync(path.join(ctx.dirs.workspace, '.vscode'), { recursive: true });
+    fs.writeFileSync(path.join(ctx.dirs.workspace, '.vscode', 'settings.json'), JSON.stringify({ 'coherence.runOn': 'open' }, null, 4));
+    // The server pulls the configuration again and gets runOn "open" (a value the user set).
+    await poll('the server to be told runOn is "open"', async () => {
+        const fd = fs.openSync(logFile, 'r');
+        const buf = Buffer.alloc(fs.fstatSync(fd).size - logStart);
+        fs.readSync(fd, buf, 0, buf.length, logStart);
+        fs.closeSync(fd);
+        return /Sending response 'workspace\/configuration[^]*?"runOn": "open"/.test(buf.toString('utf8'));
+    });
+    await recordStatus(page);
+    await openFile(page, 'intervals.py', 'def merge_intervals');
+    // merge_intervals' lens goes from "not checked" (as under runOn save) to its result, no save.
+    const lenses = await poll('intervals.py to be checked on open', async () => {
+        const texts = await lensTexts(page);
+        return texts.some((t) => /coherence: \w+ · .*disagree with yours on merge_intervals\(/.test(t)) ? texts : false;
+    });
+    log(`runOn open: ${JSON.stringify(lenses)}`);
+    await screenshot(page, 'runon-open-checked-on-open');
+}
+
+const COLD_TIMEOUT_MS = Number(process.env.E2E_COLD_TIMEOUT_S || 900) * 1000;
+const setupSteps = [
+    ['cold install: the bundled server starts, no terminal', stepColdInstall],
+    ['runOn save: opening checks nothing', stepNothingOnOpen],
+    ['runOn save: saving checks', stepSaveChecks],
+];
+const runOnSteps = [
+    ['reopening shows cached results without a check', stepReopenCached],
+    ['runOn open: a newly opened file is checked', stepRunOnOpen],
+];
+
 // -- main ----------------------------------------------------------------------------------------
 
 async function main() {
@@ -746,15 +890,16 @@ async function main() {
     if (!fs.existsSync(CODE_SERVER) || !fs.existsSync(NODE24)) fail(`code-server or Node 24 missing under ${HERE}/node_modules: run .ci/e2e.sh`);
     if (!fs.existsSync(CHROMIUM)) fail(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
 
-    const python = resolvePython();
     const dirs = makeDirs();
     ctx.dirs = dirs;
+    const python = resolvePython(dirs);
     ctx.python = python;
     writeSettings(dirs, python);
     const env = serverEnv(dirs);
     log(`python ${python}; vsix ${path.relative(REPO, VSIX)}; workspace ${dirs.workspace}`);
 
     const steps = [
+        ...setupSteps,
         ['squiggle on count_vowels', stepSquiggle],
         ['code lens with the result', stepLens],
         ['Problems entry', stepProblems],
@@ -762,6 +907,7 @@ async function main() {
         ['"Check coherence" code action runs', stepCodeAction],
         ['"Show alternatives" diff, stepping through the clusters', stepShowAlternatives],
         ['regression-test actions: the pinned test opens and fails on the rejected side', stepRegressionTests],
+        ...runOnSteps,
     ];
     const results = [];
     let server;
@@ -801,6 +947,8 @@ async function main() {
         page = browser.pages()[0] ?? (await browser.newPage());
         page.on('pageerror', (e) => fs.appendFileSync(path.join(ARTIFACTS, 'page-errors.log'), `${e.stack || e}\n`));
         await page.goto(`${server.url}/?folder=${encodeURIComponent(dirs.workspace)}`);
+        ctx.pageLoadedAt = Date.now();
+        await recordStatus(page);
         await openFile(page, 'textutils.py');
         log('textutils.py is open');
         await screenshot(page, 'opened');

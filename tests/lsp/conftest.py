@@ -32,8 +32,9 @@ CLIENTS = Path(__file__).resolve().parent / "clients"
 CLIENT_FILES = {"vscode": "visual_studio_code_v1.65.2.json", "neovim": "neovim_v0.7.2.json"}
 TIMEOUT = float(os.environ.get("COHERENCE_LSP_TEST_TIMEOUT", "60"))
 
-# Small n keeps each check well under a second with the replayed samples.
-TEST_SETTINGS = {"inputs": 200}
+# Small n keeps each check well under a second with the replayed samples; runOn "open" because
+# most tests start from opening a file (test_run_on.py covers the default, "save").
+TEST_SETTINGS = {"inputs": 200, "runOn": "open"}
 
 
 def client_params(name: str) -> tuple[types.ClientCapabilities, types.ClientInfo]:

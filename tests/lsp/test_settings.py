@@ -43,6 +43,7 @@ async def test_samples_change_reruns_with_the_new_count(lsp):
 async def test_flat_initialization_options_and_run_on_change(start):
     lsp = await start({"runOn": "change", "debounceMs": 50}, options_style="flat")
     uri = lsp.open("textutils.py")
+    lsp.save(uri)  # "change" checks while typing and on save, not on open
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
     await lsp.wait_idle()
     # Typing (no save) re-checks after the debounce.
@@ -54,10 +55,11 @@ async def test_flat_initialization_options_and_run_on_change(start):
 async def test_bad_settings_get_friendly_messages_and_defaults(start):
     lsp = await start({"samples": "lots", "runOn": "sometimes", "temperature": 7, "callTimeout": -1})
     uri = lsp.open("textutils.py")
+    lsp.save(uri)  # the bad runOn falls back to "save"
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
     messages = [m.message for m in lsp.client.messages]
     assert "coherence: coherence.samples should be an integer of at least 2 (your function plus one alternative), got 'lots'; using 10" in messages
-    assert any(m.startswith("coherence: coherence.runOn should be one of save, change, manual, got 'sometimes'") for m in messages)
+    assert any(m.startswith("coherence: coherence.runOn should be one of save, open, change, manual, got 'sometimes'") for m in messages)
     assert any("coherence.temperature should be a number between 0 and 2, got 7" in m for m in messages)
     assert any("coherence.callTimeout" in m for m in messages)
     assert len(messages) == len(set(messages)) == 4

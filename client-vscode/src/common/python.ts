@@ -1,8 +1,8 @@
-// Finding the Python that runs the server, checking that it can import coherence, and
-// installing coherence into it.
+// Finding the Python that runs the server and (importStrategy "fromEnvironment") checking that it
+// can import coherence.  Nothing here installs anything: the bundled server (bundled.ts) needs no
+// install step, and a bare-name `pip install coherence` would install whatever owns that name.
 import { execFile } from 'child_process';
-import * as path from 'path';
-import { Disposable, Event, EventEmitter, Terminal, Uri, env, extensions, window } from 'vscode';
+import { Disposable, Event, EventEmitter, Uri, extensions } from 'vscode';
 import { IMPORT_CHECK_TIMEOUT_MS, PYTHON_EXTENSION_ID, SERVER_MODULE } from './constants';
 import { traceError, traceInfo, traceVerbose, traceWarn } from './log';
 import { getSettings } from './settings';
@@ -109,53 +109,6 @@ export function checkImportable(command: string[], cwd: string): Promise<ImportC
             },
         );
     });
-}
-
-type ShellKind = 'posix' | 'powershell' | 'cmd';
-
-function shellKind(): ShellKind {
-    const shell = path.basename(env.shell || '').toLowerCase();
-    if (shell.includes('pwsh') || shell.includes('powershell')) {
-        return 'powershell';
-    }
-    if (shell === 'cmd.exe' || shell === 'cmd') {
-        return 'cmd';
-    }
-    return 'posix';
-}
-
-function quote(arg: string, kind: ShellKind): string {
-    if (/^[\w@%+=:,./\\-]+$/.test(arg)) {
-        return arg;
-    }
-    switch (kind) {
-        case 'powershell':
-            return `'${arg.replace(/'/g, "''")}'`;
-        case 'cmd':
-            return `"${arg.replace(/"/g, '""')}"`;
-        case 'posix':
-            return `'${arg.replace(/'/g, `'\\''`)}'`;
-    }
-}
-
-/** The shell command line for `argv` in the user's default terminal shell. */
-export function commandLine(argv: string[]): string {
-    const kind = shellKind();
-    const line = argv.map((a) => quote(a, kind)).join(' ');
-    // PowerShell only runs a quoted program name through the call operator.
-    return kind === 'powershell' ? `& ${line}` : line;
-}
-
-let installTerminal: Terminal | undefined;
-
-/** Runs `<python> -m pip install <source>` in a terminal the user can watch. */
-export function installInTerminal(command: string[], source: string): void {
-    installTerminal?.dispose();
-    installTerminal = window.createTerminal({ name: 'Coherence: install' });
-    const line = commandLine([...command, '-m', 'pip', 'install', source]);
-    traceInfo(`Installing coherence: ${line}`);
-    installTerminal.show();
-    installTerminal.sendText(line, true);
 }
 
 export function logImportFailure(interpreter: Interpreter, check: ImportCheck): void {

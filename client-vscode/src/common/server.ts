@@ -1,5 +1,5 @@
 // Starting, stopping and restarting the language client for `<python> -m coherence serve`.
-import { Disposable, LogOutputChannel, commands, window, workspace } from 'vscode';
+import { ConfigurationTarget, Disposable, ExtensionContext, LogOutputChannel, commands, window, workspace } from 'vscode';
 import {
     CloseAction,
     CloseHandlerResult,
@@ -27,26 +27,22 @@ import {
 } from './constants';
 import { showAlternatives } from '../alternatives';
 import { traceError, traceInfo, traceVerbose, traceWarn } from './log';
-import {
-    ImportCheck,
-    Interpreter,
-    checkImportable,
-    installInTerminal,
-    logImportFailure,
-    resolveInterpreter,
-} from './python';
-import { getProjectRoot, getServerCwd, getSettings, resolveConfigurationItem } from './settings';
+import { ServerLaunch, bundledLaunch } from './bundled';
+import { ImportCheck, Interpreter, checkImportable, logImportFailure, resolveInterpreter } from './python';
+import { configurationItem, explicitSettings, getProjectRoot, getServerCwd, getSettings } from './settings';
 import { StatusBar, parseStatusParams } from './status';
 
 /** What the server gets as `initializationOptions`. */
 export interface InitializationOptions {
-    settings: ReturnType<typeof getSettings>;
+    /** Every declared key: the value the user set, or null (see `explicitSettings`). */
+    settings: Record<string, unknown>;
     /** VS Code's workspace trust: the server lets a trusted workspace's own [tool.coherence] choose
      * the model, api_base and interpreter (the extension only runs in trusted workspaces). */
     workspaceTrusted: boolean;
 }
 
 const STOP_TIMEOUT_MS = 2000;
+const USE_BUNDLED = 'Use the bundled server';
 const MAX_RESTARTS = 4;
 const RESTART_WINDOW_MS = 3 * 60 * 1000;
 
@@ -105,7 +101,8 @@ function executeCommandMiddleware(): Middleware['executeCommand'] {
     };
 }
 
-/** Resolves `${workspaceFolder}`, `~`, … in answers to `workspace/configuration` for the "coherence" section. */
+/** Answers `workspace/configuration` for the "coherence" section with the explicitly set settings
+ * (null for the others, so pyproject decides them), variables such as `${workspaceFolder}` resolved. */
 function configurationMiddleware(): NonNullable<Middleware['workspace']>['configuration'] {
     return async (params: ConfigurationParams, token, next) => {
         const result = await next(params, token);
@@ -114,26 +111,20 @@ function configurationMiddleware(): NonNullable<Middleware['workspace']>['config
         }
         return result.map((item: unknown, i) => {
             const request = params.items[i];
-            return request?.section === CONFIG_SECTION ? resolveConfigurationItem(item, request.scopeUri) : item;
+            return request?.section === CONFIG_SECTION ? configurationItem(request.scopeUri) : item;
         });
     };
 }
 
-export function createClient(
-    interpreter: string[],
-    cwd: string,
-    channel: LogOutputChannel,
-    errorHandler: ErrorHandler,
-): LanguageClient {
-    const [command, ...leadingArgs] = interpreter;
+export function createClient(launch: ServerLaunch, cwd: string, channel: LogOutputChannel, errorHandler: ErrorHandler): LanguageClient {
     const executable: Executable = {
-        command: command ?? '',
-        args: [...leadingArgs, ...SERVER_ARGS],
+        command: launch.command,
+        args: launch.args,
         // No `transport`: TransportKind.stdio would append `--stdio` to the command line, which
         // `coherence serve` does not take. Without it the client still talks over stdin/stdout.
         options: { cwd },
     };
-    traceInfo(`Server command: ${[executable.command, ...(executable.args ?? [])].join(' ')} (cwd ${cwd})`);
+    traceInfo(`Server: ${launch.describe}: ${[executable.command, ...(executable.args ?? [])].join(' ')} (cwd ${cwd})`);
 
     const clientOptions: LanguageClientOptions = {
         documentSelector: [
@@ -149,7 +140,7 @@ export function createClient(
             return false;
         },
         // A function, so the automatic restarts after a crash send the current settings.
-        initializationOptions: (): InitializationOptions => ({ settings: getSettings(getProjectRoot()?.uri), workspaceTrusted: workspace.isTrusted }),
+        initializationOptions: (): InitializationOptions => ({ settings: explicitSettings(getProjectRoot()?.uri), workspaceTrusted: workspace.isTrusted }),
         synchronize: { configurationSection: CONFIG_SECTION },
         middleware: {
             executeCommand: executeCommandMiddleware(),
@@ -170,6 +161,7 @@ export class ServerManager implements Disposable {
     private disposed = false;
 
     constructor(
+        private readonly context: ExtensionContext,
         private readonly channel: LogOutputChannel,
         private readonly status: StatusBar,
     ) {}
@@ -193,24 +185,46 @@ export class ServerManager implements Disposable {
         await this.stopClient();
         this.status.setState({ kind: 'starting' });
 
-        const interpreter = await resolveInterpreter(getProjectRoot()?.uri);
-        traceInfo(`Python interpreter (from ${interpreter.source}): ${interpreter.command.join(' ')}`);
-        const cwd = getServerCwd();
-        const check = await checkImportable(interpreter.command, cwd);
-        if (!check.ok) {
-            logImportFailure(interpreter, check);
-            this.status.setState({
-                kind: 'error',
-                message: check.notFound
-                    ? `Python interpreter not found: ${interpreter.command.join(' ')}`
-                    : `coherence is not installed for ${interpreter.command.join(' ')}`,
-            });
-            void this.promptMissingServer(interpreter, check);
+        const settings = getSettings(getProjectRoot()?.uri);
+        if (!settings.enable) {
+            traceInfo('coherence.enable is false: the server is not started.');
+            this.status.setState({ kind: 'disabled' });
             return;
+        }
+        const interpreter = await resolveInterpreter(getProjectRoot()?.uri);
+        traceInfo(`Python interpreter (from ${interpreter.source}): ${interpreter.command.join(' ')}; importStrategy ${settings.importStrategy}`);
+        const cwd = getServerCwd();
+        let launch: ServerLaunch;
+        if (settings.importStrategy === 'useBundled') {
+            try {
+                this.status.setState({ kind: 'starting' });
+                launch = await bundledLaunch(this.context, interpreter.command, cwd);
+            } catch (error) {
+                const message = error instanceof Error ? error.message : String(error);
+                traceError(`The bundled server cannot start with "${interpreter.command.join(' ')}": ${message}`);
+                this.status.setState({ kind: 'error', message });
+                void this.promptServerProblem(`Coherence: ${message}. Select another interpreter in the Python extension or set "coherence.interpreter".`, []);
+                return;
+            }
+        } else {
+            const check = await checkImportable(interpreter.command, cwd);
+            if (!check.ok) {
+                logImportFailure(interpreter, check);
+                this.status.setState({
+                    kind: 'error',
+                    message: check.notFound
+                        ? `Python interpreter not found: ${interpreter.command.join(' ')}`
+                        : `coherence is not installed for ${interpreter.command.join(' ')}`,
+                });
+                void this.promptMissingServer(interpreter, check);
+                return;
+            }
+            const [command, ...lead] = interpreter.command;
+            launch = { command: command ?? '', args: [...lead, ...SERVER_ARGS], describe: `coherence from ${interpreter.command.join(' ')}'s environment` };
         }
 
         const errorHandler = new ServerErrorHandler();
-        const client = createClient(interpreter.command, cwd, this.channel, errorHandler);
+        const client = createClient(launch, cwd, this.channel, errorHandler);
         this.client = client;
         this.clientDisposables.push(
             client.onDidChangeState((e) => {
@@ -252,26 +266,22 @@ export class ServerManager implements Disposable {
         }
     }
 
+    /** importStrategy "fromEnvironment" and an interpreter without coherence: offer the bundled
+     * server (which needs no install) or the settings.  Never a `pip install` by name. */
     private async promptMissingServer(interpreter: Interpreter, check: ImportCheck & { ok: false }): Promise<void> {
         const python = interpreter.command.join(' ');
-        const install = 'Install coherence';
-        const openSettings = 'Open settings';
-        const buttons = check.notFound ? [openSettings] : [install, openSettings];
         const message = check.notFound
             ? `Coherence: the Python interpreter "${python}" was not found. Select one in the Python extension or set "coherence.interpreter".`
-            : `Coherence: "${python}" cannot import coherence. Install it into that interpreter, or pick another one with "coherence.interpreter".`;
-        const choice = await window.showErrorMessage(message, ...buttons);
-        if (choice === install) {
-            const source = getSettings(getProjectRoot()?.uri).serverInstallSource || 'coherence';
-            installInTerminal(interpreter.command, source);
-            const restart = 'Restart server';
-            const next = await window.showInformationMessage(
-                'Coherence: installing in the terminal. Restart the server when pip has finished.',
-                restart,
-            );
-            if (next === restart) {
-                await this.restart('after install');
-            }
+            : `Coherence: "${python}" cannot import coherence, and "coherence.importStrategy" is "fromEnvironment". Use the server bundled with the extension, or pick another interpreter.`;
+        await this.promptServerProblem(message, check.notFound ? [] : [USE_BUNDLED]);
+    }
+
+    private async promptServerProblem(message: string, extra: string[]): Promise<void> {
+        const openSettings = 'Open settings';
+        const choice = await window.showErrorMessage(message, ...extra, openSettings);
+        if (choice === USE_BUNDLED) {
+            // The restart follows from the configuration change (extension.ts).
+            await workspace.getConfiguration(CONFIG_SECTION).update('importStrategy', 'useBundled', ConfigurationTarget.Global);
         } else if (choice === openSettings) {
             await openExtensionSettings();
         }

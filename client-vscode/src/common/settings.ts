@@ -1,59 +1,40 @@
-// The "coherence" settings: reading them with their defaults, resolving ${workspaceFolder}-style
-// variables in path-valued ones, and deciding which changes need a server restart.
+// The "coherence" settings: the few the client acts on, the explicitly set ones the server gets,
+// ${workspaceFolder}-style variables in path-valued ones, and which changes need a server restart.
+// The keys, types and defaults are spelled once, in the server's Settings dataclass; package.json
+// is checked against it (tests/lsp/test_settings_schema.py), and this file reads package.json.
 import * as os from 'os';
 import * as path from 'path';
-import { ConfigurationChangeEvent, ConfigurationScope, Uri, WorkspaceFolder, window, workspace } from 'vscode';
-import { CONFIG_SECTION } from './constants';
+import {
+    ConfigurationChangeEvent,
+    ConfigurationScope,
+    Uri,
+    WorkspaceFolder,
+    extensions,
+    window,
+    workspace,
+} from 'vscode';
+import { CONFIG_SECTION, EXTENSION_ID } from './constants';
 
-export type RunOn = 'save' | 'change' | 'manual';
-export type Markers = 'marked' | 'docstring';
-export type TraceLevel = 'off' | 'messages' | 'verbose';
+export type ImportStrategy = 'useBundled' | 'fromEnvironment';
 
-/**
- * Every setting under "coherence", with the shape `workspace.getConfiguration('coherence')` has:
- * this object is what the server gets as `initializationOptions.settings` and, per scope, from
- * `workspace/configuration` with section "coherence".
- */
-export interface CoherenceSettings {
+/** The settings the client itself acts on (the server reads the others, see `explicitSettings`). */
+export interface ClientSettings {
+    enable: boolean;
     interpreter: string[];
-    model: string;
-    apiBase: string;
-    replay: string;
-    temperature: number;
-    samples: number;
-    inputs: number;
-    callTimeout: number;
-    runOn: RunOn;
-    debounceMs: number;
-    markers: Markers;
-    executionInterpreter: string;
-    maxConcurrentChecks: number;
-    cacheDir: string;
-    serverInstallSource: string;
-    trace: { server: TraceLevel };
+    importStrategy: ImportStrategy;
 }
 
-export const DEFAULT_SETTINGS: Readonly<CoherenceSettings> = {
-    interpreter: [],
-    model: '',
-    apiBase: '',
-    replay: '',
-    temperature: 0.6,
-    samples: 10,
-    inputs: 1000,
-    callTimeout: 1.0,
-    runOn: 'save',
-    debounceMs: 800,
-    markers: 'marked',
-    executionInterpreter: '',
-    maxConcurrentChecks: 2,
-    cacheDir: '',
-    serverInstallSource: 'coherence',
-    trace: { server: 'off' },
-};
-
 /** Settings holding a path, in which `${workspaceFolder}`, `${userHome}`, `${env:NAME}` and `~` are expanded. */
-const PATH_SETTINGS = ['replay', 'executionInterpreter', 'cacheDir', 'serverInstallSource'] as const;
+const PATH_SETTINGS = ['replay', 'executionInterpreter', 'cacheDir'] as const;
+
+/** Every "coherence.*" key package.json declares (it is checked against the server's Settings dataclass). */
+function declaredKeys(): string[] {
+    const properties = extensions.getExtension(EXTENSION_ID)?.packageJSON?.contributes?.configuration?.properties as
+        Record<string, unknown> | undefined;
+    return Object.keys(properties ?? {})
+        .filter((k) => k.startsWith(`${CONFIG_SECTION}.`))
+        .map((k) => k.slice(CONFIG_SECTION.length + 1));
+}
 
 /** The workspace folder a server-wide setting is read for: the first one, if any. */
 export function getProjectRoot(): WorkspaceFolder | undefined {
@@ -103,49 +84,47 @@ function folderFor(scope: ConfigurationScope | undefined): WorkspaceFolder | und
     return getProjectRoot();
 }
 
-function pick<T>(value: unknown, fallback: T, valid: (v: unknown) => boolean): T {
-    return valid(value) ? (value as T) : fallback;
-}
-
-const isString = (v: unknown): boolean => typeof v === 'string';
-const isNumber = (v: unknown): boolean => typeof v === 'number' && Number.isFinite(v);
-const isInteger = (v: unknown): boolean => Number.isInteger(v);
-const oneOf =
-    (...allowed: string[]) =>
-    (v: unknown): boolean =>
-        typeof v === 'string' && allowed.includes(v);
-
-/**
- * Returns the settings for `scope` with defaults filled in for missing or ill-typed values and
- * variables resolved in path-valued settings and in `interpreter`.
- */
-export function getSettings(scope?: ConfigurationScope): CoherenceSettings {
+/** The settings the client acts on, with package.json's defaults for unset or ill-typed values. */
+export function getSettings(scope?: ConfigurationScope): ClientSettings {
     const config = workspace.getConfiguration(CONFIG_SECTION, scope ?? getProjectRoot()?.uri);
-    const d = DEFAULT_SETTINGS;
-    const raw = (key: string): unknown => config.get(key);
-    const interpreter = raw('interpreter');
-    const settings: CoherenceSettings = {
+    const interpreter = config.get<unknown>('interpreter');
+    const strategy = config.get<unknown>('importStrategy');
+    return {
+        enable: config.get<unknown>('enable') !== false,
         interpreter:
             Array.isArray(interpreter) && interpreter.every((s) => typeof s === 'string')
-                ? (interpreter as string[]).filter((s) => s.trim() !== '')
+                ? (interpreter as string[])
+                      .filter((s) => s.trim() !== '')
+                      .map((s) => resolveVariables(s, folderFor(scope)))
                 : [],
-        model: pick(raw('model'), d.model, isString),
-        apiBase: pick(raw('apiBase'), d.apiBase, isString),
-        replay: pick(raw('replay'), d.replay, isString),
-        temperature: pick(raw('temperature'), d.temperature, isNumber),
-        samples: pick(raw('samples'), d.samples, isInteger),
-        inputs: pick(raw('inputs'), d.inputs, isInteger),
-        callTimeout: pick(raw('callTimeout'), d.callTimeout, isNumber),
-        runOn: pick(raw('runOn'), d.runOn, oneOf('save', 'change', 'manual')),
-        debounceMs: pick(raw('debounceMs'), d.debounceMs, isInteger),
-        markers: pick(raw('markers'), d.markers, oneOf('marked', 'docstring')),
-        executionInterpreter: pick(raw('executionInterpreter'), d.executionInterpreter, isString),
-        maxConcurrentChecks: pick(raw('maxConcurrentChecks'), d.maxConcurrentChecks, isInteger),
-        cacheDir: pick(raw('cacheDir'), d.cacheDir, isString),
-        serverInstallSource: pick(raw('serverInstallSource'), d.serverInstallSource, isString),
-        trace: { server: pick(raw('trace.server'), d.trace.server, oneOf('off', 'messages', 'verbose')) },
+        importStrategy: strategy === 'fromEnvironment' ? 'fromEnvironment' : 'useBundled',
     };
-    return resolvePaths(settings, folderFor(scope));
+}
+
+/**
+ * What the server gets, as `initializationOptions.settings` and for `workspace/configuration`:
+ * every declared key, with the value the user set (at any level, per `inspect`) or `null` when
+ * they set none. So an explicit value wins over pyproject even when it equals the default, and an
+ * unset one leaves pyproject alone (the server's Settings dataclass holds the defaults).
+ */
+export function explicitSettings(scope?: ConfigurationScope): Record<string, unknown> {
+    const config = workspace.getConfiguration(CONFIG_SECTION, scope ?? getProjectRoot()?.uri);
+    const out: Record<string, unknown> = {};
+    for (const key of declaredKeys()) {
+        const i = config.inspect(key);
+        const value = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue ?? null;
+        const [head, ...rest] = key.split('.');
+        if (head === undefined) continue;
+        if (rest.length === 0) {
+            out[head] = value;
+        } else {
+            // `trace.server` -> { trace: { server } }, the shape getConfiguration gives.
+            const inner = (out[head] ?? {}) as Record<string, unknown>;
+            inner[rest.join('.')] = value;
+            out[head] = inner;
+        }
+    }
+    return resolvePaths(out, folderFor(scope));
 }
 
 /** Resolves variables in `interpreter` and the path-valued settings of a settings-shaped object. */
@@ -164,16 +143,12 @@ export function resolvePaths<T extends object>(settings: T, folder: WorkspaceFol
     return result as T;
 }
 
-/** Resolves variables in a `workspace/configuration` answer for the "coherence" section. */
-export function resolveConfigurationItem(item: unknown, scopeUri: string | undefined): unknown {
-    if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-        return item;
-    }
-    const folder = scopeUri ? folderFor(Uri.parse(scopeUri)) : getProjectRoot();
-    return resolvePaths(item, folder);
+/** The answer to a `workspace/configuration` item for the "coherence" section: the explicit settings of its scope. */
+export function configurationItem(scopeUri: string | undefined): unknown {
+    return explicitSettings(scopeUri ? Uri.parse(scopeUri) : getProjectRoot()?.uri);
 }
 
-/** Only the interpreter that runs the server needs a restart; the server re-reads everything else. */
+/** What the server runs from needs a restart (or a stop); the server re-reads everything else. */
 export function needsRestart(e: ConfigurationChangeEvent): boolean {
-    return e.affectsConfiguration(`${CONFIG_SECTION}.interpreter`);
+    return ['enable', 'interpreter', 'importStrategy'].some((k) => e.affectsConfiguration(`${CONFIG_SECTION}.${k}`));
 }

@@ -14,7 +14,7 @@ export interface StatusParams {
     skipped: number;
 }
 
-export type ServerState = { kind: 'starting' } | { kind: 'running' } | { kind: 'error'; message: string };
+export type ServerState = { kind: 'starting' } | { kind: 'running' } | { kind: 'disabled' } | { kind: 'error'; message: string };
 
 function count(value: unknown): number {
     return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
@@ -71,6 +71,10 @@ export class StatusBar implements Disposable {
             case 'starting':
                 this.item.text = '$(sync~spin) coherence: starting…';
                 tooltip.appendMarkdown('Coherence: starting the language server');
+                break;
+            case 'disabled':
+                this.item.text = '$(circle-slash) coherence: off';
+                tooltip.appendMarkdown('Coherence is turned off here (`coherence.enable`)');
                 break;
             case 'error':
                 this.item.text = '$(error) coherence';

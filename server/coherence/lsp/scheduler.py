@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError, ConfigurationError
 from coherence.engine.markers import find_targets
+from coherence.engine.selection import names_for
 from coherence.engine.result import CheckResult
 from coherence.lsp.progress import BatchProgress, NullProgress
 from coherence.lsp.settings import build_config
@@ -191,7 +192,18 @@ class Scheduler:
             return
         state.file_problem = None
         try:
-            targets = find_targets(text, state.path or state.uri, mode=self.ls.settings.markers)
+            config: CheckConfig | None = self.config_for(state)
+        except ConfigurationError:
+            config = None  # check_document reports it; the markers still show which functions
+        mode, include, exclude = self.ls.settings.markers, (), ()
+        if config is not None:
+            # the configuration's mode: the editor's markers when set there, else the pyproject's
+            mode = config.mode
+            if state.path:
+                include = names_for(state.path, config.include, config.workspace) if config.include else ()
+                exclude = names_for(state.path, config.exclude, config.workspace) if config.exclude else ()
+        try:
+            targets = find_targets(text, state.path or state.uri, mode=mode, include=include, exclude=exclude)
         except SyntaxError as exc:
             # Mid-typing: keep the last good functions and results.
             state.syntax_error = (exc.lineno or 1, exc.msg or "invalid syntax")
@@ -208,9 +220,7 @@ class Scheduler:
             state.results.pop(gone, None)
             state.result_keys.pop(gone, None)
         state.current_keys = {}
-        try:
-            config = self.config_for(state)
-        except ConfigurationError:
+        if config is None:
             return
         from coherence.engine.check import results_keys
 

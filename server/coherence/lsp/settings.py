@@ -7,8 +7,10 @@ never stops the server: it is replaced by its default and reported once in a fri
 
 Layers, lowest first (``engine/resolve.py``): engine defaults < the user's config.toml <
 COHERENCE_* < ``[tool.coherence]`` of the nearest pyproject.toml (its model, api_base, python,
-sandbox, cache_dir and workspace only when the workspace is trusted) < editor settings that differ
-from their defaults.  The provider (model, apiBase, replay) is taken as a unit: when the editor
+sandbox, cache_dir and workspace only when the workspace is trusted) < the editor settings the user
+set.  A key the client sends with a valid value is set, even to the default (``samples: 10`` beats
+``samples = 20`` in pyproject); a key left out or sent as ``null`` is not (the VS Code client sends
+only what ``inspect`` says the user set).  ``exclude`` adds to the pyproject's patterns.  The provider (model, apiBase, replay) is taken as a unit: when the editor
 names a model or a replay file, the pyproject's provider is ignored.
 
 Trust: the client may say whether the editor trusts the workspace (``initializationOptions``
@@ -24,57 +26,77 @@ import os
 import sys
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, get_origin, get_type_hints
+
+from coherence.engine.config import CheckConfig
 
 from coherence.engine.errors import ConfigurationError
 from coherence.engine.resolve import ConfigResolver, Resolved
+from coherence.engine.selection import check_patterns
 
 log = logging.getLogger(__name__)
 
 SECTION = "coherence"
-RUN_ON = ("save", "change", "manual")
+RUN_ON = ("save", "open", "change", "manual")
 MARKERS = ("marked", "docstring")
-# Keys the VS Code client sends that only the client uses.
-CLIENT_ONLY = {"interpreter", "serverInstallSource", "trace"}
+_ENGINE = CheckConfig()
+
+
+def _setting(default: Any, wanted: str, *, minimum: float | None = None, maximum: float | None = None, above: float | None = None,
+             choices: tuple[str, ...] = (), engine: str | None = None, client: bool = False, key: str | None = None, scope: str = "resource") -> Any:
+    """One setting: its default, what a valid value is (``wanted``, for the message when it is not;
+    ``minimum``/``maximum``/``above`` (exclusive minimum) or ``choices``, which validation and the
+    client's package.json share), the ``CheckConfig`` field it overrides (``engine``), whether only
+    the client uses it (``client``), its key when not the field's name (``key``: ``trace.server``),
+    and its VS Code scope."""
+    meta = {"wanted": wanted, "minimum": minimum, "maximum": maximum, "above": above, "choices": choices,
+            "engine": engine, "client": client, "key": key, "scope": scope}
+    if isinstance(default, (list, tuple)):
+        return field(default=tuple(default), metadata=meta)
+    return field(default=default, metadata=meta)
 
 
 @dataclass(frozen=True)
 class Settings:
-    model: str = ""
-    apiBase: str = ""
-    replay: str = ""
-    temperature: float = 0.6
-    samples: int = 10
-    inputs: int = 1000
-    callTimeout: float = 1.0
-    runOn: str = "save"
-    debounceMs: int = 800
-    markers: str = "marked"
-    executionInterpreter: str = ""
-    maxConcurrentChecks: int = 2
-    cacheDir: str = ""
-    # Which keys the editor set to something other than the default (they win over pyproject).
+    """Every "coherence" setting, spelled once: validation, the camelCase keys, the defaults (the
+    engine's own where a setting overrides one) and the client's package.json (checked by
+    tests/lsp/test_settings_schema.py) all come from here."""
+
+    enable: bool = _setting(True, "true or false", client=True)
+    interpreter: tuple[str, ...] = _setting((), "a list of strings: the interpreter and its leading arguments", client=True)
+    importStrategy: str = _setting("useBundled", "one of useBundled, fromEnvironment", choices=("useBundled", "fromEnvironment"), client=True)
+    model: str = _setting("", "a litellm model name such as openai/gpt-4o-mini")
+    apiBase: str = _setting("", "a URL")
+    replay: str = _setting("", "the path of a recorded-samples JSONL file")
+    temperature: float = _setting(_ENGINE.temperature, "a number between 0 and 2", minimum=0, maximum=2, engine="temperature")
+    samples: int = _setting(_ENGINE.samples, "an integer of at least 2 (your function plus one alternative)", minimum=2, maximum=1000, engine="samples")
+    inputs: int = _setting(_ENGINE.inputs, "a positive integer", minimum=1, maximum=1_000_000, engine="inputs")
+    callTimeout: float = _setting(_ENGINE.call_timeout, "a number of seconds above 0", above=0, maximum=600, engine="call_timeout")
+    runOn: str = _setting("save", "one of " + ", ".join(RUN_ON), choices=RUN_ON)
+    debounceMs: int = _setting(800, "a number of milliseconds of at least 0", minimum=0, maximum=600_000)
+    markers: str = _setting(_ENGINE.mode, "one of " + ", ".join(MARKERS), choices=MARKERS, engine="mode")
+    exclude: tuple[str, ...] = _setting((), "a list of 'path/glob.py::name_glob' patterns")
+    executionInterpreter: str = _setting("", "the path of a Python interpreter")
+    maxConcurrentChecks: int = _setting(2, "an integer of at least 1", minimum=1, maximum=64, scope="window")
+    cacheDir: str = _setting("", "a directory")
+    traceServer: str = _setting("off", "one of off, messages, verbose", choices=("off", "messages", "verbose"), client=True, key="trace.server", scope="window")
+    # The keys the editor set (to any valid value, the default included): they win over pyproject.
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
 
 
 DEFAULTS = Settings()
+# name -> dataclass field, for every setting (``explicit`` is bookkeeping, not a setting)
+SPEC = {f.name: f for f in fields(Settings) if f.name != "explicit"}
+KINDS = {name: hint for name, hint in get_type_hints(Settings).items() if name in SPEC}
 
-# name -> (kind, check, description of a valid value)
-_SPEC: dict[str, tuple[str, Any, str]] = {
-    "model": ("str", None, "a litellm model name such as openai/gpt-4o-mini"),
-    "apiBase": ("str", None, "a URL"),
-    "replay": ("str", None, "the path of a recorded-samples JSONL file"),
-    "temperature": ("float", lambda v: 0 <= v <= 2, "a number between 0 and 2"),
-    "samples": ("int", lambda v: 2 <= v <= 1000, "an integer of at least 2 (your function plus one alternative)"),
-    "inputs": ("int", lambda v: 1 <= v <= 1_000_000, "a positive integer"),
-    "callTimeout": ("float", lambda v: 0 < v <= 600, "a number of seconds above 0"),
-    "runOn": ("enum", RUN_ON, "one of " + ", ".join(RUN_ON)),
-    "debounceMs": ("int", lambda v: 0 <= v <= 600_000, "a number of milliseconds of at least 0"),
-    "markers": ("enum", MARKERS, "one of " + ", ".join(MARKERS)),
-    "executionInterpreter": ("str", None, "the path of a Python interpreter"),
-    "maxConcurrentChecks": ("int", lambda v: 1 <= v <= 64, "an integer of at least 1"),
-    "cacheDir": ("str", None, "a directory"),
-}
+
+def setting_key(name: str) -> str:
+    """The key under "coherence" (``trace.server`` for ``traceServer``)."""
+    return SPEC[name].metadata["key"] or name
+
+
+# Top-level keys of the settings object the VS Code client sends that only the client uses.
+CLIENT_ONLY = {setting_key(n).split(".")[0] for n, f in SPEC.items() if f.metadata["client"]}
 
 
 def extract_section(options: Any) -> dict:
@@ -99,7 +121,8 @@ def client_trust(options: Any) -> bool | None:
 
 
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
-    """Settings from a raw dict, with every bad value replaced by its default.
+    """Settings from a raw dict, with every bad value replaced by its default.  A key given a
+    valid value is explicit, even when the value equals the default; ``null`` means unset.
 
     Returns the settings and one friendly sentence per problem."""
     problems: list[str] = []
@@ -111,29 +134,31 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     for key, value in raw.items():
         if key in CLIENT_ONLY:
             continue
-        if key not in _SPEC:
+        if key not in SPEC:
             log.info("ignoring unknown setting %s.%s", SECTION, key)
             continue
-        kind, check, wanted = _SPEC[key]
-        default = getattr(DEFAULTS, key)
         if value is None:
             continue
-        ok, converted = _convert(kind, check, value)
+        ok, converted = _convert(KINDS[key], SPEC[key].metadata, value)
         if not ok:
-            problems.append(f"{SECTION}.{key} should be {wanted}, got {value!r}; using {default!r}")
+            problems.append(f"{SECTION}.{key} should be {SPEC[key].metadata['wanted']}, got {value!r}; using {getattr(DEFAULTS, key)!r}")
             continue
         values[key] = converted
-    explicit = frozenset(k for k, v in values.items() if v != getattr(DEFAULTS, k))
-    return replace(DEFAULTS, **values, explicit=explicit), problems
+    return replace(DEFAULTS, **values, explicit=frozenset(values)), problems
 
 
-def _convert(kind: str, check: Any, value: Any) -> tuple[bool, Any]:
-    if value is None:
-        return False, None
-    if kind == "str":
-        return (True, value.strip()) if isinstance(value, str) else (False, None)
-    if kind == "enum":
-        return (True, value) if isinstance(value, str) and value in check else (False, None)
+def _convert(kind: Any, meta: Any, value: Any) -> tuple[bool, Any]:
+    if kind is str:
+        if not isinstance(value, str) or (meta["choices"] and value not in meta["choices"]):
+            return False, None
+        return True, value if meta["choices"] else value.strip()
+    if kind is bool:
+        return (True, value) if isinstance(value, bool) else (False, None)
+    if get_origin(kind) is tuple:
+        try:
+            return True, check_patterns(value, "exclude")
+        except ValueError:
+            return False, None
     if isinstance(value, bool):
         return False, None
     if isinstance(value, str):  # "10" from a hand-written config: accept it
@@ -143,13 +168,18 @@ def _convert(kind: str, check: Any, value: Any) -> tuple[bool, Any]:
             return False, None
     if not isinstance(value, (int, float)) or not math.isfinite(value):
         return False, None
-    if kind == "int":
+    if kind is int:
         if float(value) != int(value):
             return False, None
         value = int(value)
     else:
         value = float(value)
-    return (True, value) if check(value) else (False, None)
+    return (True, value) if in_range(value, meta) else (False, None)
+
+
+def in_range(value: float, meta: Any) -> bool:
+    low, high, above = meta["minimum"], meta["maximum"], meta["above"]
+    return (low is None or value >= low) and (high is None or value <= high) and (above is None or value > above)
 
 
 def resolve_path(value: str, root: str | None) -> str:
@@ -178,16 +208,10 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
         overrides["python"] = resolve_path(settings.executionInterpreter, workspace_root) if os.sep in settings.executionInterpreter else settings.executionInterpreter
     if settings.cacheDir:
         overrides["cache_dir"] = resolve_path(settings.cacheDir, workspace_root)
-    explicit_map = {
-        "temperature": "temperature",
-        "samples": "samples",
-        "inputs": "inputs",
-        "callTimeout": "call_timeout",
-        "markers": "mode",
-    }
-    for key, name in explicit_map.items():
-        if key in settings.explicit:
-            overrides[name] = getattr(settings, key)
+    for name in settings.explicit:
+        engine = SPEC[name].metadata["engine"]
+        if engine:
+            overrides[engine] = getattr(settings, name)
     resolver = ConfigResolver(overrides, trust=trusted)
     if start is not None and start.exists():
         resolved = resolver.for_path(start)
@@ -196,6 +220,8 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
     config = resolved.config
     if config.python is None:
         config = replace(config, python=sys.executable)
+    if settings.exclude:  # the editor's patterns add to the pyproject's: both are left out
+        config = replace(config, exclude=tuple(dict.fromkeys(config.exclude + settings.exclude)))
     if config.workspace is None:
         ws = workspace_root or (str(start) if start is not None else None)
         if ws:
@@ -212,4 +238,4 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
 
 
 def describe(settings: Settings) -> dict:
-    return {f.name: getattr(settings, f.name) for f in fields(Settings) if f.name != "explicit"}
+    return {name: getattr(settings, name) for name in SPEC}

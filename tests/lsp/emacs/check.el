@@ -23,7 +23,7 @@
 
 (setq eglot-server-programs
       `((python-mode . (,(getenv "COHERENCE_PY") "-m" "coherence" "serve"
-                        :initializationOptions (:settings (:inputs 200))))))
+                        :initializationOptions (:settings (:inputs 200 :runOn "open"))))))
 (setq eglot-sync-connect 30
       eglot-connect-timeout 60
       flymake-no-changes-timeout nil)

@@ -22,7 +22,7 @@ local ok, err = pcall(function()
     cmd = { python, "-m", "coherence", "serve" },
     root_dir = ws,
     workspace_folders = { { uri = vim.uri_from_fname(ws), name = "ws" } },
-    init_options = { settings = { inputs = 200 } },
+    init_options = { settings = { inputs = 200, runOn = "open" } },
     on_error = function(code, e)
       table.insert(report.errors, tostring(code) .. ": " .. vim.inspect(e))
     end,

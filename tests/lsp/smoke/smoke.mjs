@@ -103,7 +103,7 @@ const init = await connection.sendRequest('initialize', {
         workspace: { configuration: true, workspaceEdit: { documentChanges: true, resourceOperations: ['create'] } },
         textDocument: { hover: { contentFormat: ['markdown', 'plaintext'] }, publishDiagnostics: {}, synchronization: { didSave: true } },
     },
-    initializationOptions: { settings: { inputs: 200 } },
+    initializationOptions: { settings: { inputs: 200, runOn: 'open' } },
 });
 const caps = init.capabilities;
 for (const need of ['hoverProvider', 'codeActionProvider', 'codeLensProvider', 'executeCommandProvider']) {

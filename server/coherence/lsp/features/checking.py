@@ -1,5 +1,8 @@
-"""When checks run: on open and save (setting ``runOn``: save | change | manual; debounced on
-change).  A new edit cancels the document's checks in flight; closing a document forgets it."""
+"""When checks run (setting ``runOn``): ``save`` checks on save; ``open`` on open and on save;
+``change`` while typing (debounced) and on save; ``manual`` only from a command.  Opening a file
+never starts a check unless ``runOn`` is ``open``: it shows the results already computed for its
+functions (the results cache, keyed by content), which costs nothing.  A new edit cancels the
+document's checks in flight; closing a document forgets it."""
 
 from __future__ import annotations
 
@@ -14,11 +17,11 @@ class CheckingFeature(LanguageFeature):
     def document_open(self, params: types.DidOpenTextDocumentParams) -> None:
         uri = params.text_document.uri
         self.ls.scheduler.state(uri, open_=True)
-        if self.ls.settings.runOn == "manual":
-            self.ls.scheduler.refresh_parse(uri)
-            self.ls.refresh(uri)
-        else:
+        if self.ls.settings.runOn == "open":
             self.ls.run_task(self.ls.scheduler.check_document(uri, reason="open"), name=f"check {uri}")
+        else:
+            self.ls.scheduler.refresh_parse(uri)  # the cached results of its functions, if any
+            self.ls.refresh(uri)
 
     def document_change(self, params: types.DidChangeTextDocumentParams) -> None:
         uri = params.text_document.uri
@@ -49,8 +52,8 @@ class CheckingFeature(LanguageFeature):
         for uri, state in list(sched.docs.items()):
             if not state.open:
                 continue
-            if self.ls.settings.runOn == "manual":
+            if self.ls.settings.runOn == "open":
+                self.ls.run_task(sched.check_document(uri, reason="settings"), name=f"check {uri}")
+            else:  # a settings change is no save: show what is cached under the new settings
                 sched.refresh_parse(uri)
                 self.ls.refresh(uri)
-            else:
-                self.ls.run_task(sched.check_document(uri, reason="settings"), name=f"check {uri}")

@@ -1,0 +1,59 @@
+"""The VS Code extension's probe (client-vscode/bundled/tool/probe.py): can an interpreter run the
+bundled server with the compiled distributions of its own environment?  Run as the extension runs
+it, a separate interpreter on the script, against a bundled/libs made here with real dist-info
+metadata, so what decides is importlib.metadata and packaging on this environment."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+TOOL = Path(__file__).resolve().parents[2] / "client-vscode" / "bundled" / "tool"
+
+
+def make_bundle(tmp_path: Path, requires: list[str], binary: list[str]) -> Path:
+    bundled = tmp_path / "bundled"
+    shutil.copytree(TOOL, bundled / "tool", ignore=shutil.ignore_patterns("__pycache__"))
+    info = bundled / "libs" / "fakeserver-1.0.dist-info"
+    info.mkdir(parents=True)
+    lines = ["Metadata-Version: 2.1", "Name: fakeserver", "Version: 1.0", *(f"Requires-Dist: {r}" for r in requires)]
+    (info / "METADATA").write_text("\n".join(lines) + "\n")
+    (bundled / "binary.json").write_text(json.dumps({"wheel": "fakeserver-1.0-py3-none-any.whl", "binary": {b: "0" for b in binary}}))
+    return bundled
+
+
+def probe(bundled: Path) -> dict:
+    out = subprocess.run([sys.executable, str(bundled / "tool" / "probe.py")], capture_output=True, text=True, timeout=60, cwd=bundled)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_an_environment_with_the_compiled_distributions_passes(tmp_path):
+    numpy = metadata.version("numpy")
+    result = probe(make_bundle(tmp_path, [f"numpy>={numpy}", 'tomli>=1; python_version < "3"'], ["numpy", "tomli"]))
+    assert result["ok"] is True and result["missing"] == []
+    assert result["python"] == sys.executable and result["version"][:2] == list(sys.version_info[:2])
+
+
+def test_a_missing_or_too_old_distribution_fails_and_is_named(tmp_path):
+    result = probe(make_bundle(tmp_path, ["numpy>=999", "no-such-compiled-dist>=1"], ["numpy", "no-such-compiled-dist"]))
+    assert result["ok"] is False
+    assert result["missing"] == ["no-such-compiled-dist", f"numpy {metadata.version('numpy')} (needs >=999)"]
+    assert "no-such-compiled-dist" in result["reason"]
+
+
+def test_pure_requirements_are_not_asked_of_the_environment(tmp_path):
+    # Only the distributions binary.json names must come from the environment.
+    result = probe(make_bundle(tmp_path, ["no-such-pure-dist>=1"], ["numpy"]))
+    assert result["ok"] is True
+
+
+def test_without_a_bundle_it_says_so(tmp_path):
+    bundled = make_bundle(tmp_path, [], [])
+    shutil.rmtree(bundled / "libs")
+    result = probe(bundled)
+    assert result["ok"] is False and "no bundled server" in result["reason"]
