@@ -123,6 +123,8 @@ def serve():
                 break
         leader[0] = 0
         clean = sweep((me, 1)) if job.get("sweep_session", True) else True
+        if job.get("sandbox") == "bwrap" and not sweep_ipc():
+            clean = False
         if job.get("remove_tmp", True):
             try:
                 os.rmdir(tmp)
@@ -167,3 +169,30 @@ def sweep(keep):
         except (OSError, ValueError, IndexError):
             continue
     return not found
+
+
+def sweep_ipc():
+    """Remove every SysV IPC object of this worker's IPC namespace (bubblewrap gives it one of
+    its own): what a job's module made there must not outlive the job (children cannot make
+    any, see seccomp.py).  True when nothing is left."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+    except BaseException:
+        return True
+    left = False
+    for kind, remove in (("shm", lambda i: libc.shmctl(i, 0, None)), ("sem", lambda i: libc.semctl(i, 0, 0)),
+                         ("msg", lambda i: libc.msgctl(i, 0, None))):
+        try:
+            with open("/proc/sysvipc/" + kind, "rb") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            try:
+                if remove(int(row.split()[1])) != 0:  # IPC_RMID
+                    left = True
+            except (ValueError, IndexError):
+                continue
+    return not left

@@ -1,0 +1,140 @@
+"""A child's seccomp filter: the system calls a program never needs and an escape always does.
+
+The audit hook stops Python-level calls, but ``ctypes`` calls libc directly.  This filter is the
+kernel's answer to the same list, and holds whatever the program loads: no new process or exec
+(a setuid ``su`` included), no socket of any family (loopback ports, ``/run/user/$UID/bus``,
+``docker.sock``, agent sockets), no new namespace, no io_uring (which runs system calls the filter
+never sees), no kernel keyring, no ptrace or reading other processes' memory, no mounts, no SysV
+IPC or POSIX message queues (they outlive the program), no memfd (memory no rlimit counts).
+``socketpair`` stays allowed: it connects nothing outside the process (``asyncio.run`` makes one).
+
+The filter is a small classic-BPF program built here (stdlib only: the worker runs under the
+user's interpreter), installed with ``prctl(PR_SET_SECCOMP)`` after ``PR_SET_NO_NEW_PRIVS``, so
+it needs no privilege.  System call numbers are per architecture: x86_64 only; elsewhere
+``available()`` says no and the sandbox's name does not claim it.
+"""
+
+import ctypes
+import errno
+import os
+import platform
+import struct
+
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+AUDIT_ARCH_X86_64 = 0xC000003E
+X32_SYSCALL_BIT = 0x40000000
+
+# classic BPF opcodes
+LD_ABS_W = 0x20  # BPF_LD | BPF_W | BPF_ABS
+JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+JSET_K = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+RET_K = 0x06  # BPF_RET | BPF_K
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+
+# offsets in struct seccomp_data
+NR, ARCH, ARG0 = 0, 4, 16
+
+# x86_64 numbers of the denied calls (arch/x86/entry/syscalls/syscall_64.tbl)
+DENY_X86_64 = {
+    "socket": 41, "connect": 42, "bind": 49, "listen": 50,
+    "fork": 57, "vfork": 58, "execve": 59, "execveat": 322,
+    "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312, "pidfd_getfd": 438,
+    "unshare": 272, "setns": 308,
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "add_key": 248, "request_key": 249, "keyctl": 250,
+    "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "fanotify_init": 300,
+    "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "open_tree": 428,
+    "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+    "mount_setattr": 442, "name_to_handle_at": 303, "open_by_handle_at": 304,
+    "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240,
+    "memfd_create": 319, "memfd_secret": 447,
+    "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
+    "delete_module": 176, "acct": 163, "swapon": 167, "swapoff": 168, "reboot": 169,
+    "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173, "quotactl": 179,
+}
+CLONE_X86_64 = 56
+CLONE3_X86_64 = 435
+# clone flags that make a namespace (CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID,
+# NEWNET) and CLONE_NEWTIME
+CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
+CLONE_THREAD = 0x00010000
+
+
+def _ins(code, jt, jf, k):
+    return struct.pack("HBBI", code, jt, jf, k)
+
+
+def program(deny_errno=errno.EPERM):
+    """The filter (bytes of struct sock_filter) for x86_64."""
+    deny = RET_ERRNO | deny_errno
+    out = [
+        _ins(LD_ABS_W, 0, 0, ARCH),
+        _ins(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        _ins(RET_K, 0, 0, deny),  # a 32-bit (int 0x80) call: none is needed
+        _ins(LD_ABS_W, 0, 0, NR),
+        _ins(JGE_K, 0, 1, X32_SYSCALL_BIT),  # the x32 ABI's numbers alias the same calls
+        _ins(RET_K, 0, 0, deny),
+    ]
+    for nr in sorted(set(DENY_X86_64.values())):
+        out += [_ins(JEQ_K, 0, 1, nr), _ins(RET_K, 0, 0, deny)]
+    # clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc use clone
+    out += [_ins(JEQ_K, 0, 1, CLONE3_X86_64), _ins(RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
+    # clone: threads only, and no namespace (a process without CLONE_THREAD is a fork)
+    out += [
+        _ins(JEQ_K, 0, 5, CLONE_X86_64),
+        _ins(LD_ABS_W, 0, 0, ARG0),
+        _ins(JSET_K, 2, 0, CLONE_NEW_ANY),
+        _ins(JSET_K, 0, 1, CLONE_THREAD),
+        _ins(RET_K, 0, 0, RET_ALLOW),
+        _ins(RET_K, 0, 0, deny),
+    ]
+    out.append(_ins(RET_K, 0, 0, RET_ALLOW))
+    return b"".join(out)
+
+
+class _Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_libc = []
+
+
+def libc():
+    if not _libc:
+        _libc.append(ctypes.CDLL(None, use_errno=True))
+    return _libc[0]
+
+
+def available():
+    """Whether this kernel and architecture take the filter (Linux x86_64 with seccomp)."""
+    if not os.uname().sysname == "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    try:
+        with open("/proc/self/status", "rb") as f:
+            return b"\nSeccomp:" in f.read()
+    except OSError:
+        return False
+
+
+def no_new_privs():
+    """``PR_SET_NO_NEW_PRIVS``: no exec ever grants privileges again (setuid, file capabilities).
+    True when set."""
+    try:
+        return libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+    except BaseException:
+        return False
+
+
+def install(code):
+    """Install the filter ``code`` (from ``program``) on this thread's process; True on success.
+    Needs no_new_privs (or CAP_SYS_ADMIN)."""
+    buf = ctypes.create_string_buffer(code, len(code))
+    prog = _Fprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    try:
+        return libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) == 0
+    except BaseException:
+        return False
