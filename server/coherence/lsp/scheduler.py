@@ -523,7 +523,7 @@ class Scheduler:
         self._checkers.clear()
 
     def sandboxes(self) -> list[str]:
-        """The sandboxes the shown results ran in (``bwrap+seccomp``, ...), for the status."""
+        """The sandboxes the shown results ran in (``bwrap+landlock+seccomp``, ...), for the status."""
         return sorted({r.sandbox for state in self.docs.values() for r in state.results.values() if r.sandbox})
 
     def counts(self) -> dict[str, int]:

@@ -374,9 +374,9 @@ def kernel_layers() -> list[str]:
 
 
 def planned_layers(mode: str) -> list[str]:
-    """The kernel layers a worker in ``mode`` applies here (what its name will say)."""
-    have = kernel_layers()
-    return [x for x in have if x == "seccomp"] if mode == "bwrap" else have
+    """The kernel layers a worker in ``mode`` applies here (what its name will say): the same in
+    both modes (under bubblewrap, Landlock confines writes and signals; see kernel.py)."""
+    return kernel_layers()
 
 
 def required_layers(requested: str, mode: str) -> list[str]:
@@ -426,7 +426,7 @@ def worker_command(mode: str, interp: Interpreter, env: dict[str, str], extra_pa
 
 
 def sandbox_name(mode: str, layers) -> str:
-    """The sandbox that ran, precisely: ``bwrap+seccomp``, ``guard+landlock+seccomp``, ``guard``."""
+    """The sandbox that ran, precisely: ``bwrap+landlock+seccomp``, ``guard+landlock+seccomp``, ``guard``."""
     return "+".join([mode, *[x for x in layers or () if isinstance(x, str)]])
 
 

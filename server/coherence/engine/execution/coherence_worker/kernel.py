@@ -15,17 +15,17 @@ from . import landlock, seccomp
 
 
 class Layers(object):
-    __slots__ = ("seccomp", "landlock", "rules")
+    __slots__ = ("seccomp", "pid_at", "landlock")
 
     def __init__(self):
-        self.seccomp = None  # the filter's bytes, when the kernel takes it
-        self.landlock = 0  # the Landlock ABI to use (0: none)
-        self.rules = []  # see landlock.open_rules
+        self.seccomp = None  # the filter, when the kernel takes it (see seccomp.program)
+        self.pid_at = []  # where the child's pid goes in it
+        self.landlock = None  # a landlock.Prepared, when the kernel has Landlock
 
     def names(self):
         """What the children apply, in the sandbox's name: ``["landlock", "seccomp"]``."""
         out = []
-        if self.landlock:
+        if self.landlock is not None:
             out.append("landlock")
         if self.seccomp is not None:
             out.append("seccomp")
@@ -41,12 +41,16 @@ def plan(job, readable, hidden):
         return layers
     if seccomp.available():
         layers.seccomp = seccomp.program()
-    # Landlock where nothing else confines file access: guard mode (bubblewrap's mounts do it)
-    if job.get("sandbox") == "guard":
-        version = landlock.abi()
-        if version:
-            layers.landlock = version
-            layers.rules = landlock.open_rules(landlock.plan(readable, hidden))
+        layers.pid_at = seccomp.pid_offsets(layers.seccomp)
+    # Landlock: in guard mode for every file access; under bubblewrap, whose mounts decide what
+    # is seen, for writes outside the child's directory (its /tmp and /dev/shm are memory) and,
+    # from ABI 6, signals to processes outside the child (an ordinary user's children share a uid:
+    # kill(-1) would reach them all)
+    version = landlock.abi()
+    if version:
+        reads = job.get("sandbox") != "bwrap"
+        rules = landlock.open_rules(landlock.plan(readable, hidden)) if reads else []
+        layers.landlock = landlock.Prepared(version, rules, reads)
     return layers
 
 
@@ -54,15 +58,11 @@ def apply(layers, own_dir):
     """In a child, after its privilege drop: every planned layer, or the reason one failed."""
     if not seccomp.no_new_privs():
         return "no_new_privs could not be set"
-    if layers.landlock:
-        ok = landlock.restrict(layers.landlock, layers.rules, own_dir)
-        for fd, _, _ in layers.rules:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+    if layers.landlock is not None:
+        ok = landlock.restrict(layers.landlock, own_dir)
+        layers.landlock.close()  # the child's copies of the leader's descriptors
         if not ok:
             return "the Landlock rules could not be applied"
-    if layers.seccomp is not None and not seccomp.install(layers.seccomp):
+    if layers.seccomp is not None and not seccomp.install(seccomp.for_process(layers.seccomp, os.getpid(), layers.pid_at)):
         return "the seccomp filter could not be installed"
     return None

@@ -58,6 +58,7 @@ def abi():
 
 
 def _fs_rights(version):
+    """Every file-system right this ABI knows (what a ruleset handles: denied unless granted)."""
     rights = ABI1_ALL
     if version >= 2:
         rights |= REFER
@@ -127,47 +128,82 @@ def open_rules(paths):
     return out
 
 
-def restrict(version, rules, own_dir):
-    """Build this process's ruleset (``rules`` read-only, system directories and devices,
-    ``own_dir`` read-write, its own /proc entry) and restrict itself: True on success.  Needs
-    no_new_privs set before."""
-    fs = _fs_rights(version)
-    if version >= 6:
-        attr = struct.pack("QQQ", fs, NET_BIND_TCP | NET_CONNECT_TCP, SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL)
-    elif version >= 4:
-        attr = struct.pack("QQ", fs, NET_BIND_TCP | NET_CONNECT_TCP)
-    else:
-        attr = struct.pack("Q", fs)
-    buf = ctypes.create_string_buffer(attr, len(attr))
-    ruleset = _syscall(CREATE_RULESET, buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
-    if ruleset < 0:
-        return False
-    file_only = EXECUTE | WRITE_FILE | READ_FILE | (TRUNCATE if version >= 3 else 0)
-    opened = []
+WRITES = WRITE_FILE | ABI1_ALL & ~(EXECUTE | READ_FILE | READ_DIR) | REFER | TRUNCATE
 
-    def grant(fd, rights, is_dir):
-        if not is_dir:
-            rights &= file_only
-        rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
-        return _syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, ctypes.c_uint32(0)) == 0
 
-    try:
-        ok = True
-        for fd, is_dir, rights in rules:
-            grant(fd, rights, is_dir)
-        extra = [(p, READ) for p in SYSTEM + SYSTEM_FILES] + [(p, READ_FILE | WRITE_FILE) for p in DEVICES]
-        extra.append(("/proc/%d" % os.getpid(), READ_FILE | READ_DIR))
-        extra.append((own_dir, fs))
-        for path, rights in extra:
+class Prepared(object):
+    """What a child needs to restrict itself, made in the leader once per job: the ruleset's
+    attributes and a rule per path (``O_PATH`` descriptors held open), so that a child makes
+    only its own two rules (its directory, its /proc entry) and a few system calls."""
+
+    __slots__ = ("attr", "rules", "fs", "reads", "fds")
+
+    def __init__(self, version, rules, reads):
+        fs = _fs_rights(version)
+        if not reads:
+            fs &= WRITES
+        self.fs = fs
+        self.reads = reads
+        if version >= 6:
+            attr = struct.pack("QQQ", fs, NET_BIND_TCP | NET_CONNECT_TCP, SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL)
+        elif version >= 4:
+            attr = struct.pack("QQ", fs, NET_BIND_TCP | NET_CONNECT_TCP)
+        else:
+            attr = struct.pack("Q", fs)
+        self.attr = ctypes.create_string_buffer(attr, len(attr))
+        wanted = list(rules) if reads else []
+        fixed = [(p, READ) for p in SYSTEM + SYSTEM_FILES] if reads else []
+        fixed += [(p, READ_FILE | WRITE_FILE) for p in DEVICES]
+        for path, rights in fixed:
             try:
                 fd = os.open(path, _O_PATH | os.O_CLOEXEC)
             except OSError:
                 continue
+            wanted.append((fd, os.path.isdir(path), rights))
+        self.fds = [fd for fd, _, _ in wanted]
+        self.rules = [_rule(fd, rights & fs, is_dir, version) for fd, is_dir, rights in wanted]
+
+    def close(self):
+        for fd in self.fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.fds = []
+
+
+def _rule(fd, rights, is_dir, version):
+    if not is_dir:  # a file takes file rights only
+        rights &= EXECUTE | WRITE_FILE | READ_FILE | (TRUNCATE if version >= 3 else 0)
+    return ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
+
+
+def restrict(prepared, own_dir):
+    """Restrict this process: ``prepared``'s rules, ``own_dir`` read-write and (confining reads)
+    its own /proc entry.  True on success.  Needs no_new_privs set before.  Without ``reads``
+    (under bubblewrap, whose mounts decide what is seen) only writes are confined, to
+    ``own_dir`` (bubblewrap's /tmp and /dev/shm are memory no limit counts), with signals and
+    abstract sockets kept inside."""
+    syscall = _libc[0].syscall
+    attr = prepared.attr
+    ruleset = syscall(CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return False
+    opened = []
+    try:
+        for rule in prepared.rules:
+            syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, ctypes.c_uint32(0))
+        own = [(own_dir, prepared.fs)]
+        if prepared.reads:
+            own.append(("/proc/%d" % os.getpid(), READ_FILE | READ_DIR))
+        for path, rights in own:
+            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
             opened.append(fd)
-            done = grant(fd, rights, os.path.isdir(path))
-            if path == own_dir:
-                ok = done
-        return ok and _syscall(RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) == 0
+            if syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, _rule(fd, rights, True, 0), ctypes.c_uint32(0)) != 0:
+                return False
+        return syscall(RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) == 0
+    except OSError:
+        return False
     finally:
         for fd in opened + [ruleset]:
             try:

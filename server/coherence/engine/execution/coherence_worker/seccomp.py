@@ -31,6 +31,7 @@ LD_ABS_W = 0x20  # BPF_LD | BPF_W | BPF_ABS
 JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
 JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
 JSET_K = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+JA = 0x05  # BPF_JMP | BPF_JA
 RET_K = 0x06  # BPF_RET | BPF_K
 RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
@@ -50,12 +51,17 @@ DENY_X86_64 = {
     "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "open_tree": 428,
     "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
     "mount_setattr": 442, "name_to_handle_at": 303, "open_by_handle_at": 304,
-    "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240,
+    "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "pidfd_open": 434, "pidfd_send_signal": 424,
     "memfd_create": 319, "memfd_secret": 447,
     "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
     "delete_module": 176, "acct": 163, "swapon": 167, "swapoff": 168, "reboot": 169,
     "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173, "quotactl": 179,
 }
+# signals: only to the process itself (its children share a uid when coherence is not root, and
+# kill(-1) or a sibling's pid would reach them): the target, argument 0, must be this process
+SIGNAL_SELF_X86_64 = {"tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297}
+KILL_X86_64 = 62
+PID_MARK = 0x5EA1D00D  # stands for the child's pid in ``program``'s output (see for_process)
 CLONE_X86_64 = 56
 CLONE3_X86_64 = 435
 # clone flags that make a namespace (CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID,
@@ -79,8 +85,31 @@ def program(deny_errno=errno.EPERM):
         _ins(JGE_K, 0, 1, X32_SYSCALL_BIT),  # the x32 ABI's numbers alias the same calls
         _ins(RET_K, 0, 0, deny),
     ]
-    for nr in sorted(set(DENY_X86_64.values())):
-        out += [_ins(JEQ_K, 0, 1, nr), _ins(RET_K, 0, 0, deny)]
+    # the denied calls share one return: the filter is compiled when each child installs it,
+    # and its length is that cost
+    denied = sorted(set(DENY_X86_64.values()))
+    n = len(denied)
+    out += [_ins(JEQ_K, n - i, 0, nr) for i, nr in enumerate(denied)]
+    out += [_ins(JA, 0, 0, 1), _ins(RET_K, 0, 0, deny)]
+    # kill: this process (or its own group, 0: the child leads a group of its own)
+    out += [
+        _ins(JEQ_K, 0, 5, KILL_X86_64),
+        _ins(LD_ABS_W, 0, 0, ARG0),
+        _ins(JEQ_K, 2, 0, PID_MARK),
+        _ins(JEQ_K, 1, 0, 0),
+        _ins(RET_K, 0, 0, deny),
+        _ins(RET_K, 0, 0, RET_ALLOW),
+        _ins(LD_ABS_W, 0, 0, NR),
+    ]
+    for nr in sorted(SIGNAL_SELF_X86_64.values()):
+        out += [
+            _ins(JEQ_K, 0, 5, nr),
+            _ins(LD_ABS_W, 0, 0, ARG0),
+            _ins(JEQ_K, 1, 0, PID_MARK),
+            _ins(RET_K, 0, 0, deny),
+            _ins(RET_K, 0, 0, RET_ALLOW),
+            _ins(LD_ABS_W, 0, 0, NR),
+        ]
     # clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc use clone
     out += [_ins(JEQ_K, 0, 1, CLONE3_X86_64), _ins(RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
     # clone: threads only, and no namespace (a process without CLONE_THREAD is a fork)
@@ -96,6 +125,20 @@ def program(deny_errno=errno.EPERM):
     return b"".join(out)
 
 
+def pid_offsets(code):
+    """Where in ``code`` PID_MARK stands (offsets of the ``k`` fields): found once, in the leader."""
+    mark = struct.pack("I", PID_MARK)
+    return [k + 4 for k in range(0, len(code), 8) if code[k + 4:k + 8] == mark]
+
+
+def for_process(code, pid, offsets=None):
+    """``code`` (from ``program``) with this process's pid in place of PID_MARK."""
+    out = bytearray(code)
+    for k in pid_offsets(code) if offsets is None else offsets:
+        struct.pack_into("I", out, k, pid)
+    return bytes(out)
+
+
 class _Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
@@ -105,7 +148,9 @@ _libc = []
 
 def libc():
     if not _libc:
-        _libc.append(ctypes.CDLL(None, use_errno=True))
+        lib = ctypes.CDLL(None, use_errno=True)
+        lib.prctl  # bound here, in the leader, rather than in every child
+        _libc.append(lib)
     return _libc[0]
 
 
@@ -115,7 +160,10 @@ def available():
         return False
     try:
         with open("/proc/self/status", "rb") as f:
-            return b"\nSeccomp:" in f.read()
+            if b"\nSeccomp:" not in f.read():
+                return False
+        libc()
+        return True
     except OSError:
         return False
 
