@@ -21,16 +21,10 @@ from coherence.engine.execution.program import ExecutionLimits, ModuleContext, P
 from coherence.engine.outcomes import Outcome, canonical
 from coherence.engine.result import CheckResult
 from coherence import formats
+from tests.hostile.harness import bwrap_ok
 
 REPO = Path(__file__).resolve().parents[2]
 LIMITS = ExecutionLimits(call_timeout=2.0, program_budget=5.0)
-
-
-def bwrap_ok() -> bool:
-    try:
-        return sb.bwrap_works(sb.probe_interpreter())
-    except Exception:  # noqa: BLE001
-        return False
 
 
 @pytest.fixture(params=["guard", "bwrap"])

@@ -74,6 +74,16 @@ def _ins(code, jt, jf, k):
     return struct.pack("HBBI", code, jt, jf, k)
 
 
+def _to_self(nr, deny, also=None):
+    """System call ``nr`` allowed only when its first argument is this process (PID_MARK) or
+    ``also``; the accumulator holds the call's number again after it."""
+    ok = [PID_MARK] + ([also] if also is not None else [])
+    out = [_ins(JEQ_K, 0, 3 + len(ok), nr), _ins(LD_ABS_W, 0, 0, ARG0)]
+    out += [_ins(JEQ_K, len(ok) - k, 0, v) for k, v in enumerate(ok)]
+    out += [_ins(RET_K, 0, 0, deny), _ins(RET_K, 0, 0, RET_ALLOW), _ins(LD_ABS_W, 0, 0, NR)]
+    return out
+
+
 def program(deny_errno=errno.EPERM):
     """The filter (bytes of struct sock_filter) for x86_64."""
     deny = RET_ERRNO | deny_errno
@@ -91,25 +101,11 @@ def program(deny_errno=errno.EPERM):
     n = len(denied)
     out += [_ins(JEQ_K, n - i, 0, nr) for i, nr in enumerate(denied)]
     out += [_ins(JA, 0, 0, 1), _ins(RET_K, 0, 0, deny)]
-    # kill: this process (or its own group, 0: the child leads a group of its own)
-    out += [
-        _ins(JEQ_K, 0, 5, KILL_X86_64),
-        _ins(LD_ABS_W, 0, 0, ARG0),
-        _ins(JEQ_K, 2, 0, PID_MARK),
-        _ins(JEQ_K, 1, 0, 0),
-        _ins(RET_K, 0, 0, deny),
-        _ins(RET_K, 0, 0, RET_ALLOW),
-        _ins(LD_ABS_W, 0, 0, NR),
-    ]
+    # kill: this process (or its own group, 0: the child leads a group of its own); the others
+    # that name a target process: this process only
+    out += _to_self(KILL_X86_64, deny, also=0)
     for nr in sorted(SIGNAL_SELF_X86_64.values()):
-        out += [
-            _ins(JEQ_K, 0, 5, nr),
-            _ins(LD_ABS_W, 0, 0, ARG0),
-            _ins(JEQ_K, 1, 0, PID_MARK),
-            _ins(RET_K, 0, 0, deny),
-            _ins(RET_K, 0, 0, RET_ALLOW),
-            _ins(LD_ABS_W, 0, 0, NR),
-        ]
+        out += _to_self(nr, deny)
     # clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc use clone
     out += [_ins(JEQ_K, 0, 1, CLONE3_X86_64), _ins(RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
     # clone: threads only, and no namespace (a process without CLONE_THREAD is a fork)
