@@ -12,7 +12,7 @@ export interface StatusParams {
     hint: number;
     coherent: number;
     skipped: number;
-    // which sandbox ran the generated code, e.g. "bwrap+seccomp" or "guard+landlock+seccomp"
+    // which sandbox ran the generated code, e.g. "bwrap+landlock+seccomp" or "guard+landlock+seccomp"
     sandbox?: string;
 }
 
