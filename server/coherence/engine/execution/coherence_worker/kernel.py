@@ -54,6 +54,17 @@ def plan(job, readable, hidden):
     return layers
 
 
+def warm():
+    """Ask the kernel once (a warm worker does, before it forks its job leaders)."""
+    try:
+        if os.uname().sysname == "Linux":
+            landlock.abi()
+            if seccomp.available():
+                seccomp.program()
+    except BaseException:
+        pass
+
+
 def apply(layers, own_dir):
     """In a child, after its privilege drop: every planned layer, or the reason one failed."""
     if not seccomp.no_new_privs():

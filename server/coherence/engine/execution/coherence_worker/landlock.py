@@ -17,6 +17,7 @@ Stdlib only (``ctypes`` and the raw system calls, the same numbers on every arch
 import ctypes
 import os
 import struct
+from functools import lru_cache
 
 CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446
 CREATE_RULESET_VERSION = 1
@@ -46,6 +47,7 @@ def _syscall(*args):
     return _libc[0].syscall(*args)
 
 
+@lru_cache(maxsize=None)  # (a warm worker asks once, before it forks its job leaders)
 def abi():
     """The Landlock ABI version this kernel offers (0: none, or disabled)."""
     try:

@@ -19,6 +19,7 @@ import errno
 import os
 import platform
 import struct
+from functools import lru_cache
 
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
@@ -84,6 +85,7 @@ def _to_self(nr, deny, also=None):
     return out
 
 
+@lru_cache(maxsize=None)  # (a warm worker makes it once, before it forks its job leaders)
 def program(deny_errno=errno.EPERM):
     """The filter (bytes of struct sock_filter) for x86_64."""
     deny = RET_ERRNO | deny_errno
@@ -150,6 +152,7 @@ def libc():
     return _libc[0]
 
 
+@lru_cache(maxsize=None)
 def available():
     """Whether this kernel and architecture take the filter (Linux x86_64 with seccomp)."""
     if not os.uname().sysname == "Linux" or platform.machine() not in ("x86_64", "AMD64"):

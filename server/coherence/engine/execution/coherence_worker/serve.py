@@ -25,7 +25,7 @@ import os
 import signal
 import time
 
-from . import guard, loading, protocol
+from . import guard, kernel, loading, protocol
 from .leader import run_job
 from .protocol import BUDGET_EXCEEDED, META, OVER, TIMEOUT
 
@@ -44,6 +44,8 @@ def serve():
             __import__(name)
         except BaseException:
             pass
+    # what the kernel offers and the seccomp filter (kernel.py), found once here for every job
+    kernel.warm()
     # the patterns a leader reads its children's records with, compiled once here for every job
     for t in range(_WARM_TASKS):
         protocol.record_index(t)
