@@ -187,8 +187,9 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
                 }
             ],
             "partialFingerprints": {"coherenceFunction/v1": f"{uri}:{r.qualname or r.name}"},
-            "properties": {k: v for k, v in json_entry(r).items() if k in ("severity", "trust", "incoherence", "dsde", "sde", "samples", "inputs", "clusters", "sandbox")},
+            "properties": {k: v for k, v in json_entry(r).items() if k in ("severity", "trust", "incoherence", "dsde", "sde", "samples", "inputs", "clusters")},
         }
+        entry["properties"]["sandbox"] = r.sandbox  # which sandbox ran the generated code
         sarif_results.append(entry)
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
