@@ -1,6 +1,6 @@
 """Tally of the data-boundary attacks (issue 28, sections 4 and 5): tried / contained / escapes.
 
-    python benchmarks/boundary_tally.py [--verbose]
+    python benchmarks/boundary_tally.py [--verbose] [--sandbox]
 
 * report values: every payload of ``tests/hostile/test_reports.py`` (secrets in 12 formats,
   control and bidi characters, markdown) in every field of a result a program fills, checked in
@@ -8,7 +8,10 @@
 * prompt secrets: each secret of that table as a module constant, and in the docstring, through
   ``build_messages`` (what a check sends);
 * language-server faults: every fault of ``tests/faults/test_lsp_framing.py`` against one real
-  ``coherence serve`` over raw stdio, each followed by a request that must be answered.
+  ``coherence serve`` over raw stdio, each followed by a request that must be answered;
+* with ``--sandbox``: the hostile corpus (``tests/hostile/corpus.py``) in each sandbox mode that
+  works here, one line per attack class, naming the user it ran as and the sandbox that ran it
+  (CI runs it as root and again as an ordinary user, see ``.ci/run``).
 
 Exit status 1 when anything escaped.
 """
@@ -67,9 +70,41 @@ def server_faults() -> dict[str, list[str]]:
     return out
 
 
+def sandbox_tally() -> int:
+    """The hostile corpus in each sandbox mode that works here: per attack class, tried /
+    contained / escapes, naming the user it ran as and the sandbox that ran it.  The escapes."""
+    from benchmarks.hostile_tally import run_all
+    from coherence.engine.execution import sandbox as sb
+    from tests.hostile.corpus import CORPUS
+    from tests.hostile.harness import modes
+
+    who = f"uid {os.getuid()}" + (" (root)" if os.getuid() == 0 else " (an ordinary user)")
+    escapes = 0
+    for mode in modes():
+        started = time.monotonic()
+        tried: dict[str, int] = {}
+        escaped: dict[str, list[str]] = {}
+        for r in run_all(CORPUS, mode):
+            c = r.entry.category
+            tried[c] = tried.get(c, 0) + 1
+            if r.violations:
+                escaped.setdefault(c, []).append(f"{r.entry.name}: {'; '.join(r.violations)}")
+        bad = sum(len(v) for v in escaped.values())
+        escapes += bad
+        name = sb.sandbox_name(mode, sb.planned_layers(mode))
+        print(f"sandbox {name} as {who}: tried {len(CORPUS)} / contained {len(CORPUS) - bad} / escapes {bad}"
+              f"  ({time.monotonic() - started:.1f}s)")
+        for c in sorted(tried):
+            print(f"    {c}: tried {tried[c]} / contained {tried[c] - len(escaped.get(c, []))} / escapes {len(escaped.get(c, []))}")
+            for line in escaped.get(c, []):
+                print(f"      ESCAPE {line}")
+    return escapes
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--verbose", action="store_true", help="one line per attack")
+    ap.add_argument("--sandbox", action="store_true", help="also the hostile corpus per attack class, in each sandbox mode")
     args = ap.parse_args()
     escapes = 0
     for label, run in (("report values", reports), ("prompt secrets", prompts), ("language-server faults", server_faults)):
@@ -81,6 +116,8 @@ def main() -> int:
         for name, problems in results.items():
             if problems or args.verbose:
                 print(f"    {name}: {'; '.join(problems) if problems else 'contained'}")
+    if args.sandbox:
+        escapes += sandbox_tally()
     return 1 if escapes else 0
 
 

@@ -30,6 +30,24 @@ from tests.hostile.corpus import CORPUS  # noqa: E402
 from tests.hostile.harness import Machine, modes, run_entry  # noqa: E402
 
 
+def run_all(entries, mode: str):
+    """Each entry on a fresh machine in ``mode``, with a key in our environment too: its results
+    (``harness.EntryResult``), one at a time as they come."""
+    for entry in entries:
+        machine = Machine.create()
+        old = {k: os.environ.get(k) for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "LC_OPENAI_API_KEY")}
+        os.environ.update({k: machine.secret for k in old})  # a key in our environment, too
+        try:
+            yield run_entry(entry, mode, machine)
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+            machine.close()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mode", default="all", choices=["all", "guard", "bwrap"])
@@ -50,19 +68,8 @@ def main() -> int:
         escaped: list[tuple[str, list[str]]] = []
         outcomes: collections.Counter = collections.Counter()
         slowest = (0.0, "")
-        for entry in entries:
-            machine = Machine.create()
-            old = {k: os.environ.get(k) for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
-            os.environ.update({k: machine.secret for k in old})  # a key in our environment, too
-            try:
-                r = run_entry(entry, mode, machine)
-            finally:
-                for k, v in old.items():
-                    if v is None:
-                        os.environ.pop(k, None)
-                    else:
-                        os.environ[k] = v
-                machine.close()
+        for r in run_all(entries, mode):
+            entry = r.entry
             slowest = max(slowest, (r.seconds, entry.name))
             for o in r.hostile:
                 outcomes[o.error if o.kind == "raise" else "ok"] += 1

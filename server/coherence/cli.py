@@ -67,7 +67,7 @@ def _check_parser(sub) -> None:
     p.add_argument("--mode", choices=("marked", "docstring"), help="marked: '# coherence' or @...generated; docstring: every function with a docstring")
     p.add_argument("--timeout", type=_number(float, above=0), dest="call_timeout", help="seconds per call (default 0.5)")
     p.add_argument("--seed", type=int, help="seed for input generation (default 0)")
-    p.add_argument("--sandbox", choices=("auto", "bwrap", "guard"), help="auto uses bubblewrap when it works")
+    p.add_argument("--sandbox", choices=("auto", "bwrap", "guard", "strict"), help="auto uses bubblewrap when it works; strict refuses to run without a kernel-enforced sandbox")
     p.add_argument("--cache-dir", help="where the sample cache lives (default ~/.cache/coherence)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout (its folder is created)")
     p.add_argument("--fail-on", choices=("warning", "information", "hint", "never"), default="warning",
@@ -151,6 +151,7 @@ async def run_check(args) -> int:
     from coherence.cli_check import Progress, check_all, find_work, open_output, write_report
     from coherence.engine.check import Checker
     from coherence.engine.errors import ConfigurationError
+    from coherence.engine.execution import sandbox as sb
     from coherence.engine.resolve import ConfigResolver
     from coherence.engine.sampling.replay import ReplayProvider
     from coherence.engine.selection import check_patterns
@@ -187,6 +188,8 @@ async def run_check(args) -> int:
             problem = _config_problem(config)
             if problem:
                 raise ConfigurationError(problem)
+            if config.sandbox == "strict":  # refuses before any work rather than run weakly
+                sb.choose_mode("strict", sb.probe_interpreter(config.python))
             return Checker(config)
 
         checker_for = _checkers(resolver, [args.paths[0], *files], make)
@@ -218,6 +221,9 @@ async def run_check(args) -> int:
                                       prepare=baseline.apply if baseline is not None else None,
                                       is_finding=lambda r: failed([r], args.fail_on))
 
+    weak = sorted({r.sandbox for r in results if r.sandbox and sb.is_weak(r.sandbox)})
+    if weak:
+        print(sb.WEAK_NOTICE.format(name=", ".join(weak)), file=sys.stderr)
     if args.format == "json":
         text = formats.to_json(results)
     elif args.format == "sarif":

@@ -121,7 +121,8 @@ def describe(r: CheckResult) -> list[str]:
         lines.append(f"    no disagreement on {r.inputs} inputs: incoherence ≤ {r.pac_bound:.4f} with {1 - r.delta:.0%} confidence")
     lines.append(f"    clusters {clusters} · DSDE {r.dsde:.3f} · SDE {r.sde:.3f}")
     cost = f" · ${r.cost_usd:.4f}" if r.cost_usd else ""
-    lines.append(f"    {r.samples} samples × {r.inputs} inputs · {r.sampling} · {r.model}{cost} · {r.seconds:.2f}s")
+    sandbox = f" · sandbox {r.sandbox}" if r.sandbox else ""
+    lines.append(f"    {r.samples} samples × {r.inputs} inputs · {r.sampling} · {r.model}{cost}{sandbox} · {r.seconds:.2f}s")
     return lines
 
 
@@ -195,6 +196,7 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
                 "clusters": r.cluster_sizes,  # sizes only: the alternatives' sources stay out of code scanning
             },
         }
+        entry["properties"]["sandbox"] = r.sandbox  # which sandbox ran the generated code
         sarif_results.append(entry)
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -204,6 +206,8 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
                 "tool": {"driver": {"name": "coherence", "version": __version__, "rules": rules}},
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": root_path.as_uri() + "/"}},
                 "results": sarif_results,
+                # which sandbox ran the generated code (every one, when functions differ)
+                "properties": {"sandbox": ", ".join(sorted({r.sandbox for r in results if r.sandbox}))},
             }
         ],
     }

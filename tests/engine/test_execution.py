@@ -87,7 +87,7 @@ def test_correct_versus_off_by_one(mode):
         Program("add_one", "def add_one(n):\n    return 1.0 + n\n"),
     ]
     report = executor(mode).run(MODULE, programs, INTS)
-    assert report.sandbox == mode
+    assert report.sandbox == sb.sandbox_name(mode, sb.planned_layers(mode))
     assert report.module_error is None and report.load_errors == [None] * 4
     assert len(report.outcomes) == 4 and all(len(row) == len(INTS) for row in report.outcomes)
     yours, same, off, floaty = report.outcomes
@@ -740,13 +740,14 @@ def test_runs_report_the_cpu_time_of_their_jobs(mode):
 
 
 def _module_status(prepared, seconds: float = 20.0) -> bytes:
-    """What the main job's leader wrote before it was given any input (fed on to the run)."""
+    """What the main job's leader wrote before it was given any input (fed on to the run): the
+    sandbox's layers, then the module's status."""
     import select
 
     run = prepared.main
     got = b""
     until = time.monotonic() + seconds
-    while b"\n" not in got and time.monotonic() < until:
+    while not (b"-1 0 " in got and got.endswith(b"\n")) and time.monotonic() < until:
         if select.select([run.fd], [], [], 0.05)[0]:
             data = os.read(run.fd, 1 << 16)
             if not data:
@@ -763,7 +764,7 @@ def test_a_prepared_run_loads_the_module_before_its_inputs_exist(mode):
     try:
         if ex.warm:
             # the leader has imported the module and compiled the programs, and waits for inputs
-            assert _module_status(prepared).startswith(b"-1 0 null\n")
+            assert b"\n-1 0 null\n" in b"\n" + _module_status(prepared)
         report = prepared.run(INTS[:3], rerun=[0, 2])
     finally:
         prepared.close()

@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from coherence.engine.execution import sandbox as sb
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
 from coherence.engine.execution.executor import Executor
@@ -192,7 +193,7 @@ def test_each_call_gets_a_fresh_object_and_its_changes_are_the_outcome(mode):
         Program(spec[0], "def add(self, item, qty=1):\n    return qty\n", "stateless", spec[1], spec[2]),
     ]
     report = run(programs, mode=mode)
-    assert report.sandbox == mode
+    assert report.sandbox == sb.sandbox_name(mode, sb.planned_layers(mode))
     assert report.module_error is None and report.load_errors == [None] * 4, report.load_errors
     yours, alone, whole, stateless = report.outcomes
     # a fresh Cart per call: the second call's total does not include the first call's apples

@@ -25,6 +25,7 @@ def machine(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", m.secret)
     monkeypatch.setenv("ANTHROPIC_API_KEY", m.secret)
     monkeypatch.setenv("COHERENCE_CANARY_TOKEN", m.secret)
+    monkeypatch.setenv("LC_OPENAI_API_KEY", m.secret)  # a locale-looking name is no pass
     try:
         yield m
     finally:

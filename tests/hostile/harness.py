@@ -103,6 +103,7 @@ class Machine:
     secret: str
     tcp: socket.socket
     udp: socket.socket
+    unix: socket.socket  # a listener on a unix socket in ``tmp`` (an agent's, docker's)
     escape: str
     server: subprocess.Popen
     snapshots: dict = field(default_factory=dict)
@@ -113,6 +114,7 @@ class Machine:
             "TMP": str(self.tmp), "WS": str(self.ws), "HOME": str(self.home),
             "PORT": str(self.tcp.getsockname()[1]), "UDP": str(self.udp.getsockname()[1]),
             "ESCAPE": self.escape, "SECRET": self.secret,
+            "UNIX": self.unix.getsockname(), "REALHOME": os.path.expanduser("~"),
         }
 
     @classmethod
@@ -128,6 +130,8 @@ class Machine:
         (ws / "data.txt").write_text("workspace data " + token)
         (ws / "pkg").mkdir()
         (ws / "pkg" / "__init__.py").write_text("")
+        # a workspace's secrets: a .env and a remote with credentials (made below, with the key)
+        (ws / ".git").mkdir()
         # The real home directory: a fake ~/.ssh with a private key.  If ~/.ssh exists we never
         # touch it: the fake key goes to a directory of our own in the home instead.
         real_home = Path(os.path.expanduser("~"))
@@ -143,13 +147,19 @@ class Machine:
         udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         udp.bind(("127.0.0.1", 0))
         secret = f"sk-canary-{token}"
+        (ws / ".env").write_text(f"OPENAI_API_KEY={secret}\n")
+        (ws / ".git" / "config").write_text(f'[remote "origin"]\n\turl = https://x:{secret}@example.com/r.git\n')
+        unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        unix.bind(str(tmp / "agent.sock"))
+        unix.listen(4)
         # a stand-in for the language server: the key in its (initial) environment
         server = subprocess.Popen(
-            [sys.executable, "-c", "import time; time.sleep(3600)"],
+            # (and in its command line, as an --api-base with credentials would be)
+            [sys.executable, "-c", "import time; time.sleep(3600)", f"--api-base=https://u:{secret}@example.com"],
             env={**os.environ, "OPENAI_API_KEY": secret, "ANTHROPIC_API_KEY": secret},
             stdin=subprocess.DEVNULL,
         )
-        m = cls(tmp, ws, home, created, secret, tcp, udp, f"coherence-escape-{token}", server)
+        m = cls(tmp, ws, home, created, secret, tcp, udp, unix, f"coherence-escape-{token}", server)
         m.snapshots = m._take()
         return m
 
@@ -166,7 +176,11 @@ class Machine:
             p = Path(d) / self.escape
             if p.exists():
                 out.append(f"{p} was created")
-        ready = select.select([self.tcp, self.udp], [], [], 0)[0]
+        ready = select.select([self.tcp, self.udp, self.unix], [], [], 0)[0]
+        if self.unix in ready:
+            conn, _ = self.unix.accept()
+            conn.close()
+            out.append("the unix socket listener got a connection")
         if self.tcp in ready:
             conn, addr = self.tcp.accept()
             conn.close()
@@ -179,7 +193,7 @@ class Machine:
         return out
 
     def close(self) -> None:
-        for s in (self.tcp, self.udp):
+        for s in (self.tcp, self.udp, self.unix):
             s.close()
         if self.server.poll() is None:
             self.server.kill()
@@ -234,7 +248,7 @@ def run_entry(entry: Hostile, mode: str, machine: Machine) -> EntryResult:
     v: list[str] = []
     if seconds > WALL_BOUND:
         v.append(f"took {seconds:.1f}s > {WALL_BOUND:.1f}s")
-    if report.sandbox != mode:
+    if report.sandbox != sb.sandbox_name(mode, sb.planned_layers(mode)):
         v.append(f"ran in {report.sandbox}, not {mode}")
     if report.module_error is not None:
         v.append(f"module error: {report.module_error}")

@@ -16,6 +16,7 @@ import collections
 
 import pytest
 
+from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ModuleContext, Program
 from coherence.engine.execution.pool import POOL
@@ -44,7 +45,7 @@ def test_clean_run_is_the_baseline(mode, machine):
     programs = [Program("f")] + [Program("f", s) for s in HONEST_ALTERNATIVES]
     with ProcessWatch() as watch:
         report = Executor(limits=LIMITS, sandbox=mode).run(module, programs, INPUTS)
-    assert report.sandbox == mode and report.module_error is None
+    assert report.sandbox == sb.sandbox_name(mode, sb.planned_layers(mode)) and report.module_error is None
     assert report.outcomes == [EXPECTED_HONEST] * 4
     assert len(watch.seen) >= 2  # the watch does see the worker processes
     assert wait_no_survivors(watch, ignore=(machine.server.pid,)) == []

@@ -12,6 +12,8 @@ export interface StatusParams {
     hint: number;
     coherent: number;
     skipped: number;
+    // which sandbox ran the generated code, e.g. "bwrap+landlock+seccomp" or "guard+landlock+seccomp"
+    sandbox?: string;
 }
 
 export type ServerState = { kind: 'starting' } | { kind: 'running' } | { kind: 'disabled' } | { kind: 'error'; message: string };
@@ -31,6 +33,8 @@ export function parseStatusParams(params: unknown): StatusParams {
         hint: count(p.hint),
         coherent: count(p.coherent),
         skipped: count(p.skipped),
+        // names only (letters, +, comma, space): it is shown in a tooltip
+        sandbox: typeof p.sandbox === 'string' ? p.sandbox.replace(/[^a-z+, ]/g, '').slice(0, 120) : undefined,
     };
 }
 
@@ -98,7 +102,8 @@ export class StatusBar implements Disposable {
                         `- information: ${information}\n` +
                         `- hint: ${hint}\n` +
                         `- coherent: ${coherent}\n` +
-                        `- skipped: ${skipped}\n`,
+                        `- skipped: ${skipped}\n` +
+                        (this.counts.sandbox ? `\nsandbox: ${this.counts.sandbox}\n` : ''),
                 );
                 break;
         }

@@ -42,7 +42,7 @@ class CheckConfig:
     max_concurrency: int = 4  # concurrent LLM requests
     delta: float = 0.05
     seed: int = 0
-    sandbox: str = "auto"  # auto | bwrap | guard
+    sandbox: str = "auto"  # auto | bwrap | guard | strict (refuse to run without bwrap+seccomp or Landlock+seccomp)
     cache_dir: str | None = None
     mode: str = "marked"  # marked | docstring
     rerun_inputs: int = 50  # inputs the user's function runs twice on (nondeterminism check)
@@ -61,8 +61,8 @@ class CheckConfig:
             raise ConfigurationError(f"delta must be between 0 and 1, got {self.delta}")
         if self.mode not in ("marked", "docstring"):
             raise ConfigurationError(f"mode must be 'marked' or 'docstring', got {self.mode!r}")
-        if self.sandbox not in ("auto", "bwrap", "guard"):
-            raise ConfigurationError(f"sandbox must be auto, bwrap or guard, got {self.sandbox!r}")
+        if self.sandbox not in ("auto", "bwrap", "guard", "strict"):
+            raise ConfigurationError(f"sandbox must be auto, bwrap, guard or strict, got {self.sandbox!r}")
         return self
 
     def merged(self, **overrides) -> "CheckConfig":

@@ -48,7 +48,7 @@ def add_eval_parser(subparsers) -> None:
     p.add_argument("--run-budget", type=float, default=10.0, help="seconds for all the programs of a task together, shared out over the parallel slots, at least 1 s each (default 10, the engine's; 0 for no cap)")
     p.add_argument("--label-timeout", type=float, default=10.0, help="seconds for one candidate's benchmark tests (default 10)")
     p.add_argument("--seed", type=int, default=0, help="input generation seed (default 0)")
-    p.add_argument("--sandbox", choices=("auto", "bwrap", "guard"), default="auto")
+    p.add_argument("--sandbox", choices=("auto", "bwrap", "guard", "strict"), default="auto")
     p.add_argument("--python", metavar="INTERPRETER", help="interpreter that runs the programs (default: this one)")
     p.add_argument("--restart", action="store_true", help="discard finished tasks in --out instead of resuming")
     p.add_argument("--redo-failures", action="store_true", help="before resuming, drop finished tasks that a sandbox worker failure (not the code) spoiled, and run them again")

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError, ConfigurationError
+from coherence.engine.execution import sandbox as sb
 from coherence.engine.markers import find_targets
 from coherence.engine.selection import names_for
 from coherence.engine.result import CheckResult
@@ -491,6 +492,9 @@ class Scheduler:
 
         if result is None:
             return None
+        if result.sandbox and sb.is_weak(result.sandbox):
+            # once per server: the plain truth about what generated code can reach here
+            self.ls.notify_problem(sb.WEAK_NOTICE.format(name=result.sandbox), once_key="weak sandbox")
         if result.status in _CACHEABLE:
             self.cache.put(job.key, result)
         state = self.docs.get(job.uri)
@@ -545,6 +549,10 @@ class Scheduler:
         for checker in self._checkers.values():
             _close_checker(checker)
         self._checkers.clear()
+
+    def sandboxes(self) -> list[str]:
+        """The sandboxes the shown results ran in (``bwrap+landlock+seccomp``, ...), for the status."""
+        return sorted({r.sandbox for state in self.docs.values() for r in state.results.values() if r.sandbox})
 
     def counts(self) -> dict[str, int]:
         # "incoherent" counts every incoherent function; "warning", "information" and "hint" split

@@ -104,6 +104,7 @@ class _Run:
         self.over_clean = False
         self.over_cpu: float | None = None
         self.killed = False
+        self.layers: list[str] = []  # the kernel layers its children applied (protocol.SANDBOX)
 
     def expect(self, n_inputs: int) -> None:
         """Room for the outcomes of ``n_inputs`` inputs (a run started ahead learns how many
@@ -146,6 +147,9 @@ class _Run:
                 self.note(rest)
             elif i == protocol.DONE:
                 self.done = True
+            elif i == protocol.SANDBOX:
+                layers = _loads(rest)
+                self.layers = [x for x in layers if isinstance(x, str)][:8] if isinstance(layers, list) else []
             elif i == protocol.OVER:
                 info = _loads(rest)
                 self.over = True
@@ -289,6 +293,11 @@ class Executor:
         """A job for the worker, but for its inputs (``_job_inputs``)."""
         return {
             "remove_tmp": mode == "bwrap",
+            "sandbox": mode,
+            # kernel layers the worker must apply or refuse to run ("strict")
+            "require": sb.required_layers(self.sandbox, mode),
+            # the workspace's dotfiles and VCS folders, which no child may read
+            "hidden": sb.hidden_paths(interp, extra),
             "path": list(interp.path),
             "site_dirs": list(interp.site_dirs),
             # reads the children may not do (the user's home), except what they need
@@ -357,7 +366,9 @@ class Executor:
     def _start_warm(self, run: _Run, mode, interp, extra, hashseed, job_bytes) -> bool:
         """Hand the job to a warm worker (see pool.py); False when none could take it."""
         env = sb.base_env(sb.BWRAP_TMP if mode == "bwrap" else "", hashseed)
-        key = (interp.executable, interp.stamp, mode, extra, hashseed, tuple(sorted(env.items())))
+        # (bubblewrap's mounts hide the workspace's dotfiles as they were when the worker started)
+        hidden = tuple(sb.hidden_paths(interp, extra)) if mode == "bwrap" else ()
+        key = (interp.executable, interp.stamp, mode, extra, hidden, hashseed, tuple(sorted(env.items())))
         try:
             warm = POOL.checkout(key, lambda: sb.worker_command(mode, interp, env, extra), env, guard_home=mode != "bwrap")
         except OSError:
@@ -687,7 +698,7 @@ class PreparedRun:
             rerun=rerun_out,
             load_errors=load_errors,
             module_error=module_error,
-            sandbox=mode,
+            sandbox=sb.sandbox_name(mode, main.layers),
             seconds=time.monotonic() - start,
             timeouts=timeouts,
             python=interp.executable,

@@ -32,9 +32,12 @@ from coherence.engine.errors import ConfigurationError
 # (the job's "allow") covers both.
 WORKER = str(Path(__file__).with_name("worker.py"))
 
-# Environment variables the worker may see (plus LC_*).  Everything else (API keys, tokens,
-# proxies, the editor's variables) is dropped.
-ENV_ALLOW = ("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "LD_LIBRARY_PATH", "SYSTEMROOT")
+# Environment variables the worker may see.  Everything else (API keys, tokens, proxies, the
+# editor's variables) is dropped.  The locale ones are named one by one: a prefix ("LC_*") let
+# LC_OPENAI_API_KEY through.
+LOCALE = ("LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES",
+          "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION")
+ENV_ALLOW = frozenset(("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "LD_LIBRARY_PATH", "SYSTEMROOT") + LOCALE)
 ENV_FIXED = {
     "PYTHONHASHSEED": "0",
     "PYTHONDONTWRITEBYTECODE": "1",
@@ -102,7 +105,7 @@ def base_env(home: str, hashseed: int = 0) -> dict[str, str]:
     """The scrubbed environment of the worker."""
     env = {}
     for key, value in os.environ.items():
-        if key in ENV_ALLOW or key.startswith("LC_"):
+        if key in ENV_ALLOW:
             env[key] = value
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     env.update(ENV_FIXED)
@@ -122,7 +125,7 @@ def probe_interpreter(python: str | None = None) -> Interpreter:
     exe = shutil.which(python) if os.sep not in python else python
     if not exe or not os.path.exists(exe):
         raise ConfigurationError(f"The Python interpreter {python!r} was not found.")
-    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k.startswith("LC_") or k in ("HOME", "VIRTUAL_ENV", "PYENV_VERSION", "PYENV_ROOT", "CONDA_PREFIX")}
+    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k in ("HOME", "VIRTUAL_ENV", "PYENV_VERSION", "PYENV_ROOT", "CONDA_PREFIX")}
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     try:
         proc = subprocess.run(
@@ -239,6 +242,41 @@ def _find_exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str
     return out
 
 
+# Entries of a workspace folder no program needs, which hold secrets (.env, .netrc, .npmrc) or
+# history and remotes with credentials (.git, .hg, .svn): every dotfile, and VCS folders without
+# a dot.  Hidden from the children in every mode (the audit hook; bubblewrap's mounts; Landlock).
+_VCS = frozenset(("CVS", "_darcs", "_FOSSIL_", ".fslckout"))
+_hidden: dict[tuple, tuple[float, tuple[str, ...]]] = {}
+
+
+def hidden_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
+    """The workspace's dotfiles and VCS folders (the top level of each of ``extra``), but those
+    that hold the interpreter or its packages (a ``.venv``).  Kept a few seconds, like
+    ``_exposed_paths``."""
+    key = (interp.executable, interp.stamp, tuple(extra))
+    now = time.monotonic()
+    known = _hidden.get(key)
+    if known is not None and now - known[0] < _EXPOSED_SECONDS:
+        return list(known[1])
+    needed = [os.path.realpath(p) for p in (*interp.prefixes, *interp.site_dirs, os.path.dirname(interp.executable), os.path.dirname(WORKER)) if p]
+    out: list[str] = []
+    for root in extra:
+        try:
+            names = sorted(os.listdir(root))
+        except OSError:
+            continue
+        for name in names:
+            if not (name.startswith(".") or name in _VCS):
+                continue
+            path = os.path.realpath(os.path.join(root, name))
+            if path not in out and not any(_under(n, path) for n in needed):
+                out.append(path)
+    if len(_hidden) > 64:
+        _hidden.clear()
+    _hidden[key] = (now, tuple(out))
+    return out
+
+
 _which: list = [None, None]  # PATH, where bwrap is on it
 
 
@@ -260,7 +298,8 @@ def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[s
     for root in roots:
         cmd += ["--perms", "0755", "--tmpfs", root]
     made: set[str] = set(roots)
-    for path in _exposed_paths(interp, extra_paths):
+    bound = _exposed_paths(interp, extra_paths)
+    for path in bound:
         root = next(r for r in roots if _under(path, r))
         # intermediate directories, world-traversable so the dropped user can reach the binds
         parts = path[len(root):].strip("/").split("/")
@@ -272,6 +311,17 @@ def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[s
                 cmd += ["--perms", "0755", "--dir", cur]
         cmd += ["--ro-bind", path, path]
         made.add(path)
+    # the host's runtime sockets (/run/user/$UID/bus, docker.sock, ssh and gpg agents) out of sight
+    for run in ("/run", "/var/run"):
+        if os.path.isdir(run) and not os.path.islink(run) and not any(_under(p, run) for p in made):
+            cmd += ["--tmpfs", run]
+    for path in hidden_paths(interp, extra_paths):
+        if any(_under(path, r) for r in roots) and not any(_under(path, b) for b in bound):
+            continue  # under a hidden root and not bound back: out of sight already
+        if os.path.isdir(path):
+            cmd += ["--tmpfs", path]
+        elif os.path.exists(path):
+            cmd += ["--ro-bind", "/dev/null", path]
     if os.geteuid() == 0:
         # privileged bubblewrap: no user namespace (so the worker can drop to "nobody" and the
         # process limit applies), all capabilities dropped except changing uid/gid and killing
@@ -312,14 +362,53 @@ def bwrap_works(interp: Interpreter, extra_paths: tuple[str, ...] = ()) -> bool:
     return ok
 
 
+MODES = ("auto", "bwrap", "guard", "strict")
+
+
+def kernel_layers() -> list[str]:
+    """The kernel layers a guard-mode child can apply here (``coherence_worker.kernel``): Landlock
+    (file access) and seccomp (system calls)."""
+    from coherence.engine.execution.coherence_worker import landlock, seccomp
+
+    return (["landlock"] if landlock.abi() else []) + (["seccomp"] if seccomp.available() else [])
+
+
+def planned_layers(mode: str) -> list[str]:
+    """The kernel layers a worker in ``mode`` applies here (what its name will say): the same in
+    both modes (under bubblewrap, Landlock confines writes and signals; see kernel.py)."""
+    return kernel_layers()
+
+
+def required_layers(requested: str, mode: str) -> list[str]:
+    """What a ``strict`` sandbox must have on top of ``mode``; the worker refuses to run without."""
+    if requested != "strict":
+        return []
+    return ["seccomp"] if mode == "bwrap" else ["landlock", "seccomp"]
+
+
 def choose_mode(requested: str, interp: Interpreter, extra_paths: tuple[str, ...] = ()) -> str:
     """``auto`` -> ``bwrap`` when it works here, else ``guard``; an explicit ``bwrap`` that does
-    not work is a configuration error."""
-    if requested not in ("auto", "bwrap", "guard"):
-        raise ConfigurationError(f"Unknown sandbox mode {requested!r} (use auto, bwrap or guard).")
+    not work is a configuration error.  ``strict``: ``bwrap`` with seccomp, else ``guard`` with
+    Landlock and seccomp, else a configuration error (it refuses to run weakly)."""
+    if requested not in MODES:
+        raise ConfigurationError(f"Unknown sandbox mode {requested!r} (use auto, bwrap, guard or strict).")
     if requested == "guard":
         return "guard"
     ok = bwrap_works(interp, extra_paths)
+    if requested == "strict":
+        have = kernel_layers()
+        if ok and "seccomp" in have:
+            return "bwrap"
+        missing = [x for x in required_layers("strict", "guard") if x not in have]
+        if not missing:
+            return "guard"
+        raise ConfigurationError(
+            'sandbox = "strict" refuses to run here: bubblewrap does not work'
+            + ("" if ok else " (missing, or unprivileged user namespaces are not allowed)")
+            + f", and the kernel offers no {' and no '.join(missing)}. "
+            "Install bubblewrap and allow user namespaces, or use Linux >= 5.13 with Landlock enabled, "
+            'or accept a weaker sandbox with sandbox = "auto".'
+        )
     if requested == "bwrap" and not ok:
         raise ConfigurationError(
             "The bubblewrap sandbox was requested but does not work here "
@@ -334,3 +423,23 @@ def worker_command(mode: str, interp: Interpreter, env: dict[str, str], extra_pa
     if mode == "bwrap":
         return bwrap_command(interp, env, extra_paths) + ["--"] + py
     return py
+
+
+def sandbox_name(mode: str, layers) -> str:
+    """The sandbox that ran, precisely: ``bwrap+landlock+seccomp``, ``guard+landlock+seccomp``, ``guard``."""
+    return "+".join([mode, *[x for x in layers or () if isinstance(x, str)]])
+
+
+def is_weak(name: str) -> bool:
+    """A sandbox that leaves the user's files readable: guard mode without Landlock, and not root
+    (a root worker confines itself in namespaces of its own, see guard.isolate_as_root)."""
+    parts = name.split("+")
+    root = hasattr(os, "geteuid") and os.geteuid() == 0
+    return bool(name) and parts[0] == "guard" and "landlock" not in parts and not root
+
+
+WEAK_NOTICE = (
+    "coherence: the sandbox is weak here ({name}): bubblewrap does not work and the kernel offers no Landlock, "
+    "so generated code can read your files (~/.aws, ~/.netrc, the workspace's .env) and reach local sockets. "
+    'Install bubblewrap (and allow unprivileged user namespaces), or set sandbox = "strict" to refuse to run weakly.'
+)

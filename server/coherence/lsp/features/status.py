@@ -1,6 +1,6 @@
 """The ``coherence/status`` notification ({checking, incoherent, coherent, skipped}, plus
-nondeterministic and errors), sent whenever the counts over the open documents change.  The VS Code
-status bar shows it."""
+nondeterministic and errors, and ``sandbox``: which sandboxes the results ran in), sent whenever
+it changes.  The VS Code status bar shows it."""
 
 from __future__ import annotations
 
@@ -12,13 +12,16 @@ METHOD = "coherence/status"
 class StatusFeature(LanguageFeature):
     def __init__(self, ls):
         super().__init__(ls)
-        self._last: dict[str, int] | None = None
+        self._last: dict | None = None
 
     def results_changed(self, uris: set[str]) -> None:
         self.send()
 
     def send(self, force: bool = False) -> None:
-        counts = self.ls.scheduler.counts()
+        counts: dict = dict(self.ls.scheduler.counts())
+        sandboxes = self.ls.scheduler.sandboxes()
+        if sandboxes:
+            counts["sandbox"] = ", ".join(sandboxes)
         if counts == self._last and not force:
             return
         self._last = counts

@@ -14,7 +14,7 @@ import sys
 import time
 import types
 
-from . import ahead, guard, loading, protocol
+from . import ahead, guard, kernel, loading, protocol
 from .canon import LIM, tname
 from .flat import flat_map, flat_seq, flat_set, snapshotter
 from .protocol import BUDGET_EXCEEDED, INPUT_ERROR, LOAD_FAILED, LOAD_OK, SLOT_LOAD, SLOT_POS, SLOT_WRITTEN, TIMEOUT, TOLD_HANGS
@@ -22,8 +22,14 @@ from .timer import Timeout
 
 
 def child_main(leader, task, indices, w, slot, cwd, uid=guard.NOBODY, go=None):
-    enter(leader, w, cwd, uid)
+    refused = enter(leader, w, cwd, uid)
     out = Records(w, slot)
+    if refused is not None:
+        # a layer the leader announced did not hold here: the program does not run weaker
+        out.lines.append(protocol.record(task.t, protocol.LOADED, "the sandbox refused to run it: " + refused))
+        out.flush(0)
+        struct.pack_into("q", slot, SLOT_LOAD, LOAD_FAILED)
+        return
     info = task.program
     ns = dict(leader.module.__dict__)
     if info.code is not None:
@@ -46,7 +52,8 @@ def child_main(leader, task, indices, w, slot, cwd, uid=guard.NOBODY, go=None):
 
 def enter(leader, w, cwd, uid):
     """Into the sandbox: a process group of its own, none of its leader's or siblings'
-    descriptors but its pipe, the limits, the privilege drop, its own directory."""
+    descriptors but its pipe, the limits, the privilege drop, its own directory, the kernel's
+    layers (see kernel.py).  None, or why a layer could not be applied."""
     try:
         os.setpgid(0, 0)
     except OSError:
@@ -64,6 +71,7 @@ def enter(leader, w, cwd, uid):
     guard.confine(leader.guard, cwd)
     sys.stdout = leader.sink_out
     sys.stderr = leader.sink_err
+    return kernel.apply(leader.layers, cwd)
 
 
 class Records(object):

@@ -78,6 +78,8 @@ def arm(state, job):
     """Fill ``state`` from the job (the private paths, and what in them children may read) and
     install the hook, once per process: audit hooks cannot be removed."""
     state["private"] = tuple(os.path.realpath(p) for p in job.get("private") or () if p)
+    # the workspace's dotfiles and VCS directories (.env, .git): hidden even where allowed
+    state["hidden"] = tuple(os.path.realpath(p) for p in job.get("hidden") or () if p)
     allow = [os.path.realpath(p) for p in (job.get("allow") or []) + sys.path if p and os.path.isabs(p)]
     state["allow"] = tuple(allow) + (state["root"],)
     install_guard(state)
@@ -125,25 +127,27 @@ def install_guard(state):
 
     def readable(path):
         """Reads are free except other processes' /proc entries (their environment holds the
-        editor's API keys) and the private directories (the user's home) outside the paths the
-        program legitimately needs (interpreter, site-packages, workspace)."""
+        editor's API keys), the workspace's hidden paths, and the private directories (the
+        user's home) outside the paths the program legitimately needs (interpreter,
+        site-packages, workspace).  Judged on the resolved path, never its text:
+        ``/proc//1/environ``, ``/proc/self/root/proc/1`` and a symlink all name /proc/1."""
         try:
             if isinstance(path, int):
                 return True
             p = fspath(path)
             if isinstance(p, bytes):
                 p = fsdecode(p)
-            if not p.startswith("/"):
-                p = join(getcwd(), p)
-            if p.startswith("/proc/"):
-                head = p[6:].split("/", 1)[0]
+            full = realpath(join(getcwd(), p))
+            if full.startswith("/proc/"):
+                head = full[6:].split("/", 1)[0]
                 if head.isdigit() and int(head) != getpid():
                     return False
+            hidden = state.get("hidden") or ()
+            if hidden and under(full, hidden):
+                return False
             private = state.get("private") or ()
-            if private:
-                full = realpath(p)
-                if under(full, private) and not under(full, state.get("allow") or ()):
-                    return False
+            if private and under(full, private) and not under(full, state.get("allow") or ()):
+                return False
             return True
         except BaseException:
             return False
@@ -302,10 +306,13 @@ def isolate_as_root(tmp):
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
-        CLONE_NEWNS, CLONE_NEWNET = 0x00020000, 0x40000000
+        CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
         MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 0x20, 0x1000, 0x4000, 1 << 18
         if libc.unshare(CLONE_NEWNET) != 0:
             problems.append("network namespace: errno %d" % ctypes.get_errno())
+        # SysV IPC objects die with the job's own namespace instead of outliving the check
+        if libc.unshare(CLONE_NEWIPC) != 0:
+            problems.append("IPC namespace: errno %d" % ctypes.get_errno())
         if libc.unshare(CLONE_NEWNS) != 0:
             problems.append("mount namespace: errno %d" % ctypes.get_errno())
             return problems
@@ -322,6 +329,12 @@ def isolate_as_root(tmp):
             for point in points:
                 point = point.replace(b"\\040", b" ")
                 libc.mount(None, point, None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+        # the host's runtime sockets (/run/user/$UID/bus, docker.sock, agents) out of sight
+        real = os.path.realpath(tmp).encode()
+        for run in (b"/run", b"/var/run"):
+            if os.path.isdir(run) and not os.path.islink(run) and not (real + b"/").startswith(run + b"/"):
+                if libc.mount(b"tmpfs", run, b"tmpfs", MS_RDONLY, b"mode=0755,size=4k") != 0:
+                    problems.append("tmpfs over %s: errno %d" % (run.decode(), ctypes.get_errno()))
         # the run's temp dir writable again: a bind mount of it, remounted read-write
         real = os.path.realpath(tmp).encode()
         if libc.mount(real, real, None, MS_BIND, None) != 0 or libc.mount(
@@ -364,10 +377,27 @@ def limit_child(as_limit, file_size, cpu_seconds, nofile):
     setrlimit(resource.RLIMIT_CORE, 0)
 
 
+def drop_capabilities():
+    """Root only, before the uid change: empty the capability bounding set and the ambient set,
+    so that no exec (a setuid ``su``, a binary with file capabilities) can give any back.  Needs
+    CAP_SETPCAP (bubblewrap's root mode already keeps only the few it adds)."""
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl(47, 4, 0, 0, 0)  # PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL
+        for cap in range(64):
+            if prctl(24, cap, 0, 0, 0) != 0 and ctypes.get_errno() == errno.EINVAL:  # PR_CAPBSET_DROP
+                break  # past the last capability this kernel knows
+    except BaseException:
+        pass
+
+
 def drop_privileges(uid, set_pdeathsig):
     """A child of a root worker becomes ``uid`` (its own, see CHILD_UID_BASE), dies with its
     leader, and may start no process."""
     if hasattr(os, "geteuid") and os.geteuid() == 0:
+        drop_capabilities()
         try:
             os.setgroups([])
         except BaseException:

@@ -14,10 +14,10 @@ import struct
 import sys
 import time
 
-from . import ahead, guard, loading, protocol, sealed, watch
+from . import ahead, guard, kernel, loading, protocol, sealed, watch
 from .canon import make_canonicalizer
 from .child import child_main
-from .protocol import BUDGET_EXCEEDED, DONE_RECORD, LOAD_PENDING, META, MODULE, SLOT_SIZE, TOLD_HANGS
+from .protocol import BUDGET_EXCEEDED, DONE_RECORD, LOAD_PENDING, META, MODULE, SANDBOX, SLOT_SIZE, TOLD_HANGS
 from .timer import Timer
 
 
@@ -26,6 +26,10 @@ class Forked(BaseException):
     leader's frames held (every program's task, the queue, the batch) is then freed, out of
     reach of the generated code the child runs.  Its args: the child's spec and the descriptors
     of its batch."""
+
+
+class Refused(Exception):
+    """The job asked for a sandbox layer this kernel does not give."""
 
 
 class Task(object):
@@ -157,13 +161,28 @@ class Leader(object):
             except BaseException:
                 pass
         guard.arm(self.guard, job)
+        self.layers = kernel.plan(job, [p for p in self.guard["allow"] if p != self.guard["root"]], self.guard["hidden"])
+        # which kernel layers the children apply, so coherence can name the sandbox that ran
+        names = self.layers.names()
+        self.emit_json(META, SANDBOX, names)
+        missing = [x for x in job.get("require") or () if x not in names]
+        if missing:
+            raise Refused("sandbox \"strict\": the kernel refused " + " and ".join(missing))
         sys.stdout = self.sink_out
         sys.stderr = self.sink_err
         sys.stdin = io.StringIO("")
         self.canon, self.dump = make_canonicalizer()
 
     def run(self):
-        self.setup()
+        try:
+            self.setup()
+        except Refused as e:
+            # nothing runs weaker than "strict" asked: the module is reported as not loaded
+            self.guard["mode"] = guard.LEADER
+            self.emit_json(META, MODULE, str(e))
+            self.emit(DONE_RECORD)
+            self.flush()
+            return
         loader = self.loader
         loader.preimport(loading.PREIMPORT_CORE)
         if not loading.children_can_import():

@@ -20,6 +20,7 @@ the job, never stdout:
     "-1 1 <json>"      internal diagnostic (``DIAGNOSTIC``): a worker problem, not the user's
     "-1 2 null"        the run is complete (``DONE``)
     "-1 3 <json>"      serve mode only: the job is over (``OVER``, see ``serve.py``)
+    "-1 4 <json>"      the kernel layers the children apply (``SANDBOX``, see ``kernel.py``)
 
 The reserved outcome words are the errors of ``raise`` outcomes the worker and coherence make
 themselves rather than take from an exception's type name.  They travel out of band, as "!"
@@ -42,6 +43,7 @@ MODULE = 0  # meta records, by their second number
 DIAGNOSTIC = 1
 DONE = 2
 OVER = 3
+SANDBOX = 4
 
 # The longest line a child may send: a record holds at most two size-capped canonical values.
 MAX_LINE = 4 * 16 * 1024 + 4096

@@ -25,7 +25,7 @@ import os
 import signal
 import time
 
-from . import guard, loading, protocol
+from . import guard, kernel, loading, protocol
 from .leader import run_job
 from .protocol import META, OVER
 
@@ -44,6 +44,8 @@ def serve():
             __import__(name)
         except BaseException:
             pass
+    # what the kernel offers and the seccomp filter (kernel.py), found once here for every job
+    kernel.warm()
     # the patterns a leader reads its children's records with, compiled once here for every job
     for t in range(_WARM_TASKS):
         protocol.record_index(t)
@@ -122,6 +124,8 @@ def serve():
                 break
         leader[0] = 0
         clean = sweep((me, 1)) if job.get("sweep_session", True) else True
+        if job.get("sandbox") == "bwrap" and not sweep_ipc():
+            clean = False
         if job.get("remove_tmp", True):
             try:
                 os.rmdir(tmp)
@@ -166,3 +170,30 @@ def sweep(keep):
         except (OSError, ValueError, IndexError):
             continue
     return not found
+
+
+def sweep_ipc():
+    """Remove every SysV IPC object of this worker's IPC namespace (bubblewrap gives it one of
+    its own): what a job's module made there must not outlive the job (children cannot make
+    any, see seccomp.py).  True when nothing is left."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+    except BaseException:
+        return True
+    left = False
+    for kind, remove in (("shm", lambda i: libc.shmctl(i, 0, None)), ("sem", lambda i: libc.semctl(i, 0, 0)),
+                         ("msg", lambda i: libc.msgctl(i, 0, None))):
+        try:
+            with open("/proc/sysvipc/" + kind, "rb") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            try:
+                if remove(int(row.split()[1])) != 0:  # IPC_RMID
+                    left = True
+            except (ValueError, IndexError):
+                continue
+    return not left

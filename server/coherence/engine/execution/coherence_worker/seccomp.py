@@ -1,0 +1,187 @@
+"""A child's seccomp filter: the system calls a program never needs and an escape always does.
+
+The audit hook stops Python-level calls, but ``ctypes`` calls libc directly.  This filter is the
+kernel's answer to the same list, and holds whatever the program loads: no new process or exec
+(a setuid ``su`` included), no socket of any family (loopback ports, ``/run/user/$UID/bus``,
+``docker.sock``, agent sockets), no new namespace, no io_uring (which runs system calls the filter
+never sees), no kernel keyring, no ptrace or reading other processes' memory, no mounts, no SysV
+IPC or POSIX message queues (they outlive the program), no memfd (memory no rlimit counts).
+``socketpair`` stays allowed: it connects nothing outside the process (``asyncio.run`` makes one).
+
+The filter is a small classic-BPF program built here (stdlib only: the worker runs under the
+user's interpreter), installed with ``prctl(PR_SET_SECCOMP)`` after ``PR_SET_NO_NEW_PRIVS``, so
+it needs no privilege.  System call numbers are per architecture: x86_64 only; elsewhere
+``available()`` says no and the sandbox's name does not claim it.
+"""
+
+import ctypes
+import errno
+import os
+import platform
+import struct
+from functools import lru_cache
+
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+AUDIT_ARCH_X86_64 = 0xC000003E
+X32_SYSCALL_BIT = 0x40000000
+
+# classic BPF opcodes
+LD_ABS_W = 0x20  # BPF_LD | BPF_W | BPF_ABS
+JEQ_K = 0x15  # BPF_JMP | BPF_JEQ | BPF_K
+JGE_K = 0x35  # BPF_JMP | BPF_JGE | BPF_K
+JSET_K = 0x45  # BPF_JMP | BPF_JSET | BPF_K
+JA = 0x05  # BPF_JMP | BPF_JA
+RET_K = 0x06  # BPF_RET | BPF_K
+RET_ALLOW = 0x7FFF0000
+RET_ERRNO = 0x00050000
+
+# offsets in struct seccomp_data
+NR, ARCH, ARG0 = 0, 4, 16
+
+# x86_64 numbers of the denied calls (arch/x86/entry/syscalls/syscall_64.tbl)
+DENY_X86_64 = {
+    "socket": 41, "connect": 42, "bind": 49, "listen": 50,
+    "fork": 57, "vfork": 58, "execve": 59, "execveat": 322,
+    "ptrace": 101, "process_vm_readv": 310, "process_vm_writev": 311, "kcmp": 312, "pidfd_getfd": 438,
+    "unshare": 272, "setns": 308,
+    "io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427,
+    "add_key": 248, "request_key": 249, "keyctl": 250,
+    "bpf": 321, "perf_event_open": 298, "userfaultfd": 323, "fanotify_init": 300,
+    "mount": 165, "umount2": 166, "pivot_root": 155, "chroot": 161, "open_tree": 428,
+    "move_mount": 429, "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433,
+    "mount_setattr": 442, "name_to_handle_at": 303, "open_by_handle_at": 304,
+    "shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240, "pidfd_open": 434, "pidfd_send_signal": 424,
+    "memfd_create": 319, "memfd_secret": 447,
+    "kexec_load": 246, "kexec_file_load": 320, "init_module": 175, "finit_module": 313,
+    "delete_module": 176, "acct": 163, "swapon": 167, "swapoff": 168, "reboot": 169,
+    "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173, "quotactl": 179,
+}
+# signals: only to the process itself (its children share a uid when coherence is not root, and
+# kill(-1) or a sibling's pid would reach them): the target, argument 0, must be this process
+SIGNAL_SELF_X86_64 = {"tkill": 200, "tgkill": 234, "rt_sigqueueinfo": 129, "rt_tgsigqueueinfo": 297}
+KILL_X86_64 = 62
+PID_MARK = 0x5EA1D00D  # stands for the child's pid in ``program``'s output (see for_process)
+CLONE_X86_64 = 56
+CLONE3_X86_64 = 435
+# clone flags that make a namespace (CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID,
+# NEWNET) and CLONE_NEWTIME
+CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
+CLONE_THREAD = 0x00010000
+
+
+def _ins(code, jt, jf, k):
+    return struct.pack("HBBI", code, jt, jf, k)
+
+
+def _to_self(nr, deny, also=None):
+    """System call ``nr`` allowed only when its first argument is this process (PID_MARK) or
+    ``also``; the accumulator holds the call's number again after it."""
+    ok = [PID_MARK] + ([also] if also is not None else [])
+    out = [_ins(JEQ_K, 0, 3 + len(ok), nr), _ins(LD_ABS_W, 0, 0, ARG0)]
+    out += [_ins(JEQ_K, len(ok) - k, 0, v) for k, v in enumerate(ok)]
+    out += [_ins(RET_K, 0, 0, deny), _ins(RET_K, 0, 0, RET_ALLOW), _ins(LD_ABS_W, 0, 0, NR)]
+    return out
+
+
+@lru_cache(maxsize=None)  # (a warm worker makes it once, before it forks its job leaders)
+def program(deny_errno=errno.EPERM):
+    """The filter (bytes of struct sock_filter) for x86_64."""
+    deny = RET_ERRNO | deny_errno
+    out = [
+        _ins(LD_ABS_W, 0, 0, ARCH),
+        _ins(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
+        _ins(RET_K, 0, 0, deny),  # a 32-bit (int 0x80) call: none is needed
+        _ins(LD_ABS_W, 0, 0, NR),
+        _ins(JGE_K, 0, 1, X32_SYSCALL_BIT),  # the x32 ABI's numbers alias the same calls
+        _ins(RET_K, 0, 0, deny),
+    ]
+    # the denied calls share one return: the filter is compiled when each child installs it,
+    # and its length is that cost
+    denied = sorted(set(DENY_X86_64.values()))
+    n = len(denied)
+    out += [_ins(JEQ_K, n - i, 0, nr) for i, nr in enumerate(denied)]
+    out += [_ins(JA, 0, 0, 1), _ins(RET_K, 0, 0, deny)]
+    # kill: this process (or its own group, 0: the child leads a group of its own); the others
+    # that name a target process: this process only
+    out += _to_self(KILL_X86_64, deny, also=0)
+    for nr in sorted(SIGNAL_SELF_X86_64.values()):
+        out += _to_self(nr, deny)
+    # clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc use clone
+    out += [_ins(JEQ_K, 0, 1, CLONE3_X86_64), _ins(RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
+    # clone: threads only, and no namespace (a process without CLONE_THREAD is a fork)
+    out += [
+        _ins(JEQ_K, 0, 5, CLONE_X86_64),
+        _ins(LD_ABS_W, 0, 0, ARG0),
+        _ins(JSET_K, 2, 0, CLONE_NEW_ANY),
+        _ins(JSET_K, 0, 1, CLONE_THREAD),
+        _ins(RET_K, 0, 0, RET_ALLOW),
+        _ins(RET_K, 0, 0, deny),
+    ]
+    out.append(_ins(RET_K, 0, 0, RET_ALLOW))
+    return b"".join(out)
+
+
+def pid_offsets(code):
+    """Where in ``code`` PID_MARK stands (offsets of the ``k`` fields): found once, in the leader."""
+    mark = struct.pack("I", PID_MARK)
+    return [k + 4 for k in range(0, len(code), 8) if code[k + 4:k + 8] == mark]
+
+
+def for_process(code, pid, offsets=None):
+    """``code`` (from ``program``) with this process's pid in place of PID_MARK."""
+    out = bytearray(code)
+    for k in pid_offsets(code) if offsets is None else offsets:
+        struct.pack_into("I", out, k, pid)
+    return bytes(out)
+
+
+class _Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+_libc = []
+
+
+def libc():
+    if not _libc:
+        lib = ctypes.CDLL(None, use_errno=True)
+        lib.prctl  # bound here, in the leader, rather than in every child
+        _libc.append(lib)
+    return _libc[0]
+
+
+@lru_cache(maxsize=None)
+def available():
+    """Whether this kernel and architecture take the filter (Linux x86_64 with seccomp)."""
+    if not os.uname().sysname == "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+        return False
+    try:
+        with open("/proc/self/status", "rb") as f:
+            if b"\nSeccomp:" not in f.read():
+                return False
+        libc()
+        return True
+    except OSError:
+        return False
+
+
+def no_new_privs():
+    """``PR_SET_NO_NEW_PRIVS``: no exec ever grants privileges again (setuid, file capabilities).
+    True when set."""
+    try:
+        return libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+    except BaseException:
+        return False
+
+
+def install(code):
+    """Install the filter ``code`` (from ``program``) on this thread's process; True on success.
+    Needs no_new_privs (or CAP_SYS_ADMIN)."""
+    buf = ctypes.create_string_buffer(code, len(code))
+    prog = _Fprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    try:
+        return libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) == 0
+    except BaseException:
+        return False

@@ -1,0 +1,139 @@
+"""Issue 28 section 2: which sandbox ran, the kernel layers behind its name, and "strict".
+
+The attacks themselves are in ``tests/hostile/corpus_kernel.py`` (run by the hostile suite in
+both modes); here: the name every report carries, the locale allow-list, the hidden workspace
+paths, a worker that refuses a layer it cannot apply, and the command line's "strict".
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from coherence.engine.execution import sandbox as sb
+from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
+from coherence.engine.outcomes import Outcome, canonical
+from coherence.engine.result import CheckResult
+from coherence import formats
+from tests.hostile.harness import bwrap_ok
+
+REPO = Path(__file__).resolve().parents[2]
+LIMITS = ExecutionLimits(call_timeout=2.0, program_budget=5.0)
+
+
+@pytest.fixture(params=["guard", "bwrap"])
+def mode(request) -> str:
+    if request.param == "bwrap" and not bwrap_ok():
+        pytest.skip("bubblewrap does not work here")
+    return request.param
+
+
+def test_only_named_locale_variables_reach_the_worker(monkeypatch):
+    monkeypatch.setenv("LC_ALL", "C.UTF-8")
+    monkeypatch.setenv("LC_OPENAI_API_KEY", "sk-locale-looking")
+    monkeypatch.setenv("LC_TERMINAL", "iTerm2")
+    env = sb.base_env("/tmp/x")
+    assert env["LC_ALL"] == "C.UTF-8"
+    assert "LC_OPENAI_API_KEY" not in env and "LC_TERMINAL" not in env
+    assert "sk-locale-looking" not in json.dumps(env)
+
+
+def test_hidden_paths_are_the_workspace_dotfiles_but_not_the_interpreter(tmp_path):
+    (tmp_path / ".env").write_text("KEY=1")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "CVS").mkdir()
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "mod.py").write_text("")
+    interp = sb.probe_interpreter()
+    hidden = sb.hidden_paths(interp, (str(tmp_path),))
+    assert sorted(Path(p).name for p in hidden) == [".env", ".git", "CVS"]
+    # a workspace whose .venv holds the interpreter keeps it
+    venv_ws = Path(interp.prefixes[0]).parent
+    assert all(not interp.prefixes[0].startswith(p) for p in sb.hidden_paths(interp, (str(venv_ws),)))
+
+
+def test_the_report_names_the_layers_that_ran(mode, tmp_path):
+    """The name comes from the worker (what its children apply), and a program sees the layers:
+    no_new_privs set, a seccomp filter installed (mode 2 in /proc/self/status)."""
+    probe = (
+        "def f(x):\n"
+        "    fields = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines() if ':' in l)\n"
+        "    return (fields['NoNewPrivs'].strip(), fields['Seccomp'].strip())\n"
+    )
+    module = ModuleContext(source="def f(x):\n    return x\n", filename=str(tmp_path / "m.py"), module_name="m", sys_path=(str(tmp_path),))
+    report = Executor(limits=LIMITS, sandbox=mode).run(module, [Program("f"), Program("f", probe)], ["((1,), {})"])
+    layers = sb.planned_layers(mode)
+    assert report.sandbox == sb.sandbox_name(mode, layers)
+    assert report.sandbox.startswith(mode)
+    if mode == "guard" and sys.platform.startswith("linux"):
+        assert "landlock" in layers  # this kernel has it (5.13+); the table in the README says where not
+    assert report.outcomes[1] == [Outcome.returned(canonical(("1", "2" if "seccomp" in layers else "0")))]
+
+
+class _Demanding(Executor):
+    """An executor whose jobs ask for a layer no kernel has: the worker must refuse, not run."""
+
+    def _job(self, *args, **kwargs):
+        job = super()._job(*args, **kwargs)
+        job["require"] = ["seccomp", "a-layer-no-kernel-has"]
+        return job
+
+
+def test_a_worker_refuses_a_layer_it_cannot_apply(mode, tmp_path):
+    canary = tmp_path / "ran"
+    program = f"def f(x):\n    open({str(canary)!r}, 'w').close()\n    return x\n"
+    report = _Demanding(limits=LIMITS, sandbox=mode).run(ModuleContext(), [Program("f", program)], ["((1,), {})"])
+    assert report.module_error is not None and "a-layer-no-kernel-has" in report.module_error
+    assert report.outcomes[0][0].error == "LoadError"
+    assert not canary.exists()
+
+
+def test_strict_runs_on_a_kernel_that_holds_it():
+    if not sb.kernel_layers() and not bwrap_ok():
+        pytest.skip("this kernel offers neither")
+    mode = sb.choose_mode("strict", sb.probe_interpreter())
+    assert mode in ("bwrap", "guard")
+    assert sb.required_layers("strict", mode) == (["seccomp"] if mode == "bwrap" else ["landlock", "seccomp"])
+
+
+def test_strict_refuses_with_a_message_and_exit_2(tmp_path, monkeypatch, capsys):
+    """A machine with no working bubblewrap and a kernel without Landlock (an old kernel, macOS):
+    the two probes are told so (this kernel has both, and a test cannot take them away); the
+    refusal itself, the message and the exit status are the real ones."""
+    from coherence.cli import main
+
+    monkeypatch.setattr(sb, "bwrap_works", lambda *a, **k: False)
+    monkeypatch.setattr(sb, "kernel_layers", lambda: ["seccomp"])
+    with pytest.raises(Exception) as info:
+        sb.choose_mode("strict", sb.probe_interpreter())
+    assert 'sandbox = "strict" refuses to run here' in str(info.value) and "no landlock" in str(info.value)
+    (tmp_path / "m.py").write_text('# coherence\ndef f(x: int) -> int:\n    """Return x."""\n    return x\n')
+    code = main(["check", str(tmp_path / "m.py"), "--sandbox", "strict",
+                 "--replay", str(REPO / "examples" / "recorded_samples.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert 'sandbox = "strict" refuses to run here' in err
+
+
+def test_every_rendering_names_the_sandbox():
+    r = CheckResult(name="f", path="m.py", line=1, status="coherent", trust=0.9, incoherence=0.0, dsde=0.0, sde=0.0,
+                    samples=3, inputs=10, sandbox="guard+landlock+seccomp")
+    assert "sandbox guard+landlock+seccomp" in formats.to_text([r])
+    assert json.loads(formats.to_json([r]))["functions"][0]["sandbox"] == "guard+landlock+seccomp"
+    sarif = json.loads(formats.to_sarif([r, CheckResult(name="g", path="m.py", line=2, status="error", reason="x", sandbox="bwrap+seccomp")]))
+    assert sarif["runs"][0]["properties"]["sandbox"] == "bwrap+seccomp, guard+landlock+seccomp"
+    assert sarif["runs"][0]["results"][0]["properties"]["sandbox"] == "bwrap+seccomp"
+
+
+def test_a_weak_sandbox_is_only_guard_without_landlock_for_a_user():
+    user = os.geteuid() != 0
+    assert sb.is_weak("guard") is user
+    assert sb.is_weak("guard+seccomp") is user
+    assert not sb.is_weak("guard+landlock+seccomp")
+    assert not sb.is_weak("bwrap") and not sb.is_weak("bwrap+seccomp")
+    assert "weak" in sb.WEAK_NOTICE.format(name="guard") and 'sandbox = "strict"' in sb.WEAK_NOTICE
