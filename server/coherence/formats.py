@@ -10,6 +10,10 @@ from coherence import __version__
 from coherence.engine.redact import display, redact_tree
 from coherence.engine.result import CheckResult
 
+# Where a code-scanning user reads what a rule means (the driver's informationUri, each rule's
+# helpUri points at its README section).
+PROJECT_URL = "https://github.com/coherence-dev/coherence"
+
 RULES = {
     # the level of an incoherent result follows its severity (``SARIF_LEVEL``)
     "incoherent": ("COH001", "incoherent", "Alternative implementations of this function disagree with it", "warning"),
@@ -18,8 +22,69 @@ RULES = {
     "error": ("COH004", "check-error", "This function could not be checked", "note"),
 }
 
+# (full description, help in markdown, README section): what a code-scanning alert's reader needs
+RULE_HELP = {
+    "incoherent": (
+        "An LLM wrote several independent implementations of this function from its signature and "
+        "docstring; run on the same inputs in a sandbox, they disagree with yours. A warning means a "
+        "bloc of alternatives outvotes yours on an input inside the stated domain; a note means a "
+        "sizeable bloc returns something else without outvoting it.",
+        "Alternative implementations, written from this function's signature and docstring alone, "
+        "disagree with it on the **counterexample** in the message.\n\n"
+        "- Run the call from the message and decide who is right.\n"
+        "- If the docstring is ambiguous, state the intended behaviour in it (or add an example), "
+        "so that alternatives follow it.\n"
+        "- If yours is intended, add `# coherence: accept CALL` on the function, or record the "
+        "finding in a baseline (`coherence check --write-baseline`).\n\n"
+        "`coherence check --show-alternatives FILE` prints the alternatives and a diff against yours.",
+        "what-it-tells-you",
+    ),
+    "nondeterministic": (
+        "The function returned two different results for the same input in the sandbox, so its "
+        "outputs cannot be compared with the alternatives'.",
+        "The function gave two different results for the same call (see the message). Make it "
+        "deterministic (seed the randomness, do not depend on time or global state), or remove the "
+        "`# coherence` marker.",
+        "what-it-tells-you",
+    ),
+    "skipped": (
+        "The function is marked for checking but coherence did not check it; the message says why.",
+        "The function was not checked; the message gives the reason (for example a signature "
+        "coherence cannot generate inputs for).",
+        "marking-functions",
+    ),
+    "error": (
+        "The function could not be checked: the file does not parse, the LLM or the replay file "
+        "gave no usable alternative, or the sandbox could not load the module.",
+        "The function could not be checked; the message gives the reason. A syntax error or an "
+        "unreadable file fails CI on purpose: code that was not checked does not pass.",
+        "command-line",
+    ),
+}
+
 
 SARIF_LEVEL = {"warning": "warning", "information": "note", "hint": "none", "none": "none"}
+
+
+def repository_root(path: str | Path) -> Path | None:
+    """The git top level holding ``path`` (a ``.git`` folder, or a worktree's ``.git`` file), found
+    without running git.  Code scanning places results relative to it, and ignores
+    ``originalUriBaseIds`` (github/codeql-action#2215)."""
+    p = Path(path).resolve()
+    for d in (p, *p.parents):
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def sarif_root(results: list[CheckResult], fallback: str | Path | None) -> Path:
+    """What every URI is relative to: the git top level of the checked files (else of the
+    current folder); outside git, ``fallback`` (the project's folder), else the current folder."""
+    for start in [*(r.path for r in results[:1]), Path.cwd()]:
+        top = repository_root(start)
+        if top is not None:
+            return top
+    return Path(fallback).resolve() if fallback else Path.cwd().resolve()
 
 
 def json_entry(r: CheckResult) -> dict:
@@ -150,20 +215,27 @@ def sarif_message(r: CheckResult) -> str:
         ce = r.counterexample
         detail = f": {ce.summary()}" if ce else ""
         return f"{r.qualname or r.name}: {r.severity}, trust {r.trust:.2f}, incoherence {r.incoherence:.3f}{detail}"
-    return f"{r.name}: {r.status}: {r.reason}"
+    return f"{r.qualname or r.name}: {r.status}: {r.reason}"
+
+
+def sarif_rule(status: str) -> dict:
+    rid, name, text, level = RULES[status]
+    full, markdown, section = RULE_HELP[status]
+    return {
+        "id": rid,
+        "name": name,
+        "shortDescription": {"text": text},
+        "fullDescription": {"text": full},
+        "help": {"text": markdown.replace("`", "").replace("**", ""), "markdown": markdown},
+        "helpUri": f"{PROJECT_URL}#{section}",
+        "defaultConfiguration": {"level": level},
+    }
 
 
 def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
-    root_path = Path(root).resolve() if root else Path.cwd().resolve()
-    rules = [
-        {
-            "id": rid,
-            "name": name,
-            "shortDescription": {"text": text},
-            "defaultConfiguration": {"level": level},
-        }
-        for rid, name, text, level in RULES.values()
-    ]
+    """SARIF 2.1.0 for code scanning.  URIs are relative to the repository's git top level
+    (``sarif_root``; ``root`` is the fallback outside git); a file outside it gets a file: URI."""
+    root_path = sarif_root(results, root)
     sarif_results = []
     for r in results:
         if r.status == "coherent" or (r.status == "incoherent" and r.severity in ("hint", "none")):
@@ -186,7 +258,8 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
                     "physicalLocation": {
                         "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"} if not uri.startswith("file:") else {"uri": uri},
                         "region": {"startLine": max(1, r.line), "startColumn": r.column + 1},
-                    }
+                    },
+                    "logicalLocations": [{"fullyQualifiedName": r.qualname or r.name, "kind": "function"}],
                 }
             ],
             "partialFingerprints": {"coherenceFunction/v1": f"{uri}:{r.qualname or r.name}"},
@@ -201,7 +274,8 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "coherence", "version": __version__, "rules": rules}},
+                "tool": {"driver": {"name": "coherence", "version": __version__, "informationUri": PROJECT_URL,
+                                    "rules": [sarif_rule(status) for status in RULES]}},
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": root_path.as_uri() + "/"}},
                 "results": sarif_results,
             }
