@@ -47,6 +47,9 @@ class CheckConfig:
     mode: str = "marked"  # marked | docstring
     rerun_inputs: int = 50  # inputs the user's function runs twice on (nondeterminism check)
     shrink_rounds: int = 4  # each round tries one- and two-step shrinks at once
+    # Alternatives a "coherent" verdict needs (or all that were asked for, when fewer): agreement
+    # with one alternative, after the others failed to parse, is no evidence.
+    min_alternatives: int = 3
     workspace: str | None = None
     # path/glob.py::name_glob patterns (engine/selection.py): checked unmarked / never checked
     include: tuple[str, ...] = ()
@@ -57,6 +60,8 @@ class CheckConfig:
             raise ConfigurationError(f"samples must be at least 2 (your function plus one alternative), got {self.samples}")
         if self.inputs < 1:
             raise ConfigurationError(f"inputs must be at least 1, got {self.inputs}")
+        if self.min_alternatives < 1:
+            raise ConfigurationError(f"min_alternatives must be at least 1, got {self.min_alternatives}")
         if not 0 < self.delta < 1:
             raise ConfigurationError(f"delta must be between 0 and 1, got {self.delta}")
         if self.mode not in ("marked", "docstring"):
