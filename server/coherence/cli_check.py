@@ -170,20 +170,57 @@ def _incoherent(result: CheckResult) -> bool:
     return result.status == "incoherent"
 
 
+class Budget:
+    """What the run has spent on samples, against each checker's ``max_cost_usd``."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self.refused = 0
+
+    def refusal(self, checker, target: Target) -> str:
+        """Why ``target`` must not be sampled ("" when it may): the limit is reached, or its
+        samples would go past it (litellm's estimate; samples already cached cost nothing)."""
+        limit = checker.config.max_cost_usd
+        if limit is None or target.skip_reason or not getattr(checker.provider, "cacheable", False):
+            return ""  # no limit, nothing to sample, or a replay file: nothing is bought
+        from coherence.engine.sampling.cost import estimate
+
+        cfg = checker.config
+        price = estimate([target], checker.provider.model, count=cfg.samples - 1, cache=checker.cache, temperature=cfg.temperature).usd
+        if price == 0 or (price is None and self.spent < limit) or (price is not None and self.spent + price <= limit):
+            return ""
+        self.refused += 1
+        spent = f"${self.spent:.4f} spent so far"
+        if price is None or self.spent >= limit:
+            return f"not sampled: max_cost_usd ${limit:g} reached ({spent})"
+        return f"not sampled: its samples would cost about ${price:.4f}, past max_cost_usd ${limit:g} ({spent})"
+
+
 async def check_all(checker_for: Callable[[Target], Any], work: Work, progress: Progress, *,
                     prepare: Callable[[Target], Target] | None = None,
-                    is_finding: Callable[[CheckResult], bool] = _incoherent) -> tuple[list[CheckResult], int]:
+                    is_finding: Callable[[CheckResult], bool] = _incoherent,
+                    budget: Budget | None = None) -> tuple[list[CheckResult], int]:
     """Every result in file order, and the exit status the run calls for; ``checker_for`` gives
     the checker of a target's file (each file's nearest config has its own).  ``prepare`` may
     adjust each target before its check (a baseline's accepted disagreements); ``is_finding``
-    says which results fail the run (a --fail-on threshold).  An error always does."""
+    says which results fail the run (a --fail-on threshold).  An error always does.  ``budget``
+    skips, with the reason, the functions past ``max_cost_usd``."""
+    from coherence.engine.check import result_for
+
     results: list[CheckResult] = []
     worst = EXIT_OK
     said: set[str] = set()
     for item in work.items:
         if isinstance(item, Target):
             progress.started(item)
-            result, code = await check_one(checker_for(item), prepare(item) if prepare else item, said)
+            checker = checker_for(item)
+            refusal = budget.refusal(checker, item) if budget is not None else ""
+            if refusal:
+                result, code = result_for(item, "skipped", refusal), EXIT_OK
+            else:
+                result, code = await check_one(checker, prepare(item) if prepare else item, said)
+            if budget is not None:
+                budget.spent += result.cost_usd
         else:
             result, code = item
         if result.status == "error" or is_finding(result):
@@ -191,7 +228,44 @@ async def check_all(checker_for: Callable[[Target], Any], work: Work, progress: 
         worst = max(worst, code)
         results.append(result)
         progress.finished(result)
+    if budget is not None and budget.refused:
+        print(f"coherence: max_cost_usd reached: {budget.refused} function(s) not sampled, ${budget.spent:.4f} spent", file=sys.stderr)
     return results, worst
+
+
+def dry_run(work: Work, checker_for: Callable[[Path], Any]) -> int:
+    """``check --dry-run``: each function, the samples it would request after the cache, and per
+    model what they would cost (litellm's price map).  Nothing is sent and nothing runs."""
+    from coherence.engine.sampling.cost import estimate
+
+    by_checker: dict[int, tuple[Any, list[Target]]] = {}
+    for item in work.items:
+        if not isinstance(item, Target):
+            result = item[0]
+            print(display(f"{result.path}:{result.line}  {result.qualname}: {result.status} — {result.reason}"))
+        elif item.skip_reason:
+            print(display(f"{item.path}:{item.name_line}  {item.qualname}: skipped — {item.skip_reason}"))
+        else:
+            checker = checker_for(Path(item.path))
+            by_checker.setdefault(id(checker), (checker, []))[1].append(item)
+    for checker, targets in by_checker.values():
+        cfg = checker.config
+        provider = checker.provider
+        if not getattr(provider, "cacheable", False):  # a replay file
+            for t in targets:
+                print(display(f"{t.path}:{t.name_line}  {t.qualname}: {cfg.samples - 1} recorded samples (replay)"))
+            print(display(f"{provider.model}: {len(targets)} function(s) from recorded samples: nothing is bought, $0"))
+            continue
+        est = estimate(targets, provider.model, count=cfg.samples - 1, cache=checker.cache, temperature=cfg.temperature,
+                       supports_n=provider.supports_n() if hasattr(provider, "supports_n") else None)
+        for f in est.functions:
+            print(display(f"{f.path}:{f.line}  {f.qualname}: {f.requested} sample(s) to request, {f.cached} cached "
+                          f"· {f.requests} request(s), ~{f.prompt_tokens} prompt + ~{f.completion_tokens} completion tokens"))
+        limit = f" · max_cost_usd ${cfg.max_cost_usd:g}" if cfg.max_cost_usd is not None else ""
+        print(display(f"{est.model}: {len(est.functions)} function(s), {est.requested} sample(s) to request, {est.cached} cached, "
+                      f"~{est.prompt_tokens} prompt + ~{est.completion_tokens} completion tokens: {est.price_text()}{limit}"))
+    print("coherence: dry run, nothing was sent and nothing ran", file=sys.stderr)
+    return EXIT_OK
 
 
 def open_output(path: str) -> Path:

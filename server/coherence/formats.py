@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
+import difflib
 import json
+import textwrap
 from dataclasses import asdict
 from pathlib import Path
 
@@ -202,10 +205,57 @@ def summary_line(results: list[CheckResult]) -> str:
     return f"{len(results)} function(s): {', '.join(parts) or 'no marked functions'}"
 
 
-def to_text(results: list[CheckResult]) -> str:
+def alternatives_lines(r: CheckResult, yours: str | None) -> list[str]:
+    """``--show-alternatives``: each cluster's representative alternative, its output on the
+    counterexample, and a unified diff of it against the user's function ``yours``."""
+    if not r.clusters:
+        return []
+    ce = r.counterexample
+    lines = [f"    alternatives, by behaviour ({len(r.clusters)} cluster(s), largest first):"]
+    for i, c in enumerate(r.clusters, start=1):
+        alts = c.size - 1 if c.yours else c.size
+        who = ", ".join(k if len(c.models) == 1 else f"{v} {k}" for k, v in c.models.items())
+        head = f"      cluster {i}{' (yours)' if c.yours else ''}: {alts} alternative(s)" + (f" from {who}" if who else "")
+        if ce is not None and c.output is not None:
+            head += f" · {ce.call} -> {c.output}"
+        lines.append(head)
+        if c.representative_source is None:
+            lines.append("        (only your function behaves this way)")
+            continue
+        if yours is None:
+            lines.extend("        " + ln for ln in c.representative_source.rstrip("\n").splitlines())
+            continue
+        diff = difflib.unified_diff(_code_lines(yours), _code_lines(c.representative_source),
+                                    "yours", f"alternative (cluster {i})", lineterm="")
+        lines.extend("        " + ln for ln in diff)
+    return lines
+
+
+def _code_lines(source: str) -> list[str]:
+    """A function's lines as the diff compares them: dedented (a method), without its docstring
+    (the alternatives were written from it and leave it out: it would fill every diff)."""
+    source = textwrap.dedent(source).rstrip("\n")
+    lines = source.splitlines()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return lines
+    fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fn is not None and ast.get_docstring(fn, clean=False) is not None:
+        doc = fn.body[0]
+        del lines[doc.lineno - 1 : doc.end_lineno]
+    return lines
+
+
+def to_text(results: list[CheckResult], alternatives: dict[tuple[str, str], str] | None = None) -> str:
+    """The report for people; with ``alternatives`` (the user's function source by (path,
+    qualname)), each result's clusters are shown too (``--show-alternatives``)."""
     out: list[str] = []
     for r in results:
-        out.extend(display(line) for line in describe(r))  # values are data: no escapes, no secrets
+        lines = describe(r)
+        if alternatives is not None:
+            lines += alternatives_lines(r, alternatives.get((r.path, r.qualname or r.name)))
+        out.extend(display(line) for line in lines)  # values are data: no escapes, no secrets
     out.append("\n" + summary_line(results))
     return "\n".join(out)
 
