@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import shutil
@@ -217,7 +216,10 @@ async def run_check(args) -> int:
     if args.dry_run:
         from coherence.cli_check import dry_run
 
-        return dry_run(work, checker_for)
+        if args.format == "sarif":
+            print("coherence: --dry-run reports as text or JSON (SARIF is for findings)", file=sys.stderr)
+            return EXIT_USAGE
+        return dry_run(work, checker_for, args.format)
 
     baseline = None
     baseline_path = args.baseline or (DEFAULT_BASELINE if Path(DEFAULT_BASELINE).is_file() and not args.write_baseline else None)
@@ -313,6 +315,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "check":
+        import asyncio  # here, not at the top: --help and the other commands need none of it (~45 ms)
+
         _escape_unencodable()
         try:
             return asyncio.run(run_check(args))

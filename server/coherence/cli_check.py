@@ -12,13 +12,13 @@ import sys
 import time
 from collections.abc import Callable
 from typing import Any
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from coherence.cli import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from coherence.engine.errors import CheckCancelled, ConfigurationError, SamplingError
 from coherence.engine.markers import find_targets, read_source
-from coherence.engine.redact import display
+from coherence.engine.redact import display, redact_tree
 from coherence.engine.result import CheckResult
 from coherence.engine.selection import EVERY_NAME, names_for
 from coherence.engine.spec import Target
@@ -233,18 +233,26 @@ async def check_all(checker_for: Callable[[Target], Any], work: Work, progress: 
     return results, worst
 
 
-def dry_run(work: Work, checker_for: Callable[[Path], Any]) -> int:
+def dry_run(work: Work, checker_for: Callable[[Path], Any], fmt: str = "text") -> int:
     """``check --dry-run``: each function, the samples it would request after the cache, and per
-    model what they would cost (litellm's price map).  Nothing is sent and nothing runs."""
+    model what they would cost (litellm's price map).  Nothing is sent and nothing runs.  As JSON
+    (``--format json``), each function carries its spec hash: the sample cache's key, which the
+    GitHub action keys its cache by."""
+    import json
+
     from coherence.engine.sampling.cost import estimate
 
+    lines: list[str] = []
+    doc: dict[str, list] = {"functions": [], "models": []}
     by_checker: dict[int, tuple[Any, list[Target]]] = {}
     for item in work.items:
         if not isinstance(item, Target):
-            result = item[0]
-            print(display(f"{result.path}:{result.line}  {result.qualname}: {result.status} — {result.reason}"))
+            r = item[0]
+            lines.append(f"{r.path}:{r.line}  {r.qualname}: {r.status} — {r.reason}")
+            doc["functions"].append({"path": r.path, "line": r.line, "qualname": r.qualname, "status": r.status, "reason": r.reason})
         elif item.skip_reason:
-            print(display(f"{item.path}:{item.name_line}  {item.qualname}: skipped — {item.skip_reason}"))
+            lines.append(f"{item.path}:{item.name_line}  {item.qualname}: skipped — {item.skip_reason}")
+            doc["functions"].append({"path": item.path, "line": item.name_line, "qualname": item.qualname, "status": "skipped", "reason": item.skip_reason})
         else:
             checker = checker_for(Path(item.path))
             by_checker.setdefault(id(checker), (checker, []))[1].append(item)
@@ -253,17 +261,29 @@ def dry_run(work: Work, checker_for: Callable[[Path], Any]) -> int:
         provider = checker.provider
         if not getattr(provider, "cacheable", False):  # a replay file
             for t in targets:
-                print(display(f"{t.path}:{t.name_line}  {t.qualname}: {cfg.samples - 1} recorded samples (replay)"))
-            print(display(f"{provider.model}: {len(targets)} function(s) from recorded samples: nothing is bought, $0"))
+                lines.append(f"{t.path}:{t.name_line}  {t.qualname}: {cfg.samples - 1} recorded samples (replay)")
+                doc["functions"].append({"path": t.path, "line": t.name_line, "qualname": t.qualname, "spec_hash": t.spec.spec_hash,
+                                         "model": provider.model, "requested": 0, "cached": 0})
+            lines.append(f"{provider.model}: {len(targets)} function(s) from recorded samples: nothing is bought, $0")
+            doc["models"].append({"model": provider.model, "functions": len(targets), "requested": 0, "usd": 0.0})
             continue
         est = estimate(targets, provider.model, count=cfg.samples - 1, cache=checker.cache, temperature=cfg.temperature,
                        supports_n=provider.supports_n() if hasattr(provider, "supports_n") else None)
-        for f in est.functions:
-            print(display(f"{f.path}:{f.line}  {f.qualname}: {f.requested} sample(s) to request, {f.cached} cached "
-                          f"· {f.requests} request(s), ~{f.prompt_tokens} prompt + ~{f.completion_tokens} completion tokens"))
+        for t, f in zip(targets, est.functions):
+            lines.append(f"{f.path}:{f.line}  {f.qualname}: {f.requested} sample(s) to request, {f.cached} cached "
+                         f"· {f.requests} request(s), ~{f.prompt_tokens} prompt + ~{f.completion_tokens} completion tokens")
+            doc["functions"].append({**asdict(f), "spec_hash": t.spec.spec_hash, "model": est.model})
         limit = f" · max_cost_usd ${cfg.max_cost_usd:g}" if cfg.max_cost_usd is not None else ""
-        print(display(f"{est.model}: {len(est.functions)} function(s), {est.requested} sample(s) to request, {est.cached} cached, "
-                      f"~{est.prompt_tokens} prompt + ~{est.completion_tokens} completion tokens: {est.price_text()}{limit}"))
+        lines.append(f"{est.model}: {len(est.functions)} function(s), {est.requested} sample(s) to request, {est.cached} cached, "
+                     f"~{est.prompt_tokens} prompt + ~{est.completion_tokens} completion tokens: {est.price_text()}{limit}")
+        doc["models"].append({"model": est.model, "functions": len(est.functions), "requested": est.requested, "cached": est.cached,
+                              "prompt_tokens": est.prompt_tokens, "completion_tokens": est.completion_tokens, "usd": est.usd,
+                              "note": est.note or None, "max_cost_usd": cfg.max_cost_usd})
+    if fmt == "json":
+        print(json.dumps(redact_tree(doc), indent=2))
+    else:
+        for line in lines:
+            print(display(line))
     print("coherence: dry run, nothing was sent and nothing ran", file=sys.stderr)
     return EXIT_OK
 

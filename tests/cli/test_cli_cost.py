@@ -92,6 +92,12 @@ def test_dry_run_needs_no_key_and_says_when_there_is_no_price(tmp_path):
                    "--dry-run", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1].endswith("price unknown: litellm has no price for openai/local")
+    as_json = run_cli("check", "m.py", "--model", "openai/local", "--cache-dir", tmp_path / "cache", "--dry-run", "--format", "json", cwd=tmp_path)
+    doc = json.loads(as_json.stdout)
+    (function,) = doc["functions"]
+    assert function["qualname"] == "count_vowels" and function["requested"] == 9 and function["cached"] == 0
+    assert function["spec_hash"] == targets_of(tmp_path / "m.py")[0].spec.spec_hash  # the action's cache key
+    assert doc["models"] == [{**doc["models"][0], "model": "openai/local", "requested": 9, "usd": None}]
 
 
 @pytest.mark.parametrize("bad", ["0", "-1", "nan"])
