@@ -162,10 +162,14 @@ async def run_check(args) -> int:
     from coherence import formats
 
     # Everything that can be wrong with the command is found before any work is done.
-    if args.show_alternatives and args.format != "text":
-        print(f"coherence: --show-alternatives is for the text report; --format {args.format} carries the alternatives "
-              "as clusters[].representative_source" if args.format == "json" else
-              "coherence: --show-alternatives is for the text report (SARIF keeps the alternatives' sources out of code scanning)", file=sys.stderr)
+    refused = {
+        (True, "json"): "--show-alternatives is for the text report; JSON carries them as clusters[].representative_source",
+        (True, "sarif"): "--show-alternatives is for the text report; SARIF keeps the alternatives' sources out of code scanning",
+    }.get((args.show_alternatives, args.format))
+    if args.dry_run and args.format == "sarif":
+        refused = "--dry-run reports as text or JSON (SARIF is for findings)"
+    if refused:
+        print(f"coherence: {refused}", file=sys.stderr)
         return EXIT_USAGE
     try:
         files = python_files(args.paths)
@@ -216,9 +220,6 @@ async def run_check(args) -> int:
     if args.dry_run:
         from coherence.cli_check import dry_run
 
-        if args.format == "sarif":
-            print("coherence: --dry-run reports as text or JSON (SARIF is for findings)", file=sys.stderr)
-            return EXIT_USAGE
         return dry_run(work, checker_for, args.format)
 
     baseline = None

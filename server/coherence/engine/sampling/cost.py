@@ -46,21 +46,13 @@ class Estimate:
     usd: float | None = None  # None: no price for this model in litellm's map
     note: str = ""  # why there is no price
 
-    @property
-    def requested(self) -> int:
-        return sum(f.requested for f in self.functions)
+    def _total(self, attr: str) -> int:
+        return sum(getattr(f, attr) for f in self.functions)
 
-    @property
-    def cached(self) -> int:
-        return sum(f.cached for f in self.functions)
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(f.prompt_tokens for f in self.functions)
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(f.completion_tokens for f in self.functions)
+    requested = property(lambda self: self._total("requested"))
+    cached = property(lambda self: self._total("cached"))
+    prompt_tokens = property(lambda self: self._total("prompt_tokens"))
+    completion_tokens = property(lambda self: self._total("completion_tokens"))
 
     def price_text(self) -> str:
         return f"about ${self.usd:.4f}" if self.usd is not None else f"price unknown: {self.note}"
