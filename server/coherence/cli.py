@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import logging
 import os
 import shutil
@@ -75,6 +74,12 @@ def _check_parser(sub) -> None:
     p.add_argument("--baseline", metavar="FILE", help=f"accept the disagreements recorded in this baseline (default: {DEFAULT_BASELINE} in the current folder, when it exists)")
     p.add_argument("--write-baseline", nargs="?", const=DEFAULT_BASELINE, metavar="FILE",
                    help=f"record every current finding as accepted, in FILE (default {DEFAULT_BASELINE}), and exit 0")
+    p.add_argument("--dry-run", action="store_true",
+                   help="list the functions, the samples each would request after the sample cache, and an estimate of their price from litellm's price map; nothing is sent, nothing runs")
+    p.add_argument("--max-cost-usd", type=_number(float, above=0), metavar="USD",
+                   help="stop sampling once the run has spent this much (a function whose samples would go past it is skipped, and says so)")
+    p.add_argument("--show-alternatives", action="store_true",
+                   help="print each cluster's representative alternative, its output on the counterexample, and a diff against yours (text report)")
     p.add_argument("--verbose", "-v", action="store_true")
     p.add_argument("--trust-workspace", action="store_true", help="use all of the repository's own [tool.coherence], model, api_base and python included (CI on your own repository); see 'coherence trust'")
 
@@ -148,7 +153,7 @@ def _checkers(resolver, paths, make):
 
 
 async def run_check(args) -> int:
-    from coherence.cli_check import Progress, check_all, find_work, open_output, write_report
+    from coherence.cli_check import Budget, Progress, check_all, find_work, open_output, write_report
     from coherence.engine.check import Checker
     from coherence.engine.errors import ConfigurationError
     from coherence.engine.execution import sandbox as sb
@@ -158,6 +163,15 @@ async def run_check(args) -> int:
     from coherence import formats
 
     # Everything that can be wrong with the command is found before any work is done.
+    refused = {
+        (True, "json"): "--show-alternatives is for the text report; JSON carries them as clusters[].representative_source",
+        (True, "sarif"): "--show-alternatives is for the text report; SARIF keeps the alternatives' sources out of code scanning",
+    }.get((args.show_alternatives, args.format))
+    if args.dry_run and args.format == "sarif":
+        refused = "--dry-run reports as text or JSON (SARIF is for findings)"
+    if refused:
+        print(f"coherence: {refused}", file=sys.stderr)
+        return EXIT_USAGE
     try:
         files = python_files(args.paths)
     except FileNotFoundError as exc:
@@ -177,6 +191,7 @@ async def run_check(args) -> int:
             seed=args.seed,
             sandbox=args.sandbox,
             cache_dir=args.cache_dir,
+            max_cost_usd=args.max_cost_usd,
         ), trust=True if args.trust_workspace else None)
 
         def make(config):
@@ -205,6 +220,11 @@ async def run_check(args) -> int:
         print(f"coherence: {exc}", file=sys.stderr)
         return EXIT_USAGE
 
+    if args.dry_run:
+        from coherence.cli_check import dry_run
+
+        return dry_run(work, checker_for, args.format)
+
     baseline = None
     baseline_path = args.baseline or (DEFAULT_BASELINE if Path(DEFAULT_BASELINE).is_file() and not args.write_baseline else None)
     if baseline_path:
@@ -219,7 +239,7 @@ async def run_check(args) -> int:
     tty = sys.stderr.isatty() and args.format == "text"
     results, status = await check_all(lambda target: checker_for(Path(target.path)), work, Progress(len(work.items), tty=tty),
                                       prepare=baseline.apply if baseline is not None else None,
-                                      is_finding=lambda r: failed([r], args.fail_on))
+                                      is_finding=lambda r: failed([r], args.fail_on), budget=Budget())
 
     weak = sorted({r.sandbox for r in results if r.sandbox and sb.is_weak(r.sandbox)})
     if weak:
@@ -229,7 +249,8 @@ async def run_check(args) -> int:
     elif args.format == "sarif":
         text = formats.to_sarif(results, root=config.workspace)
     else:
-        text = formats.to_text(results)
+        sources = {(t.path, t.qualname): t.function_source for t in work.targets} if args.show_alternatives else None
+        text = formats.to_text(results, alternatives=sources)
     try:
         write_report(text, output)
     except OSError as exc:
@@ -301,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
     if args.command == "check":
+        import asyncio  # here, not at the top: --help and the other commands need none of it (~45 ms)
+
         _escape_unencodable()
         try:
             return asyncio.run(run_check(args))

@@ -12,13 +12,13 @@ import sys
 import time
 from collections.abc import Callable
 from typing import Any
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from coherence.cli import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from coherence.engine.errors import CheckCancelled, ConfigurationError, SamplingError
 from coherence.engine.markers import find_targets, read_source
-from coherence.engine.redact import display
+from coherence.engine.redact import display, redact_tree
 from coherence.engine.result import CheckResult
 from coherence.engine.selection import EVERY_NAME, names_for
 from coherence.engine.spec import Target
@@ -170,20 +170,57 @@ def _incoherent(result: CheckResult) -> bool:
     return result.status == "incoherent"
 
 
+class Budget:
+    """What the run has spent on samples, against each checker's ``max_cost_usd``."""
+
+    def __init__(self) -> None:
+        self.spent = 0.0
+        self.refused = 0
+
+    def refusal(self, checker, target: Target) -> str:
+        """Why ``target`` must not be sampled ("" when it may): the limit is reached, or its
+        samples would go past it (litellm's estimate; samples already cached cost nothing)."""
+        limit = checker.config.max_cost_usd
+        if limit is None or target.skip_reason or not getattr(checker.provider, "cacheable", False):
+            return ""  # no limit, nothing to sample, or a replay file: nothing is bought
+        from coherence.engine.sampling.cost import estimate
+
+        cfg = checker.config
+        price = estimate([target], checker.provider.model, count=cfg.samples - 1, cache=checker.cache, temperature=cfg.temperature).usd
+        if price == 0 or (price is None and self.spent < limit) or (price is not None and self.spent + price <= limit):
+            return ""
+        self.refused += 1
+        spent = f"${self.spent:.4f} spent so far"
+        if price is None or self.spent >= limit:
+            return f"not sampled: max_cost_usd ${limit:g} reached ({spent})"
+        return f"not sampled: its samples would cost about ${price:.4f}, past max_cost_usd ${limit:g} ({spent})"
+
+
 async def check_all(checker_for: Callable[[Target], Any], work: Work, progress: Progress, *,
                     prepare: Callable[[Target], Target] | None = None,
-                    is_finding: Callable[[CheckResult], bool] = _incoherent) -> tuple[list[CheckResult], int]:
+                    is_finding: Callable[[CheckResult], bool] = _incoherent,
+                    budget: Budget | None = None) -> tuple[list[CheckResult], int]:
     """Every result in file order, and the exit status the run calls for; ``checker_for`` gives
     the checker of a target's file (each file's nearest config has its own).  ``prepare`` may
     adjust each target before its check (a baseline's accepted disagreements); ``is_finding``
-    says which results fail the run (a --fail-on threshold).  An error always does."""
+    says which results fail the run (a --fail-on threshold).  An error always does.  ``budget``
+    skips, with the reason, the functions past ``max_cost_usd``."""
+    from coherence.engine.check import result_for
+
     results: list[CheckResult] = []
     worst = EXIT_OK
     said: set[str] = set()
     for item in work.items:
         if isinstance(item, Target):
             progress.started(item)
-            result, code = await check_one(checker_for(item), prepare(item) if prepare else item, said)
+            checker = checker_for(item)
+            refusal = budget.refusal(checker, item) if budget is not None else ""
+            if refusal:
+                result, code = result_for(item, "skipped", refusal), EXIT_OK
+            else:
+                result, code = await check_one(checker, prepare(item) if prepare else item, said)
+            if budget is not None:
+                budget.spent += result.cost_usd
         else:
             result, code = item
         if result.status == "error" or is_finding(result):
@@ -191,7 +228,64 @@ async def check_all(checker_for: Callable[[Target], Any], work: Work, progress: 
         worst = max(worst, code)
         results.append(result)
         progress.finished(result)
+    if budget is not None and budget.refused:
+        print(f"coherence: max_cost_usd reached: {budget.refused} function(s) not sampled, ${budget.spent:.4f} spent", file=sys.stderr)
     return results, worst
+
+
+def dry_run(work: Work, checker_for: Callable[[Path], Any], fmt: str = "text") -> int:
+    """``check --dry-run``: each function, the samples it would request after the cache, and per
+    model what they would cost (litellm's price map).  Nothing is sent and nothing runs.  As JSON
+    (``--format json``), each function carries its spec hash: the sample cache's key, which the
+    GitHub action keys its cache by."""
+    import json
+
+    from coherence.engine.sampling.cost import estimate
+
+    lines: list[str] = []
+    doc: dict[str, list] = {"functions": [], "models": []}
+    by_checker: dict[int, tuple[Any, list[Target]]] = {}
+    for item in work.items:
+        if not isinstance(item, Target):
+            r = item[0]
+            lines.append(f"{r.path}:{r.line}  {r.qualname}: {r.status} — {r.reason}")
+            doc["functions"].append({"path": r.path, "line": r.line, "qualname": r.qualname, "status": r.status, "reason": r.reason})
+        elif item.skip_reason:
+            lines.append(f"{item.path}:{item.name_line}  {item.qualname}: skipped — {item.skip_reason}")
+            doc["functions"].append({"path": item.path, "line": item.name_line, "qualname": item.qualname, "status": "skipped", "reason": item.skip_reason})
+        else:
+            checker = checker_for(Path(item.path))
+            by_checker.setdefault(id(checker), (checker, []))[1].append(item)
+    for checker, targets in by_checker.values():
+        cfg = checker.config
+        provider = checker.provider
+        if not getattr(provider, "cacheable", False):  # a replay file
+            for t in targets:
+                lines.append(f"{t.path}:{t.name_line}  {t.qualname}: {cfg.samples - 1} recorded samples (replay)")
+                doc["functions"].append({"path": t.path, "line": t.name_line, "qualname": t.qualname, "spec_hash": t.spec.spec_hash,
+                                         "model": provider.model, "requested": 0, "cached": 0})
+            lines.append(f"{provider.model}: {len(targets)} function(s) from recorded samples: nothing is bought, $0")
+            doc["models"].append({"model": provider.model, "functions": len(targets), "requested": 0, "usd": 0.0})
+            continue
+        est = estimate(targets, provider.model, count=cfg.samples - 1, cache=checker.cache, temperature=cfg.temperature,
+                       supports_n=provider.supports_n() if hasattr(provider, "supports_n") else None)
+        for t, f in zip(targets, est.functions):
+            lines.append(f"{f.path}:{f.line}  {f.qualname}: {f.requested} sample(s) to request, {f.cached} cached "
+                         f"· {f.requests} request(s), ~{f.prompt_tokens} prompt + ~{f.completion_tokens} completion tokens")
+            doc["functions"].append({**asdict(f), "spec_hash": t.spec.spec_hash, "model": est.model})
+        limit = f" · max_cost_usd ${cfg.max_cost_usd:g}" if cfg.max_cost_usd is not None else ""
+        lines.append(f"{est.model}: {len(est.functions)} function(s), {est.requested} sample(s) to request, {est.cached} cached, "
+                     f"~{est.prompt_tokens} prompt + ~{est.completion_tokens} completion tokens: {est.price_text()}{limit}")
+        doc["models"].append({"model": est.model, "functions": len(est.functions), "requested": est.requested, "cached": est.cached,
+                              "prompt_tokens": est.prompt_tokens, "completion_tokens": est.completion_tokens, "usd": est.usd,
+                              "note": est.note or None, "max_cost_usd": cfg.max_cost_usd})
+    if fmt == "json":
+        print(json.dumps(redact_tree(doc), indent=2))
+    else:
+        for line in lines:
+            print(display(line))
+    print("coherence: dry run, nothing was sent and nothing ran", file=sys.stderr)
+    return EXIT_OK
 
 
 def open_output(path: str) -> Path:

@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import ast
+import difflib
 import json
+import textwrap
 from dataclasses import asdict
 from pathlib import Path
 
 from coherence import __version__
 from coherence.engine.redact import display, redact_tree
 from coherence.engine.result import CheckResult
+
+# Where a code-scanning user reads what a rule means (the driver's informationUri, each rule's
+# helpUri points at its README section).
+PROJECT_URL = "https://github.com/coherence-dev/coherence"
 
 RULES = {
     # the level of an incoherent result follows its severity (``SARIF_LEVEL``)
@@ -18,8 +25,69 @@ RULES = {
     "error": ("COH004", "check-error", "This function could not be checked", "note"),
 }
 
+# (full description, help in markdown, README section): what a code-scanning alert's reader needs
+RULE_HELP = {
+    "incoherent": (
+        "An LLM wrote several independent implementations of this function from its signature and "
+        "docstring; run on the same inputs in a sandbox, they disagree with yours. A warning means a "
+        "bloc of alternatives outvotes yours on an input inside the stated domain; a note means a "
+        "sizeable bloc returns something else without outvoting it.",
+        "Alternative implementations, written from this function's signature and docstring alone, "
+        "disagree with it on the **counterexample** in the message.\n\n"
+        "- Run the call from the message and decide who is right.\n"
+        "- If the docstring is ambiguous, state the intended behaviour in it (or add an example), "
+        "so that alternatives follow it.\n"
+        "- If yours is intended, add `# coherence: accept CALL` on the function, or record the "
+        "finding in a baseline (`coherence check --write-baseline`).\n\n"
+        "`coherence check --show-alternatives FILE` prints the alternatives and a diff against yours.",
+        "what-it-tells-you",
+    ),
+    "nondeterministic": (
+        "The function returned two different results for the same input in the sandbox, so its "
+        "outputs cannot be compared with the alternatives'.",
+        "The function gave two different results for the same call (see the message). Make it "
+        "deterministic (seed the randomness, do not depend on time or global state), or remove the "
+        "`# coherence` marker.",
+        "what-it-tells-you",
+    ),
+    "skipped": (
+        "The function is marked for checking but coherence did not check it; the message says why.",
+        "The function was not checked; the message gives the reason (for example a signature "
+        "coherence cannot generate inputs for).",
+        "marking-functions",
+    ),
+    "error": (
+        "The function could not be checked: the file does not parse, the LLM or the replay file "
+        "gave no usable alternative, or the sandbox could not load the module.",
+        "The function could not be checked; the message gives the reason. A syntax error or an "
+        "unreadable file fails CI on purpose: code that was not checked does not pass.",
+        "command-line",
+    ),
+}
+
 
 SARIF_LEVEL = {"warning": "warning", "information": "note", "hint": "none", "none": "none"}
+
+
+def repository_root(path: str | Path) -> Path | None:
+    """The git top level holding ``path`` (a ``.git`` folder, or a worktree's ``.git`` file), found
+    without running git.  Code scanning places results relative to it, and ignores
+    ``originalUriBaseIds`` (github/codeql-action#2215)."""
+    p = Path(path).resolve()
+    for d in (p, *p.parents):
+        if (d / ".git").exists():
+            return d
+    return None
+
+
+def sarif_root(results: list[CheckResult], fallback: str | Path | None) -> Path:
+    """What every URI is relative to: the git top level of the checked files (else of the
+    current folder); outside git, ``fallback`` (the project's folder), else the current folder."""
+    for start in [*(r.path for r in results[:1]), Path.cwd()]:
+        top = repository_root(start)
+        if top is not None:
+            return top
+    return Path(fallback).resolve() if fallback else Path.cwd().resolve()
 
 
 def json_entry(r: CheckResult) -> dict:
@@ -138,10 +206,57 @@ def summary_line(results: list[CheckResult]) -> str:
     return f"{len(results)} function(s): {', '.join(parts) or 'no marked functions'}"
 
 
-def to_text(results: list[CheckResult]) -> str:
+def alternatives_lines(r: CheckResult, yours: str | None) -> list[str]:
+    """``--show-alternatives``: each cluster's representative alternative, its output on the
+    counterexample, and a unified diff of it against the user's function ``yours``."""
+    if not r.clusters:
+        return []
+    ce = r.counterexample
+    lines = [f"    alternatives, by behaviour ({len(r.clusters)} cluster(s), largest first):"]
+    for i, c in enumerate(r.clusters, start=1):
+        alts = c.size - 1 if c.yours else c.size
+        who = ", ".join(k if len(c.models) == 1 else f"{v} {k}" for k, v in c.models.items())
+        head = f"      cluster {i}{' (yours)' if c.yours else ''}: {alts} alternative(s)" + (f" from {who}" if who else "")
+        if ce is not None and c.output is not None:
+            head += f" · {ce.call} -> {c.output}"
+        lines.append(head)
+        if c.representative_source is None:
+            lines.append("        (only your function behaves this way)")
+            continue
+        if yours is None:
+            lines.extend("        " + ln for ln in c.representative_source.rstrip("\n").splitlines())
+            continue
+        diff = difflib.unified_diff(_code_lines(yours), _code_lines(c.representative_source),
+                                    "yours", f"alternative (cluster {i})", lineterm="")
+        lines.extend("        " + ln for ln in diff)
+    return lines
+
+
+def _code_lines(source: str) -> list[str]:
+    """A function's lines as the diff compares them: dedented (a method), without its docstring
+    (the alternatives were written from it and leave it out: it would fill every diff)."""
+    source = textwrap.dedent(source).rstrip("\n")
+    lines = source.splitlines()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return lines
+    fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fn is not None and ast.get_docstring(fn, clean=False) is not None:
+        doc = fn.body[0]
+        del lines[doc.lineno - 1 : doc.end_lineno]
+    return lines
+
+
+def to_text(results: list[CheckResult], alternatives: dict[tuple[str, str], str] | None = None) -> str:
+    """The report for people; with ``alternatives`` (the user's function source by (path,
+    qualname)), each result's clusters are shown too (``--show-alternatives``)."""
     out: list[str] = []
     for r in results:
-        out.extend(display(line) for line in describe(r))  # values are data: no escapes, no secrets
+        lines = describe(r)
+        if alternatives is not None:
+            lines += alternatives_lines(r, alternatives.get((r.path, r.qualname or r.name)))
+        out.extend(display(line) for line in lines)  # values are data: no escapes, no secrets
     out.append("\n" + summary_line(results))
     return "\n".join(out)
 
@@ -151,20 +266,27 @@ def sarif_message(r: CheckResult) -> str:
         ce = r.counterexample
         detail = f": {ce.summary()}" if ce else ""
         return f"{r.qualname or r.name}: {r.severity}, trust {r.trust:.2f}, incoherence {r.incoherence:.3f}{detail}"
-    return f"{r.name}: {r.status}: {r.reason}"
+    return f"{r.qualname or r.name}: {r.status}: {r.reason}"
+
+
+def sarif_rule(status: str) -> dict:
+    rid, name, text, level = RULES[status]
+    full, markdown, section = RULE_HELP[status]
+    return {
+        "id": rid,
+        "name": name,
+        "shortDescription": {"text": text},
+        "fullDescription": {"text": full},
+        "help": {"text": markdown.replace("`", "").replace("**", ""), "markdown": markdown},
+        "helpUri": f"{PROJECT_URL}#{section}",
+        "defaultConfiguration": {"level": level},
+    }
 
 
 def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
-    root_path = Path(root).resolve() if root else Path.cwd().resolve()
-    rules = [
-        {
-            "id": rid,
-            "name": name,
-            "shortDescription": {"text": text},
-            "defaultConfiguration": {"level": level},
-        }
-        for rid, name, text, level in RULES.values()
-    ]
+    """SARIF 2.1.0 for code scanning.  URIs are relative to the repository's git top level
+    (``sarif_root``; ``root`` is the fallback outside git); a file outside it gets a file: URI."""
+    root_path = sarif_root(results, root)
     sarif_results = []
     for r in results:
         if r.status == "coherent" or (r.status == "incoherent" and r.severity in ("hint", "none")):
@@ -187,7 +309,8 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
                     "physicalLocation": {
                         "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"} if not uri.startswith("file:") else {"uri": uri},
                         "region": {"startLine": max(1, r.line), "startColumn": r.column + 1},
-                    }
+                    },
+                    "logicalLocations": [{"fullyQualifiedName": r.qualname or r.name, "kind": "function"}],
                 }
             ],
             "partialFingerprints": {"coherenceFunction/v1": f"{uri}:{r.qualname or r.name}"},
@@ -203,7 +326,8 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "coherence", "version": __version__, "rules": rules}},
+                "tool": {"driver": {"name": "coherence", "version": __version__, "informationUri": PROJECT_URL,
+                                    "rules": [sarif_rule(status) for status in RULES]}},
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": root_path.as_uri() + "/"}},
                 "results": sarif_results,
                 # which sandbox ran the generated code (every one, when functions differ)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.sarif import valid_sarif
+
 PROBES = Path(__file__).resolve().parents[1] / "probes"
 
 
@@ -104,7 +106,7 @@ def test_fail_on_and_the_summary_use_the_same_severity(probes):
 
 def test_sarif_levels_follow_the_severity(probes):
     proc = run(["verdicts.py", "--format", "sarif"], probes)
-    levels = {r["message"]["text"].split(":")[0]: r["level"] for r in json.loads(proc.stdout)["runs"][0]["results"]}
+    levels = {r["message"]["text"].split(":")[0]: r["level"] for r in valid_sarif(proc.stdout)["runs"][0]["results"]}
     assert levels == {"is_leap": "warning", "halve": "note", "word_count": "warning"}
 
 

@@ -115,7 +115,7 @@ def test_the_repositorys_python_does_not_run(tmp_path):
     /proc/<coherence>/environ."""
     stolen = tmp_path / "stolen"
     repo = clone(tmp_path, 'python = "tools/py"\nreplay = "samples.jsonl"\nsamples = 3\ninputs = 40\n')
-    (repo / "samples.jsonl").write_text('{"entry_point": "clamp", "candidates": ["def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))"]}\n')
+    (repo / "samples.jsonl").write_text('{"entry_point": "clamp", "candidates": ["def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))", "def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))"]}\n')
     tools = repo / "tools"
     tools.mkdir()
     (tools / "py").write_text(f'#!/bin/sh\ncat /proc/$PPID/environ > {stolen}\nexec {sys.executable} "$@"\n')
@@ -136,7 +136,7 @@ def test_the_repositorys_python_does_not_run(tmp_path):
 )
 def test_the_repository_cannot_weaken_the_sandbox_or_choose_where_coherence_writes(tmp_path, setting):
     repo = clone(tmp_path, setting + '\nreplay = "samples.jsonl"\nsamples = 3\ninputs = 40\n')
-    (repo / "samples.jsonl").write_text('{"entry_point": "clamp", "candidates": ["def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))"]}\n')
+    (repo / "samples.jsonl").write_text('{"entry_point": "clamp", "candidates": ["def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))", "def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))"]}\n')
     proc = coherence("check", ".", "--format", "json", cwd=repo, env={"XDG_CACHE_HOME": str(tmp_path / "xdg-cache")})
     assert proc.returncode == 0, proc.stderr
     name = setting.split(" ")[0].replace("-", "_")

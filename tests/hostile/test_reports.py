@@ -24,6 +24,7 @@ from coherence.engine.redact import display
 from coherence.engine.result import CheckResult, Cluster, ClusterOutput, Counterexample
 from coherence.lsp import render
 from coherence.lsp.state import result_json
+from tests.support.sarif import valid_sarif
 
 # Fake credentials in the formats ``engine/redact.py`` knows (none of them is real).
 SECRETS = {
@@ -83,10 +84,12 @@ def hostile_result(payload: str) -> CheckResult:
 
 def renderings(results: list[CheckResult]) -> dict[str, str]:
     r = results[0]
+    sarif = formats.to_sarif(results)
+    valid_sarif(sarif)  # a hostile value still leaves a valid SARIF 2.1.0 document
     return {
         "text": formats.to_text(results),
         "json": formats.to_json(results),
-        "sarif": formats.to_sarif(results),
+        "sarif": sarif,
         "diagnostic": render.diagnostic_message(r),
         "lens": render.lens_title(r, checking=False),
         "hover": render.hover_markdown(r),

@@ -150,8 +150,10 @@ async def normal_check_still_works(lsp) -> None:
 
 
 async def test_every_kind_of_marked_function_gets_a_result_or_a_reason(start, workspace, tmp_path):
-    add_replay(workspace, "conv", "def conv(x):\n    return x", "def conv(x):\n    y = x\n    return y")
-    add_replay(workspace, "bump", "def bump(self, k):\n    self.n = self.n + k\n    return self.n", "class Tally:\n    def bump(self, k):\n        self.n += k\n        return self.n")
+    # three alternatives each for the coherent ones: fewer is too little evidence (min_alternatives)
+    add_replay(workspace, "conv", "def conv(x):\n    return x", "def conv(x):\n    y = x\n    return y", "def conv(x):\n    return (x)")
+    add_replay(workspace, "bump", "def bump(self, k):\n    self.n = self.n + k\n    return self.n", "class Tally:\n    def bump(self, k):\n        self.n += k\n        return self.n",
+               "def bump(self, k):\n    self.n += k\n    return self.n")
     # two alternatives agree with each other against yours (a bloc: a diagnostic, not a hint)
     add_replay(workspace, "scaled", "def scaled(self, k):\n    self.n = 10 * k\n    return self.n", "def scaled(self, k):\n    return k * 10",
                "def scaled(self, k):\n    ten = 10\n    return k * ten")

@@ -389,6 +389,9 @@ class Checker:
             result.severity = "information"
         elif metrics.incoherence > 0:
             result.status = "incoherent"
+        elif thin := thin_evidence(metrics.programs - 1, self.config, result.sampling):
+            result.status = "error"
+            result.reason = thin
         else:
             result.status = "coherent"
 
@@ -535,6 +538,17 @@ def _example_counterexample(target: Target, scored: Scored, found: tuple[StatedE
     ce.call = ex.call  # as the docstring writes it
     code = scored.programs[evidence.rival].source if evidence.rival else None
     return ce, code
+
+
+def thin_evidence(alternatives: int, config: CheckConfig, sampling: str) -> str:
+    """Why agreement with ``alternatives`` alternatives is too little to call a function coherent
+    ("" when it is enough): fewer than ``min_alternatives``, or than all that were asked for when
+    fewer were (``--samples 2`` asks for one)."""
+    needed = min(config.min_alternatives, config.samples - 1)
+    if alternatives >= needed:
+        return ""
+    return (f"too little evidence to call it coherent: it agrees with {alternatives} alternative"
+            f"{'' if alternatives == 1 else 's'} only ({sampling}), and min_alternatives is {needed}")
 
 
 def describe_clusters(metrics: Metrics, programs: list[Program]) -> list[Cluster]:

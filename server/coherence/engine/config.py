@@ -47,6 +47,12 @@ class CheckConfig:
     mode: str = "marked"  # marked | docstring
     rerun_inputs: int = 50  # inputs the user's function runs twice on (nondeterminism check)
     shrink_rounds: int = 4  # each round tries one- and two-step shrinks at once
+    # Alternatives a "coherent" verdict needs (or all that were asked for, when fewer): agreement
+    # with one alternative, after the others failed to parse, is no evidence.
+    min_alternatives: int = 3
+    # Dollars a run may spend on samples (litellm's price of each reply); a function whose samples
+    # would go past it is not sampled (``engine/sampling/cost.py``).  None: no limit.
+    max_cost_usd: float | None = None
     workspace: str | None = None
     # path/glob.py::name_glob patterns (engine/selection.py): checked unmarked / never checked
     include: tuple[str, ...] = ()
@@ -57,6 +63,10 @@ class CheckConfig:
             raise ConfigurationError(f"samples must be at least 2 (your function plus one alternative), got {self.samples}")
         if self.inputs < 1:
             raise ConfigurationError(f"inputs must be at least 1, got {self.inputs}")
+        if self.min_alternatives < 1:
+            raise ConfigurationError(f"min_alternatives must be at least 1, got {self.min_alternatives}")
+        if self.max_cost_usd is not None and not self.max_cost_usd > 0:
+            raise ConfigurationError(f"max_cost_usd must be more than 0 dollars, got {self.max_cost_usd}")
         if not 0 < self.delta < 1:
             raise ConfigurationError(f"delta must be between 0 and 1, got {self.delta}")
         if self.mode not in ("marked", "docstring"):

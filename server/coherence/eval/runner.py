@@ -255,6 +255,9 @@ def evaluate_task(
             sandbox=opts.sandbox,
             python=opts.python,
             workspace=workspace,
+            # eval measures the metrics of every task, however few alternatives it kept: the
+            # refusal to call thin evidence coherent is for users' verdicts
+            min_alternatives=1,
         )
         alternatives = extracted[1:]
         samples = SampleSet(samples=alternatives, requested=m - 1, failures=[], model=f"replay:{st.model}")
