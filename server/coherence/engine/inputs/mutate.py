@@ -27,7 +27,7 @@ import math
 import random
 from typing import Any
 
-from coherence.engine.inputs.seeds import (
+from coherence.engine.inputs.seeds.from_types import (
     MAX_DEPTH,
     MAX_ITEMS,
     MAX_STR,
