@@ -350,10 +350,10 @@ async def test_check_result_carries_the_partial_sample_message(cache_dir, monkey
         assert server.request_count == 9
     assert result.status == "coherent" and result.samples == 7
     assert result.sampling == "7 of 10 samples; 3 failed: rate limited (429)"
-    assert result.extra["sampling_problem"].startswith(
+    assert result.sampling_problem.startswith(
         "coherence: clamp: 7 of 10 samples; 3 failed: rate limited (429) from openai/faulty."
     )
-    assert result.extra["sampling_problem_kind"] == "rate_limit"
+    assert result.sampling_problem_kind == "rate_limit"
     key = cache_key(SPEC, LiteLLMProvider("openai/faulty"))
     assert SampleCache(cache_dir).count(key) == 6
     assert_cache_clean(cache_dir, 6)

@@ -200,11 +200,11 @@ class Checker:
         result.cost_usd = samples.cost_usd
         result.sampling = samples.report()  # "7 of 10 samples; 3 failed: rate limited (429)"
         if samples.notices:
-            result.extra["notices"] = list(samples.notices)
+            result.notices = list(samples.notices)
         problem = samples.problem(target.name)
         if problem:
-            result.extra["sampling_problem"] = problem
-            result.extra["sampling_problem_kind"] = samples.failure_kind
+            result.sampling_problem = problem
+            result.sampling_problem_kind = samples.failure_kind or ""
         valid = samples.valid[: cfg.samples - 1]
         if not valid:
             result.status = "error"
@@ -323,9 +323,9 @@ class Checker:
                 programs, valid, keep = _drop_programs(slow, programs, valid, report)
                 ids = ids[keep]
                 result.sampling += f"; {len(slow)} dropped: too slow (reached {int(reach[slow].max())} of {len(inputs)} inputs in time)"
-                result.extra["too_slow"] = len(slow)
+                result.too_slow = len(slow)
             reached = np.flatnonzero(~over_budget[ids].any(axis=0))
-            result.extra["inputs_over_budget"] = len(inputs) - len(reached)
+            result.inputs_over_budget = len(inputs) - len(reached)
             ids = ids[:, reached]
             reached = reached.tolist()
             inputs = [inputs[x] for x in reached]
@@ -352,8 +352,8 @@ class Checker:
         result.trust = calibrated_trust(metrics.dsde)
         result.clusters = metrics.cluster_sizes
         result.user_cluster = metrics.user_cluster
-        result.extra["load_errors"] = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}
-        result.extra["timeouts"] = sum(report.timeouts)
+        result.load_errors = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}
+        result.timeouts = sum(report.timeouts)
         result.extra["programs_run"] = report.programs_run  # copies of one alternative run once
 
         if unstable is not None:

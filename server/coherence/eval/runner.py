@@ -294,9 +294,9 @@ def evaluate_task(
         user_cluster=result.user_cluster,
         pac_bound=result.pac_bound,
         sampling=result.sampling,
-        timeouts=result.extra.get("timeouts"),
-        inputs_over_budget=result.extra.get("inputs_over_budget", 0),
-        load_errors=len(result.extra.get("load_errors") or {}),
+        timeouts=result.timeouts,
+        inputs_over_budget=result.inputs_over_budget,
+        load_errors=len(result.load_errors),
         sandbox=result.sandbox,
     )
     rec.update(severity=result.severity, evidence=result.evidence, domain=result.domain, outside_domain=result.outside_domain)

@@ -454,7 +454,7 @@ class Scheduler:
             kind = getattr(exc, "kind", None)
             self.ls.notify_problem(str(exc), once_key=(type(exc).__name__, kind) if kind else str(exc))
             result = _error_result(job.target, str(exc))
-            result.extra["config_error"] = True
+            result.config_error = True
         except Exception as exc:  # noqa: BLE001 - a bug must not take the server down
             log.exception("checking %s failed", job.qualname)
             result = _error_result(job.target, f"internal error: {type(exc).__name__}: {exc}")
