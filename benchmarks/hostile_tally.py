@@ -53,7 +53,7 @@ def main() -> int:
         for entry in entries:
             machine = Machine.create()
             old = {k: os.environ.get(k) for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY")}
-            os.environ.update({k: machine.secret for k in old})  # a key in our environment, too
+            os.environ.update(dict.fromkeys(old, machine.secret))  # a key in our environment, too
             try:
                 r = run_entry(entry, mode, machine)
             finally:

@@ -37,12 +37,12 @@ async def test_incoherent_function_gets_a_shrunk_counterexample():
     ce = result.counterexample
     assert ce is not None
     # The bug is upper-case vowels; shrinking leaves a one-character upper-case vowel.
-    arg = eval(ce.call[len("count_vowels"):])  # noqa: S307 - our own rendering
+    arg = eval(ce.call[len("count_vowels"):])  # our own rendering
     assert len(arg) == 1 and arg in "AEIOU"
     assert ce.yours == "0" and ce.theirs == "1"
     assert ce.disagreeing == 9 and ce.total == 9
     assert result.clusters[result.user_cluster] == 1
-    assert result.majority_code and "lower" in result.majority_code or "AEIOU" in result.majority_code
+    assert (result.majority_code and "lower" in result.majority_code) or "AEIOU" in result.majority_code
 
 
 async def test_coherent_function_gets_a_pac_bound():
@@ -392,7 +392,7 @@ async def test_disagreement_only_outside_the_examples_domain_is_said_so(tmp_path
     result = await _round_down_result(tmp_path, [FLOOR, TOWARD_ZERO, TOWARD_ZERO])
     assert result.status == "incoherent"
     assert "negative" in result.outside_domain
-    assert eval(result.counterexample.call[len("round_down"):]) < 0  # noqa: S307 - our own rendering
+    assert eval(result.counterexample.call[len("round_down"):]) < 0  # our own rendering
     from coherence.formats import describe, json_entry
     from coherence.lsp.render import diagnostic_message
 
@@ -411,7 +411,7 @@ async def test_the_counterexample_comes_from_inside_the_domain_when_it_can(tmp_p
     result = await _round_down_result(tmp_path, [FLOOR, CAPPED, CAPPED])
     assert result.status == "incoherent"
     assert not result.outside_domain
-    assert eval(result.counterexample.call[len("round_down"):]) >= 1000  # noqa: S307
+    assert eval(result.counterexample.call[len("round_down"):]) >= 1000
 
 
 COUNT_DIGITS = '''
@@ -436,7 +436,7 @@ async def test_disagreement_only_where_the_docstring_rules_the_input_out_is_said
     # "Given a positive integer n": the alternatives differ from yours only at n <= 0.
     result = await _count_digits_result(tmp_path, [DIGITS_LOOP, DIGITS_LOOP])
     assert result.status == "incoherent"
-    assert eval(result.counterexample.call[len("count_digits"):]) <= 0  # noqa: S307 - our own rendering
+    assert eval(result.counterexample.call[len("count_digits"):]) <= 0  # our own rendering
     assert "your docstring says n is positive" in result.outside_domain
     assert result.domain == ["n is positive (your docstring says so)"]
     # without the statement, one example shows no domain: the same disagreement is not set apart
@@ -451,7 +451,7 @@ async def test_the_counterexample_comes_from_inside_what_the_docstring_states(tm
     result = await _count_digits_result(tmp_path, [DIGITS_LOOP, DIGITS_LOOP, DIGITS_LOOP, DIGITS_OFF_FROM_100])
     assert result.status == "incoherent"
     assert not result.outside_domain
-    assert eval(result.counterexample.call[len("count_digits"):]) >= 100  # noqa: S307
+    assert eval(result.counterexample.call[len("count_digits"):]) >= 100
 
 
 def test_the_domain_is_asked_only_of_inputs_the_programs_disagree_on():

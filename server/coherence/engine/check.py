@@ -133,7 +133,7 @@ class Checker:
             )
             try:
                 last = run_last(target.spec, inputs)
-            except Exception:  # noqa: BLE001 - only the order depends on it: cheapest first will do
+            except Exception:  # only the order depends on it: cheapest first will do
                 log.warning("ordering the inputs of %s failed", target.name, exc_info=True)
                 last = []
             # Packed here (3-7 ms a thousand, cached on each input), they cost nothing once the
@@ -555,7 +555,7 @@ class _EarlyRerun:
     def _start(run: PreparedRun, inputs: list[Input]) -> None:
         try:
             run.start_rerun(inputs)
-        except Exception:  # noqa: BLE001 - the re-run then starts with the others, as it did
+        except Exception:  # the re-run then starts with the others, as it did
             log.warning("starting the re-run early failed", exc_info=True)
 
 

@@ -190,10 +190,7 @@ def _is_marked(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], m
             return True
     first = min([node.lineno] + [d.lineno for d in node.decorator_list])
     candidates = {node.lineno, first - 1, node.lineno - 1}
-    for ln in candidates:
-        if 1 <= ln <= len(lines) and MARKER_COMMENT.search(_comment_part(lines[ln - 1])):
-            return True
-    return False
+    return any(1 <= ln <= len(lines) and MARKER_COMMENT.search(_comment_part(lines[ln - 1])) for ln in candidates)
 
 
 def _is_off(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:

@@ -120,7 +120,7 @@ class CheckResult:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "CheckResult":
+    def from_dict(cls, data: dict) -> CheckResult:
         data = dict(data)
         ce = data.get("counterexample")
         if ce is not None:

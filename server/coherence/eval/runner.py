@@ -99,7 +99,7 @@ class _ReferenceExecutor(Executor):
         # the inputs themselves, when the checker handed Input objects (their origins are recorded)
         self.first_values: list[Input] | None = None
 
-    def prepare(self, module, programs, **kw):  # noqa: D401 - same contract as Executor.prepare
+    def prepare(self, module, programs, **kw):  # same contract as Executor.prepare
         module = replace(module, sys_path=())
         if self.first is not None or self.reference is None:
             return super().prepare(module, programs, **kw)
@@ -261,7 +261,7 @@ def evaluate_task(
         reference = Program(name, bt.reference, "reference") if bt.reference.strip() else None
         # A worker that dies or exits early while loading (under heavy load) is the
         # infrastructure's failure, not candidate 0's: check again, at most twice more.
-        for attempt in range(3):
+        for attempt in range(3):  # noqa: B007 - read after the loop: the retries it took
             executor = _ReferenceExecutor(
                 reference,
                 python=opts.python,
@@ -466,7 +466,7 @@ class ProgressBar:
 
     def text(self) -> str:
         frac = self.done / self.total if self.total else 1.0
-        fill = int(round(frac * self.width))
+        fill = round(frac * self.width)
         elapsed = time.monotonic() - self.start
         new = self.done - self.start_done
         rate = new / elapsed if elapsed > 0 else 0.0

@@ -196,7 +196,7 @@ class Scheduler:
             # Mid-typing: keep the last good functions and results.
             state.syntax_error = (exc.lineno or 1, exc.msg or "invalid syntax")
             return
-        except Exception as exc:  # noqa: BLE001 - never let a strange file take the server down
+        except Exception as exc:  # never let a strange file take the server down
             log.exception("finding marked functions in %s failed", state.uri)
             state.syntax_error = (1, f"could not analyse the file: {exc}")
             return
@@ -455,7 +455,7 @@ class Scheduler:
             self.ls.notify_problem(str(exc), once_key=(type(exc).__name__, kind) if kind else str(exc))
             result = _error_result(job.target, str(exc))
             result.config_error = True
-        except Exception as exc:  # noqa: BLE001 - a bug must not take the server down
+        except Exception as exc:  # a bug must not take the server down
             log.exception("checking %s failed", job.qualname)
             result = _error_result(job.target, f"internal error: {type(exc).__name__}: {exc}")
         finally:
@@ -552,5 +552,5 @@ def _close_checker(checker) -> None:
         if callable(close):
             try:
                 close()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.debug("closing %r failed", obj, exc_info=True)

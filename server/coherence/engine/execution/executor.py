@@ -384,7 +384,7 @@ class Executor:
         cmd = sb.worker_command(mode, interp, env, extra)
         r, w = os.pipe()
         data = job_bytes(tmp, w)
-        run.stderr = tempfile.TemporaryFile()
+        run.stderr = tempfile.TemporaryFile()  # noqa: SIM115 - the run owns it; closed when the run is reaped
         try:
             run.proc = subprocess.Popen(
                 cmd,
@@ -675,7 +675,7 @@ class PreparedRun:
         if rr is not None:
             rr_error = ex._module_error(rr)
             if rr_error is not None or rr.load_errors[0] is not None:
-                by_index = {i: LOAD_ERROR for i in uniq}
+                by_index = dict.fromkeys(uniq, LOAD_ERROR)
             else:
                 filler = TIMEOUT if timed_out else WORKER_CRASH
                 by_index = {i: (rr.results[0][k] or filler) for k, i in enumerate(uniq)}

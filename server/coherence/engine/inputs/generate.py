@@ -30,6 +30,7 @@ import random
 import re
 import time
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -402,7 +403,7 @@ def _rectangular(v: Any, square: bool) -> Any:
 
 def _is_sorted(v: list) -> bool:
     try:
-        return all(a <= b for a, b in zip(v, v[1:]))
+        return all(a <= b for a, b in pairwise(v))
     except TypeError:
         return False
 

@@ -98,9 +98,8 @@ def mutate_value(v: Any, t: TypeDesc | None, rng: random.Random, depth: int = 0)
         elif tv is list:
             if k == "list":
                 return _mutate_seq(v, t.args[0] if t.args else ANY, rng, depth)
-        elif tv is float:
-            if k == "float":
-                return _mutate_float(v, rng)
+        elif tv is float and k == "float":
+            return _mutate_float(v, rng)
     if isinstance(v, Expr):
         return v
     if t is not None and t.kind == "expr":

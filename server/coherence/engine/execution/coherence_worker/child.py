@@ -64,7 +64,7 @@ def enter(leader, w, cwd, uid):
     sys.stderr = leader.sink_err
 
 
-class Records(object):
+class Records:
     """The child's records, written to its pipe in batches, and how far it got in its slot."""
 
     __slots__ = ("lines", "state", "w", "slot")
@@ -360,7 +360,7 @@ def call_loop(leader, task, indices, f, makers, out, go):
                 elif r is None:
                     v = None
                 elif tr is bool:
-                    v = True if r else False
+                    v = r  # True or False itself: type(r) is bool
                 elif tr is float and r - r == 0:
                     v = b'["F",' + flt_repr(r).encode("ascii") + b"]"
                 elif tr is str and len(r) < 2000:

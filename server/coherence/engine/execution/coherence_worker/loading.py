@@ -36,7 +36,7 @@ PREIMPORT = (
 PACKED_PAIR = b"(\x02\x00\x00\x00("
 
 
-class Program(object):
+class Program:
     """One program of the job, as the leader prepared it for its children."""
 
     __slots__ = ("entry", "source", "owner", "kind", "code", "error")
@@ -50,7 +50,7 @@ class Program(object):
         self.error = None  # why it cannot load, found before any fork
 
 
-class Loader(object):
+class Loader:
     """Imports and loads under the timer, with the limits of the job."""
 
     __slots__ = ("timer", "load_timeout", "prog_load_timeout", "tried")
@@ -146,8 +146,8 @@ class Loader(object):
             if isinstance(theirs, type) and theirs is not cls:
                 # they wrote the whole class: take the method, and the helpers the user's class lacks
                 raw = theirs.__dict__.get(entry)
-                extras = dict((k, v) for k, v in theirs.__dict__.items()
-                              if k not in cls.__dict__ and not (k.startswith("__") and k.endswith("__")))
+                extras = {k: v for k, v in theirs.__dict__.items()
+                          if k not in cls.__dict__ and not (k.startswith("__") and k.endswith("__"))}
                 ns[owner] = cls
             if raw is None:
                 raw = ns.get(entry)
@@ -320,12 +320,11 @@ def module_imports(tree):
                     alias[a.asname] = a.name
                 else:
                     alias[a.name.split(".")[0]] = a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and node.module:
-                names.append(node.module)
-                for a in node.names:
-                    names.append(node.module + "." + a.name)
-                    alias[a.asname or a.name] = node.module + "." + a.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            for a in node.names:
+                names.append(node.module + "." + a.name)
+                alias[a.asname or a.name] = node.module + "." + a.name
     if alias:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute):

@@ -25,7 +25,7 @@ _BUDGET_WORD = BUDGET_EXCEEDED.encode("ascii")
 _TIMEOUT_WORD = b'"%s"' % TIMEOUT.encode("ascii")
 
 
-class Child(object):
+class Child:
     """A forked child, as its leader sees it."""
 
     __slots__ = ("pid", "fd", "slot", "task", "indices", "buf", "eof", "status", "seen_pos",
@@ -64,7 +64,7 @@ def allowed_for(leader, indices):
     full = len(indices) == len(leader.input_codes)
     if full and leader.allowed_all is not None:
         return leader.allowed_all
-    pair = (set(indices) | {protocol.LOADED}, set(b"%d" % i for i in indices) | {b"%d" % protocol.LOADED})
+    pair = (set(indices) | {protocol.LOADED}, {b"%d" % i for i in indices} | {b"%d" % protocol.LOADED})
     if full:
         leader.allowed_all = pair
     return pair
@@ -202,9 +202,7 @@ def check_child(leader, c, now):
         return False
     limit = leader.prog_load_timeout + GRACE if pos < 0 else leader.call_timeout + CALL_GRACE
     reason = None
-    if now - c.seen_time > limit:
-        reason = TIMEOUT
-    elif now > c.task.deadline + leader.call_timeout + GRACE:
+    if now - c.seen_time > limit or now > c.task.deadline + leader.call_timeout + GRACE:
         reason = TIMEOUT
     elif c.eof and now - c.eof_time > GRACE + 0.5:
         reason = protocol.crash("closed its pipe")

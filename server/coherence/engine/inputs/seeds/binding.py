@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import ast
-from typing import Iterable
+from collections.abc import Iterable
 
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Param

@@ -6,7 +6,8 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.values import Expr, Input
@@ -76,7 +77,7 @@ def literalish(node: ast.AST) -> Any:
             except (ZeroDivisionError, OverflowError) as e:
                 raise Unsupported from e
         if isinstance(node.op, ast.Mult) and isinstance(a, (str, list, tuple, bytes)) and isinstance(b, int) \
-                and not isinstance(b, bool) and 0 <= b and len(a) * b <= 10_000:
+                and not isinstance(b, bool) and b >= 0 and len(a) * b <= 10_000:
             return a * b
         if isinstance(node.op, ast.Add) and type(a) is type(b) and isinstance(a, (str, list, tuple, bytes)):
             return a + b

@@ -7,7 +7,7 @@ import ast
 import os
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.seeds.expressions import Harvester, allowed_names
