@@ -85,7 +85,7 @@ class ServerErrorHandler implements ErrorHandler {
  * 0-based line; the server checks the marked function at or around it), checkFile `[uri]`.
  */
 function executeCommandMiddleware(): Middleware['executeCommand'] {
-    return async (command, args, next) => {
+    return (command, args, next) => {
         if (args.length === 0 && EDITOR_COMMANDS.has(command)) {
             const editor = window.activeTextEditor;
             if (!editor || editor.document.languageId !== 'python') {
@@ -96,6 +96,8 @@ function executeCommandMiddleware(): Middleware['executeCommand'] {
             args = command === ServerCommands.checkFunction ? [uri, editor.selection.active.line] : [uri];
         }
         traceVerbose(`executeCommand ${command}`, args);
+        // the server's reply, passed through untouched
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-return
         return next(command, args);
     };
 }
@@ -275,7 +277,9 @@ export class ServerManager implements Disposable {
     private async stopClient(): Promise<void> {
         const client = this.client;
         this.client = undefined;
-        this.clientDisposables.forEach((d) => d.dispose());
+        for (const d of this.clientDisposables) {
+            d.dispose();
+        }
         this.clientDisposables = [];
         void commands.executeCommand('setContext', CONTEXT_SERVER_RUNNING, false);
         if (!client) {

@@ -127,7 +127,7 @@ export function getSettings(scope?: ConfigurationScope): CoherenceSettings {
     const settings: CoherenceSettings = {
         interpreter:
             Array.isArray(interpreter) && interpreter.every((s) => typeof s === 'string')
-                ? (interpreter as string[]).filter((s) => s.trim() !== '')
+                ? interpreter.filter((s) => s.trim() !== '')
                 : [],
         model: pick(raw('model'), d.model, isString),
         apiBase: pick(raw('apiBase'), d.apiBase, isString),
