@@ -252,7 +252,7 @@ def _escape_unencodable() -> None:
     page) gets escapes such as \\u2265 instead of a traceback after the work is done."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(errors="backslashreplace")
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]  # caught below
         except (AttributeError, ValueError, OSError):  # not a TextIOWrapper (tests, pipes replaced)
             pass
 

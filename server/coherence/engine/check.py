@@ -117,7 +117,7 @@ class Checker:
             # checks of one spec that overlap (edits in quick succession) share one generation
             pending = self._inputs_pending.get(key)
             mine = pending is None
-            if mine:
+            if pending is None:
                 pending = self._inputs_pending[key] = concurrent.futures.Future()
         if not mine:
             return pending.result()
@@ -416,7 +416,8 @@ class Checker:
         disagrees with it, inside the domain, both sides returning when they can); else the
         general choice among all inputs (``counterexample.choose``)."""
         inputs, domain, inside = scored.inputs, scored.domain, scored.inside
-        if evidence.input is not None:
+        picked: tuple[int, int] | None
+        if evidence.input is not None and evidence.rival is not None:  # the verdict sets both
             picked = (evidence.input, evidence.rival)
         else:
             picked = cx.choose(scored.labels, scored.raised, inputs, scored.metrics, prefer=inside)
@@ -426,7 +427,7 @@ class Checker:
         start = inputs[x]
         # an input from inside the domain stays inside while it shrinks, and one with the examples'
         # magnitudes keeps them (shrinking toward 0 turns is_leap(1900) into is_leap(0))
-        keep = _keeper(domain, inside is not None and bool(inside[x]), domain is not None and domain.bands and domain.typical(start))
+        keep = _keeper(domain, inside is not None and bool(inside[x]), domain is not None and bool(domain.bands) and domain.typical(start))
         start_outcomes = [row[x] for row in report.outcomes]
         try:
             shrunk, outcomes = cx.shrink(
@@ -679,7 +680,7 @@ def results_keys(targets: list[Target], config: CheckConfig) -> list[str]:
     is done once per module, not once per function: the language server keys every function of a
     document each time it parses it, hover included."""
     settings = repr(config)
-    modules: dict[tuple[str, str], tuple[list[str], list[Target]]] = {}
+    modules: dict[tuple[str | None, str], tuple[list[str], list[tuple[int, int, str, bool]]]] = {}
     keys = []
     for target in targets:
         module = modules.get((target.module_source, target.path))

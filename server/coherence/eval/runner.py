@@ -504,7 +504,7 @@ class ProgressBar:
 
 def read_records(path: Path) -> list[dict]:
     """Complete records of ``tasks.jsonl`` (a line cut short by a kill is ignored)."""
-    out = []
+    out: list[dict] = []
     if not path.is_file():
         return out
     with open(path, encoding="utf-8") as fh:

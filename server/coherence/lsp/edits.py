@@ -122,7 +122,7 @@ def regression_test(result: CheckResult, module_path: str, module_source: str, e
         name, n = f"{base}_{n}", n + 1
 
     yours, theirs = ce.yours, ce.theirs
-    candidates = []
+    candidates: list[str | None] = []
     raising = False
     for rendered in (yours, theirs):
         lit = _literal(rendered)
@@ -239,7 +239,7 @@ def _import_insertion_line(source: str) -> int:
         return 0
     at = 0
     for i, node in enumerate(tree.body):
-        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant) and isinstance(node.value.value, str)
+        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
         if is_doc or isinstance(node, (ast.Import, ast.ImportFrom)):
             at = node.end_lineno or node.lineno
         else:
@@ -264,7 +264,7 @@ def _find_def(tree: ast.Module, name: str, line: int | None = None) -> ast.Funct
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(getattr(stmt, "value", None), ast.Constant) and isinstance(stmt.value.value, str)
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
 def _first_line(stmt: ast.stmt) -> int:

@@ -349,7 +349,7 @@ class Scheduler:
                     self.ls,
                     f"coherence: checking {names}",
                     len(new_jobs),
-                    on_cancel=lambda jobs=tuple(new_jobs): self._cancel_jobs(jobs),
+                    on_cancel=lambda jobs=tuple(new_jobs): self._cancel_jobs(jobs),  # type: ignore[misc]  # a lambda's default arguments
                 )
             else:
                 progress = NullProgress()
@@ -359,7 +359,7 @@ class Scheduler:
                 if job.urgent:
                     self._urgent += 1
                 job.task = self.ls.run_task(self._run_job(job, checker, progress, remaining), name=f"check {job.qualname}")
-                job.task.add_done_callback(lambda _t, job=job, progress=progress, remaining=remaining: self._finish(job, progress, remaining))
+                job.task.add_done_callback(lambda _t, job=job, progress=progress, remaining=remaining: self._finish(job, progress, remaining))  # type: ignore[misc]  # a lambda's default arguments
                 waits.append(job.task)
         self.ls.refresh(uri)
 

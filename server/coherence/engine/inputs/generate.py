@@ -152,7 +152,7 @@ class _Constraints:
         # ``*args`` takes the constraints of each of its values (``f(1, 2, 3)``: never negative)
         params = [p for p in spec.params if p.kind != "var_keyword"]
         self.params = params
-        self._shapes: dict[tuple, dict[str, tuple[str, int]]] = {}
+        self._shapes: dict[tuple, dict[str, tuple[tuple[str, int], ...]]] = {}
         evid = evidence_by_param(spec, seeds)
         self.len_of: dict[str, tuple[str, float]] = {}
         self.nonneg: dict[str, float] = {}
@@ -239,8 +239,9 @@ class _Constraints:
         """``inp`` with the constraints applied (each with its probability); ``inp`` itself when
         none changed anything.  It runs for every mutant: no closures, no copies until a write."""
         where = self._where(inp)
-        args = inp.args
-        kwargs = inp.kwargs
+        # tuples until the first write, then lists of their own (``copied``)
+        args: Any = inp.args
+        kwargs: Any = inp.kwargs
         copied = False
 
         for name, prob in self.sorted.items():
@@ -373,8 +374,9 @@ def _non_negative(v: Any, zero: Any = None) -> Any:
         return -v if v < 0 else (v if zero is None or v else t(zero))
     if isinstance(v, bool):
         return v
-    if isinstance(v, (int, float)):
-        return -v if v < 0 else (v if zero is None or v else type(v)(zero))
+    if isinstance(v, (int, float)):  # a subclass of int or float
+        t = type(v)
+        return -v if v < 0 else (v if zero is None or v else t(zero))
     if isinstance(v, list):
         return [_non_negative(x, zero) for x in v]
     if isinstance(v, tuple):
@@ -451,7 +453,7 @@ def generate_inputs(
             return False
         seen.add(key)
         out.append(inp)
-        if len(out) == prefix_at:
+        if len(out) == prefix_at and prefix_fn is not None:
             prefix_fn(out[:prefix_at])
         return True
 
@@ -581,7 +583,7 @@ def _members_of(params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Inpu
     aps, kps = bind(params, inp)
     for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
         t = types.get(p.name) if p is not None else None
-        if t is None or t.kind != "union" or not t.weights or isinstance(v, Expr):
+        if p is None or t is None or t.kind != "union" or not t.weights or isinstance(v, Expr):
             continue
         m = resolve_type(v, t)
         if m in t.args:

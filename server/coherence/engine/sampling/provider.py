@@ -43,8 +43,12 @@ class ProviderReply:
 
 @runtime_checkable
 class Provider(Protocol):
-    model: str
-    temperature: float
+    # read-only: the replay provider's are properties
+    @property
+    def model(self) -> str: ...
+    @property
+    def temperature(self) -> float: ...
+
     cacheable: bool
 
     async def generate(self, spec: Spec, count: int) -> ProviderReply: ...

@@ -178,7 +178,7 @@ def make_canonicalizer():
     never raises but ``Timeout``), ``dump(c, x)`` its JSON text.  One per process: the walk
     keeps its state (the containers it is inside, the nodes and big-int bits so far) in lists
     its closures share, which is cheaper per node than attributes of an object."""
-    stack = []
+    stack: list[list] = []
     nodes = [0]
     bits = [0]  # bits of the big ints written so far in this value
     hexints = [False]

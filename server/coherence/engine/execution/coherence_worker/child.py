@@ -117,7 +117,7 @@ def load_program(leader, info, ns):
 def input_makers(codes, ns, receiver):
     """Per input: marshal data (bytes) that each call loads afresh, or a function that evaluates
     the input afresh in the program's namespace; None for an input that cannot be made."""
-    makers = []
+    makers: list = []
     add_maker = makers.append
     for code in codes:
         if code is None:
@@ -309,7 +309,7 @@ def call_loop(leader, task, indices, f, makers, out, go):
             for j in indices[pos:]:
                 lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
             break
-        if hangs_too and hangs[TOLD_HANGS + i]:
+        if hangs_too and hangs[TOLD_HANGS + i]:  # type: ignore[index]  # hangs_too implies hangs
             lines.append(prefix + b"%d %s\n" % (i, K_BUDGET))
             continue
         mk = makers[i]
@@ -356,7 +356,7 @@ def call_loop(leader, task, indices, f, makers, out, go):
                     r = run_coroutine(r)
                     tr = type(r)
                 if tr is int and -LIM < r < LIM:
-                    v = b'["I","%d"]' % r
+                    v: bytes | bool | None = b'["I","%d"]' % r
                 elif r is None:
                     v = None
                 elif tr is bool:

@@ -183,7 +183,7 @@ def prepare_inputs(sources, packed):
     the parent packed with marshal loads from its bytes (kept as they are: each call loads
     them), ten times cheaper than compiling; the rest compiles once, as ``lambda:
     (<source>)``, in one compile when possible."""
-    codes = [None] * len(sources)
+    codes: list[tuple[str, object] | None] = [None] * len(sources)
     a2b = binascii.a2b_base64
     loads = marshal.loads
     trusted = False
@@ -329,7 +329,7 @@ def module_imports(tree):
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute):
                 parts = []
-                cur = node
+                cur: ast.expr = node
                 while isinstance(cur, ast.Attribute):
                     parts.append(cur.attr)
                     cur = cur.value

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from typing import Any
+from typing import Any, TypeGuard
 from collections.abc import Callable
 
 from coherence.engine.inputs.seeds.binding import module_names
@@ -58,7 +58,7 @@ def literalish(node: ast.AST) -> Any:
             raise Unsupported from e
     if isinstance(node, ast.Dict) and None not in node.keys:
         try:
-            return {literalish(k): literalish(v) for k, v in zip(node.keys, node.values)}
+            return {literalish(k): literalish(v) for k, v in zip(node.keys, node.values) if k is not None}
         except TypeError as e:
             raise Unsupported from e
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -182,7 +182,7 @@ class Harvester:
     def _builds_owner(self, node: ast.AST) -> bool:
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == self.owner
 
-    def _is_target(self, node: ast.AST) -> bool:
+    def _is_target(self, node: ast.AST) -> TypeGuard[ast.Call]:
         if not isinstance(node, ast.Call):
             return False
         f = node.func
