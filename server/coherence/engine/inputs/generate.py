@@ -478,35 +478,10 @@ def generate_inputs(
         return out[:n]
 
     constraints = _Constraints(spec, types, evidence)
-    # Parents: every seed except boundary seeds with huge numbers (their mutants would mostly time
-    # out).  Each seed starts a lineage; its mutants join it.  A lineage's share of the draws is
-    # fixed by its seed's weight (it does not grow with the lineage's success):
-    # - real examples (doctests, tests) get at least half of the draws;
-    # - for a parameter whose type is a weighted union (``a``: int 85% | float | str), lineages
-    #   share the draws in proportion to the member weights, not to how many seeds each member
-    #   has.
+    members, msizes, cum = _lineages(params, types, out)
+    total = cum[-1] if cum else 0.0
     # Within a lineage the parent is drawn uniformly, or the smaller of two draws (a tournament
     # that keeps values small without losing diversity).
-    members: list[list[Input]] = []
-    msizes: list[list[int]] = []
-    cum: list[float] = []
-    total = 0.0
-    n_real = sum(1 for i in out if i.origin in ("doctest", "test"))
-    origin_w = dict(_LINEAGE_WEIGHT)
-    if n_real:
-        real_w = max(_LINEAGE_WEIGHT["doctest"], (len(out) - n_real) / n_real)
-        origin_w.update(doctest=real_w, test=real_w)
-    parents = [i for i in out if not (i.origin == "annotation" and any(_large(a) for a in i.args))] or out
-    member_share = _member_shares(params, types, parents)
-    for inp in parents:
-        w = origin_w.get(inp.origin, 1.0)
-        for name, m in _members_of(params, types, inp):
-            w *= member_share.get((name, m), 1.0)
-        total += w
-        cum.append(total)
-        members.append([inp])
-        msizes.append([inp.size()])
-
     accepted = [0] * len(members)
     n_accepted = 0
     targets = _member_targets(params, types)
@@ -575,6 +550,39 @@ def generate_inputs(
         else:
             stall += 1
     return out[:n]
+
+
+def _lineages(params: tuple[Param, ...], types: dict[str, TypeDesc], seeds: list[Input]) -> tuple[list[list[Input]], list[list[int]], list[float]]:
+    """The mutation's lineages: each lineage's inputs, their sizes, and the lineages' cumulative
+    weights (for drawing one by bisection).
+
+    Parents: every seed except boundary seeds with huge numbers (their mutants would mostly time
+    out).  Each seed starts a lineage; its mutants join it.  A lineage's share of the draws is
+    fixed by its seed's weight (it does not grow with the lineage's success):
+    - real examples (doctests, tests) get at least half of the draws;
+    - for a parameter whose type is a weighted union (``a``: int 85% | float | str), lineages
+      share the draws in proportion to the member weights, not to how many seeds each member
+      has."""
+    members: list[list[Input]] = []
+    msizes: list[list[int]] = []
+    cum: list[float] = []
+    total = 0.0
+    n_real = sum(1 for i in seeds if i.origin in ("doctest", "test"))
+    origin_w = dict(_LINEAGE_WEIGHT)
+    if n_real:
+        real_w = max(_LINEAGE_WEIGHT["doctest"], (len(seeds) - n_real) / n_real)
+        origin_w.update(doctest=real_w, test=real_w)
+    parents = [i for i in seeds if not (i.origin == "annotation" and any(_large(a) for a in i.args))] or seeds
+    member_share = _member_shares(params, types, parents)
+    for inp in parents:
+        w = origin_w.get(inp.origin, 1.0)
+        for name, m in _members_of(params, types, inp):
+            w *= member_share.get((name, m), 1.0)
+        total += w
+        cum.append(total)
+        members.append([inp])
+        msizes.append([inp.size()])
+    return members, msizes, cum
 
 
 def _members_of(params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Input) -> list[tuple[str, int]]:
