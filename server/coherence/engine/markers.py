@@ -78,8 +78,7 @@ def _find_targets(source: str, path: str, mode: str, include: tuple[str, ...] = 
     tree = ast.parse(source, filename=path)
     lines = source.splitlines()
     classes = tuple(_class_infos(tree))
-    Def = ast.FunctionDef | ast.AsyncFunctionDef
-    found: list[tuple[Def, str, str | None]] = []  # (node, qualname, skip reason)
+    found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str, str | None]] = []  # (node, qualname, skip reason)
 
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
