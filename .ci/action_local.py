@@ -77,7 +77,7 @@ class Job:
         raise SystemExit(f"action_local: unsupported expression {name!r}")
 
     def evaluate(self, text: str) -> str:
-        tokens = [m for m in TOKEN.finditer(text)]
+        tokens = list(TOKEN.finditer(text))
         if "".join(m.group(0) for m in tokens).strip() != text.strip():
             raise SystemExit(f"action_local: unsupported expression {text!r}")
         pos = 0

@@ -39,12 +39,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from coherence.engine.check import Checker  # noqa: E402
-from coherence.engine.config import CheckConfig  # noqa: E402
-from coherence.engine.execution.executor import cpu_count  # noqa: E402
-from coherence.engine.inputs.generate import generate_inputs  # noqa: E402
-from coherence.engine.markers import target_for  # noqa: E402
-from coherence.engine.sampling.replay import ReplayProvider  # noqa: E402
+from coherence.engine.check import Checker
+from coherence.engine.config import CheckConfig
+from coherence.engine.execution.executor import cpu_count
+from coherence.engine.inputs.generate import generate_inputs
+from coherence.engine.markers import target_for
+from coherence.engine.sampling.replay import ReplayProvider
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 CORES = cpu_count()
@@ -121,7 +121,7 @@ def _bare(name: str, programs: list[str], inputs: list[str], call_timeout: float
     """The same calls with no sandbox: exec each program here and call it on every input."""
     signal.signal(signal.SIGALRM, _alarm)
     compiled = [compile(src, "<input>", "eval") for src in inputs]
-    devnull = open(os.devnull, "w")
+    devnull = open(os.devnull, "w")  # noqa: SIM115 - closed after the loop, once
     start = time.perf_counter()
     cpu = time.process_time()
     for source in programs:
@@ -131,7 +131,7 @@ def _bare(name: str, programs: list[str], inputs: list[str], call_timeout: float
         try:
             exec(compile(source, "<program>", "exec"), ns)
             fn = ns[name]
-        except BaseException:  # noqa: BLE001
+        except BaseException:
             continue
         finally:
             sys.stdout = old
@@ -146,7 +146,7 @@ def _bare(name: str, programs: list[str], inputs: list[str], call_timeout: float
                 finally:
                     signal.setitimer(signal.ITIMER_REAL, 0)
                     sys.stdout = old
-            except BaseException:  # noqa: BLE001
+            except BaseException:
                 pass
     elapsed = time.perf_counter() - start
     cpu = time.process_time() - cpu
@@ -167,7 +167,8 @@ async def main() -> int:
     if not corpus.is_file():
         print(f"corpus not found: {corpus}", file=sys.stderr)
         return 2
-    rows = [json.loads(line) for line in gzip.open(corpus, "rt")][: args.tasks]
+    with gzip.open(corpus, "rt") as fh:
+        rows = [json.loads(line) for line in fh][: args.tasks]
     config = CheckConfig(samples=args.samples, inputs=args.inputs, sandbox=args.sandbox)
     provider = ReplayProvider(corpus, skip=1)
     checker = Checker(config, provider=provider)
@@ -205,7 +206,7 @@ async def main() -> int:
             colds.append(time.perf_counter() - t1)
             cold = f" {colds[-1]:>8.3f}"
         inputs = generate_inputs(target.spec, args.inputs, module_source=target.module_source, seed=config.seed, time_budget=config.input_budget)
-        programs = [row["candidates"][0]] + [s for s in row["candidates"][1 : args.samples]]
+        programs = [row["candidates"][0]] + list(row["candidates"][1 : args.samples])
         bare = bare_seconds(name, programs, [i.source() for i in inputs], config.call_timeout)
         bare_s = None if bare is None else bare[0]
         checks.append(check_s)

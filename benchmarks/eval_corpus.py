@@ -19,7 +19,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from coherence.cli import main as coherence_main  # noqa: E402
+from coherence.cli import main as coherence_main
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
 MODELS = ["gpt_4o", "claude_sonnet_4", "ministral_8b", "llama_3_1_8b_instruct", "gemini_2_5_pro",

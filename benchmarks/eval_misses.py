@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from coherence.eval.runner import read_records  # noqa: E402
+from coherence.eval.runner import read_records
 
 
 def load(run_dir: str) -> dict[str, dict]:

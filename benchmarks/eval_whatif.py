@@ -47,14 +47,14 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from coherence.engine.inputs import generate_inputs  # noqa: E402
-from coherence.engine.inputs.domain import Domain  # noqa: E402
-from coherence.engine.markers import target_for  # noqa: E402
-from coherence.engine.metrics import score  # noqa: E402
-from coherence.engine.sampling import extract_program  # noqa: E402
-from coherence.eval.corpus import load_samples, safe_name  # noqa: E402
-from coherence.eval.runner import _ORIGIN_CODE, read_records  # noqa: E402
-from coherence.eval.stats import auroc, detection_rate, share  # noqa: E402
+from coherence.engine.inputs import generate_inputs
+from coherence.engine.inputs.domain import Domain
+from coherence.engine.markers import target_for
+from coherence.engine.metrics import score
+from coherence.engine.sampling import extract_program
+from coherence.eval.corpus import load_samples, safe_name
+from coherence.eval.runner import _ORIGIN_CODE, read_records
+from coherence.eval.stats import auroc, detection_rate, share
 
 
 def load(run_dir: Path):

@@ -36,7 +36,7 @@ def run_all(entries, mode: str):
     for entry in entries:
         machine = Machine.create()
         old = {k: os.environ.get(k) for k in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "LC_OPENAI_API_KEY")}
-        os.environ.update({k: machine.secret for k in old})  # a key in our environment, too
+        os.environ.update(dict.fromkeys(old, machine.secret))  # a key in our environment, too
         try:
             yield run_entry(entry, mode, machine)
         finally:

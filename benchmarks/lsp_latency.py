@@ -166,7 +166,7 @@ async def main() -> int:
         # Save again, unchanged: the results come from the results cache.
         t = time.perf_counter()
         client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-        cached.append(await client.wait_for(lambda p: p.uri == uri and p.version == version and any(d.source == "coherence" for d in p.diagnostics)) - t)
+        cached.append(await client.wait_for(lambda p, version=version: p.uri == uri and p.version == version and any(d.source == "coherence" for d in p.diagnostics)) - t)
 
     line = text.splitlines().index("def count_vowels(s: str) -> int:")
     hovers: list[float] = []

@@ -42,7 +42,8 @@ def corpus_check(corpus_dir: Path, task_id: str, *, samples: int, inputs: int):
     from coherence.engine.sampling.replay import ReplayProvider
 
     path = corpus_dir / "humaneval-gpt_4o.jsonl.gz"
-    row = next(json.loads(line) for line in gzip.open(path, "rt") if f'"{task_id}"' in line)
+    with gzip.open(path, "rt") as fh:
+        row = next(json.loads(line) for line in fh if f'"{task_id}"' in line)
     filename = task_id.replace("HumanEval/", "he") + ".py"
     target = target_for(row["candidates"][0], row["entry_point"], filename, docstring=row["description"])
     return target, Checker(CheckConfig(samples=samples, inputs=inputs), provider=ReplayProvider(path, skip=1))

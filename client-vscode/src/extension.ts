@@ -16,7 +16,9 @@ let manager: ServerManager | undefined;
 export function activate(context: ExtensionContext): void {
     const channel = createOutputChannel();
     context.subscriptions.push(disposeOutputChannel());
-    traceInfo(`Coherence extension ${String(context.extension.packageJSON.version)} activating.`);
+    traceInfo(
+        `Coherence extension ${String((context.extension.packageJSON as { version?: unknown }).version)} activating.`,
+    );
 
     registerAlternatives(context.subscriptions);
 

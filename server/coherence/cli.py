@@ -279,7 +279,7 @@ def _escape_unencodable() -> None:
     page) gets escapes such as \\u2265 instead of a traceback after the work is done."""
     for stream in (sys.stdout, sys.stderr):
         try:
-            stream.reconfigure(errors="backslashreplace")
+            stream.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]  # caught below
         except (AttributeError, ValueError, OSError):  # not a TextIOWrapper (tests, pipes replaced)
             pass
 
@@ -330,7 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         except KeyboardInterrupt:
             print("coherence: interrupted", file=sys.stderr)
             return 130
-        except Exception as exc:  # noqa: BLE001 - a bug: say so, and never as "findings" (1)
+        except Exception as exc:  # a bug: say so, and never as "findings" (1)
             logging.getLogger("coherence").debug("internal error", exc_info=True)
             print(f"coherence: internal error: {type(exc).__name__}: {exc} (please report it; -v shows the traceback)", file=sys.stderr)
             return EXIT_INTERNAL

@@ -65,7 +65,7 @@ def find_work(files: list[Path], config_for) -> Work:
         except SyntaxError as exc:  # without a line: the coding line, from read_source
             reason = f"syntax error: {exc.msg} (line {exc.lineno})" if exc.lineno else f"cannot read file: {_why(exc)}"
             work.items.append((_file_error(path, reason, exc.lineno or 1), EXIT_FINDINGS))
-        except Exception as exc:  # noqa: BLE001 - e.g. RecursionError on absurdly deep code
+        except Exception as exc:  # e.g. RecursionError on absurdly deep code
             log.debug("finding the functions of %s failed", path, exc_info=True)
             work.items.append((_file_error(path, internal_reason(exc)), EXIT_INTERNAL))
         else:
@@ -156,7 +156,7 @@ async def check_one(checker, target: Target, said: set[str]) -> tuple[CheckResul
             said.add(message)
             print(f"coherence: {message}", file=sys.stderr)
         result = result_for(target, "error", message)
-    except Exception as exc:  # noqa: BLE001 - one function's failure must not end the run
+    except Exception as exc:  # one function's failure must not end the run
         log.debug("checking %s failed", target.qualname, exc_info=True)
         result = result_for(target, "error", internal_reason(exc))
         print(f"coherence: {target.path}:{target.name_line} {target.qualname}: {result.reason}; "

@@ -83,7 +83,8 @@ def repository_root(path: str | Path) -> Path | None:
 def sarif_root(results: list[CheckResult], fallback: str | Path | None) -> Path:
     """What every URI is relative to: the git top level of the checked files (else of the
     current folder); outside git, ``fallback`` (the project's folder), else the current folder."""
-    for start in [*(r.path for r in results[:1]), Path.cwd()]:
+    starts: list[str | Path] = [*(r.path for r in results[:1]), Path.cwd()]
+    for start in starts:
         top = repository_root(start)
         if top is not None:
             return top
@@ -317,9 +318,9 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
             "properties": {
                 **{k: v for k, v in json_entry(r).items() if k in ("severity", "trust", "incoherence", "dsde", "sde", "samples", "inputs")},
                 "clusters": r.cluster_sizes,  # sizes only: the alternatives' sources stay out of code scanning
+                "sandbox": r.sandbox,  # which sandbox ran the generated code
             },
         }
-        entry["properties"]["sandbox"] = r.sandbox  # which sandbox ran the generated code
         sarif_results.append(entry)
     doc = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",

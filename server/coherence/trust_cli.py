@@ -53,15 +53,16 @@ def _configs(path: str) -> list:
     nearest to each of its Python files."""
     from coherence.cli import python_files
     from coherence.engine.errors import ConfigurationError
-    from coherence.engine.resolve import ConfigResolver
+    from coherence.engine.resolve import ConfigResolver, ProjectConfig
 
     try:
         files = python_files([path])
     except FileNotFoundError as exc:
         raise ConfigurationError(f"no such file or folder: {exc}") from exc
     resolver = ConfigResolver()
-    found = {}
-    for start in (path, *files):
+    found: dict[Path, ProjectConfig] = {}
+    starts: list[str | Path] = [path, *files]
+    for start in starts:
         project = resolver.locate(start)[0]
         if project is not None:
             found.setdefault(project.path, project)

@@ -39,12 +39,12 @@ async def test_incoherent_function_gets_a_shrunk_counterexample():
     ce = result.counterexample
     assert ce is not None
     # The bug is upper-case vowels; shrinking leaves a one-character upper-case vowel.
-    arg = eval(ce.call[len("count_vowels"):])  # noqa: S307 - our own rendering
+    arg = eval(ce.call[len("count_vowels"):])  # our own rendering
     assert len(arg) == 1 and arg in "AEIOU"
     assert ce.yours == "0" and ce.theirs == "1"
     assert ce.disagreeing == 9 and ce.total == 9
     assert result.cluster_sizes[result.user_cluster] == 1
-    assert result.majority_code and "lower" in result.majority_code or "AEIOU" in result.majority_code
+    assert (result.majority_code and "lower" in result.majority_code) or "AEIOU" in result.majority_code
     # every cluster says whose it is, where its alternatives came from, what it returned on the
     # counterexample, and shows one alternative's source (--show-alternatives, the editor's diff)
     mine = result.clusters[result.user_cluster]
@@ -63,7 +63,7 @@ async def test_shrinking_keeps_the_intervals_ordered_like_the_examples():
     t = target("intervals.py", "merge_intervals")
     result = await examples_checker().check(t)
     assert result.status == "incoherent" and result.counterexample is not None
-    arg = eval(result.counterexample.call[len("merge_intervals"):])  # noqa: S307 - our own rendering
+    arg = eval(result.counterexample.call[len("merge_intervals"):])
     assert all(a <= b for a, b in arg), result.counterexample.call
     assert Domain.for_spec(t.spec, t.module_source).crossed(Input((arg,))) == []
     assert result.counterexample.yours != result.counterexample.theirs
@@ -131,7 +131,7 @@ async def test_an_alternative_that_hangs_is_dropped_not_the_inputs(tmp_path):
     # (two alternatives remain: enough for this test, below the default min_alternatives of 3)
     result = await Checker(CheckConfig(replay=str(replay), samples=4, inputs=200, call_timeout=0.2, min_alternatives=2)).check(t)
     assert result.status == "coherent", (result.status, result.reason)
-    assert result.samples == 3 and result.inputs == 200 and result.extra["too_slow"] == 1
+    assert result.samples == 3 and result.inputs == 200 and result.too_slow == 1
     assert "1 dropped: too slow (reached 3 of 200 inputs in time)" in result.sampling
 
 
@@ -143,8 +143,8 @@ async def test_when_most_alternatives_are_slow_the_inputs_go_not_the_programs(tm
     replay.write_text(json.dumps({"entry_point": "double", "candidates": [slow] * 3}) + "\n")
     (t,) = find_targets(src, str(tmp_path / "m.py"))
     result = await Checker(CheckConfig(replay=str(replay), samples=4, inputs=300, call_timeout=0.2)).check(t)
-    assert result.samples == 4 and "too_slow" not in result.extra
-    assert 0 < result.inputs < 300 and result.extra["inputs_over_budget"] == 300 - result.inputs
+    assert result.samples == 4 and result.too_slow == 0
+    assert 0 < result.inputs < 300 and result.inputs_over_budget == 300 - result.inputs
     assert sum(result.cluster_sizes) == 4
 
 
@@ -416,7 +416,7 @@ async def test_disagreement_only_outside_the_examples_domain_is_said_so(tmp_path
     result = await _round_down_result(tmp_path, [FLOOR, TOWARD_ZERO, TOWARD_ZERO])
     assert result.status == "incoherent"
     assert "negative" in result.outside_domain
-    assert eval(result.counterexample.call[len("round_down"):]) < 0  # noqa: S307 - our own rendering
+    assert eval(result.counterexample.call[len("round_down"):]) < 0  # our own rendering
     from coherence.formats import describe, json_entry
     from coherence.lsp.render import diagnostic_message
 
@@ -435,7 +435,7 @@ async def test_the_counterexample_comes_from_inside_the_domain_when_it_can(tmp_p
     result = await _round_down_result(tmp_path, [FLOOR, CAPPED, CAPPED])
     assert result.status == "incoherent"
     assert not result.outside_domain
-    assert eval(result.counterexample.call[len("round_down"):]) >= 1000  # noqa: S307
+    assert eval(result.counterexample.call[len("round_down"):]) >= 1000
 
 
 COUNT_DIGITS = '''
@@ -460,7 +460,7 @@ async def test_disagreement_only_where_the_docstring_rules_the_input_out_is_said
     # "Given a positive integer n": the alternatives differ from yours only at n <= 0.
     result = await _count_digits_result(tmp_path, [DIGITS_LOOP, DIGITS_LOOP])
     assert result.status == "incoherent"
-    assert eval(result.counterexample.call[len("count_digits"):]) <= 0  # noqa: S307 - our own rendering
+    assert eval(result.counterexample.call[len("count_digits"):]) <= 0  # our own rendering
     assert "your docstring says n is positive" in result.outside_domain
     assert result.domain == ["n is positive (your docstring says so)"]
     # without the statement, one example shows no domain: the same disagreement is not set apart
@@ -475,7 +475,7 @@ async def test_the_counterexample_comes_from_inside_what_the_docstring_states(tm
     result = await _count_digits_result(tmp_path, [DIGITS_LOOP, DIGITS_LOOP, DIGITS_LOOP, DIGITS_OFF_FROM_100])
     assert result.status == "incoherent"
     assert not result.outside_domain
-    assert eval(result.counterexample.call[len("count_digits"):]) >= 100  # noqa: S307
+    assert eval(result.counterexample.call[len("count_digits"):]) >= 100
 
 
 def test_the_domain_is_asked_only_of_inputs_the_programs_disagree_on():

@@ -128,7 +128,7 @@ def test_a_program_too_deep_to_compare_runs_on_its_own_and_the_others_still_run(
     deep = "def f(x):\n    return " + " + ".join(["x"] * 1000) + "\n"
     programs = [Program("f", deep), Program("f", deep), Program("f", DOUBLED), Program("f", DOUBLED)]
     assert program_key(programs[0]) is None
-    run, runs_for = distinct_programs(programs)
+    _, runs_for = distinct_programs(programs)
     assert runs_for == [0, 1, 2, 2]
     report = Executor().run(ModuleContext(), programs, [Input(([1, 2],), ())])
     assert report.programs_run == 3 and len(report.outcomes) == 4
@@ -149,7 +149,8 @@ def test_recorded_samples_merged_by_name_behave_alike_when_run_apart(corpus_dir,
     from coherence.engine.sampling.prompt import extract_program
 
     monkeypatch.setattr(executor_module, "distinct_programs", lambda ps: (list(ps), list(range(len(ps)))))
-    rows = [json.loads(line) for line in gzip.open(corpus_dir / "humaneval-gpt_4o.jsonl.gz", "rt")][:40]
+    with gzip.open(corpus_dir / "humaneval-gpt_4o.jsonl.gz", "rt") as fh:
+        rows = [json.loads(line) for line in fh][:40]
     ex = Executor()
     checked = 0
     for row in rows:

@@ -335,7 +335,7 @@ class Color(enum.Enum):
 @dataclass
 class Node:
     val: int
-    next: "Node | None" = None
+    next: Node | None = None
 
 
 CLASSES = (
@@ -352,7 +352,7 @@ def test_dataclass_and_enum_params_build_real_instances():
     assert len(inputs) == 300
     seen_colors = set()
     for i in inputs:
-        p, c, n, ps = i.args
+        p, c, _n, _ps = i.args
         assert isinstance(p, Construct) and p.callee == "Point"
         assert isinstance(c, Construct) and c.attr
         (rp, rc, rn, rps), _ = evaluate(i, ns)

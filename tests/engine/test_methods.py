@@ -244,7 +244,7 @@ async def test_check_of_a_method_explains_with_a_call_on_the_class(tmp_path):
     replay.write_text(json.dumps({"entry_point": "add", "candidates": alternatives}) + "\n")
     t = next(t for t in find_targets(CART, str(tmp_path / "cart.py")) if t.qualname == "Cart.add")
     result = await Checker(CheckConfig(replay=str(replay), samples=4, inputs=200, workspace=str(tmp_path))).check(t)
-    assert result.status == "incoherent", (result.status, result.reason, result.extra.get("load_errors"))
+    assert result.status == "incoherent", (result.status, result.reason, result.load_errors)
     assert result.cluster_sizes == [3, 1] and result.user_cluster == 1
     ce = result.counterexample
     assert ce.call.startswith("Cart().add(") and ce.disagreeing == 3

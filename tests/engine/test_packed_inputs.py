@@ -41,7 +41,7 @@ def _loaded(inp: Input):
 def test_packed_data_loads_as_the_source_evaluates(args, kwargs):
     inp = Input(args=tuple(args), kwargs=tuple(kwargs.items()))
     assert inp.packed is not None
-    from_source = eval(inp.source(), {})  # noqa: S307 - our own rendering of plain data
+    from_source = eval(inp.source(), {})  # our own rendering of plain data
     assert CANON(_loaded(inp), False) == CANON(from_source, False)
     for a, b in zip(_loaded(inp)[0], from_source[0]):
         if isinstance(a, float) and a == 0:

@@ -21,7 +21,7 @@ def _decoding_accepts(text: str) -> bool:
     try:
         rec = json.loads(text)
         o = Outcome.from_record(rec)
-    except Exception:  # noqa: BLE001
+    except Exception:
         return False
     if o.kind == "raise":
         return isinstance(o.error, str) and 0 < len(o.error) <= 300

@@ -141,7 +141,7 @@ REPLIES = [code_reply(IMPL_A), code_reply(IMPL_B), code_reply(IMPL_C)]
 
 def run_program(code: str, name: str, *args):
     ns: dict = {}
-    exec(compile(code, "<sample>", "exec"), ns)  # noqa: S102 - test-only, trusted strings
+    exec(compile(code, "<sample>", "exec"), ns)  # test-only, trusted strings
     return ns[name](*args)
 
 
@@ -421,8 +421,8 @@ async def test_provider_401_fails_fast_with_auth_error():
 
 
 async def test_provider_404_model_not_found_is_config_error():
-    with LoopbackServer(REPLIES, then=Fault(status=404, message="model 'x' not found")) as server:
-        with pytest.raises(SamplingError) as info:
+    with LoopbackServer(REPLIES, then=Fault(status=404, message="model 'x' not found")) as server, \
+            pytest.raises(SamplingError) as info:
             await loopback_provider(server, use_n=False).generate(SPEC, 2)
     assert info.value.kind == "config" and "not found" in str(info.value)
 
@@ -470,8 +470,8 @@ async def test_reply_without_code_block_is_a_sample_not_a_failure():
 
 
 async def test_litellm_is_quiet_on_stdout(capfd):
-    with LoopbackServer(REPLIES, faults=[server_error(503)], then=Fault(status=401)) as server:
-        with pytest.raises(SamplingError):
+    with LoopbackServer(REPLIES, faults=[server_error(503)], then=Fault(status=401)) as server, \
+            pytest.raises(SamplingError):
             await loopback_provider(server, use_n=False, max_concurrency=1).generate(SPEC, 2)
     assert capfd.readouterr().out == ""
 

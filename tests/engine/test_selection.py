@@ -88,7 +88,7 @@ def test_patterns_read_like_pytest_node_ids(tmp_path):
 
 @pytest.mark.parametrize("value", [3, ["ok.py", 4], ["  "], {"a": 1}])
 def test_a_malformed_pattern_list_is_refused(value):
-    with pytest.raises(ValueError, match="include must be a list of 'path/glob.py::name_glob' strings"):
+    with pytest.raises(ValueError, match=r"include must be a list of 'path/glob\.py::name_glob' strings"):
         check_patterns(value, "include")
 
 

@@ -51,13 +51,13 @@ def test_interrupt_keeps_finished_tasks_and_resumes(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(runner, "evaluate_task", _fake_evaluate(calls, interrupt_at=3))
     opts = EvalOptions(samples=3, inputs=10, jobs=1)
-    records, interrupted = run_samples_file(_samples(6), _tasks(6), tmp_path, opts, progress=False)
+    _, interrupted = run_samples_file(_samples(6), _tasks(6), tmp_path, opts, progress=False)
     assert interrupted
     kept = {r["task_id"] for r in read_records(tmp_path / "tasks.jsonl")}
     assert {0, 1} <= kept and 2 not in kept  # finished tasks are kept; the interrupted one is not
     calls.clear()
     monkeypatch.setattr(runner, "evaluate_task", _fake_evaluate(calls))
-    records, interrupted = run_samples_file(_samples(6), _tasks(6), tmp_path, opts, progress=False)
+    _, interrupted = run_samples_file(_samples(6), _tasks(6), tmp_path, opts, progress=False)
     assert not interrupted and sorted(calls) == sorted({0, 1, 2, 3, 4, 5} - kept)
     assert len(read_records(tmp_path / "tasks.jsonl")) == 6
 

@@ -45,7 +45,7 @@ def test_auroc_hand_checked():
 def test_roc_curve_area_equals_auroc_with_ties():
     scores = [0.0, 0.0, 0.2, 0.2, 0.5, 0.7, 0.7, 1.0]
     labels = [False, True, False, True, False, True, True, False]
-    fpr, tpr, thr = roc_curve(scores, labels)
+    fpr, tpr, _ = roc_curve(scores, labels)
     assert (fpr[0], tpr[0]) == (0.0, 0.0) and (fpr[-1], tpr[-1]) == (1.0, 1.0)
     assert len(fpr) == 1 + len(set(scores))
     assert trapezoid_area(fpr, tpr) == pytest.approx(auroc(scores, labels))

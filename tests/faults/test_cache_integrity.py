@@ -205,7 +205,7 @@ async def test_damage_is_recovered_and_reported_through_the_check(tmp_path, monk
                              cache_dir=str(cache_dir))
         checker = Checker(config)
         first = await checker.check(TARGET)
-        assert first.status == "coherent" and "notices" not in first.extra
+        assert first.status == "coherent" and not first.notices
         assert server.request_count == 1
         checker.cache.close()  # the process exits
         with open(path, "r+b") as fh:  # the file is damaged meanwhile
@@ -213,7 +213,7 @@ async def test_damage_is_recovered_and_reported_through_the_check(tmp_path, monk
         second = await Checker(config).check(TARGET)  # the next run
         assert server.request_count == 2  # its samples were lost with the file: asked again
     assert second.status == "coherent" and second.sampling == "3 of 3 alternatives"
-    (notice,) = second.extra["notices"]
+    (notice,) = second.notices
     assert "was damaged" in notice and "rebuilding it" in notice
     assert integrity_ok(path)
 

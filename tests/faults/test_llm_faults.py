@@ -11,6 +11,7 @@ file never holds a failed or unusable reply (opened with sqlite3 and looked at).
 from __future__ import annotations
 
 import ast
+import itertools
 import logging
 import os
 import re
@@ -170,7 +171,7 @@ async def test_500_is_retried_with_backoff_and_bounded(cache_dir):
     assert len(reqs) == FAST.max_attempts
     # exponential backoff between attempts (0.05 s, then 0.1 s, plus jitter)
     assert len(provider.waits) == 2 and provider.waits[1] > provider.waits[0]
-    gaps = [b.received_at - a.received_at for a, b in zip(reqs, reqs[1:])]
+    gaps = [b.received_at - a.received_at for a, b in itertools.pairwise(reqs)]
     assert all(g >= w for g, w in zip(gaps, provider.waits))
     assert info.value.kind == "provider" and "server error (500)" in str(info.value)
     one_sentence(str(info.value))
@@ -350,10 +351,10 @@ async def test_check_result_carries_the_partial_sample_message(cache_dir, monkey
         assert server.request_count == 9
     assert result.status == "coherent" and result.samples == 7
     assert result.sampling == "7 of 10 samples; 3 failed: rate limited (429)"
-    assert result.extra["sampling_problem"].startswith(
+    assert result.sampling_problem.startswith(
         "coherence: clamp: 7 of 10 samples; 3 failed: rate limited (429) from openai/faulty."
     )
-    assert result.extra["sampling_problem_kind"] == "rate_limit"
+    assert result.sampling_problem_kind == "rate_limit"
     key = cache_key(SPEC, LiteLLMProvider("openai/faulty"))
     assert SampleCache(cache_dir).count(key) == 6
     assert_cache_clean(cache_dir, 6)

@@ -50,7 +50,7 @@ def partial_responder():
     return respond
 
 
-async def test_partial_samples_and_a_rebuilt_cache_are_one_message_each(start, tmp_path):  # noqa: F811
+async def test_partial_samples_and_a_rebuilt_cache_are_one_message_each(start, tmp_path):
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "samples.sqlite3").write_bytes(b"\x13\x37 not a database " * 400)

@@ -66,7 +66,7 @@ async def test_two_servers_on_one_workspace_share_the_cache(start, loopback, tmp
         assert "Traceback" not in stderr and "locked" not in stderr.lower(), stderr[-2000:]
 
     # The one cache file is intact, and each function's rows define that function only.
-    [path] = [p for p in (tmp_path / "cache").rglob("*.sqlite3")]
+    [path] = list((tmp_path / "cache").rglob("*.sqlite3"))
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"

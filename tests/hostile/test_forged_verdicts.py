@@ -129,10 +129,10 @@ async def test_an_alternative_cannot_take_away_the_inputs_where_the_user_is_wron
     honest = await _verdict(tmp_path / "honest", mode, HONEST_ALTERNATIVES)
     # (first among the alternatives: it runs beside the user's function, before the others)
     attacked = await _verdict(tmp_path / "attacked", mode, [ATTACKS[attack]] + HONEST_ALTERNATIVES)
-    assert honest.status == "incoherent" and honest.extra.get("inputs_over_budget", 0) == 0
+    assert honest.status == "incoherent" and honest.inputs_over_budget == 0
     # the attack changes nothing about which inputs count, and the user's function stays wrong
     assert attacked.status == "incoherent", (attacked.status, attacked.reason)
-    assert attacked.extra.get("inputs_over_budget", 0) == 0, attacked.extra
+    assert attacked.inputs_over_budget == 0, attacked.reason
     assert attacked.inputs == honest.inputs and attacked.disagreement > 0 and attacked.trust < 1.0
     x = int(attacked.counterexample.call[2:-1])
     assert x % 5 == 2 and attacked.counterexample.yours == "0"
@@ -245,7 +245,8 @@ def f(x):
 '''
 
 
-def _run(mode, programs, module=ModuleContext(source=USER)):
+def _run(mode, programs, module=None):
+    module = module or ModuleContext(source=USER)
     ex = Executor(limits=FAST, sandbox=mode)
     return ex.run(module, [Program("f", None, "yours")] + [Program("f", p, f"alternative {k}") for k, p in enumerate(programs, 1)],
                   INPUTS, anchor=0)

@@ -24,7 +24,7 @@ def workspace(tmp_path):
     return copy_examples(tmp_path / "ws")
 
 
-async def test_messages_to_the_editor_are_redacted_and_escaped(start):  # noqa: F811
+async def test_messages_to_the_editor_are_redacted_and_escaped(start):
     server = LoopbackServer(ignore_n=True).start()
     server.set_replies([Fault(status=400, message=ERROR)] * 200)
     try:

@@ -53,14 +53,14 @@ async def test_checker_with_hostile_alternatives(mode, machine, tmp_path):
     assert result.status == "incoherent", (result.status, result.reason)
     # a hostile program that only ever times out ends its run after three timeouts, and is
     # dropped as too slow rather than taking the other inputs away from everyone
-    dropped = result.extra.get("too_slow", 0)
+    dropped = result.too_slow
     assert dropped <= 2 and result.samples == k + 1 - dropped and result.sandbox == sb.sandbox_name(mode, sb.planned_layers(mode))
     # Most inputs stay.  How many is partly the host's to say: some hostile calls take a good share
     # of the 0.5 s call timeout (memory_bomb fills the 512 MB limit on every call: 0.2-0.3 s here),
     # and three timeouts in a row end a program's run, so on a slow host one can stop early (CI
     # once lost 14 of the 40 inputs that way).  What the engine guarantees is half: a program that
     # reached fewer than half as many inputs as the median one is dropped as too slow instead.
-    assert result.inputs >= 40 // 2, {k: result.extra.get(k) for k in ("inputs_over_budget", "too_slow", "timeouts")}
+    assert result.inputs >= 40 // 2, (result.inputs_over_budget, result.too_slow, result.timeouts)
     # yours and the three honest alternatives form the largest cluster; the hostile ones differ
     assert result.cluster_sizes[result.user_cluster] == 1 + len(HONEST_ALTERNATIVES)
     assert result.cluster_sizes[0] == 1 + len(HONEST_ALTERNATIVES) and sum(result.cluster_sizes) == k + 1 - dropped

@@ -48,12 +48,12 @@ def converter():
     every object with a ``command`` key as a Command, so a CodeAction carrying a command breaks."""
     conv = default_converter()
 
-    def code_action_hook(obj: Any, _: type) -> Union[types.Command, types.CodeAction]:
+    def code_action_hook(obj: Any, _: type) -> types.Command | types.CodeAction:
         if isinstance(obj.get("command"), str):
             return conv.structure(obj, types.Command)
         return conv.structure(obj, types.CodeAction)
 
-    conv.register_structure_hook(Union[types.Command, types.CodeAction], code_action_hook)
+    conv.register_structure_hook(Union[types.Command, types.CodeAction], code_action_hook)  # noqa: UP007 - the key lsprotocol's converter looks up
     return conv
 
 
@@ -175,7 +175,7 @@ class Session:
         """What the client saw and the server holds, for failure messages."""
         try:
             stats = await asyncio.wait_for(self.command("coherence.serverStats"), 10)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:
             stats = f"(serverStats failed: {exc!r})"
         progress = [f"{getattr(r, 'kind', '?')}: {getattr(r, 'message', '')}" for reports in self.client.progress_reports.values() for r in reports][-8:]
         return (

@@ -6,7 +6,6 @@ no traceback, and the CLI says the same in its JSON."""
 
 from __future__ import annotations
 
-import re
 
 import asyncio
 import json

@@ -22,7 +22,7 @@ def make_bundle(tmp_path: Path, requires: list[str], binary: list[str]) -> Path:
     info.mkdir(parents=True)
     lines = ["Metadata-Version: 2.1", "Name: fakeserver", "Version: 1.0", *(f"Requires-Dist: {r}" for r in requires)]
     (info / "METADATA").write_text("\n".join(lines) + "\n")
-    (bundled / "binary.json").write_text(json.dumps({"wheel": "fakeserver-1.0-py3-none-any.whl", "binary": {b: "0" for b in binary}}))
+    (bundled / "binary.json").write_text(json.dumps({"wheel": "fakeserver-1.0-py3-none-any.whl", "binary": dict.fromkeys(binary, "0")}))
     return bundled
 
 

@@ -185,7 +185,7 @@ async def test_replace_body_with_the_majority_alternative(lsp):
     assert 'return sum(1 for ch in s if ch in "aeiou")' not in after
     majority = ast.parse(diag.data["majority_code"])
     alt = next(n for n in majority.body if isinstance(n, ast.FunctionDef))
-    assert ast.dump(ast.Module(body=[s for s in fn.body[1:]], type_ignores=[])) == ast.dump(ast.Module(body=[s for s in alt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))], type_ignores=[]))
+    assert ast.dump(ast.Module(body=fn.body[1:], type_ignores=[])) == ast.dump(ast.Module(body=[s for s in alt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))], type_ignores=[]))
     # Everything else is untouched.
     assert after.split("# coherence\ndef is_palindrome")[1] == before.split("# coherence\ndef is_palindrome")[1]
 

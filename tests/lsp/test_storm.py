@@ -19,6 +19,7 @@ p50 12.1 ms).  p90 still fails when the hover path does real work or waits behin
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -300,7 +301,7 @@ async def test_edit_storm(start):
     log = [p for p in lsp.client.diagnostic_log if p.uri == uri]
     versions = [p.version for p in log]
     assert all(v is not None for v in versions), versions[:20]
-    assert all(a <= b for a, b in zip(versions, versions[1:])), [(a, b) for a, b in zip(versions, versions[1:]) if a > b][:5]
+    assert all(a <= b for a, b in itertools.pairwise(versions)), [(a, b) for a, b in itertools.pairwise(versions) if a > b][:5]
     assert max(versions) == fig.final_version
     after = [p.version for p in lsp.client.diagnostic_log[lsp.storm_mark :] if p.uri == uri]
     assert after and set(after) == {fig.final_version}, after

@@ -316,7 +316,7 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
         protocol_version = "HTTP/1.1"
         server_version = "openai-loopback/1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
 
         def _send(self, status: int, body: str, headers: dict[str, str] | None = None,
@@ -349,14 +349,14 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                                          "type": err_type, "param": None, "code": err_type}})
             self._send(status, body, headers)
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             if self.path.rstrip("/") in ("/v1/models", "/models"):
                 self._send(200, json.dumps({"object": "list", "data": [
                     {"id": "loopback", "object": "model", "owned_by": "loopback"}]}))
             else:
                 self._error(404, f"no route {self.path}")
 
-        def do_POST(self) -> None:  # noqa: N802
+        def do_POST(self) -> None:
             with server._lock:
                 server.in_flight += 1
                 server.max_in_flight = max(server.max_in_flight, server.in_flight)

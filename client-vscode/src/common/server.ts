@@ -83,7 +83,7 @@ class ServerErrorHandler implements ErrorHandler {
  * showAlternatives is rendered here, in a diff view (alternatives.ts).
  */
 function executeCommandMiddleware(): Middleware['executeCommand'] {
-    return async (command, args, next) => {
+    return (command, args, next) => {
         if (args.length === 0 && EDITOR_COMMANDS.has(command)) {
             const editor = window.activeTextEditor;
             if (!editor || editor.document.languageId !== 'python') {
@@ -97,6 +97,8 @@ function executeCommandMiddleware(): Middleware['executeCommand'] {
         if (command === ServerCommands.showAlternatives) {
             return showAlternatives(args, async (a) => next(command, a));
         }
+        // the server's reply, passed through untouched
+        // eslint-disable-next-line @typescript-eslint/no-unsafe-return
         return next(command, args);
     };
 }
@@ -290,7 +292,9 @@ export class ServerManager implements Disposable {
     private async stopClient(): Promise<void> {
         const client = this.client;
         this.client = undefined;
-        this.clientDisposables.forEach((d) => d.dispose());
+        for (const d of this.clientDisposables) {
+            d.dispose();
+        }
         this.clientDisposables = [];
         void commands.executeCommand('setContext', CONTEXT_SERVER_RUNNING, false);
         if (!client) {

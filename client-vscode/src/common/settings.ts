@@ -93,9 +93,7 @@ export function getSettings(scope?: ConfigurationScope): ClientSettings {
         enable: config.get<unknown>('enable') !== false,
         interpreter:
             Array.isArray(interpreter) && interpreter.every((s) => typeof s === 'string')
-                ? (interpreter as string[])
-                      .filter((s) => s.trim() !== '')
-                      .map((s) => resolveVariables(s, folderFor(scope)))
+                ? interpreter.filter((s) => s.trim() !== '').map((s) => resolveVariables(s, folderFor(scope)))
                 : [],
         importStrategy: strategy === 'fromEnvironment' ? 'fromEnvironment' : 'useBundled',
     };

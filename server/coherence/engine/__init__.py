@@ -1,6 +1,6 @@
 """The coherence engine: a library with no editor dependency.
 
 Pipeline: markers -> Spec -> sampling -> inputs -> execution -> outcomes -> metrics
--> counterexample -> CheckResult.  ``check.Checker`` is the orchestration entry point
+-> verdict (severity) and calibration (trust) -> counterexample -> CheckResult.  ``check.Checker`` is the orchestration entry point
 (``await Checker(config).check(target)``, or ``check_source`` for every marked function of a file).
 """

@@ -119,7 +119,7 @@ class Checker:
             # checks of one spec that overlap (edits in quick succession) share one generation
             pending = self._inputs_pending.get(key)
             mine = pending is None
-            if mine:
+            if pending is None:
                 pending = self._inputs_pending[key] = concurrent.futures.Future()
         if not mine:
             return pending.result()
@@ -135,7 +135,7 @@ class Checker:
             )
             try:
                 last = run_last(target.spec, inputs)
-            except Exception:  # noqa: BLE001 - only the order depends on it: cheapest first will do
+            except Exception:  # only the order depends on it: cheapest first will do
                 log.warning("ordering the inputs of %s failed", target.name, exc_info=True)
                 last = []
             # Packed here (3-7 ms a thousand, cached on each input), they cost nothing once the
@@ -202,11 +202,11 @@ class Checker:
         result.cost_usd = samples.cost_usd
         result.sampling = samples.report()  # "7 of 10 samples; 3 failed: rate limited (429)"
         if samples.notices:
-            result.extra["notices"] = list(samples.notices)
+            result.notices = list(samples.notices)
         problem = samples.problem(target.name)
         if problem:
-            result.extra["sampling_problem"] = problem
-            result.extra["sampling_problem_kind"] = samples.failure_kind
+            result.sampling_problem = problem
+            result.sampling_problem_kind = samples.failure_kind or ""
         valid = samples.valid[: cfg.samples - 1]
         if not valid:
             result.status = "error"
@@ -286,7 +286,7 @@ class Checker:
                 result.evidence["discredited"] = len(discredited)  # alternatives without a vote
             if evidence.severity == "hint" and result.accepted:
                 result.evidence["why"] = "you accepted this disagreement as intended"
-            if evidence.kind == "example":
+            if evidence.kind == "example" and evidence.input is not None:
                 result.counterexample, result.disagreeing_code = _example_counterexample(target, scored, examples[evidence.input], evidence)
                 timings["counterexample"] = round(time.monotonic() - stage, 4)
                 result.seconds = time.monotonic() - started
@@ -350,9 +350,9 @@ class Checker:
                 programs, valid, keep = _drop_programs(slow, programs, valid, report)
                 ids = ids[keep]
                 result.sampling += f"; {len(slow)} dropped: too slow (reached {int(reach[slow].max())} of {len(inputs)} inputs in time)"
-                result.extra["too_slow"] = len(slow)
+                result.too_slow = len(slow)
             reached = np.flatnonzero(~over_budget[ids].any(axis=0))
-            result.extra["inputs_over_budget"] = len(inputs) - len(reached)
+            result.inputs_over_budget = len(inputs) - len(reached)
             ids = ids[:, reached]
             reached = reached.tolist()
             inputs = [inputs[x] for x in reached]
@@ -379,8 +379,8 @@ class Checker:
         result.trust = calibrated_trust(metrics.dsde)
         result.clusters = describe_clusters(metrics, programs)
         result.user_cluster = metrics.user_cluster
-        result.extra["load_errors"] = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}
-        result.extra["timeouts"] = sum(report.timeouts)
+        result.load_errors = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}
+        result.timeouts = sum(report.timeouts)
         result.extra["programs_run"] = report.programs_run  # copies of one alternative run once
 
         if unstable is not None:
@@ -473,7 +473,8 @@ class Checker:
         disagrees with it, inside the domain, both sides returning when they can); else the
         general choice among all inputs (``counterexample.choose``)."""
         inputs, domain, inside = scored.inputs, scored.domain, scored.inside
-        if evidence.input is not None:
+        picked: tuple[int, int] | None
+        if evidence.input is not None and evidence.rival is not None:  # the verdict sets both
             picked = (evidence.input, evidence.rival)
         else:
             picked = cx.choose(scored.labels, scored.raised, inputs, scored.metrics, prefer=inside)
@@ -483,7 +484,7 @@ class Checker:
         start = inputs[x]
         # an input from inside the domain stays inside while it shrinks, and one with the examples'
         # magnitudes keeps them (shrinking toward 0 turns is_leap(1900) into is_leap(0))
-        keep = _keeper(domain, inside is not None and bool(inside[x]), domain is not None and domain.bands and domain.typical(start))
+        keep = _keeper(domain, inside is not None and bool(inside[x]), domain is not None and bool(domain.bands) and domain.typical(start))
         if domain is not None and domain.ordered_pairs and not domain.crossed(start):
             # nor does one whose intervals are ordered, like the examples', shrink into (1, 0)
             keep = _and(keep, lambda c: not domain.crossed(c))
@@ -584,7 +585,7 @@ class Scored:
     result_accepted: list[str] = field(default_factory=list)
 
 
-def _judge(scored: Scored, discredited: set[int] = frozenset()) -> verdict.Evidence:
+def _judge(scored: Scored, discredited: set[int] | frozenset[int] = frozenset()) -> verdict.Evidence:
     """The verdict on a scored check; inputs like the examples' magnitudes are preferred as its
     evidence.  ``discredited`` alternatives (they contradict a worked example of the docstring)
     have no vote, as long as two alternatives keep theirs."""
@@ -695,7 +696,7 @@ class _EarlyRerun:
     def _start(run: PreparedRun, inputs: list[Input]) -> None:
         try:
             run.start_rerun(inputs)
-        except Exception:  # noqa: BLE001 - the re-run then starts with the others, as it did
+        except Exception:  # the re-run then starts with the others, as it did
             log.warning("starting the re-run early failed", exc_info=True)
 
 
@@ -819,7 +820,7 @@ def results_keys(targets: list[Target], config: CheckConfig) -> list[str]:
     is done once per module, not once per function: the language server keys every function of a
     document each time it parses it, hover included."""
     settings = repr(config)
-    modules: dict[tuple[str, str], tuple[list[str], list[Target]]] = {}
+    modules: dict[tuple[str | None, str], tuple[list[str], list[tuple[int, int, str, bool]]]] = {}
     keys = []
     for target in targets:
         module = modules.get((target.module_source, target.path))

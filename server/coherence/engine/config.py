@@ -58,7 +58,7 @@ class CheckConfig:
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
 
-    def validated(self) -> "CheckConfig":
+    def validated(self) -> CheckConfig:
         if self.samples < 2:
             raise ConfigurationError(f"samples must be at least 2 (your function plus one alternative), got {self.samples}")
         if self.inputs < 1:
@@ -75,7 +75,7 @@ class CheckConfig:
             raise ConfigurationError(f"sandbox must be auto, bwrap, guard or strict, got {self.sandbox!r}")
         return self
 
-    def merged(self, **overrides) -> "CheckConfig":
+    def merged(self, **overrides) -> CheckConfig:
         """A copy with every override that is not None applied."""
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 

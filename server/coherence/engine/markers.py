@@ -19,7 +19,8 @@ import textwrap
 import threading
 import tokenize
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from coherence.engine.selection import name_matches
 from coherence.engine.spec import ClassInfo, Param, Spec, Target
@@ -34,7 +35,7 @@ _CONSTANT_LIMIT = 200
 
 # The last few modules' targets: the language server parses a document for hover, code lens and
 # diagnostics, and results_key() parses it again for each of its functions (Targets are frozen).
-_RECENT: OrderedDict[tuple[str, str, str], tuple[Target, ...]] = OrderedDict()
+_RECENT: OrderedDict[tuple[str, str, str, tuple[str, ...], tuple[str, ...]], tuple[Target, ...]] = OrderedDict()
 _RECENT_LIMIT = 8
 _RECENT_LOCK = threading.Lock()
 
@@ -77,12 +78,12 @@ def _find_targets(source: str, path: str, mode: str, include: tuple[str, ...] = 
     tree = ast.parse(source, filename=path)
     lines = source.splitlines()
     classes = tuple(_class_infos(tree))
-    found: list[tuple[ast.AST, str, str | None]] = []  # (node, qualname, skip reason)
+    found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str, str | None]] = []  # (node, qualname, skip reason)
 
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.append((node, node.name, None))
-    methods: dict[int, tuple[str, str]] = {}  # id(def) -> (class, method kind)
+    methods: dict[int, tuple[str | None, str | None]] = {}  # id(def) -> (class, method kind)
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             info = next((c for c in classes if c.name == node.name), None)
@@ -92,8 +93,8 @@ def _find_targets(source: str, path: str, mode: str, include: tuple[str, ...] = 
                     methods[id(item)] = (node.name, kind)
                     found.append((item, f"{node.name}.{item.name}", reason))
     top = len(found)  # module-level functions and methods come first
-    for node, qual in _nested_functions(tree):
-        found.append((node, qual, "nested functions are not checked: only module-level functions are"))
+    for fn, qual in _nested_functions(tree):
+        found.append((fn, qual, "nested functions are not checked: only module-level functions are"))
     for node in tree.body:
         lam = _lambda_function(node)
         if lam is not None:
@@ -101,15 +102,15 @@ def _find_targets(source: str, path: str, mode: str, include: tuple[str, ...] = 
 
     targets = []
     context = _ModuleContext(tree, lines)
-    for i, (node, qualname, reason) in enumerate(found):
-        marked = _is_marked(node, lines, mode)
+    for i, (fn, qualname, reason) in enumerate(found):
+        marked = _is_marked(fn, lines, mode)
         # include names module-level functions and methods: nested ones and lambdas never run
         if not (marked or (i < top and name_matches(qualname, include))):
             continue
-        if _is_off(node, lines) or name_matches(qualname, exclude):
+        if _is_off(fn, lines) or name_matches(qualname, exclude):
             continue
-        owner, kind = methods.get(id(node), (None, None))
-        target = _make_target(node, qualname, reason, tree, source, lines, path, classes, context, owner=owner, method_kind=kind)
+        owner, method_kind = methods.get(id(fn), (None, None))
+        target = _make_target(fn, qualname, reason, tree, source, lines, path, classes, context, owner=owner, method_kind=method_kind)
         if marked or not target.skip_reason:  # "Cart.*" means its checkable methods, not __init__
             targets.append(target)
     return targets
@@ -176,7 +177,7 @@ def _lambda_function(node: ast.stmt) -> ast.FunctionDef | None:
     if not isinstance(target, ast.Name) or not isinstance(node.value, ast.Lambda):
         return None
     lam = node.value
-    fn = ast.FunctionDef(name=target.id, args=lam.args, body=[ast.Return(value=lam.body)], decorator_list=[], returns=None, type_params=[])
+    fn = ast.FunctionDef(name=target.id, args=lam.args, body=[ast.Return(value=lam.body)], decorator_list=[], returns=None, type_params=[])  # type: ignore[call-arg]  # 3.12's field
     ast.copy_location(fn, node)
     fn.col_offset = target.col_offset
     return fn
@@ -190,10 +191,7 @@ def _is_marked(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], m
             return True
     first = min([node.lineno] + [d.lineno for d in node.decorator_list])
     candidates = {node.lineno, first - 1, node.lineno - 1}
-    for ln in candidates:
-        if 1 <= ln <= len(lines) and MARKER_COMMENT.search(_comment_part(lines[ln - 1])):
-            return True
-    return False
+    return any(1 <= ln <= len(lines) and MARKER_COMMENT.search(_comment_part(lines[ln - 1])) for ln in candidates)
 
 
 def _is_off(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
@@ -267,8 +265,8 @@ def _decorator_name(dec: ast.expr) -> str:
 _BLOCKS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
 
 
-def _nested_functions(tree: ast.Module) -> Iterable[tuple[ast.AST, str]]:
-    def walk(node: ast.AST, prefix: str, inside_function: bool):
+def _nested_functions(tree: ast.Module) -> Iterable[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    def walk(node: ast.AST, prefix: str, inside_function: bool) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
         # Functions are statements, so only the blocks of statements are walked: expressions and
         # simple statements (most of the tree) hold none.
         for block in node._fields:
@@ -407,7 +405,7 @@ def body_hash(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     """Hash of what the function does: its AST without the docstring (formatting and comments
     do not change behaviour, so they do not invalidate results)."""
     body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) and isinstance(body[0].value.value, str):
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
         body = body[1:]
     dumped = ast.dump(ast.Module(body=body, type_ignores=[]), annotate_fields=False)
     dumped += "|" + ast.dump(node.args) + "|" + "|".join(ast.dump(d) for d in node.decorator_list)
@@ -481,7 +479,7 @@ def _memo(key: tuple, make):
     return value
 
 
-def _segment(node: ast.AST, lines: list[str]) -> str:
+def _segment(node: Any, lines: list[str]) -> str:  # a statement or an expression: what has a lineno
     first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
     return "\n".join(lines[first - 1 : node.end_lineno or node.lineno])
 
@@ -489,7 +487,7 @@ def _segment(node: ast.AST, lines: list[str]) -> str:
 def _cached_part(node: ast.AST, lines: list[str] | None) -> str | None:
     if lines is None or not hasattr(node, "lineno"):
         return _context_part(node, None)
-    key = ("part", type(node).__name__, node.col_offset, _segment(node, lines))
+    key = ("part", type(node).__name__, getattr(node, "col_offset", None), _segment(node, lines))
     return _memo(key, lambda: _context_part(node, None))
 
 

@@ -111,7 +111,7 @@ def score(labels: np.ndarray, raised: np.ndarray, errors: np.ndarray, *, delta: 
     disagreement = float((labels[1:] != labels[0]).mean()) if m > 1 and n else 0.0
     pac = 1 - delta ** (1 / n) if (n and not per_input.any()) else None
 
-    members, inverse = clusters(labels)
+    members, _ = clusters(labels)
     sizes = [len(g) for g in members]
     user_cluster = next(i for i, g in enumerate(members) if 0 in g)
     p = np.array(sizes, dtype=float) / m

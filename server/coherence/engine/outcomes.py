@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -70,6 +70,9 @@ class Outcome:
 
     kind: str  # "ok" | "raise"
     error: str | None  # exception type name (raise)
+    _value: Any  # _UNDECODED until first read, for an outcome made from a key
+    _mutated: Any
+    _key: str | None
 
     def __init__(self, kind: str, value: Any = None, mutated: Any = None, error: str | None = None):
         init = object.__setattr__
@@ -83,7 +86,7 @@ class Outcome:
         raise AttributeError(f"Outcome is immutable: cannot set {name!r}")
 
     def _decode(self) -> None:
-        rec = json.loads(self._key)
+        rec = json.loads(self._key)  # type: ignore[arg-type]  # set whenever a value is undecoded
         # ``_mutated`` first: whoever sees ``_value`` decoded (``decoded``, in another thread)
         # then sees ``_mutated`` decoded too
         object.__setattr__(self, "_mutated", rec[2])
@@ -107,7 +110,7 @@ class Outcome:
         """``(value, mutated)`` without keeping a lazy outcome's decoded form: for comparing
         many outcomes once (``group_outcomes``) without holding all their lists afterwards."""
         if self._value is _UNDECODED:
-            rec = json.loads(self._key)
+            rec = json.loads(self._key)  # type: ignore[arg-type]  # set whenever a value is undecoded
             return rec[1], rec[2]
         return self._value, self._mutated
 
@@ -512,7 +515,7 @@ def outcome_ids(matrix: Sequence[Sequence[Outcome]]) -> tuple[np.ndarray, list[O
                         k = by_key[o.key] = len(distinct)
                         distinct.append(o)
                     by_obj[id(o)] = ks[x] = k
-        ids[i] = ks
+        ids[i] = ks  # type: ignore[assignment]  # every None was filled in above
     return ids, distinct
 
 
@@ -550,4 +553,4 @@ def canonical(value: Any) -> Any:
     return _CANON(value)
 
 
-_CANON = None
+_CANON: Callable[[Any], Any] | None = None

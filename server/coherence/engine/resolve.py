@@ -165,7 +165,7 @@ class ConfigResolver:
         if project and "replay" in values and not _inside(values["replay"], project.path.parent):
             held["replay"] = values["replay"]
         trust, problem = "none", None
-        if held:
+        if held and project is not None:  # only a project's values are ever held
             trust, problem = self._trust(project)
         if trust == "trusted":
             held = {}
@@ -176,7 +176,7 @@ class ConfigResolver:
         config = replace(self.base, **final)
         if config.workspace is None and root is not None:
             config = replace(config, workspace=str(project.path.parent if project else root))
-        notice = self._notice(project, trust, refused, problem) if refused else None
+        notice = self._notice(project, trust, refused, problem) if refused and project is not None else None
         return Resolved(config, project, trust, refused, notice)
 
     def _trust(self, project: ProjectConfig) -> tuple[str, str | None]:

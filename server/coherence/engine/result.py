@@ -51,6 +51,19 @@ class Counterexample:
         return f"{self.disagreeing} of {self.total} alternatives disagree: {self.call} -> yours {self.yours}, theirs {self.theirs}"
 
 
+# Keys of ``CheckResult.extra`` that became fields; ``from_dict`` lifts them out of old JSON.
+_FORMER_EXTRA = (
+    "sampling_problem",
+    "sampling_problem_kind",
+    "notices",
+    "config_error",
+    "too_slow",
+    "inputs_over_budget",
+    "timeouts",
+    "load_errors",
+)
+
+
 @dataclass
 class CheckResult:
     name: str
@@ -100,6 +113,20 @@ class CheckResult:
     outside_domain: str = ""
     # ``accept`` statements that matched this result's disagreement (it is then a hint)
     accepted: list[str] = field(default_factory=list)
+    # What went wrong around the check rather than in the programs: every front end reads these.
+    # The LLM's partial failure, in one sentence, and its kind ("rate_limit", ...): the editor says
+    # it once per model and kind.
+    sampling_problem: str = ""
+    sampling_problem_kind: str = ""
+    notices: list[str] = field(default_factory=list)  # e.g. a sample cache that was rebuilt
+    config_error: bool = False  # the check never ran: configuration, key or provider (no diagnostic)
+    # The run's accounting: alternatives dropped for being too slow, inputs that ran out of the
+    # time budget (and were left out), calls that timed out, and each program that failed to load.
+    too_slow: int = 0
+    inputs_over_budget: int = 0
+    timeouts: int = 0
+    load_errors: dict[str, str] = field(default_factory=dict)
+    # Figures no front end shows (stage timings, distinct programs run: ``benchmarks/``).
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -114,7 +141,7 @@ class CheckResult:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> "CheckResult":
+    def from_dict(cls, data: dict) -> CheckResult:
         data = dict(data)
         ce = data.get("counterexample")
         if ce is not None:
@@ -126,7 +153,13 @@ class CheckResult:
         data["clusters"] = [
             Cluster(size=c, yours=i == user) if isinstance(c, int) else Cluster(**c) for i, c in enumerate(data.get("clusters") or [])
         ]
-        known = {f for f in cls.__dataclass_fields__}
+        known = set(cls.__dataclass_fields__)
+        # Results saved before these keys became fields carry them in ``extra``.
+        extra = dict(data.get("extra") or {})
+        for key in _FORMER_EXTRA:
+            if key in extra and key not in data:
+                data[key] = extra.pop(key)
+        data["extra"] = extra
         return cls(**{k: v for k, v in data.items() if k in known})
 
     def evidence_line(self) -> str:

@@ -87,7 +87,7 @@ def _run(args) -> int:
     if args.inputs < 1 or args.jobs < 1:
         print("coherence eval: --inputs and --jobs must be at least 1", file=sys.stderr)
         return EXIT_USAGE
-    task_sets = {}
+    task_sets: dict[str, dict] = {}
     for path in args.tasks:
         tasks = load_tasks(path)
         bench = next(iter(tasks.values())).benchmark

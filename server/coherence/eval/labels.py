@@ -206,7 +206,7 @@ def run_labels(
         return LabelResult([False] * len(codes), None, ["no program"] * len(codes))
     # The module context is empty, so a module error is the infrastructure's (a worker that died
     # or exited early under load), never the candidate's: run again, up to ``retries`` times.
-    for attempt in range(retries + 1):
+    for attempt in range(retries + 1):  # noqa: B007 - read after the loop: the retries it took
         report = executor.run(ModuleContext(), programs, [LABEL_INPUT], cancel=cancel)
         if not report.module_error:
             break

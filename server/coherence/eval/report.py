@@ -334,5 +334,5 @@ def compare_text(groups: list[dict]) -> str:
         lines.append(f"{g['benchmark']} · seeds {g['seeds']}: Spearman ρ(pass@1 ranking, zero-incoherence ranking) = {_f(g['spearman'], 3)} over {len(g['models'])} models")
         lines.append(f"  {'model':<26} {'pass@1':>7} {'I=0 share':>10}")
         for m in g["models"]:
-            lines.append(f"  {str(m['model']):<26} {m['pass_at_1']:>7.3f} {m['share_zero_incoherence']:>10.3f}")
+            lines.append(f"  {m['model']!s:<26} {m['pass_at_1']:>7.3f} {m['share_zero_incoherence']:>10.3f}")
     return "\n".join(lines)

@@ -99,7 +99,7 @@ class _ReferenceExecutor(Executor):
         # the inputs themselves, when the checker handed Input objects (their origins are recorded)
         self.first_values: list[Input] | None = None
 
-    def prepare(self, module, programs, **kw):  # noqa: D401 - same contract as Executor.prepare
+    def prepare(self, module, programs, **kw):  # same contract as Executor.prepare
         module = replace(module, sys_path=())
         if self.first is not None or self.reference is None:
             return super().prepare(module, programs, **kw)
@@ -264,7 +264,7 @@ def evaluate_task(
         reference = Program(name, bt.reference, "reference") if bt.reference.strip() else None
         # A worker that dies or exits early while loading (under heavy load) is the
         # infrastructure's failure, not candidate 0's: check again, at most twice more.
-        for attempt in range(3):
+        for attempt in range(3):  # noqa: B007 - read after the loop: the retries it took
             executor = _ReferenceExecutor(
                 reference,
                 python=opts.python,
@@ -297,9 +297,9 @@ def evaluate_task(
         user_cluster=result.user_cluster,
         pac_bound=result.pac_bound,
         sampling=result.sampling,
-        timeouts=result.extra.get("timeouts"),
-        inputs_over_budget=result.extra.get("inputs_over_budget", 0),
-        load_errors=len(result.extra.get("load_errors") or {}),
+        timeouts=result.timeouts,
+        inputs_over_budget=result.inputs_over_budget,
+        load_errors=len(result.load_errors),
         sandbox=result.sandbox,
     )
     rec.update(severity=result.severity, evidence=result.evidence, domain=result.domain, outside_domain=result.outside_domain)
@@ -469,7 +469,7 @@ class ProgressBar:
 
     def text(self) -> str:
         frac = self.done / self.total if self.total else 1.0
-        fill = int(round(frac * self.width))
+        fill = round(frac * self.width)
         elapsed = time.monotonic() - self.start
         new = self.done - self.start_done
         rate = new / elapsed if elapsed > 0 else 0.0
@@ -507,7 +507,7 @@ class ProgressBar:
 
 def read_records(path: Path) -> list[dict]:
     """Complete records of ``tasks.jsonl`` (a line cut short by a kill is ignored)."""
-    out = []
+    out: list[dict] = []
     if not path.is_file():
         return out
     with open(path, encoding="utf-8") as fh:

@@ -89,7 +89,7 @@ def _code(source: str) -> str:
     drop: set[int] = set()
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or len(body) < 2:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not body or len(body) < 2:
             continue
         doc = body[0]
         if (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)

@@ -250,7 +250,7 @@ def _import_insertion_line(source: str) -> int:
         return 0
     at = 0
     for i, node in enumerate(tree.body):
-        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant) and isinstance(node.value.value, str)
+        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
         if is_doc or isinstance(node, (ast.Import, ast.ImportFrom)):
             at = node.end_lineno or node.lineno
         else:
@@ -275,7 +275,7 @@ def _find_def(tree: ast.Module, name: str, line: int | None = None) -> ast.Funct
 
 
 def _is_docstring(stmt: ast.stmt) -> bool:
-    return isinstance(stmt, ast.Expr) and isinstance(getattr(stmt, "value", None), ast.Constant) and isinstance(stmt.value.value, str)
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
 def _first_line(stmt: ast.stmt) -> int:

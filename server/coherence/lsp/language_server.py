@@ -152,7 +152,7 @@ class CoherenceLanguageServer(LanguageServer):
         for feature in self.features:
             try:
                 getattr(feature, hook)(*args)
-            except Exception:  # noqa: BLE001 - one feature's bug must not stop the others
+            except Exception:  # one feature's bug must not stop the others
                 log.exception("%s.%s failed", type(feature).__name__, hook)
 
     # -- tasks ------------------------------------------------------------------------------
@@ -330,7 +330,7 @@ class CoherenceLanguageServer(LanguageServer):
                 cache.clear()
                 cache.close()
                 n += 1
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.exception("clearing the sample cache %s failed", d)
         for checker in self.scheduler.checkers():
             live = getattr(checker, "_cache", None)
@@ -441,7 +441,7 @@ class CoherenceLanguageServer(LanguageServer):
         self.scheduler.cancel_everything()
         try:
             await asyncio.wait_for(asyncio.to_thread(self.scheduler.close_checkers), timeout=5)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.debug("closing the checkers timed out", exc_info=True)
         tasks = [t for t in self._tasks if not t.done()]
         for t in tasks:

@@ -43,7 +43,7 @@ class NullProgress:
 
 
 class BatchProgress:
-    def __init__(self, ls: CoherenceLanguageServer, title: str, total: int, on_cancel: Callable[[], None]):
+    def __init__(self, ls: CoherenceLanguageServer, title: str, total: int, on_cancel: Callable[[], object]):
         self.ls = ls
         self.title = title
         self.total = max(1, total)
@@ -94,7 +94,7 @@ class BatchProgress:
     def report(self, key: str, message: str, fraction: float) -> None:
         self.fractions[key] = max(0.0, min(1.0, fraction))
         self.message = message
-        if not self.begun or self.ended or self.ls.stopping:
+        if not self.begun or self.ended or self.ls.stopping or self.token is None:
             return
         percent = self._percent()
         if percent == self._last_percent and not message:

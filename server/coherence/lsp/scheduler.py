@@ -196,7 +196,9 @@ class Scheduler:
             config: CheckConfig | None = self.config_for(state)
         except ConfigurationError:
             config = None  # check_document reports it; the markers still show which functions
-        mode, include, exclude = self.ls.settings.markers, (), ()
+        mode = self.ls.settings.markers
+        include: tuple[str, ...] = ()
+        exclude: tuple[str, ...] = ()
         if config is not None:
             # the configuration's mode: the editor's markers when set there, else the pyproject's
             mode = config.mode
@@ -209,7 +211,7 @@ class Scheduler:
             # Mid-typing: keep the last good functions and results.
             state.syntax_error = (exc.lineno or 1, exc.msg or "invalid syntax")
             return
-        except Exception as exc:  # noqa: BLE001 - never let a strange file take the server down
+        except Exception as exc:  # never let a strange file take the server down
             log.exception("finding marked functions in %s failed", state.uri)
             state.syntax_error = (1, f"could not analyse the file: {exc}")
             return
@@ -378,7 +380,7 @@ class Scheduler:
                     self.ls,
                     f"coherence: checking {names}",
                     len(new_jobs),
-                    on_cancel=lambda jobs=tuple(new_jobs): self._cancel_jobs(jobs),
+                    on_cancel=lambda jobs=tuple(new_jobs): self._cancel_jobs(jobs),  # type: ignore[misc]  # a lambda's default arguments
                 )
             else:
                 progress = NullProgress()
@@ -388,7 +390,7 @@ class Scheduler:
                 if job.urgent:
                     self._urgent += 1
                 job.task = self.ls.run_task(self._run_job(job, checker, progress, remaining), name=f"check {job.qualname}")
-                job.task.add_done_callback(lambda _t, job=job, progress=progress, remaining=remaining: self._finish(job, progress, remaining))
+                job.task.add_done_callback(lambda _t, job=job, progress=progress, remaining=remaining: self._finish(job, progress, remaining))  # type: ignore[misc]  # a lambda's default arguments
                 waits.append(job.task)
         self.ls.refresh(uri)
 
@@ -483,8 +485,8 @@ class Scheduler:
             kind = getattr(exc, "kind", None)
             self.ls.notify_problem(str(exc), once_key=(type(exc).__name__, kind) if kind else str(exc))
             result = _error_result(job.target, str(exc))
-            result.extra["config_error"] = True
-        except Exception as exc:  # noqa: BLE001 - a bug must not take the server down
+            result.config_error = True
+        except Exception as exc:  # a bug must not take the server down
             log.exception("checking %s failed", job.qualname)
             result = _error_result(job.target, f"internal error: {type(exc).__name__}: {exc}")
         finally:
@@ -588,5 +590,5 @@ def _close_checker(checker) -> None:
         if callable(close):
             try:
                 close()
-            except Exception:  # noqa: BLE001
+            except Exception:
                 log.debug("closing %r failed", obj, exc_info=True)

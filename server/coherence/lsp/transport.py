@@ -188,7 +188,7 @@ class Dispatcher:
         is_request = "id" in data and "method" in data
         if data.get("jsonrpc") != "2.0" or ("method" in data and not isinstance(method, str)) or ("id" in data and not _valid_id(msg_id) and msg_id is not None):
             log.warning("an invalid JSON-RPC message: %.200r", data)
-            if is_request or "method" not in data and "result" not in data and "error" not in data:
+            if is_request or ("method" not in data and "result" not in data and "error" not in data):
                 self.reply_error(msg_id, INVALID_REQUEST, "not a JSON-RPC 2.0 message")
             return
         if is_request and self.protocol._shutdown and method != "exit":
@@ -261,7 +261,7 @@ def pump(stream, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue, room: th
         while True:
             try:
                 frame = reader.next()
-            except Exception:  # noqa: BLE001 - a bug here must end the connection, not hang it
+            except Exception:  # a bug here must end the connection, not hang it
                 log.exception("reading the client's messages failed")
                 frame = None
             room.acquire()
@@ -291,7 +291,7 @@ async def serve(stream, protocol, stop_event: threading.Event) -> None:
             return
         try:
             dispatcher.frame(frame)
-        except Exception:  # noqa: BLE001 - one message must never end the server
+        except Exception:  # one message must never end the server
             log.exception("handling a message failed")
 
 

@@ -30,6 +30,7 @@ import functools
 import re
 import symtable
 from collections.abc import Sequence
+from typing import Any
 
 from coherence.engine.execution.program import ExecutionReport, Program
 
@@ -134,6 +135,7 @@ def _renamable(nodes: list[ast.AST], source: str, entry_point: str) -> set[str]:
 
     visit(top)
     # (attribute names are not variables: they are never renamed)
+    node: Any  # narrowed by the exact type checks below (isinstance would cost more here)
     for node in nodes:
         t = type(node)
         if t is ast.Constant:

@@ -21,7 +21,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Protocol
+from typing import IO, Protocol
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution.distinct import copy_rows, distinct_programs
@@ -95,7 +95,7 @@ class _Run:
         self.eof = False
         self.diagnostics: list[str] = []
         self.tmp: str | None = None
-        self.stderr = None
+        self.stderr: IO[bytes] | None = None  # the worker's stderr, a temporary file
         self.records = RunRecords()
         self.diagnostics_dropped = 0
         self.warm: WarmWorker | None = None
@@ -396,7 +396,7 @@ class Executor:
         cmd = sb.worker_command(mode, interp, env, extra)
         r, w = os.pipe()
         data = job_bytes(tmp, w)
-        run.stderr = tempfile.TemporaryFile()
+        run.stderr = stderr = tempfile.TemporaryFile()  # noqa: SIM115 - the run owns it; closed when the run is reaped
         try:
             run.proc = subprocess.Popen(
                 cmd,
@@ -411,11 +411,12 @@ class Executor:
         except OSError as exc:
             os.close(r)
             os.close(w)
-            run.stderr.close()
+            stderr.close()
             raise ConfigurationError(f"Could not start the Python interpreter {interp.executable!r}: {exc}.") from exc
         os.close(w)
         run.fd = r
         try:
+            assert run.proc.stdin is not None  # stdin=PIPE
             run.proc.stdin.write(data)
             run.proc.stdin.close()
         except OSError:
@@ -642,8 +643,9 @@ class PreparedRun:
         m, n = len(self.distinct), len(sources)
         rerun_idx = [i for i in rerun if 0 <= i < n] if self.rerun_program >= 0 else []
         uniq = sorted(set(rerun_idx))
-        early = self.rr_early is not None
-        if rr is not None and early and (uniq != list(range(len(self.rr_early))) or [sources[i] for i in uniq] != self.rr_early):
+        rr_early = self.rr_early
+        early = rr_early is not None
+        if rr is not None and rr_early is not None and (uniq != list(range(len(rr_early))) or [sources[i] for i in uniq] != rr_early):
             uniq = rerun_idx = []  # it re-ran other inputs than these: no re-run (never seen)
         if rr is not None and not uniq:
             self._give_up(rr)
@@ -687,7 +689,7 @@ class PreparedRun:
         if rr is not None:
             rr_error = ex._module_error(rr)
             if rr_error is not None or rr.load_errors[0] is not None:
-                by_index = {i: LOAD_ERROR for i in uniq}
+                by_index = dict.fromkeys(uniq, LOAD_ERROR)
             else:
                 filler = TIMEOUT if timed_out else WORKER_CRASH
                 by_index = {i: (rr.results[0][k] or filler) for k, i in enumerate(uniq)}
@@ -704,7 +706,7 @@ class PreparedRun:
             python=interp.executable,
             python_version=interp.version_text,
             diagnostics=diagnostics,
-            cpu_seconds=None if any(r.over_cpu is None for r in runs) else sum(r.over_cpu for r in runs),
+            cpu_seconds=None if any(r.over_cpu is None for r in runs) else sum(r.over_cpu or 0.0 for r in runs),
         )
         report = copy_rows(report, self.runs_for)
         report.programs_run = m

@@ -28,6 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import IO
 
 from coherence.engine.execution import procs
 from coherence.engine.execution.coherence_worker import protocol
@@ -50,13 +51,18 @@ class WarmWorker:
     idle_since: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    @property
+    def stdin(self) -> IO[bytes]:
+        assert self.proc.stdin is not None  # started with stdin=PIPE
+        return self.proc.stdin
+
     def alive(self) -> bool:
         return not self.retired and self.proc.poll() is None
 
     def send(self, data: bytes) -> bool:
         try:
-            self.proc.stdin.write(protocol.frame(data))
-            self.proc.stdin.flush()
+            self.stdin.write(protocol.frame(data))
+            self.stdin.flush()
             return True
         except (OSError, ValueError):
             return False
@@ -66,7 +72,7 @@ class WarmWorker:
         self.retired = True
         tree = procs.descendants(self.proc.pid)
         try:
-            self.proc.stdin.close()
+            self.stdin.close()
         except (OSError, ValueError):
             pass
         try:
@@ -163,7 +169,7 @@ class WorkerPool:
     def checkin(self, w: WarmWorker, reusable: bool) -> None:
         w.jobs += 1
         if reusable and w.jobs < MAX_JOBS and w.alive():
-            evicted = None
+            evicted: WarmWorker | None = None
             with self._lock:
                 idle = self._idle.setdefault(w.key, [])
                 if len(idle) < MAX_IDLE_PER_KEY:
@@ -172,9 +178,9 @@ class WorkerPool:
                     if sum(len(v) for v in self._idle.values()) > MAX_IDLE:
                         evicted = min((x for v in self._idle.values() for x in v), key=lambda x: x.idle_since)
                         self._drop(evicted)
-                    w = evicted
-            if w is None:
-                return
+                    if evicted is None:
+                        return
+                    w = evicted  # kept; the longest idle one goes instead
         self.retire(w)
 
     def _expire(self) -> list[WarmWorker]:

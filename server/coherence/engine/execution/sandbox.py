@@ -177,7 +177,7 @@ def probe_interpreter(python: str | None = None) -> Interpreter:
 
 def _stamp(dirs) -> tuple:
     """Modification times of the site directories: a new install (.pth file) means re-probe."""
-    out = []
+    out: list[int | None] = []
     for d in dirs:
         try:
             out.append(os.stat(d).st_mtime_ns)

@@ -101,9 +101,9 @@ class Rule:
                 return f"{p} is {bad!r}; your docstring says {p} is {sign}" if scalar else f"{p} holds {bad!r}; your docstring says its numbers are {sign}"
             return f"{p} is negative; every example's {p} is ≥ 0" if scalar else f"{p} holds a negative number; no example's {p} does"
         if self.kind == "alphabet":
-            bad = sorted({c for s in _strings(value) for c in s if c not in self.chars})
-            if bad:
-                shown = "".join(bad[:5]) + ("…" if len(bad) > 5 else "")
+            foreign = sorted({c for s in _strings(value) for c in s if c not in self.chars})
+            if foreign:
+                shown = "".join(foreign[:5]) + ("…" if len(foreign) > 5 else "")
                 return f"{p} has {shown!r}; the examples' {p} use only {_show_chars(self.chars)}"
             return None
         if self.kind == "sorted":
@@ -270,15 +270,14 @@ class Domain:
         scoring ask for every input."""
         kw = inp.kwargs
         shape = (len(inp.args), tuple(k for k, _ in kw) if kw else ())
-        slots = self._slots.get(shape)
-        if slots is None:
+        binding = self._slots.get(shape)
+        if binding is None:
             aps, kps = bind(self.spec.params, inp)
-            star = [i for i, p in enumerate(aps) if p is not None and p.kind == "var_positional"]
-            slots = [(p.name, True, i) for i, p in enumerate(aps) if p is not None and p.kind not in ("var_positional", "var_keyword")]
-            slots += [(p.name, False, i) for i, p in enumerate(kps) if p is not None and p.kind not in ("var_positional", "var_keyword")]
-            self._slots[shape] = slots, (aps[star[0]].name, star[0]) if star else None
-            slots = self._slots[shape]
-        slots, star = slots
+            stars = [(p.name, i) for i, p in enumerate(aps) if p is not None and p.kind == "var_positional"]
+            named = [(p.name, True, i) for i, p in enumerate(aps) if p is not None and p.kind not in ("var_positional", "var_keyword")]
+            named += [(p.name, False, i) for i, p in enumerate(kps) if p is not None and p.kind not in ("var_positional", "var_keyword")]
+            binding = self._slots[shape] = named, stars[0] if stars else None
+        slots, star = binding
         args = inp.args
         values = {name: args[i] if positional else kw[i][1] for name, positional, i in slots}
         if star is not None:

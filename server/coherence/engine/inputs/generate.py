@@ -30,6 +30,7 @@ import random
 import re
 import time
 from collections.abc import Callable
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +152,7 @@ class _Constraints:
         # ``*args`` takes the constraints of each of its values (``f(1, 2, 3)``: never negative)
         params = [p for p in spec.params if p.kind != "var_keyword"]
         self.params = params
-        self._shapes: dict[tuple, dict[str, tuple[str, int]]] = {}
+        self._shapes: dict[tuple, dict[str, tuple[tuple[str, int], ...]]] = {}
         evid = evidence_by_param(spec, seeds)
         self.len_of: dict[str, tuple[str, float]] = {}
         self.nonneg: dict[str, float] = {}
@@ -238,8 +239,9 @@ class _Constraints:
         """``inp`` with the constraints applied (each with its probability); ``inp`` itself when
         none changed anything.  It runs for every mutant: no closures, no copies until a write."""
         where = self._where(inp)
-        args = inp.args
-        kwargs = inp.kwargs
+        # tuples until the first write, then lists of their own (``copied``)
+        args: Any = inp.args
+        kwargs: Any = inp.kwargs
         copied = False
 
         for name, prob in self.sorted.items():
@@ -372,8 +374,9 @@ def _non_negative(v: Any, zero: Any = None) -> Any:
         return -v if v < 0 else (v if zero is None or v else t(zero))
     if isinstance(v, bool):
         return v
-    if isinstance(v, (int, float)):
-        return -v if v < 0 else (v if zero is None or v else type(v)(zero))
+    if isinstance(v, (int, float)):  # a subclass of int or float
+        t = type(v)
+        return -v if v < 0 else (v if zero is None or v else t(zero))
     if isinstance(v, list):
         return [_non_negative(x, zero) for x in v]
     if isinstance(v, tuple):
@@ -402,7 +405,7 @@ def _rectangular(v: Any, square: bool) -> Any:
 
 def _is_sorted(v: list) -> bool:
     try:
-        return all(a <= b for a, b in zip(v, v[1:]))
+        return all(a <= b for a, b in pairwise(v))
     except TypeError:
         return False
 
@@ -450,7 +453,7 @@ def generate_inputs(
             return False
         seen.add(key)
         out.append(inp)
-        if len(out) == prefix_at:
+        if len(out) == prefix_at and prefix_fn is not None:
             prefix_fn(out[:prefix_at])
         return True
 
@@ -475,35 +478,10 @@ def generate_inputs(
         return out[:n]
 
     constraints = _Constraints(spec, types, evidence)
-    # Parents: every seed except boundary seeds with huge numbers (their mutants would mostly time
-    # out).  Each seed starts a lineage; its mutants join it.  A lineage's share of the draws is
-    # fixed by its seed's weight (it does not grow with the lineage's success):
-    # - real examples (doctests, tests) get at least half of the draws;
-    # - for a parameter whose type is a weighted union (``a``: int 85% | float | str), lineages
-    #   share the draws in proportion to the member weights, not to how many seeds each member
-    #   has.
+    members, msizes, cum = _lineages(params, types, out)
+    total = cum[-1] if cum else 0.0
     # Within a lineage the parent is drawn uniformly, or the smaller of two draws (a tournament
     # that keeps values small without losing diversity).
-    members: list[list[Input]] = []
-    msizes: list[list[int]] = []
-    cum: list[float] = []
-    total = 0.0
-    n_real = sum(1 for i in out if i.origin in ("doctest", "test"))
-    origin_w = dict(_LINEAGE_WEIGHT)
-    if n_real:
-        real_w = max(_LINEAGE_WEIGHT["doctest"], (len(out) - n_real) / n_real)
-        origin_w.update(doctest=real_w, test=real_w)
-    parents = [i for i in out if not (i.origin == "annotation" and any(_large(a) for a in i.args))] or out
-    member_share = _member_shares(params, types, parents)
-    for inp in parents:
-        w = origin_w.get(inp.origin, 1.0)
-        for name, m in _members_of(params, types, inp):
-            w *= member_share.get((name, m), 1.0)
-        total += w
-        cum.append(total)
-        members.append([inp])
-        msizes.append([inp.size()])
-
     accepted = [0] * len(members)
     n_accepted = 0
     targets = _member_targets(params, types)
@@ -574,13 +552,46 @@ def generate_inputs(
     return out[:n]
 
 
+def _lineages(params: tuple[Param, ...], types: dict[str, TypeDesc], seeds: list[Input]) -> tuple[list[list[Input]], list[list[int]], list[float]]:
+    """The mutation's lineages: each lineage's inputs, their sizes, and the lineages' cumulative
+    weights (for drawing one by bisection).
+
+    Parents: every seed except boundary seeds with huge numbers (their mutants would mostly time
+    out).  Each seed starts a lineage; its mutants join it.  A lineage's share of the draws is
+    fixed by its seed's weight (it does not grow with the lineage's success):
+    - real examples (doctests, tests) get at least half of the draws;
+    - for a parameter whose type is a weighted union (``a``: int 85% | float | str), lineages
+      share the draws in proportion to the member weights, not to how many seeds each member
+      has."""
+    members: list[list[Input]] = []
+    msizes: list[list[int]] = []
+    cum: list[float] = []
+    total = 0.0
+    n_real = sum(1 for i in seeds if i.origin in ("doctest", "test"))
+    origin_w = dict(_LINEAGE_WEIGHT)
+    if n_real:
+        real_w = max(_LINEAGE_WEIGHT["doctest"], (len(seeds) - n_real) / n_real)
+        origin_w.update(doctest=real_w, test=real_w)
+    parents = [i for i in seeds if not (i.origin == "annotation" and any(_large(a) for a in i.args))] or seeds
+    member_share = _member_shares(params, types, parents)
+    for inp in parents:
+        w = origin_w.get(inp.origin, 1.0)
+        for name, m in _members_of(params, types, inp):
+            w *= member_share.get((name, m), 1.0)
+        total += w
+        cum.append(total)
+        members.append([inp])
+        msizes.append([inp.size()])
+    return members, msizes, cum
+
+
 def _members_of(params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Input) -> list[tuple[str, int]]:
     """For each argument whose parameter has a weighted union type: (parameter, member index)."""
     out: list[tuple[str, int]] = []
     aps, kps = bind(params, inp)
     for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
         t = types.get(p.name) if p is not None else None
-        if t is None or t.kind != "union" or not t.weights or isinstance(v, Expr):
+        if p is None or t is None or t.kind != "union" or not t.weights or isinstance(v, Expr):
             continue
         m = resolve_type(v, t)
         if m in t.args:

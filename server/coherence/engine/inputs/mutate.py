@@ -27,7 +27,7 @@ import math
 import random
 from typing import Any
 
-from coherence.engine.inputs.seeds import (
+from coherence.engine.inputs.seeds.from_types import (
     MAX_DEPTH,
     MAX_ITEMS,
     MAX_STR,
@@ -98,9 +98,8 @@ def mutate_value(v: Any, t: TypeDesc | None, rng: random.Random, depth: int = 0)
         elif tv is list:
             if k == "list":
                 return _mutate_seq(v, t.args[0] if t.args else ANY, rng, depth)
-        elif tv is float:
-            if k == "float":
-                return _mutate_float(v, rng)
+        elif tv is float and k == "float":
+            return _mutate_float(v, rng)
     if isinstance(v, Expr):
         return v
     if t is not None and t.kind == "expr":
@@ -181,7 +180,8 @@ def mutate_value(v: Any, t: TypeDesc | None, rng: random.Random, depth: int = 0)
 # The draws below are ``rng.choice``'s, ``randrange``'s and ``randint``'s own, made directly with
 # ``rng._randbelow`` (``choice(s)`` is ``s[_randbelow(len(s))]``, ``randrange(n)`` is
 # ``_randbelow(n)``, ``randint(a, b)`` is ``a + _randbelow(b - a + 1)``): the same values, without a
-# Python frame each (generation makes about a hundred thousand of them per function).
+# Python frame each (generation makes about a hundred thousand of them per function).  typeshed
+# does not declare the private method, hence the ``type: ignore`` where it is bound.
 _INT_OPS_LARGE = ("half", "half", "fresh", "inc", "dec", "neg", "zero")
 _INT_OPS = ("inc", "dec", "inc10", "dec10", "neg", "zero", "fresh", "fresh", "double", "half", "inc", "dec")
 _FLOAT_OPS = ("inc", "dec", "inc10", "dec10", "half", "double", "neg", "zero", "fresh", "fresh", "round", "nudge")
@@ -189,7 +189,7 @@ _NUDGES = (-0.1, 0.1, -0.01, 0.01)
 
 
 def _mutate_int(v: int, rng: random.Random) -> int:
-    below = rng._randbelow
+    below = rng._randbelow  # type: ignore[attr-defined]  # see above
     if abs(v) > 1000:
         op = _INT_OPS_LARGE[below(7)]
     else:
@@ -218,7 +218,7 @@ def _mutate_int(v: int, rng: random.Random) -> int:
 def _mutate_float(v: float, rng: random.Random) -> float:
     if not math.isfinite(v):
         return random_float(rng)
-    below = rng._randbelow
+    below = rng._randbelow  # type: ignore[attr-defined]  # see above
     op = _FLOAT_OPS[below(12)]
     if op == "inc":
         r = v + 1.0
@@ -274,7 +274,7 @@ def _char_class(s: str) -> str:
 def _char_for(s: str, rng: random.Random, byte_mode: bool) -> str:
     """A character to insert: from the string itself (70%), its alphabet (20%), anything (10%)."""
     r = rng.random()
-    below = rng._randbelow
+    below = rng._randbelow  # type: ignore[attr-defined]  # see above
     if s and r < 0.7:
         return s[below(len(s))]
     if byte_mode:
@@ -295,7 +295,8 @@ _SPACES = (" ", " ", "  ", "\t", "\n")
 
 
 def _mutate_str(s: str, rng: random.Random, byte_mode: bool = False) -> str:
-    below = rng._randbelow
+    below = rng._randbelow  # type: ignore[attr-defined]  # see above
+    ops: tuple[str, ...]
     if not s:
         ops = _STR_OPS_EMPTY
     else:
@@ -367,10 +368,10 @@ def _new_item(items: list, elem: TypeDesc, rng: random.Random, depth: int) -> An
     """An item to insert: a mutation of an existing one (keeps the domain) or a fresh one."""
     donors = [x for x in items if not isinstance(x, Expr)]
     if donors and rng.random() < 0.7:
-        d = donors[rng._randbelow(len(donors))]
+        d = donors[rng._randbelow(len(donors))]  # type: ignore[attr-defined]  # see above
         return mutate_value(d, elem if elem.kind != "any" else None, rng, depth + 1)
     if elem.kind == "any" and donors:
-        return random_value(type_of_value(donors[rng._randbelow(len(donors))]), rng, depth + 1)
+        return random_value(type_of_value(donors[rng._randbelow(len(donors))]), rng, depth + 1)  # type: ignore[attr-defined]  # see above
     return random_value(elem, rng, depth + 1)
 
 
@@ -389,7 +390,7 @@ def _mutate_seq(items: list, elem: TypeDesc, rng: random.Random, depth: int, has
         ops += ["reverse_or_sort"]
     if not ops:
         return items
-    below = rng._randbelow
+    below = rng._randbelow  # type: ignore[attr-defined]  # see above
     op = ops[below(len(ops))]
     if op == "insert":
         new = _new_item(items, elem, rng, depth)
@@ -509,7 +510,7 @@ def mutate_input(
         return None
     count = 2 if (max_slots >= 2 and len(slots) >= 2 and rng.random() < 0.2) else 1
     # one slot: the draw rng.sample(slots, 1) makes (one _randbelow(len(slots))), for a fifth of its cost
-    chosen = [slots[rng._randbelow(len(slots))]] if count == 1 else rng.sample(slots, count)
+    chosen = [slots[rng._randbelow(len(slots))]] if count == 1 else rng.sample(slots, count)  # type: ignore[attr-defined]  # see above
     args = list(inp.args)
     kwargs = list(inp.kwargs)
     for where, i in chosen:

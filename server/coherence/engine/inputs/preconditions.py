@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -45,7 +46,7 @@ UNKNOWN = None  # holds() could not decide (a value it cannot see, e.g. an insta
 # the interpreter
 # ---------------------------------------------------------------------------------------------
 
-_FUNCS = {
+_FUNCS: dict[str, Callable[..., Any]] = {
     "len": len, "abs": abs, "min": min, "max": max, "sorted": sorted, "set": set, "all": all,
     "any": any, "sum": sum, "list": list, "tuple": tuple, "int": int, "float": float, "bool": bool,
 }
@@ -164,9 +165,9 @@ def _eval(node: ast.AST, env: dict[str, Any], steps: list[int]) -> Any:
                 ast.FloorDiv: lambda: a // b, ast.Mod: lambda: a % b}[type(op)]()
     if isinstance(node, ast.Compare):
         left = _eval(node.left, env, steps)
-        for op, right_node in zip(node.ops, node.comparators):
+        for cmp, right_node in zip(node.ops, node.comparators):
             right = _eval(right_node, env, steps)
-            if not _compare(op, left, right):
+            if not _compare(cmp, left, right):
                 return False
             left = right
         return True
@@ -179,6 +180,8 @@ def _eval(node: ast.AST, env: dict[str, Any], steps: list[int]) -> Any:
                 _tick(steps, len(a))
         if isinstance(node.func, ast.Name):
             return _FUNCS[node.func.id](*args)
+        if not isinstance(node.func, ast.Attribute):  # the validator admits names and str methods only
+            raise _Undecided
         target = _eval(node.func.value, env, steps)
         if not isinstance(target, str):
             raise TypeError("string method on a non-string")
@@ -358,9 +361,9 @@ def _stated(doc: str, params: tuple[str, ...], families_items: tuple[tuple[str, 
         if _DISTINCT.search(text) and (voice or named) and seq:
             add(f"len(set({seq[0]})) == len({seq[0]})", text)
         strs = [p for p in named if p in strings] or (strings if len(strings) == 1 else [])
-        m = _LETTERS.search(text)
-        if m and strs and (voice or named or re.search(r"\b(contains?|consists?|made)\b", text, re.I)):
-            phrase = m.group(0).lower()
+        letters = _LETTERS.search(text)
+        if letters and strs and (voice or named or re.search(r"\b(contains?|consists?|made)\b", text, re.I)):
+            phrase = letters.group(0).lower()
             s = strs[0]
             if "digit" in phrase:
                 add(f"all(c.isdigit() for c in {s})", text)
@@ -368,7 +371,7 @@ def _stated(doc: str, params: tuple[str, ...], families_items: tuple[tuple[str, 
                 add(f"all(c.isalpha() and c.islower() for c in {s})", text)
             elif "upper" in phrase:
                 add(f"all(c.isalpha() and c.isupper() for c in {s})", text)
-            elif re.match(r"\s+and\s+(?:white)?spaces?\b", text[m.end():], re.I):
+            elif re.match(r"\s+and\s+(?:white)?spaces?\b", text[letters.end():], re.I):
                 add(f"all(c.isalpha() or c == ' ' for c in {s})", text)
             else:
                 add(f"all(c.isalpha() for c in {s})", text)

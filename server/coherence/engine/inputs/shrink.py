@@ -11,7 +11,8 @@ negative numbers and ``True`` values), so a greedy shrinker always terminates.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from coherence.engine.inputs.values import Construct, Expr, Input, to_source
 
@@ -113,15 +114,16 @@ def shrink_value(v: Any) -> Iterator[Any]:
             yield complex(v.real, 0)
         return
     if isinstance(v, (str, bytes)):
-        n = len(v)
+        s: Any = v  # str or bytes (mypy cannot see that a slice and a sum stay the same type)
+        n = len(s)
         if n == 0:
             return
-        yield v[:0]
+        yield s[:0]
         if n >= 4:
-            yield v[: n // 2]
-            yield v[n // 2 :]
+            yield s[: n // 2]
+            yield s[n // 2 :]
         for i in _drop_positions(n):
-            yield v[:i] + v[i + 1 :]
+            yield s[:i] + s[i + 1 :]
         return
     if isinstance(v, list):
         yield from _shrink_seq(v)

@@ -89,9 +89,9 @@ def _stated(doc: str, params: tuple[tuple[str, str], ...]) -> tuple[tuple[str, s
         for name in _names(doc, m, "names", names):
             state(name, _sign(m.group("sign")))
     if len(numeric) == 1 and numeric[0] not in found:
-        m = _GIVEN.search(doc)
-        if m:
-            state(numeric[0], _sign(m.group("sign")))
+        given = _GIVEN.search(doc)
+        if given:
+            state(numeric[0], _sign(given.group("sign")))
     return tuple(sorted(found.items()))
 
 

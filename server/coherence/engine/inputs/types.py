@@ -18,7 +18,8 @@ import ast
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from coherence.engine.inputs.values import Construct, Expr
 from coherence.engine.spec import ClassInfo, Param
@@ -75,7 +76,7 @@ class TypeDesc:
     """
 
     kind: str
-    args: tuple["TypeDesc", ...] = ()
+    args: tuple[TypeDesc, ...] = ()
     variadic: bool = False
     values: tuple = ()
     name: str = ""
@@ -101,7 +102,7 @@ class TypeDesc:
             return self.name
         return k
 
-    def with_weak(self, weak: bool = True) -> "TypeDesc":
+    def with_weak(self, weak: bool = True) -> TypeDesc:
         return TypeDesc(self.kind, self.args, self.variadic, self.values, self.name, self.weights, self.info, weak)
 
 

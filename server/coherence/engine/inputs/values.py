@@ -89,7 +89,7 @@ def to_source(value: Any) -> str:
             return "(" + to_source(value[0]) + ",)"
         return "(" + ", ".join(to_source(v) for v in value) + ")"
     if isinstance(value, (set, frozenset)):
-        items = sorted((to_source(v) for v in value))
+        items = sorted(to_source(v) for v in value)
         if not items:
             return "set()" if isinstance(value, set) else "frozenset()"
         inner = "{" + ", ".join(items) + "}"

@@ -215,9 +215,9 @@ def _defines(tree: ast.Module, name: str, owner: str | None = None) -> bool:
             isinstance(t, ast.Name) and t.id == name for t in node.targets
         ):
             return True
-        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            if node.target.id == name and node.value is not None:
-                return True
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name
+                and node.value is not None):
+            return True
     return False
 
 

@@ -43,8 +43,12 @@ class ProviderReply:
 
 @runtime_checkable
 class Provider(Protocol):
-    model: str
-    temperature: float
+    # read-only: the replay provider's are properties
+    @property
+    def model(self) -> str: ...
+    @property
+    def temperature(self) -> float: ...
+
     cacheable: bool
 
     async def generate(self, spec: Spec, count: int) -> ProviderReply: ...
@@ -363,7 +367,7 @@ class LiteLLMProvider:
             try:
                 params = litellm.get_supported_openai_params(model=self.model) or []
                 self._supports_n_cache = "n" in params
-            except Exception:  # unknown provider: be conservative
+            except Exception:  # noqa: BLE001 - litellm raises anything for an unknown provider: be conservative
                 self._supports_n_cache = False
         return self._supports_n_cache
 
@@ -391,7 +395,7 @@ class LiteLLMProvider:
         cost = 0.0
         try:
             cost = float(litellm.completion_cost(completion_response=resp) or 0.0)
-        except Exception:  # unmapped or local models have no price
+        except Exception:  # noqa: BLE001 - unmapped or local models have no price, and litellm says so in many ways
             cost = 0.0
         usage = getattr(resp, "usage", None)
         pt = int(getattr(usage, "prompt_tokens", 0) or 0) if usage is not None else 0

@@ -85,10 +85,8 @@ class AlternativesFeature(LanguageFeature):
 
     async def show_document(self, uri: str, line: int) -> bool:
         """``window/showDocument`` at ``line``; False when the client cannot (LSP < 3.16) or refuses."""
-        try:
-            supported = bool(self.ls.client_capabilities.window.show_document.support)
-        except AttributeError:
-            supported = False
+        window = getattr(self.ls.client_capabilities, "window", None)
+        supported = bool(getattr(getattr(window, "show_document", None), "support", False))
         if not supported:  # say where it is instead (Neovim 0.7, eglot 1.9)
             where = unquote(uri.removeprefix("file://"))
             self.ls.show_info(f"coherence: open {where}" + (f" at line {line + 1}" if line else ""))

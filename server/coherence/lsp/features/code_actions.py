@@ -222,7 +222,7 @@ class CodeActionsFeature(LanguageFeature):
         source = doc.source
         try:
             changes = edits.replace_body(source, target.name, target.name_line, alternative)
-        except Exception:  # noqa: BLE001 - an odd alternative must not break the code action request
+        except Exception:  # an odd alternative must not break the code action request
             log.exception("building the replacement of %s failed", target.name)
             return None
         if not changes:

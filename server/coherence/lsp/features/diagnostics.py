@@ -30,10 +30,10 @@ class DiagnosticsFeature(LanguageFeature):
             if getattr(result, "_announced", False):
                 continue
             result._announced = True  # type: ignore[attr-defined]
-            problem = result.extra.get("sampling_problem")
+            problem = result.sampling_problem
             if problem:
-                self.ls.notify_problem(problem, once_key=("partial-sampling", result.model, result.extra.get("sampling_problem_kind")))
-            for notice in result.extra.get("notices") or ():
+                self.ls.notify_problem(problem, once_key=("partial-sampling", result.model, result.sampling_problem_kind))
+            for notice in result.notices:
                 self.ls.notify_problem(f"coherence: {notice}", once_key=("cache-notice", notice))
 
     def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
@@ -50,7 +50,7 @@ class DiagnosticsFeature(LanguageFeature):
         out: list[types.Diagnostic] = []
         for q, result in state.results.items():
             level = diagnostic_severity(result)
-            if level is None or result.extra.get("config_error"):
+            if level is None or result.config_error:
                 continue
             target = state.targets.get(q)
             line = (target.name_line if target else result.line) - 1

@@ -17,7 +17,7 @@ from .protocol import INPUT_KEYS, PREFORK_INPUTS, TOLD_HANGS
 try:
     import fcntl
 except ImportError:  # pragma: no cover - non-Unix
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # checked before each use
 
 
 def receive_inputs(leader):

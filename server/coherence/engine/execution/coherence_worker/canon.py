@@ -118,7 +118,9 @@ _PLAIN = frozenset((int, float, str, bool, bytes, type(None), complex))
 
 
 def _plain(items):
-    for v in items:
+    # a loop, not all() over a generator: this runs on every returned container, and the
+    # generator costs a frame per call
+    for v in items:  # noqa: SIM110
         if type(v) not in _PLAIN:
             return False
     return True
@@ -176,7 +178,7 @@ def make_canonicalizer():
     never raises but ``Timeout``), ``dump(c, x)`` its JSON text.  One per process: the walk
     keeps its state (the containers it is inside, the nodes and big-int bits so far) in lists
     its closures share, which is cheaper per node than attributes of an object."""
-    stack = []
+    stack: list[list] = []
     nodes = [0]
     bits = [0]  # bits of the big ints written so far in this value
     hexints = [False]

@@ -74,7 +74,7 @@ def enter(leader, w, cwd, uid):
     return kernel.apply(leader.layers, cwd)
 
 
-class Records(object):
+class Records:
     """The child's records, written to its pipe in batches, and how far it got in its slot."""
 
     __slots__ = ("lines", "state", "w", "slot")
@@ -147,7 +147,7 @@ def load_program(leader, info, ns):
 def input_makers(codes, ns, receiver):
     """Per input: marshal data (bytes) that each call loads afresh, or a function that evaluates
     the input afresh in the program's namespace; None for an input that cannot be made."""
-    makers = []
+    makers: list = []
     add_maker = makers.append
     for code in codes:
         if code is None:
@@ -341,7 +341,7 @@ def call_loop(leader, task, indices, f, makers, out, go):
             for j in indices[pos:]:
                 lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
             break
-        if hangs_too and hangs[TOLD_HANGS + i]:
+        if hangs_too and hangs[TOLD_HANGS + i]:  # type: ignore[index]  # hangs_too implies hangs
             lines.append(prefix + b"%d %s\n" % (i, K_BUDGET))
             continue
         mk = makers[i]
@@ -388,11 +388,11 @@ def call_loop(leader, task, indices, f, makers, out, go):
                     r = run_coroutine(r)
                     tr = type(r)
                 if tr is int and -LIM < r < LIM:
-                    v = b'["I","%d"]' % r
+                    v: bytes | bool | None = b'["I","%d"]' % r
                 elif r is None:
                     v = None
                 elif tr is bool:
-                    v = True if r else False
+                    v = r  # True or False itself: type(r) is bool
                 elif tr is float and r - r == 0:
                     v = b'["F",' + flt_repr(r).encode("ascii") + b"]"
                 elif tr is str and len(r) < 2000:

@@ -89,7 +89,7 @@ def flat_same(a, b):
 def scalars_json(r):
     """The canonical JSON of each element of ``r``, joined by commas, when every element is a
     flat scalar (an int of less than 63 bits, str, float, bool or None); else None."""
-    parts = []
+    parts: list[str] = []
     add = parts.append
     for e in r:
         te = type(e)
@@ -185,7 +185,7 @@ def flat_map(r):
     n = len(r)
     if n > _FLAT_LEN:
         return None
-    items = []
+    items: list = []
     add = items.append
     for k, v in r.items():
         ke = scalar_json(k)

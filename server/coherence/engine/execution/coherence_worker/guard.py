@@ -146,9 +146,7 @@ def install_guard(state):
             if hidden and under(full, hidden):
                 return False
             private = state.get("private") or ()
-            if private and under(full, private) and not under(full, state.get("allow") or ()):
-                return False
-            return True
+            return not (private and under(full, private) and not under(full, state.get("allow") or ()))
         except BaseException:
             return False
 
@@ -332,9 +330,9 @@ def isolate_as_root(tmp):
         # the host's runtime sockets (/run/user/$UID/bus, docker.sock, agents) out of sight
         real = os.path.realpath(tmp).encode()
         for run in (b"/run", b"/var/run"):
-            if os.path.isdir(run) and not os.path.islink(run) and not (real + b"/").startswith(run + b"/"):
-                if libc.mount(b"tmpfs", run, b"tmpfs", MS_RDONLY, b"mode=0755,size=4k") != 0:
-                    problems.append("tmpfs over %s: errno %d" % (run.decode(), ctypes.get_errno()))
+            if (os.path.isdir(run) and not os.path.islink(run) and not (real + b"/").startswith(run + b"/")
+                    and libc.mount(b"tmpfs", run, b"tmpfs", MS_RDONLY, b"mode=0755,size=4k") != 0):
+                problems.append("tmpfs over %s: errno %d" % (run.decode(), ctypes.get_errno()))
         # the run's temp dir writable again: a bind mount of it, remounted read-write
         real = os.path.realpath(tmp).encode()
         if libc.mount(real, real, None, MS_BIND, None) != 0 or libc.mount(

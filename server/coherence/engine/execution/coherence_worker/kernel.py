@@ -14,7 +14,7 @@ import os
 from . import landlock, seccomp
 
 
-class Layers(object):
+class Layers:
     __slots__ = ("seccomp", "pid_at", "landlock")
 
     def __init__(self):

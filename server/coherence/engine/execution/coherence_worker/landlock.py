@@ -36,7 +36,7 @@ SYSTEM_FILES = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/sy
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 _O_PATH = getattr(os, "O_PATH", 0o10000000)
-_libc = []
+_libc: list = []
 
 
 def _syscall(*args):
@@ -106,7 +106,7 @@ def plan(readable, hidden):
             add(os.path.realpath(p), 0)
     # a path under another one granted whole needs no rule of its own
     out.sort(key=lambda pw: len(pw[0]))
-    kept = []
+    kept: list = []
     for p, whole in out:
         if not any(w and _under(p, k) for k, w in kept):
             kept.append((p, whole))
@@ -133,7 +133,7 @@ def open_rules(paths):
 WRITES = WRITE_FILE | ABI1_ALL & ~(EXECUTE | READ_FILE | READ_DIR) | REFER | TRUNCATE
 
 
-class Prepared(object):
+class Prepared:
     """What a child needs to restrict itself, made in the leader once per job: the ruleset's
     attributes and a rule per path (``O_PATH`` descriptors held open), so that a child makes
     only its own two rules (its directory, its /proc entry) and a few system calls."""

@@ -464,7 +464,7 @@ class Leader(object):
         self.job["programs"] = None
         self.job.pop("tasks", None)
         self.loader.tried = set()
-        if self.told_ro is not None:
+        if self.told_ro is not None and self.told is not None:
             self.told.close()
             self.told = self.told_ro
 

@@ -37,7 +37,7 @@ PREIMPORT = (
 PACKED_PAIR = b"(\x02\x00\x00\x00("
 
 
-class Program(object):
+class Program:
     """One program of the job, as the leader prepared it for its children."""
 
     __slots__ = ("entry", "source", "owner", "kind", "code", "error")
@@ -51,7 +51,7 @@ class Program(object):
         self.error = None  # why it cannot load, found before any fork
 
 
-class Loader(object):
+class Loader:
     """Imports and loads under the timer, with the limits of the job."""
 
     __slots__ = ("timer", "load_timeout", "prog_load_timeout", "tried", "workspace", "stash")
@@ -155,8 +155,8 @@ class Loader(object):
             if isinstance(theirs, type) and theirs is not cls:
                 # they wrote the whole class: take the method, and the helpers the user's class lacks
                 raw = theirs.__dict__.get(entry)
-                extras = dict((k, v) for k, v in theirs.__dict__.items()
-                              if k not in cls.__dict__ and not (k.startswith("__") and k.endswith("__")))
+                extras = {k: v for k, v in theirs.__dict__.items()
+                          if k not in cls.__dict__ and not (k.startswith("__") and k.endswith("__"))}
                 ns[owner] = cls
             if raw is None:
                 raw = ns.get(entry)
@@ -192,7 +192,7 @@ def prepare_inputs(sources, packed):
     the parent packed with marshal loads from its bytes (kept as they are: each call loads
     them), ten times cheaper than compiling; the rest compiles once, as ``lambda:
     (<source>)``, in one compile when possible."""
-    codes = [None] * len(sources)
+    codes: list[tuple[str, object] | None] = [None] * len(sources)
     a2b = binascii.a2b_base64
     loads = marshal.loads
     trusted = False
@@ -255,7 +255,7 @@ def compile_input(src):
         return None
 
 
-class Stash(object):
+class Stash:
     """Workspace modules the programs import, read but never run by the leader (``keep``), and
     imported from here by a child after its privilege drop (a finder on ``sys.meta_path``): a
     child of a root worker runs as a uid of its own, which may not read the workspace."""
@@ -303,7 +303,8 @@ class Stash(object):
         if entry is None:
             return None
         origin, _, package = entry
-        spec = ModuleSpec(name, self, origin=origin, is_package=package is not None)
+        # a loader by importlib's protocol (exec_module/create_module), not by inheritance
+        spec = ModuleSpec(name, self, origin=origin, is_package=package is not None)  # type: ignore[arg-type]
         spec.has_location = True  # __file__ is the file's path (``draws`` looks at it)
         if package is not None:
             spec.submodule_search_locations = list(package)
@@ -391,17 +392,16 @@ def module_imports(tree):
                     alias[a.asname] = a.name
                 else:
                     alias[a.name.split(".")[0]] = a.name.split(".")[0]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level == 0 and node.module:
-                names.append(node.module)
-                for a in node.names:
-                    names.append(node.module + "." + a.name)
-                    alias[a.asname or a.name] = node.module + "." + a.name
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            for a in node.names:
+                names.append(node.module + "." + a.name)
+                alias[a.asname or a.name] = node.module + "." + a.name
     if alias:
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute):
                 parts = []
-                cur = node
+                cur: ast.expr = node
                 while isinstance(cur, ast.Attribute):
                     parts.append(cur.attr)
                     cur = cur.value

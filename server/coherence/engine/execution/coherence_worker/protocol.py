@@ -176,7 +176,7 @@ def write_all(fd, data):
 
 def read_line(fd):
     """A frame's header (without its newline), or None at EOF or for a header too long."""
-    out = []
+    out: list[bytes] = []
     while True:
         try:
             b = os.read(fd, 1)

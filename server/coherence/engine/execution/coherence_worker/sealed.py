@@ -15,7 +15,7 @@ import os
 try:
     import fcntl
 except ImportError:  # pragma: no cover - non-Unix
-    fcntl = None
+    fcntl = None  # type: ignore[assignment]  # no sealing there: callers check for None
 
 # (not every Python names them)
 _ALLOW_SEALING = getattr(os, "MFD_ALLOW_SEALING", 2)

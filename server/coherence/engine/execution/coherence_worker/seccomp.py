@@ -141,13 +141,13 @@ class _Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-_libc = []
+_libc: list = []
 
 
 def libc():
     if not _libc:
         lib = ctypes.CDLL(None, use_errno=True)
-        lib.prctl  # bound here, in the leader, rather than in every child
+        lib.prctl.restype = ctypes.c_int  # bound here, in the leader, rather than in every child
         _libc.append(lib)
     return _libc[0]
 
@@ -155,7 +155,7 @@ def libc():
 @lru_cache(maxsize=None)
 def available():
     """Whether this kernel and architecture take the filter (Linux x86_64 with seccomp)."""
-    if not os.uname().sysname == "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+    if os.uname().sysname != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         return False
     try:
         with open("/proc/self/status", "rb") as f:

@@ -19,7 +19,7 @@ class Timeout(BaseException):
     through: see canon.py)."""
 
 
-class Timer(object):
+class Timer:
     __slots__ = ("armed", "fired", "start", "limit")
 
     def __init__(self):

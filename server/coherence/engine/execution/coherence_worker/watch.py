@@ -32,7 +32,7 @@ TIMED_OUT, NO_INPUT, HANG_SKIP, RUN_SKIP = "T", "I", "H", "R"
 _EPSILON = 0.01  # seconds: clock reads of two processes
 
 
-class Child(object):
+class Child:
     """A forked child, as its leader sees it."""
 
     __slots__ = ("pid", "fd", "slot", "task", "indices", "buf", "eof", "status", "seen_pos",
@@ -78,7 +78,7 @@ def allowed_for(leader, indices):
     full = len(indices) == len(leader.input_codes)
     if full and leader.allowed_all is not None:
         return leader.allowed_all
-    pair = (set(indices) | {protocol.LOADED}, set(b"%d" % i for i in indices) | {b"%d" % protocol.LOADED})
+    pair = (set(indices) | {protocol.LOADED}, {b"%d" % i for i in indices} | {b"%d" % protocol.LOADED})
     if full:
         leader.allowed_all = pair
     return pair
@@ -153,7 +153,7 @@ def read_child(leader, c):
                     i = int(line[len(prefix):at])
                 except ValueError:
                     i = None
-                if i in allowed:
+                if i is not None and i in allowed:
                     if line[at + 1:at + 2] != RESERVED_MARK:
                         c.seen.add(b"%d" % i)
                         good.append(line)
@@ -289,9 +289,7 @@ def check_child(leader, c, now):
         return False
     limit = leader.prog_load_timeout + GRACE if pos < 0 else leader.call_timeout + CALL_GRACE
     reason = None
-    if now - c.seen_time > limit:
-        reason = TIMEOUT
-    elif now > c.task.deadline + leader.call_timeout + GRACE:
+    if now - c.seen_time > limit or now > c.task.deadline + leader.call_timeout + GRACE:
         reason = TIMEOUT
     elif c.eof and now - c.eof_time > GRACE + 0.5:
         reason = protocol.crash("closed its pipe")

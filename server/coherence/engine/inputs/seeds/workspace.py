@@ -1,0 +1,196 @@
+"""Seeds from the workspace's test files: calls of the function, and ``pytest.mark.parametrize``
+rows, read with ``ast`` (never run)."""
+
+from __future__ import annotations
+
+import ast
+import os
+import time
+from pathlib import Path
+from collections.abc import Callable
+
+from coherence.engine.inputs.seeds.binding import module_names
+from coherence.engine.inputs.seeds.expressions import Harvester, allowed_names
+from coherence.engine.inputs.values import Input
+from coherence.engine.markers import read_source
+from coherence.engine.spec import Spec
+
+# Test-file scan limits.
+MAX_TEST_FILES = 300
+MAX_TEST_BYTES = 4_000_000
+MAX_FILE_BYTES = 400_000
+MAX_TEST_SEEDS = 400
+SKIP_DIRS = {
+    ".git", ".hg", ".svn", "node_modules", "site-packages", "dist-packages", "__pycache__",
+    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "build", "dist",
+    "venv", ".venv", "env", ".env", "virtualenv", ".idea", ".vscode",
+}
+
+
+def _test_files(root: Path, deadline: float) -> list[Path]:
+    found: list[Path] = []
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if d not in SKIP_DIRS and not d.startswith(".") and not d.endswith(".egg-info")
+            and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg"))
+        )
+        rel_parts = Path(dirpath).relative_to(root).parts
+        in_tests = any(p in ("tests", "test") for p in rel_parts)
+        for fn in sorted(filenames):
+            if not fn.endswith(".py"):
+                continue
+            if not (in_tests or fn.startswith("test_") or fn.endswith("_test.py") or fn == "conftest.py"):
+                continue
+            p = Path(dirpath) / fn
+            try:
+                size = p.stat().st_size
+            except OSError:
+                continue
+            if size > MAX_FILE_BYTES or total + size > MAX_TEST_BYTES:
+                continue
+            total += size
+            found.append(p)
+            if len(found) >= MAX_TEST_FILES:
+                return found
+        if time.monotonic() > deadline:
+            break
+    return found
+
+
+def _parametrize_rows(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[str, ast.AST]]:
+    """``@pytest.mark.parametrize`` rows of a test function (their cartesian product)."""
+    rows: list[dict[str, ast.AST]] = [{}]
+    for dec in fn.decorator_list:
+        if not (isinstance(dec, ast.Call) and isinstance(dec.func, (ast.Attribute, ast.Name))):
+            continue
+        name = dec.func.attr if isinstance(dec.func, ast.Attribute) else dec.func.id
+        if name != "parametrize" or len(dec.args) < 2:
+            continue
+        names_node, values_node = dec.args[0], dec.args[1]
+        try:
+            names = ast.literal_eval(names_node)
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(names, str):
+            names = [x.strip() for x in names.split(",") if x.strip()]
+        if not isinstance(values_node, (ast.List, ast.Tuple)):
+            continue
+        new_rows: list[dict[str, ast.AST]] = []
+        for elt in values_node.elts[:100]:
+            if isinstance(elt, ast.Call) and getattr(elt.func, "attr", getattr(elt.func, "id", "")) == "param":
+                vals = list(elt.args)
+            elif len(names) == 1:
+                vals = [elt]
+            elif isinstance(elt, (ast.Tuple, ast.List)):
+                vals = list(elt.elts)
+            else:
+                continue
+            if len(vals) != len(names):
+                continue
+            row = dict(zip(names, vals))
+            for r in rows:
+                new_rows.append({**r, **row})
+        rows = new_rows[:200] or rows
+    return rows
+
+
+def _file_seeds(spec: Spec, text: str, allowed: Callable[[str], bool], known: set[str] | None) -> list[Input]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return []
+    h = Harvester(spec, text, "test", allowed)
+
+    def block(body: list[ast.stmt], env: dict[str, ast.AST], top: bool) -> None:
+        for st in body:
+            if len(h.found) > MAX_TEST_SEEDS:
+                return
+            if isinstance(st, (ast.Import, ast.ImportFrom)):
+                h.note_import(st, env, known)
+            elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if st.name == spec.name and top:
+                    continue
+                for row in _parametrize_rows(st)[:100]:
+                    block(st.body, {**env, **row}, False)
+            elif isinstance(st, ast.ClassDef):
+                block(st.body, dict(env), False)
+            elif isinstance(st, (ast.For, ast.AsyncFor)):
+                h.harvest(st.iter, env)
+                items = _iter_items(st.iter, env)
+                if items is not None and isinstance(st.target, (ast.Name, ast.Tuple)):
+                    for item in items[:50]:
+                        sub = dict(env)
+                        if _bind_target(st.target, item, sub):
+                            block(st.body, sub, False)
+                else:
+                    block(st.body, dict(env), False)
+                block(st.orelse, env, False)
+            elif isinstance(st, (ast.If, ast.While)):
+                h.harvest(st.test, env)
+                block(st.body, env, False)
+                block(st.orelse, env, False)
+            elif isinstance(st, (ast.With, ast.AsyncWith)):
+                for it in st.items:
+                    h.harvest(it.context_expr, env)
+                block(st.body, env, False)
+            elif isinstance(st, ast.Try):
+                block(st.body, env, False)
+                for hd in st.handlers:
+                    block(hd.body, env, False)
+                block(st.orelse, env, False)
+                block(st.finalbody, env, False)
+            else:
+                h.harvest(st, env)
+                h.note_assign(st, env)
+
+    block(tree.body, {}, True)
+    return h.found
+
+
+def _iter_items(node: ast.AST, env: dict[str, ast.AST]) -> list[ast.AST] | None:
+    if isinstance(node, ast.Name) and node.id in env:
+        node = env[node.id]
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return list(node.elts)
+    return None
+
+
+def _bind_target(target: ast.AST, item: ast.AST, env: dict[str, ast.AST]) -> bool:
+    if isinstance(target, ast.Name):
+        env[target.id] = item
+        return True
+    if isinstance(target, ast.Tuple) and isinstance(item, (ast.Tuple, ast.List)) and len(item.elts) == len(target.elts):
+        return all(_bind_target(t, v, env) for t, v in zip(target.elts, item.elts))
+    return False
+
+
+def workspace_seeds(spec: Spec, workspace: str | Path | None, module_source: str | None = None,
+                    deadline: float | None = None) -> list[Input]:
+    """Calls ``name(...)`` / ``module.name(...)`` in the workspace's test files (``test_*.py``,
+    ``*_test.py``, ``conftest.py``, anything under ``tests/``), including the rows of
+    ``pytest.mark.parametrize`` and loops over literal lists.  Files that do not parse are skipped."""
+    if workspace is None:
+        return []
+    root = Path(workspace)
+    if not root.is_dir():
+        return []
+    deadline = deadline if deadline is not None else time.monotonic() + 1.0
+    allowed = allowed_names(spec, module_source)
+    known = module_names(module_source)
+    out: list[Input] = []
+    for path in _test_files(root, deadline):
+        if time.monotonic() > deadline or len(out) >= MAX_TEST_SEEDS:
+            break
+        try:
+            try:
+                text = read_source(path)  # a latin-1 test file's strings are seeds too
+            except (SyntaxError, UnicodeDecodeError):  # a wrong coding line: what reads still counts
+                text = path.read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        if spec.name not in text:
+            continue
+        out.extend(_file_seeds(spec, text, allowed, known))
+    return out[:MAX_TEST_SEEDS]
