@@ -73,7 +73,7 @@ export function probe(context: ExtensionContext, interpreter: string[], cwd: str
                         failed(
                             code === 'ENOENT'
                                 ? `the interpreter ${exe} was not found`
-                                : stderr.trim() || String(error ?? 'no answer'),
+                                : stderr.trim() || (error?.message ?? 'no answer'),
                         ),
                     );
                 }
@@ -196,6 +196,7 @@ export async function bundledLaunch(
         traceError('Creating the private environment failed:', error);
         throw new Error(
             `could not prepare a private environment from ${probed.python}: ${String(error instanceof Error ? error.message : error)}`,
+            { cause: error },
         );
     }
 }

@@ -1,5 +1,13 @@
 // Starting, stopping and restarting the language client for `<python> -m coherence serve`.
-import { ConfigurationTarget, Disposable, ExtensionContext, LogOutputChannel, commands, window, workspace } from 'vscode';
+import {
+    ConfigurationTarget,
+    Disposable,
+    ExtensionContext,
+    LogOutputChannel,
+    commands,
+    window,
+    workspace,
+} from 'vscode';
 import {
     CloseAction,
     CloseHandlerResult,
@@ -95,7 +103,7 @@ function executeCommandMiddleware(): Middleware['executeCommand'] {
         }
         traceVerbose(`executeCommand ${command}`, args);
         if (command === ServerCommands.showAlternatives) {
-            return showAlternatives(args, async (a) => next(command, a));
+            return showAlternatives(args, (a) => Promise.resolve(next(command, a) as unknown));
         }
         // the server's reply, passed through untouched
         // eslint-disable-next-line @typescript-eslint/no-unsafe-return
@@ -118,7 +126,12 @@ function configurationMiddleware(): NonNullable<Middleware['workspace']>['config
     };
 }
 
-export function createClient(launch: ServerLaunch, cwd: string, channel: LogOutputChannel, errorHandler: ErrorHandler): LanguageClient {
+export function createClient(
+    launch: ServerLaunch,
+    cwd: string,
+    channel: LogOutputChannel,
+    errorHandler: ErrorHandler,
+): LanguageClient {
     const executable: Executable = {
         command: launch.command,
         args: launch.args,
@@ -142,7 +155,10 @@ export function createClient(launch: ServerLaunch, cwd: string, channel: LogOutp
             return false;
         },
         // A function, so the automatic restarts after a crash send the current settings.
-        initializationOptions: (): InitializationOptions => ({ settings: explicitSettings(getProjectRoot()?.uri), workspaceTrusted: workspace.isTrusted }),
+        initializationOptions: (): InitializationOptions => ({
+            settings: explicitSettings(getProjectRoot()?.uri),
+            workspaceTrusted: workspace.isTrusted,
+        }),
         synchronize: { configurationSection: CONFIG_SECTION },
         middleware: {
             executeCommand: executeCommandMiddleware(),
@@ -194,7 +210,9 @@ export class ServerManager implements Disposable {
             return;
         }
         const interpreter = await resolveInterpreter(getProjectRoot()?.uri);
-        traceInfo(`Python interpreter (from ${interpreter.source}): ${interpreter.command.join(' ')}; importStrategy ${settings.importStrategy}`);
+        traceInfo(
+            `Python interpreter (from ${interpreter.source}): ${interpreter.command.join(' ')}; importStrategy ${settings.importStrategy}`,
+        );
         const cwd = getServerCwd();
         let launch: ServerLaunch;
         if (settings.importStrategy === 'useBundled') {
@@ -205,7 +223,10 @@ export class ServerManager implements Disposable {
                 const message = error instanceof Error ? error.message : String(error);
                 traceError(`The bundled server cannot start with "${interpreter.command.join(' ')}": ${message}`);
                 this.status.setState({ kind: 'error', message });
-                void this.promptServerProblem(`Coherence: ${message}. Select another interpreter in the Python extension or set "coherence.interpreter".`, []);
+                void this.promptServerProblem(
+                    `Coherence: ${message}. Select another interpreter in the Python extension or set "coherence.interpreter".`,
+                    [],
+                );
                 return;
             }
         } else {
@@ -222,7 +243,11 @@ export class ServerManager implements Disposable {
                 return;
             }
             const [command, ...lead] = interpreter.command;
-            launch = { command: command ?? '', args: [...lead, ...SERVER_ARGS], describe: `coherence from ${interpreter.command.join(' ')}'s environment` };
+            launch = {
+                command: command ?? '',
+                args: [...lead, ...SERVER_ARGS],
+                describe: `coherence from ${interpreter.command.join(' ')}'s environment`,
+            };
         }
 
         const errorHandler = new ServerErrorHandler();
@@ -283,7 +308,9 @@ export class ServerManager implements Disposable {
         const choice = await window.showErrorMessage(message, ...extra, openSettings);
         if (choice === USE_BUNDLED) {
             // The restart follows from the configuration change (extension.ts).
-            await workspace.getConfiguration(CONFIG_SECTION).update('importStrategy', 'useBundled', ConfigurationTarget.Global);
+            await workspace
+                .getConfiguration(CONFIG_SECTION)
+                .update('importStrategy', 'useBundled', ConfigurationTarget.Global);
         } else if (choice === openSettings) {
             await openExtensionSettings();
         }

@@ -29,8 +29,9 @@ const PATH_SETTINGS = ['replay', 'executionInterpreter', 'cacheDir'] as const;
 
 /** Every "coherence.*" key package.json declares (it is checked against the server's Settings dataclass). */
 function declaredKeys(): string[] {
-    const properties = extensions.getExtension(EXTENSION_ID)?.packageJSON?.contributes?.configuration?.properties as
-        Record<string, unknown> | undefined;
+    const manifest = extensions.getExtension(EXTENSION_ID)?.packageJSON as
+        { contributes?: { configuration?: { properties?: Record<string, unknown> } } } | undefined;
+    const properties = manifest?.contributes?.configuration?.properties;
     return Object.keys(properties ?? {})
         .filter((k) => k.startsWith(`${CONFIG_SECTION}.`))
         .map((k) => k.slice(CONFIG_SECTION.length + 1));

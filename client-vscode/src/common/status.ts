@@ -16,7 +16,8 @@ export interface StatusParams {
     sandbox?: string;
 }
 
-export type ServerState = { kind: 'starting' } | { kind: 'running' } | { kind: 'disabled' } | { kind: 'error'; message: string };
+export type ServerState =
+    { kind: 'starting' } | { kind: 'running' } | { kind: 'disabled' } | { kind: 'error'; message: string };
 
 function count(value: unknown): number {
     return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
@@ -41,7 +42,15 @@ export function parseStatusParams(params: unknown): StatusParams {
 export class StatusBar implements Disposable {
     private readonly item: StatusBarItem;
     private state: ServerState = { kind: 'starting' };
-    private counts: StatusParams = { checking: 0, incoherent: 0, warning: 0, information: 0, hint: 0, coherent: 0, skipped: 0 };
+    private counts: StatusParams = {
+        checking: 0,
+        incoherent: 0,
+        warning: 0,
+        information: 0,
+        hint: 0,
+        coherent: 0,
+        skipped: 0,
+    };
 
     constructor() {
         this.item = window.createStatusBarItem('coherence.status', StatusBarAlignment.Right, 100);
