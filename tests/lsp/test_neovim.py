@@ -6,17 +6,15 @@ from __future__ import annotations
 
 import json
 import re
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from coherence.engine.calibration import calibrated_trust
 
-from .conftest import copy_examples
+from .conftest import copy_examples, editor_env
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
@@ -35,19 +33,7 @@ def run_neovim(nvim: str, ws: Path, tmp_path: Path, **extra: str) -> dict:
     """Neovim opens a file of ``ws`` with the server attached (``neovim/check.lua``); what it
     got, as JSON."""
     out = tmp_path / "report.json"
-    env = dict(os.environ)
-    env.update(
-        {
-            "COHERENCE_PY": sys.executable,
-            "COHERENCE_WS": str(ws),
-            "COHERENCE_OUT": str(out),
-            "XDG_CACHE_HOME": str(tmp_path / "cache"),
-            "XDG_STATE_HOME": str(tmp_path / "state"),
-            "XDG_DATA_HOME": str(tmp_path / "data"),
-            "PYTHONPATH": os.pathsep.join([str(REPO / "server"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-            **extra,
-        }
-    )
+    env = {**editor_env(tmp_path, ws, out), **extra}
     run = subprocess.run(
         [nvim, "--headless", "--clean", "-n", "-c", f"luafile {HERE / 'neovim' / 'check.lua'}"],
         env=env,

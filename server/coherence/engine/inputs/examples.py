@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from coherence.engine.inputs.seeds.doctests import balanced_call
+
 __all__ = ["StatedExample", "stated_examples"]
 
 # what separates a call from its stated result in prose, longest first
@@ -87,31 +89,6 @@ def _doctest_examples(doc: str, name: str) -> list[StatedExample]:
     return out
 
 
-def _call_end(text: str, start: int) -> int | None:
-    """The index after the ``)`` closing the call whose ``(`` is at ``start``."""
-    depth = 0
-    quote: str | None = None
-    j = start
-    while j < len(text) and j - start < 2000:
-        ch = text[j]
-        if quote:
-            if ch == "\\":
-                j += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return j + 1
-        j += 1
-    return None
-
-
 def _prose_examples(doc: str, name: str) -> list[StatedExample]:
     out = []
     call_start = re.compile(r"(?<![\w.])" + re.escape(name) + r"\s*\(")
@@ -119,13 +96,13 @@ def _prose_examples(doc: str, name: str) -> list[StatedExample]:
         if line.lstrip().startswith((">>>", "...")):
             continue
         for m in call_start.finditer(line):
-            end = _call_end(line, m.end() - 1)
-            if end is None:
+            call = balanced_call(line, m.start())
+            if call is None:
                 continue
+            end = m.start() + len(call)
             arrow = _ARROW.match(line, end)
             if not arrow or arrow.end() == end:
                 continue
-            call = line[m.start():end]
             # the whole rest of the line (a trailing comment or full stop aside) is the result
             rest = re.split(r"\s#|\s+\((?=[A-Za-z])|;", line[arrow.end():], maxsplit=1)[0].strip().rstrip(".,")
             ok, value = _literal(rest)

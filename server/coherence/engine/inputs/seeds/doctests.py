@@ -32,7 +32,7 @@ def _examples(doc: str) -> list[str]:
     return out
 
 
-def _balanced_call(text: str, start: int) -> str | None:
+def balanced_call(text: str, start: int) -> str | None:
     """The ``name(...)`` text starting at ``start`` (parentheses balanced, strings respected)."""
     i = text.find("(", start)
     if i < 0:
@@ -90,7 +90,7 @@ def doctest_seeds(spec: Spec, module_source: str | None = None) -> list[Input]:
     # Inline examples in prose: literal arguments only.
     prompt_free = "\n".join(ln for ln in doc.splitlines() if not _PROMPT.match(ln))
     for m in re.finditer(r"(?<![\w.])" + re.escape(spec.name) + r"\s*\(", prompt_free):
-        text = _balanced_call(prompt_free, m.start())
+        text = balanced_call(prompt_free, m.start())
         if not text:
             continue
         try:
