@@ -84,6 +84,7 @@ class Checker:
         if self._provider is None:
             self._provider = make_provider(
                 model=self.config.model,
+                models=self.config.models,
                 api_base=self.config.api_base,
                 replay=self.config.replay,
                 temperature=self.config.temperature,
@@ -199,6 +200,7 @@ class Checker:
             samples = await sample_alternatives(target.spec, cfg.samples - 1, self.provider, self.cache)
         result.model = samples.model
         result.cost_usd = samples.cost_usd
+        result.cost_by_model = samples.cost_by_model
         result.sampling = samples.report()  # "7 of 10 samples; 3 failed: rate limited (429)"
         if samples.notices:
             result.extra["notices"] = list(samples.notices)

@@ -26,6 +26,7 @@ from coherence.engine.config import (
     USER_ONLY,
     CheckConfig,
     coherence_table,
+    parse_models,
     read_toml,
     settings_from_table,
 )
@@ -60,7 +61,7 @@ def stack(layers: list[dict]) -> dict:
     out: dict = {}
     for values in layers:
         values = {k: v for k, v in values.items() if v is not None}
-        if "model" in values or "replay" in values:
+        if "model" in values or "models" in values or "replay" in values:
             for key in PROVIDER:
                 out.pop(key, None)
         out.update(values)
@@ -111,7 +112,9 @@ class ConfigResolver:
             value = (env.get(var) or "").strip()
             if not value:
                 continue
-            if name in ("cache_dir", "workspace"):
+            if name == "models":
+                value = parse_models(value, var)
+            elif name in ("cache_dir", "workspace"):
                 value = str(Path(os.path.expanduser(value)).resolve())
             elif name == "python" and os.sep in value:  # not resolved: that would leave a venv
                 value = os.path.abspath(os.path.expanduser(value))

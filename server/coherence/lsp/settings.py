@@ -41,6 +41,7 @@ CLIENT_ONLY = {"interpreter", "serverInstallSource", "trace"}
 @dataclass(frozen=True)
 class Settings:
     model: str = ""
+    models: str = ""  # a panel: "openai/a share=2 api_base=URL, anthropic/b" (config.parse_models)
     apiBase: str = ""
     replay: str = ""
     temperature: float = 0.6
@@ -62,6 +63,7 @@ DEFAULTS = Settings()
 # name -> (kind, check, description of a valid value)
 _SPEC: dict[str, tuple[str, Any, str]] = {
     "model": ("str", None, "a litellm model name such as openai/gpt-4o-mini"),
+    "models": ("models", None, "a list of litellm model names, each optionally followed by share=N api_base=URL"),
     "apiBase": ("str", None, "a URL"),
     "replay": ("str", None, "the path of a recorded-samples JSONL file"),
     "temperature": ("float", lambda v: 0 <= v <= 2, "a number between 0 and 2"),
@@ -132,6 +134,9 @@ def _convert(kind: str, check: Any, value: Any) -> tuple[bool, Any]:
         return False, None
     if kind == "str":
         return (True, value.strip()) if isinstance(value, str) else (False, None)
+    if kind == "models":  # a JSON array of strings, or one comma-separated string
+        ok = isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) and "," not in v for v in value))
+        return (True, value.strip() if isinstance(value, str) else ", ".join(v.strip() for v in value)) if ok else (False, None)
     if kind == "enum":
         return (True, value) if isinstance(value, str) and value in check else (False, None)
     if isinstance(value, bool):
@@ -170,6 +175,10 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
     overrides: dict[str, Any] = {}
     if settings.model:
         overrides["model"] = settings.model
+    if settings.models:
+        from coherence.engine.config import parse_models
+
+        overrides["models"] = parse_models(settings.models, f"{SECTION}.models")
     if settings.apiBase:
         overrides["api_base"] = settings.apiBase
     if settings.replay:
@@ -200,7 +209,7 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
         ws = workspace_root or (str(start) if start is not None else None)
         if ws:
             config = replace(config, workspace=str(Path(ws).resolve()))
-    if config.model is None and config.replay is None:
+    if config.model is None and not config.models and config.replay is None:
         raise ConfigurationError(
             "coherence: no model configured. Set coherence.model (e.g. openai/gpt-4o-mini) or coherence.replay "
             "in the editor settings, or [tool.coherence] model = ... in pyproject.toml."
