@@ -17,6 +17,8 @@ from coherence.engine.markers import target_for
 from coherence.engine.resolve import ConfigResolver
 from coherence.engine.sampling import extract_program
 from coherence.engine.sampling.panel import provider_key, split_counts
+from coherence.formats import describe, to_json
+from coherence.lsp.render import hover_markdown
 from coherence.lsp.settings import build_config, parse_settings
 
 from tests.support import CORPUS_DIR
@@ -127,6 +129,13 @@ async def test_a_panel_spreads_the_alternatives_and_says_who_wrote_each_cluster(
     # every alternative stands against llama's bug, and the result says from which model each came
     assert result.panel_line() == f"5 of 5 from {claude.model}, 4 of 4 from {gemini.model}"
     assert set(result.cost_by_model) == {claude.model, gemini.model}
+    # the same, where people read it: the hover, the text report, the JSON
+    hover = hover_markdown(result).replace("\\", "")  # markdown escapes aside
+    assert "9 of 9 disagree: 5 of 5 from openai/claude-loopback, 4 of 4 from openai/gemini-loopback" in hover, hover
+    assert f"differ from yours, by model: {result.panel_line()}" in "\n".join(describe(result))
+    entry = json.loads(to_json([result]))["functions"][0]
+    assert {m for c in entry["clusters"] for m in c["models"]} == {claude.model, gemini.model}
+    assert sum(sum(c["models"].values()) for c in entry["clusters"]) == 9
     assert result.cost_usd == sum(result.cost_by_model.values())
 
     # Each member's samples are cached under its own model: the same panel asks nobody again,

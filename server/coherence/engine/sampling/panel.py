@@ -74,6 +74,13 @@ class PanelProvider:
     def __repr__(self) -> str:
         return f"PanelProvider({', '.join(f'{p.model} x{s:g}' for p, s in self.members)})"
 
+    def split(self, count: int) -> list[tuple[Provider, int]]:
+        """Each member and its number of alternatives out of ``count`` (members given none are
+        left out).  A cost estimate (``--dry-run``, ``max_cost_usd``) prices each member's share
+        at its own model's price and adds them up: the limit applies to the panel's sum."""
+        counts = split_counts(count, [s for _, s in self.members])
+        return [(p, k) for (p, _), k in zip(self.members, counts) if k > 0]
+
     async def generate(self, spec: Spec, count: int) -> ProviderReply:  # pragma: no cover - defensive
         raise SamplingError("a panel samples through sample_alternatives", kind="config")
 
@@ -100,9 +107,8 @@ async def sample_panel(spec: Spec, count: int, panel: PanelProvider, cache=None)
     # imported here: the package's __init__ imports this module for the dispatch
     from coherence.engine.sampling import SampleSet, sample_alternatives
 
-    counts = split_counts(count, [s for _, s in panel.members])
     result = SampleSet(samples=[], requested=max(0, count), failures=[], model=panel.model)
-    jobs = [(p, k) for (p, _), k in zip(panel.members, counts) if k > 0]
+    jobs = panel.split(count)
     outcomes = await asyncio.gather(*(sample_alternatives(spec, k, p, cache) for p, k in jobs), return_exceptions=True)
     errors: list[tuple[str, BaseException]] = []
     for (provider, k), got in zip(jobs, outcomes):
