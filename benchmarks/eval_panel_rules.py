@@ -24,9 +24,9 @@ from coherence.eval.panel import compose
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_verdict_rules import unpack  # noqa: E402
 
-# name -> (cross_share, bloc_models)
-VARIANTS = {"shipped": (None, 1), "cross 0.4": (0.4, 1), "cross 1/3": (1 / 3, 1), "bloc of 2 models": (None, 2),
-            "bloc of 2 models + cross 1/3": (1 / 3, 2)}
+# name -> (cross_share, bloc_models, model_backs)
+VARIANTS = {"shipped": (None, 1, False), "cross 1/3": (1 / 3, 1, False), "bloc of 2 models": (None, 2, False),
+            "a model backs yours": (None, 1, True), "bloc of 2 models, a model backs yours": (None, 2, True)}
 DIAGNOSTIC = ("warning", "information")
 
 
@@ -55,11 +55,11 @@ def replay(run: Path) -> dict[str, dict[str, int]]:
         models = [origins[str(mtx["task_id"])][c] for c in mtx["candidates"]] if origins else ["one"] * len(mtx["candidates"])
         fails = not r.get("candidate0_pass")
         incoherent = (r.get("incoherence") or 0) > 0
-        for name, (cross, spans) in VARIANTS.items():
+        for name, (cross, spans, backs) in VARIANTS.items():
             row = rows[name]
             row["functions"] += 1
             row["failing"] += fails
-            ev = judge(labels, raised, inside=inside, incoherent=incoherent, models=models, cross_share=cross, bloc_models=spans)
+            ev = judge(labels, raised, inside=inside, incoherent=incoherent, models=models, cross_share=cross, bloc_models=spans, model_backs=backs)
             if ev.severity in DIAGNOSTIC:
                 row["diag on passing"] += not fails
                 row["diag on failing"] += fails

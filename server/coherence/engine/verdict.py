@@ -70,7 +70,8 @@ def _kind(yours_raised: bool, rival_raised: bool) -> str:
 
 def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None = None, incoherent: bool | None = None,
           ignore: np.ndarray | None = None, typical: np.ndarray | None = None,
-          models: list[str] | None = None, cross_share: float | None = None, bloc_models: int = 1) -> Evidence:
+          models: list[str] | None = None, cross_share: float | None = None, bloc_models: int = 1,
+          model_backs: bool = False) -> Evidence:
     """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
     which calls raised.  ``inside``: the inputs inside the stated domain (None: all are);
     ``ignore``: inputs whose disagreements the user accepted as intended; ``typical``: inputs
@@ -81,7 +82,9 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
     half), the other conditions unchanged; with ``bloc_models`` 2, a bloc whose alternatives all
     come from one model, when the alternatives come from several, is no bloc (one model's shared
     reading, not evidence).  Rows of one model never meet either, so a same-model check is judged
-    as without them."""
+    as without them.  ``model_backs``: on an input where every alternative of one model (two or
+    more of them) agrees with yours, there is no warning (information at most): a whole model
+    reading the spec as you do."""
     m, n = labels.shape
     alts = m - 1
     if incoherent is None:
@@ -90,6 +93,12 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
         return Evidence("none", alternatives=max(0, alts))
     mine = labels[0]
     panel = models is not None and len(set(models[1:])) >= 2
+    backers: list[np.ndarray] = []  # per model with 2+ alternatives: its rows (into labels[1:])
+    if panel and model_backs and models is not None:
+        rows_of: dict[str, list[int]] = {}
+        for r, name in enumerate(models[1:]):
+            rows_of.setdefault(name, []).append(r)
+        backers = [np.array(rows) for rows in rows_of.values() if len(rows) >= 2]
     differs = labels[1:] != mine  # alternatives x inputs
     against = differs.sum(axis=0)
     candidates = np.flatnonzero(against > 0)
@@ -127,7 +136,8 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
         key = (kind != "value", typical is not None and not typical[x], -bloc, x)
         ev = (key, x, rival, bloc, int(against[x]), agree, kind)
         share = min(WARN_SHARE, cross_share) if cross_share is not None and spans >= 2 else WARN_SHARE
-        if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts:
+        backed = any(not differs[rows, x].any() for rows in backers)
+        if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts and not backed:
             if best is None or key < best[0]:
                 best = ev
         elif bloc >= INFO_SHARE * alts and (best_info is None or key < best_info[0]):
