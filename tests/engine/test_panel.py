@@ -68,6 +68,9 @@ def test_a_repository_cannot_choose_the_panel_without_trust(tmp_path):
     # a layer naming one model replaces a lower layer's panel (the provider is taken as a unit)
     both = ConfigResolver({"model": "openai/mine"}, trust=True, user_dir=tmp_path / "user", env={}).for_path(tmp_path)
     assert both.config.models == () and both.config.model == "openai/mine"
+    # the user's environment may name a panel (comma-separated)
+    env = ConfigResolver(user_dir=tmp_path / "user", env={"COHERENCE_MODELS": "openai/a, openai/b share=2"}).without_project()
+    assert env.config.models == (PanelMember("openai/a"), PanelMember("openai/b", 2.0))
 
 
 # ---------------------------------------------------------------------------------------------
