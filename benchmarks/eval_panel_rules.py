@@ -3,6 +3,8 @@ cross_share=...)``) on recorded ``coherence eval --panel`` runs and on same-mode
 ``--keep-matrices`` output.  Prints a markdown table per run and pooled; no sandbox runs.
 
     python benchmarks/eval_panel_rules.py RUN_ROOT...    # e.g. /work/panel-runs /tmp/ev-after-he
+    python benchmarks/eval_panel_rules.py PANEL_ROOT... --same SAME_MODEL_ROOT...   # each panel run
+                                                         # beside its author's same-model run
 
 A panel run's rows get their models back from ``eval.panel.compose`` (the same corpora and seed
 as the run: ``run.json``); a same-model run's rows are all one model, so the panel term cannot
@@ -25,8 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_verdict_rules import unpack  # noqa: E402
 
 # name -> (cross_share, bloc_models, model_backs)
-VARIANTS = {"shipped": (None, 1, False), "cross 1/3": (1 / 3, 1, False), "bloc of 2 models": (None, 2, False),
-            "a model backs yours": (None, 1, True), "bloc of 2 models, a model backs yours": (None, 2, True)}
+VARIANTS = {"shipped": (None, 1, ""), "cross 1/3": (1 / 3, 1, ""), "bloc of 2 models": (None, 2, ""),
+            "a model backs yours: information": (None, 1, "information"), "a model backs yours: hint": (None, 1, "hint"),
+            "bloc of 2 models, a model backs yours: information": (None, 2, "information"),
+            "bloc of 2 models, a model backs yours: hint": (None, 2, "hint")}
 DIAGNOSTIC = ("warning", "information")
 
 
@@ -42,8 +46,11 @@ def origins_of(run: Path) -> dict[str, list[str]] | None:
     return {t.key: t.origins for t in composed}
 
 
-def replay(run: Path) -> dict[str, dict[str, int]]:
+def replay(run: Path, only: set[str] | None = None) -> dict[str, dict[str, int]]:
+    """Per rule: the counts over the run's checked tasks (``only``: these task ids alone)."""
     records = {str(r["task_id"]): r for r in map(json.loads, (run / "tasks.jsonl").read_text().splitlines()) if r.get("complete")}
+    if only is not None:
+        records = {k: r for k, r in records.items() if k in only}
     origins = origins_of(run)
     rows: dict[str, dict[str, int]] = {v: defaultdict(int) for v in VARIANTS}
     for line in (run / "matrices.jsonl").read_text().splitlines():
@@ -70,7 +77,42 @@ def replay(run: Path) -> dict[str, dict[str, int]]:
     return rows
 
 
+def same_model_runs(roots: list[Path]) -> dict[tuple[str, str], Path]:
+    """(benchmark, model) -> a same-model run directory under ``roots``."""
+    out = {}
+    for run in sorted({p.parent for root in roots for p in root.rglob("matrices.jsonl")}):
+        settings = json.loads((run / "run.json").read_text())["settings"]
+        if not settings.get("panel"):
+            out[(settings["benchmark"], settings["model"])] = run
+    return out
+
+
+def versus(panel_roots: list[Path], same_roots: list[Path]) -> None:
+    """Per panel run: the same-model run on the panel's tasks (shipped rule, replayed) beside the
+    panel under every rule."""
+    same = same_model_runs(same_roots)
+    f = lambda a, b: f"{a / b:.3f}" if b else "–"  # noqa: E731
+    print("| run | rule | failing | W recall | W prec. (verified) | diag. recall | diag. on passing |")
+    print("|---|---|---|---|---|---|---|")
+    for run in sorted({p.parent for root in panel_roots for p in root.rglob("matrices.jsonl")}):
+        settings = json.loads((run / "run.json").read_text())["settings"]
+        base = same.get((settings["benchmark"], settings["model"]))
+        if not settings.get("panel") or base is None:
+            continue
+        ids = {str(json.loads(line)["task_id"]) for line in (run / "tasks.jsonl").read_text().splitlines() if line.strip()}
+        base_ids = {str(json.loads(line)["task_id"]) for line in (base / "tasks.jsonl").read_text().splitlines() if line.strip()}
+        both = ids & base_ids
+        rows = {"same model": replay(base, both)["shipped"], **replay(run, both)}
+        for name, row in rows.items():
+            print(f"| {run.name} | {name} | {row['failing']} | {f(row['W failing'], row['failing'])} | {f(row['W verified'], row['W'])} | "
+                  f"{f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |")
+
+
 def main(argv: list[str]) -> int:
+    if "--same" in argv:  # panel roots --same same-model roots
+        i = argv.index("--same")
+        versus([Path(a) for a in argv[:i]], [Path(a) for a in argv[i + 1:]])
+        return 0
     runs = sorted({p.parent for a in argv or ["."] for p in Path(a).rglob("matrices.jsonl")})
     pooled: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: {v: defaultdict(int) for v in VARIANTS})
     f = lambda a, b: f"{a / b:.3f}" if b else "–"  # noqa: E731

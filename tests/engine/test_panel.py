@@ -162,3 +162,28 @@ async def test_one_member_rate_limited_lowers_the_count_and_is_named(tmp_path, s
     problem = result.extra["sampling_problem"]
     assert broken.model in problem and "4 of 4 failed" in problem and claude.model not in problem.split("panel;")[1]
     assert {m for c in result.clusters for m in c.models} == {claude.model}
+
+
+# ---------------------------------------------------------------------------------------------
+# the verdict's panel term
+# ---------------------------------------------------------------------------------------------
+
+
+def test_a_whole_model_backing_yours_makes_it_a_hint_in_a_panel_only():
+    import numpy as np
+
+    from coherence.engine.verdict import judge
+
+    # yours (row 0) and claude's 3 alternatives return 1 on input 0; the 6 others return 2
+    labels = np.array([[0, 0]] + [[0, 0]] * 3 + [[1, 0]] * 6)
+    raised = np.zeros_like(labels, dtype=bool)
+    panel = ["yours"] + ["claude"] * 3 + ["gemini"] * 3 + ["deepseek"] * 3
+    assert judge(labels, raised).severity == "warning"  # 6 of 9 against, 3 with yours
+    backed = judge(labels, raised, models=panel, model_backs="hint")
+    assert backed.severity == "hint" and "one model of the panel agrees with yours" in backed.why
+    assert judge(labels, raised, models=panel, model_backs="information").severity == "information"
+    # one model wrote them all: the same verdict as without the term
+    assert judge(labels, raised, models=["yours"] + ["gpt"] * 9, model_backs="hint").severity == "warning"
+    # a model split between the sides backs nothing
+    split = ["yours", "claude", "claude", "gemini"] + ["claude", "gemini", "gemini", "deepseek", "deepseek", "deepseek"]
+    assert judge(labels, raised, models=split, model_backs="hint").severity == "warning"

@@ -71,7 +71,7 @@ def _kind(yours_raised: bool, rival_raised: bool) -> str:
 def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None = None, incoherent: bool | None = None,
           ignore: np.ndarray | None = None, typical: np.ndarray | None = None,
           models: list[str] | None = None, cross_share: float | None = None, bloc_models: int = 1,
-          model_backs: bool = False) -> Evidence:
+          model_backs: str = "") -> Evidence:
     """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
     which calls raised.  ``inside``: the inputs inside the stated domain (None: all are);
     ``ignore``: inputs whose disagreements the user accepted as intended; ``typical``: inputs
@@ -83,8 +83,8 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
     come from one model, when the alternatives come from several, is no bloc (one model's shared
     reading, not evidence).  Rows of one model never meet either, so a same-model check is judged
     as without them.  ``model_backs``: on an input where every alternative of one model (two or
-    more of them) agrees with yours, there is no warning (information at most): a whole model
-    reading the spec as you do."""
+    more of them) agrees with yours (a whole model reads the spec as you do), "information" allows
+    no warning there, and "hint" no diagnostic at all."""
     m, n = labels.shape
     alts = m - 1
     if incoherent is None:
@@ -130,13 +130,16 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
         if spans < bloc_models:
             seen["one-model"] = True
             continue
+        backed = any(not differs[rows, x].any() for rows in backers)
+        if backed and model_backs == "hint":
+            seen["backed"] = True
+            continue
         seen["bloc"] = True
         # among the inputs of one severity: both sides returned, like the examples, the larger
         # bloc, then the input's order (the docstring's examples come first)
         key = (kind != "value", typical is not None and not typical[x], -bloc, x)
         ev = (key, x, rival, bloc, int(against[x]), agree, kind)
         share = min(WARN_SHARE, cross_share) if cross_share is not None and spans >= 2 else WARN_SHARE
-        backed = any(not differs[rows, x].any() for rows in backers)
         if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts and not backed:
             if best is None or key < best[0]:
                 best = ev
@@ -155,6 +158,8 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
             why = "the programs differ only in which exception they raise"
         elif not seen["normal"]:
             why = "the alternatives that differ from yours raise an exception there (an input outside the function's contract, most often)"
+        elif not seen["bloc"] and seen.get("backed"):
+            why = "every alternative of one model of the panel agrees with yours where the others differ"
         elif not seen["bloc"] and seen.get("one-model"):
             why = "the alternatives that agree with each other against yours all come from one model of the panel"
         elif not seen["bloc"]:
