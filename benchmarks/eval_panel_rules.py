@@ -5,6 +5,7 @@ cross_share=...)``) on recorded ``coherence eval --panel`` runs and on same-mode
     python benchmarks/eval_panel_rules.py RUN_ROOT...    # e.g. /work/panel-runs /tmp/ev-after-he
     python benchmarks/eval_panel_rules.py PANEL_ROOT... --same SAME_MODEL_ROOT...   # each panel run
                                                          # beside its author's same-model run
+    python benchmarks/eval_panel_rules.py PANEL_ROOT... --table SAME_MODEL_ROOT...  # the README's table
 
 A panel run's rows get their models back from ``eval.panel.compose`` (the same corpora and seed
 as the run: ``run.json``); a same-model run's rows are all one model, so the panel term cannot
@@ -46,13 +47,15 @@ def origins_of(run: Path) -> dict[str, list[str]] | None:
     return {t.key: t.origins for t in composed}
 
 
-def replay(run: Path, only: set[str] | None = None) -> dict[str, dict[str, int]]:
-    """Per rule: the counts over the run's checked tasks (``only``: these task ids alone)."""
+def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = None) -> dict[str, dict[str, int]]:
+    """Per rule (``rules``: these of VARIANTS alone): the counts over the run's checked tasks
+    (``only``: these task ids alone)."""
+    variants = {k: v for k, v in VARIANTS.items() if rules is None or k in rules}
     records = {str(r["task_id"]): r for r in map(json.loads, (run / "tasks.jsonl").read_text().splitlines()) if r.get("complete")}
     if only is not None:
         records = {k: r for k, r in records.items() if k in only}
     origins = origins_of(run)
-    rows: dict[str, dict[str, int]] = {v: defaultdict(int) for v in VARIANTS}
+    rows: dict[str, dict[str, int]] = {v: defaultdict(int) for v in variants}
     for line in (run / "matrices.jsonl").read_text().splitlines():
         mtx = json.loads(line)
         r = records.get(str(mtx["task_id"]))
@@ -62,7 +65,7 @@ def replay(run: Path, only: set[str] | None = None) -> dict[str, dict[str, int]]
         models = [origins[str(mtx["task_id"])][c] for c in mtx["candidates"]] if origins else ["one"] * len(mtx["candidates"])
         fails = not r.get("candidate0_pass")
         incoherent = (r.get("incoherence") or 0) > 0
-        for name, (cross, spans, backs) in VARIANTS.items():
+        for name, (cross, spans, backs) in variants.items():
             row = rows[name]
             row["functions"] += 1
             row["failing"] += fails
@@ -108,7 +111,36 @@ def versus(panel_roots: list[Path], same_roots: list[Path]) -> None:
                   f"{f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |")
 
 
+SHIPPED_PANEL_RULE = "a model backs yours: hint"  # what engine/check.py passes for a panel
+
+
+def readme_table(panel_roots: list[Path], same_roots: list[Path]) -> None:
+    """The README's table: per panel run, same model -> panel at the shipped rule -> panel with
+    the panel rule, on the tasks both runs checked."""
+    same = same_model_runs(same_roots)
+    f = lambda a, b: f"{a / b:.2f}" if b else "–"  # noqa: E731
+    print("| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall | W precision (verified) | diagnostics on passing |")
+    print("|---|---|---|---|---|---|---|---|")
+    for run in sorted({p.parent for root in panel_roots for p in root.rglob("matrices.jsonl")}):
+        settings = json.loads((run / "run.json").read_text())["settings"]
+        base = same.get((settings["benchmark"], settings["model"]))
+        if not settings.get("panel") or base is None:
+            continue
+        ids = {str(json.loads(x)["task_id"]) for x in (run / "tasks.jsonl").read_text().splitlines() if x.strip()}
+        ids &= {str(json.loads(x)["task_id"]) for x in (base / "tasks.jsonl").read_text().splitlines() if x.strip()}
+        b, p = replay(base, ids, ["shipped"])["shipped"], replay(run, ids, ["shipped", SHIPPED_PANEL_RULE])
+        members = settings["panel"].split("+")
+        who = f"the {len(members)} others" if len(members) > 3 else ", ".join(members)
+        cells = [" → ".join(fmt(r) for r in (b, p["shipped"], p[SHIPPED_PANEL_RULE])) for fmt in (
+            lambda r: f(r["W failing"], r["failing"]), lambda r: f(r["W verified"], r["W"]), lambda r: str(r["diag on passing"]))]
+        print(f"| {settings['benchmark']} | {settings['model']} | {who} | {b['functions']} | {b['failing']} | {' | '.join(cells)} |")
+
+
 def main(argv: list[str]) -> int:
+    if "--table" in argv:  # panel roots --table same-model roots
+        i = argv.index("--table")
+        readme_table([Path(a) for a in argv[:i]], [Path(a) for a in argv[i + 1:]])
+        return 0
     if "--same" in argv:  # panel roots --same same-model roots
         i = argv.index("--same")
         versus([Path(a) for a in argv[:i]], [Path(a) for a in argv[i + 1:]])

@@ -187,3 +187,23 @@ def test_a_whole_model_backing_yours_makes_it_a_hint_in_a_panel_only():
     # a model split between the sides backs nothing
     split = ["yours", "claude", "claude", "gemini"] + ["claude", "gemini", "gemini", "deepseek", "deepseek", "deepseek"]
     assert judge(labels, raised, models=split, model_backs="hint").severity == "warning"
+
+
+async def test_the_check_passes_who_wrote_each_row_to_the_verdict(tmp_path, monkeypatch):
+    """Yours, and all 3 alternatives of one model, add 1; the 6 of another add 2.  From one model
+    that is a warning (6 of 9 against yours, 3 with it); from a panel, a whole model reads the spec
+    as you do, and it is a hint."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    from tests.support.openai_loopback import code_reply
+
+    yours, theirs = "def bump(x: int) -> int:\n    return x + 1\n", "def bump(x: int) -> int:\n    return x + 2\n"
+    target = target_for(yours, "bump", "bump.py", docstring="Return x bumped.")
+    with LoopbackServer([code_reply(yours)]) as a, LoopbackServer([code_reply(theirs)]) as b, \
+            LoopbackServer([code_reply(yours), code_reply(theirs), code_reply(theirs)]) as one:
+        panel = await Checker(_config(tmp_path, PanelMember("openai/a", 1, a.url), PanelMember("openai/b", 2, b.url))).check(target)
+        alone = await Checker(CheckConfig(model="openai/one", api_base=one.url, samples=10, inputs=300,
+                                          cache_dir=str(tmp_path / "cache"), call_timeout=1.0)).check(target)
+    assert alone.status == panel.status == "incoherent"
+    assert [c.size for c in alone.clusters] == [6, 4] and alone.severity == "warning"
+    assert panel.panel_line() == "6 of 6 from openai/b, 0 of 3 from openai/a"
+    assert panel.severity == "hint" and "one model of the panel" in panel.evidence["why"]

@@ -505,7 +505,9 @@ def _judge(scored: Scored) -> verdict.Evidence:
         typical = np.zeros(len(scored.inputs), dtype=bool)
         for x in np.flatnonzero(scored.disagree).tolist():
             typical[x] = scored.domain.typical(scored.inputs[x])
-    return verdict.judge(scored.labels, scored.raised, inside=scored.inside, incoherent=True, ignore=scored.ignore, typical=typical)
+    models = [p.origin for p in scored.programs]  # who wrote each row: a panel's term needs it
+    return verdict.judge(scored.labels, scored.raised, inside=scored.inside, incoherent=True, ignore=scored.ignore, typical=typical,
+                         models=models, model_backs=verdict.PANEL_MODEL_BACKS)
 
 
 def _keeper(domain: Domain | None, inside: bool, typical: bool):
