@@ -90,21 +90,27 @@ def same_model_runs(roots: list[Path]) -> dict[tuple[str, str], Path]:
     return out
 
 
-def versus(panel_roots: list[Path], same_roots: list[Path]) -> None:
-    """Per panel run: the same-model run on the panel's tasks (shipped rule, replayed) beside the
-    panel under every rule."""
+def _task_ids(run: Path) -> set[str]:
+    return {str(json.loads(x)["task_id"]) for x in (run / "tasks.jsonl").read_text().splitlines() if x.strip()}
+
+
+def pairs(panel_roots: list[Path], same_roots: list[Path]):
+    """(panel run, its settings, the author's same-model run, the task ids both hold)."""
     same = same_model_runs(same_roots)
-    f = lambda a, b: f"{a / b:.3f}" if b else "–"  # noqa: E731
-    print("| run | rule | failing | W recall | W prec. (verified) | diag. recall | diag. on passing |")
-    print("|---|---|---|---|---|---|---|")
     for run in sorted({p.parent for root in panel_roots for p in root.rglob("matrices.jsonl")}):
         settings = json.loads((run / "run.json").read_text())["settings"]
         base = same.get((settings["benchmark"], settings["model"]))
-        if not settings.get("panel") or base is None:
-            continue
-        ids = {str(json.loads(line)["task_id"]) for line in (run / "tasks.jsonl").read_text().splitlines() if line.strip()}
-        base_ids = {str(json.loads(line)["task_id"]) for line in (base / "tasks.jsonl").read_text().splitlines() if line.strip()}
-        both = ids & base_ids
+        if settings.get("panel") and base is not None:
+            yield run, settings, base, _task_ids(run) & _task_ids(base)
+
+
+def versus(panel_roots: list[Path], same_roots: list[Path]) -> None:
+    """Per panel run: the same-model run on the panel's tasks (shipped rule, replayed) beside the
+    panel under every rule."""
+    f = lambda a, b: f"{a / b:.3f}" if b else "–"  # noqa: E731
+    print("| run | rule | failing | W recall | W prec. (verified) | diag. recall | diag. on passing |")
+    print("|---|---|---|---|---|---|---|")
+    for run, _, base, both in pairs(panel_roots, same_roots):
         rows = {"same model": replay(base, both)["shipped"], **replay(run, both)}
         for name, row in rows.items():
             print(f"| {run.name} | {name} | {row['failing']} | {f(row['W failing'], row['failing'])} | {f(row['W verified'], row['W'])} | "
@@ -117,17 +123,10 @@ SHIPPED_PANEL_RULE = "a model backs yours: hint"  # what engine/check.py passes 
 def readme_table(panel_roots: list[Path], same_roots: list[Path]) -> None:
     """The README's table: per panel run, same model -> panel at the shipped rule -> panel with
     the panel rule, on the tasks both runs checked."""
-    same = same_model_runs(same_roots)
     f = lambda a, b: f"{a / b:.2f}" if b else "–"  # noqa: E731
     print("| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall | W precision (verified) | diagnostics on passing |")
     print("|---|---|---|---|---|---|---|---|")
-    for run in sorted({p.parent for root in panel_roots for p in root.rglob("matrices.jsonl")}):
-        settings = json.loads((run / "run.json").read_text())["settings"]
-        base = same.get((settings["benchmark"], settings["model"]))
-        if not settings.get("panel") or base is None:
-            continue
-        ids = {str(json.loads(x)["task_id"]) for x in (run / "tasks.jsonl").read_text().splitlines() if x.strip()}
-        ids &= {str(json.loads(x)["task_id"]) for x in (base / "tasks.jsonl").read_text().splitlines() if x.strip()}
+    for run, settings, base, ids in pairs(panel_roots, same_roots):
         b, p = replay(base, ids, ["shipped"])["shipped"], replay(run, ids, ["shipped", SHIPPED_PANEL_RULE])
         members = settings["panel"].split("+")
         who = f"the {len(members)} others" if len(members) > 3 else ", ".join(members)
