@@ -55,7 +55,7 @@ def _check_parser(sub) -> None:
     p = sub.add_parser("check", help="check marked functions in files or folders", description="Sample alternative implementations of each marked function, run them all on the same generated inputs in a sandbox, and report how far to trust yours.",
                        epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("paths", nargs="+", metavar="PATH", help="Python files or folders")
-    p.add_argument("--model", help="litellm model, e.g. openai/gpt-4o-mini, anthropic/claude-sonnet-4-20250514, ollama/qwen2.5-coder")
+    p.add_argument("--model", action="append", help="litellm model, e.g. openai/gpt-4o-mini, anthropic/claude-sonnet-4-20250514, ollama/qwen2.5-coder; repeat it for a panel of models, each optionally 'MODEL share=N api_base=URL'")
     p.add_argument("--api-base", help="base URL of the model's API (Ollama, vLLM, llama.cpp server, any OpenAI-compatible server)")
     p.add_argument("--replay", metavar="FILE", help="recorded samples (JSONL or JSONL.gz in the corpus schema) instead of an LLM")
     p.add_argument("--samples", "-m", type=_number(int, low=2), help="programs to compare, yours included (default 10)")
@@ -152,6 +152,18 @@ def _checkers(resolver, paths, make):
     return by_path.__getitem__
 
 
+def _model_options(values: list[str] | None):
+    """``--model`` given once: ``model``; given more than once, or with a share or api_base: a
+    panel (``models``)."""
+    from coherence.engine.config import parse_models
+
+    if not values:
+        return None, None
+    if len(values) == 1 and len(values[0].split()) == 1:
+        return values[0], None
+    return None, parse_models(values, "--model")
+
+
 async def run_check(args) -> int:
     from coherence.cli_check import Budget, Progress, check_all, find_work, open_output, write_report
     from coherence.engine.check import Checker
@@ -178,8 +190,10 @@ async def run_check(args) -> int:
         print(f"coherence: no such file or folder: {exc}", file=sys.stderr)
         return EXIT_USAGE
     try:
+        model, models = _model_options(args.model)
         resolver = ConfigResolver(dict(
-            model=args.model,
+            model=model,
+            models=models,
             api_base=args.api_base,
             replay=str(Path(args.replay).resolve()) if args.replay else None,
             samples=args.samples,

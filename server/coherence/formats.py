@@ -139,6 +139,7 @@ def json_entry(r: CheckResult) -> dict:
         "sampling": r.sampling,
         "sandbox": r.sandbox,
         "cost_usd": r.cost_usd,
+        "cost_by_model": r.cost_by_model,
         "seconds": round(r.seconds, 3),
     }
 
@@ -189,7 +190,11 @@ def describe(r: CheckResult) -> list[str]:
     if r.pac_bound is not None:
         lines.append(f"    no disagreement on {r.inputs} inputs: incoherence ≤ {r.pac_bound:.4f} with {1 - r.delta:.0%} confidence")
     lines.append(f"    clusters {clusters} · DSDE {r.dsde:.3f} · SDE {r.sde:.3f}")
+    if r.panel_line():
+        lines.append(f"    differ from yours, by model: {r.panel_line()}")
     cost = f" · ${r.cost_usd:.4f}" if r.cost_usd else ""
+    if r.cost_split():
+        cost += f" ({r.cost_split()})"
     sandbox = f" · sandbox {r.sandbox}" if r.sandbox else ""
     lines.append(f"    {r.samples} samples × {r.inputs} inputs · {r.sampling} · {r.model}{cost}{sandbox} · {r.seconds:.2f}s")
     return lines

@@ -31,6 +31,7 @@ samples = 4
 inputs = 50
 replay = "samples.jsonl"
 model = "openai/evil"
+models = ["openai/evil-too api_base=http://203.0.113.9/v1"]
 api_base = "http://203.0.113.9/v1"
 python = "tools/py"
 sandbox = "guard"
@@ -137,11 +138,11 @@ def test_an_untrusted_repository_keeps_its_harmless_settings_and_loses_the_other
     got = r.for_path(repo / "m.py")
     cfg = got.config
     assert (cfg.samples, cfg.inputs, cfg.replay) == (4, 50, str(repo / "samples.jsonl"))
-    assert (cfg.model, cfg.api_base) == (None, "http://127.0.0.1:9/v1")
+    assert (cfg.model, cfg.models, cfg.api_base) == (None, (), "http://127.0.0.1:9/v1")
     assert (cfg.python, cfg.sandbox, cfg.cache_dir, cfg.workspace) == (None, "auto", None, str(repo))
     assert got.trust == "untrusted"
     # the user gave the api_base: refusing the repository's changed nothing there
-    assert set(got.refused) == {"model", "python", "sandbox", "cache_dir", "workspace"}
+    assert set(got.refused) == {"model", "models", "python", "sandbox", "cache_dir", "workspace"}
     assert got.notice.count("\n") == 0
     for word in ("python", "sandbox", "cache_dir", "workspace", str(repo / "pyproject.toml"), f"coherence trust {repo}"):
         assert word in got.notice

@@ -85,6 +85,7 @@ class Checker:
         if self._provider is None:
             self._provider = make_provider(
                 model=self.config.model,
+                models=self.config.models,
                 api_base=self.config.api_base,
                 replay=self.config.replay,
                 temperature=self.config.temperature,
@@ -200,6 +201,7 @@ class Checker:
             samples = await sample_alternatives(target.spec, cfg.samples - 1, self.provider, self.cache)
         result.model = samples.model
         result.cost_usd = samples.cost_usd
+        result.cost_by_model = samples.cost_by_model
         result.sampling = samples.report()  # "7 of 10 samples; 3 failed: rate limited (429)"
         if samples.notices:
             result.notices = list(samples.notices)
@@ -599,7 +601,9 @@ def _judge(scored: Scored, discredited: set[int] | frozenset[int] = frozenset())
         rows = list(range(len(scored.programs)))
     labels, raised = scored.labels[rows], scored.raised[rows]
     incoherent = bool((labels != labels[:1]).any())
-    evidence = verdict.judge(labels, raised, inside=scored.inside, incoherent=incoherent, ignore=scored.ignore, typical=typical)
+    models = [scored.programs[j].origin for j in rows]  # who wrote each row: a panel's term needs it
+    evidence = verdict.judge(labels, raised, inside=scored.inside, incoherent=incoherent, ignore=scored.ignore, typical=typical,
+                             models=models, model_backs=verdict.PANEL_MODEL_BACKS)
     if evidence.severity == "none":  # only the discredited ones disagree with yours
         return verdict.Evidence("hint", alternatives=len(rows) - 1,
                                 why="only alternatives that contradict the docstring's worked examples disagree with yours")

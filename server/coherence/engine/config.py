@@ -21,8 +21,70 @@ else:  # the same parser, from PyPI (a dependency on these versions): never skip
 
 
 @dataclass(frozen=True)
+class PanelMember:
+    """One model of a panel (``models``): its share of the alternatives (a weight: shares 2 and 1
+    split 9 alternatives 6 and 3) and its own ``api_base``."""
+
+    model: str
+    share: float = 1.0
+    api_base: str | None = None
+
+    def __str__(self) -> str:
+        extra = (f" share={self.share:g}" if self.share != 1.0 else "") + (f" api_base={self.api_base}" if self.api_base else "")
+        return self.model + extra
+
+
+def parse_member(value, what: str = "models") -> PanelMember:
+    """A panel member from ``"openai/gpt-4o"``, ``"openai/x share=2 api_base=http://..."`` (the
+    command line, the editor, COHERENCE_MODELS) or a TOML table ``{model = "...", share = 2,
+    api_base = "..."}``."""
+    if isinstance(value, str):
+        words = value.split()
+        if not words:
+            raise ConfigurationError(f"{what}: an empty model name")
+        table: dict = {"model": words[0]}
+        for word in words[1:]:
+            key, sep, val = word.partition("=")
+            if not sep:
+                raise ConfigurationError(f"{what}: {word!r} in {value!r} should be share=N or api_base=URL")
+            table[key.replace("-", "_")] = val
+        value = table
+    if not isinstance(value, dict):
+        raise ConfigurationError(f"{what} should list model names or tables {{model = ..., share = ..., api_base = ...}}, got {value!r}")
+    unknown = set(value) - {"model", "share", "api_base", "api-base"}
+    model = value.get("model")
+    if unknown or not isinstance(model, str) or not model.strip():
+        raise ConfigurationError(f"{what}: each entry needs a model name and may have share and api_base only, got {value!r}")
+    api_base = value.get("api_base", value.get("api-base"))
+    if api_base is not None and (not isinstance(api_base, str) or not api_base.strip()):
+        raise ConfigurationError(f"{what}: api_base of {model} should be a URL, got {api_base!r}")
+    try:
+        share = float(value.get("share", 1.0))
+    except (TypeError, ValueError):
+        share = -1.0
+    if not (share > 0 and share < float("inf")) or isinstance(value.get("share"), bool):
+        raise ConfigurationError(f"{what}: share of {model} should be a number above 0, got {value.get('share')!r}")
+    return PanelMember(model.strip(), share, api_base.strip() if api_base else None)
+
+
+def parse_models(values, what: str = "models") -> tuple[PanelMember, ...]:
+    """``models`` from a list (TOML, the editor) or one comma-separated string (COHERENCE_MODELS)."""
+    if isinstance(values, str):
+        values = [v for v in values.split(",") if v.strip()]
+    if not isinstance(values, (list, tuple)):
+        raise ConfigurationError(f"{what} should be a list of model names, got {values!r}")
+    members = tuple(v if isinstance(v, PanelMember) else parse_member(v, what) for v in values)
+    names = [m.model + "@" + (m.api_base or "") for m in members]
+    if len(set(names)) < len(names):
+        raise ConfigurationError(f"{what} names a model twice: {', '.join(str(m) for m in members)}")
+    return members
+
+
+@dataclass(frozen=True)
 class CheckConfig:
     model: str | None = None  # litellm model name, e.g. "openai/gpt-4o-mini"
+    # A panel: the alternatives spread over several models (wins over ``model`` when both are set)
+    models: tuple[PanelMember, ...] = ()
     api_base: str | None = None
     replay: str | None = None  # recorded-samples JSONL(.gz) instead of an LLM
     samples: int = 10  # m: programs compared, the user's function included
@@ -88,6 +150,7 @@ _FIELDS = {f.name: f for f in fields(CheckConfig)}
 # Every new setting of that kind goes here, with what it decides.
 USER_ONLY = {
     "model": "which provider gets your API key",
+    "models": "which providers get your API keys, and where they are sent",
     "api_base": "where your API key is sent",
     "python": "a program that runs as you, outside the sandbox",
     "sandbox": "how generated code is isolated",
@@ -96,7 +159,7 @@ USER_ONLY = {
 }
 # The LLM settings that are taken as one: a layer naming a model or a replay file replaces the
 # lower layers' provider, so a key never goes to an api_base chosen for another model.
-PROVIDER = ("model", "api_base", "replay")
+PROVIDER = ("model", "models", "api_base", "replay")
 _PATHS = ("replay", "cache_dir", "workspace")
 
 
@@ -151,6 +214,8 @@ _KINDS = {  # annotation (as text) -> what TOML value it takes, and how to say s
 
 
 def _checked(name: str, value, what: str):
+    if name == "models":  # strings or tables, not the one kind an annotation names
+        return parse_models(value, what)
     kind = str(_FIELDS[name].type).split("|")[0].split("[")[0].strip()  # annotations are text here
     check, wanted = _KINDS.get(kind, (lambda v: True, ""))  # a new kind: CheckConfig.validated judges
     if not check(value):

@@ -20,12 +20,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from coherence.engine.config import (
     PROVIDER,
     USER_ONLY,
     CheckConfig,
     coherence_table,
+    parse_models,
     read_toml,
     settings_from_table,
 )
@@ -60,7 +62,7 @@ def stack(layers: list[dict]) -> dict:
     out: dict = {}
     for values in layers:
         values = {k: v for k, v in values.items() if v is not None}
-        if "model" in values or "replay" in values:
+        if "model" in values or "models" in values or "replay" in values:
             for key in PROVIDER:
                 out.pop(key, None)
         out.update(values)
@@ -106,12 +108,14 @@ class ConfigResolver:
 
     @staticmethod
     def _env(env: Mapping[str, str]) -> dict:
-        values = {}
+        values: dict[str, Any] = {}
         for name, var in ENV.items():
-            value = (env.get(var) or "").strip()
+            value: Any = (env.get(var) or "").strip()
             if not value:
                 continue
-            if name in ("cache_dir", "workspace"):
+            if name == "models":
+                value = parse_models(value, var)
+            elif name in ("cache_dir", "workspace"):
                 value = str(Path(os.path.expanduser(value)).resolve())
             elif name == "python" and os.sep in value:  # not resolved: that would leave a venv
                 value = os.path.abspath(os.path.expanduser(value))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -92,6 +93,7 @@ class CheckResult:
     pac_bound: float | None = None
     delta: float = 0.05
     cost_usd: float = 0.0
+    cost_by_model: dict[str, float] = field(default_factory=dict)  # USD per model; they add up to cost_usd
     seconds: float = 0.0
     model: str = ""
     sampling: str = ""  # e.g. "9 of 9 alternatives" / "7 of 9 alternatives; 2 failed: rate limited"
@@ -171,6 +173,30 @@ class CheckResult:
             backing = self.evidence.get("bloc", 0)
             return f"the docstring says {ce.call} gives {ce.theirs}, yours gives {ce.yours} ({backing} of {ce.total} alternatives agree with the docstring)"
         return f"{ce.disagreeing} of {ce.total} alternatives disagree with yours on {ce.call}"
+
+    def disagreeing_by_model(self) -> list[tuple[str, int, int]]:
+        """Per model that wrote alternatives: (model, its alternatives outside your cluster, its
+        alternatives), most alternatives first."""
+        total: Counter[str] = Counter()
+        against: Counter[str] = Counter()
+        for c in self.clusters:
+            for model, k in c.models.items():
+                total[model] += k
+                if not c.yours:
+                    against[model] += k
+        return [(m, against[m], n) for m, n in total.most_common()]
+
+    def panel_line(self) -> str:
+        """A panel's ``3 of 3 from claude-sonnet-4, 5 of 6 from gpt-4o`` (each model's alternatives
+        that behave differently from yours); "" when one model wrote them all."""
+        rows = self.disagreeing_by_model()
+        return ", ".join(f"{a} of {n} from {m}" for m, a, n in rows) if len(rows) > 1 else ""
+
+    def cost_split(self) -> str:
+        """A panel's cost per model, ``claude-sonnet-4 $0.0120, gpt-4o $0.0031``; "" for one model."""
+        if not self.cost_usd or len(self.cost_by_model) < 2:
+            return ""
+        return ", ".join(f"{m} ${c:.4f}" for m, c in self.cost_by_model.items())
 
     def headline(self) -> str:
         """One line for lists, code lenses and logs: the evidence first, then trust."""

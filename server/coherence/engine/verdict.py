@@ -33,6 +33,14 @@ BLOC_MIN = 2  # alternatives in a bloc: one alone is noise
 WARN_SHARE = 0.5  # a warning's bloc holds at least this share of the alternatives ...
 WARN_AGREE = 1 / 3  # ... and at most this share agrees with yours
 INFO_SHARE = 1 / 3  # an information's bloc holds at least this share
+# A panel of models (``CheckConfig.models``): on an input where every alternative of one model (two
+# or more) agrees with yours, no diagnostic (a whole model reads the spec as you do).  Chosen on
+# the recorded HumanEval panels, validated on MBPP (README, "A panel of models"; replayed by
+# benchmarks/eval_panel_rules.py): over the 16 runs of 8 authors with the 3 strongest others,
+# diagnostics on passing functions 471 -> 254 (246 with each author's own alternatives), warning
+# precision (verified) up on 11 runs and down on 2, warning recall down on 7 (by 0.02-0.08).  A
+# check of one model never meets it.
+PANEL_MODEL_BACKS = "hint"
 
 
 def at_least(severity: str, floor: str) -> bool:
@@ -69,11 +77,22 @@ def _kind(yours_raised: bool, rival_raised: bool) -> str:
 
 
 def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None = None, incoherent: bool | None = None,
-          ignore: np.ndarray | None = None, typical: np.ndarray | None = None) -> Evidence:
+          ignore: np.ndarray | None = None, typical: np.ndarray | None = None,
+          models: list[str] | None = None, cross_share: float | None = None, bloc_models: int = 1,
+          model_backs: str = "") -> Evidence:
     """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
     which calls raised.  ``inside``: the inputs inside the stated domain (None: all are);
     ``ignore``: inputs whose disagreements the user accepted as intended; ``typical``: inputs
-    like the examples (their magnitudes), preferred as the evidence's input."""
+    like the examples (their magnitudes), preferred as the evidence's input.
+
+    A panel (``models``: the model of each row): with ``cross_share``, a bloc whose alternatives
+    come from two models or more is a warning from that share of the alternatives on (instead of
+    half), the other conditions unchanged; with ``bloc_models`` 2, a bloc whose alternatives all
+    come from one model, when the alternatives come from several, is no bloc (one model's shared
+    reading, not evidence).  Rows of one model never meet either, so a same-model check is judged
+    as without them.  ``model_backs``: on an input where every alternative of one model (two or
+    more of them) agrees with yours (a whole model reads the spec as you do), "information" allows
+    no warning there, and "hint" no diagnostic at all."""
     m, n = labels.shape
     alts = m - 1
     if incoherent is None:
@@ -81,6 +100,13 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
     if not incoherent or alts < 1 or n == 0:
         return Evidence("none", alternatives=max(0, alts))
     mine = labels[0]
+    panel = models is not None and len(set(models[1:])) >= 2
+    backers: list[np.ndarray] = []  # per model with 2+ alternatives: its rows (into labels[1:])
+    if panel and model_backs and models is not None:
+        rows_of: dict[str, list[int]] = {}
+        for r, name in enumerate(models[1:]):
+            rows_of.setdefault(name, []).append(r)
+        backers = [np.array(rows) for rows in rows_of.values() if len(rows) >= 2]
     differs = labels[1:] != mine  # alternatives x inputs
     against = differs.sum(axis=0)
     candidates = np.flatnonzero(against > 0)
@@ -108,12 +134,21 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
         seen["normal"] = True
         if bloc < BLOC_MIN:
             continue
+        spans = len({models[r] for r in (1 + np.flatnonzero(col == label)).tolist()}) if panel and models is not None else 1
+        if spans < bloc_models:
+            seen["one-model"] = True
+            continue
+        backed = any(not differs[rows, x].any() for rows in backers)
+        if backed and model_backs == "hint":
+            seen["backed"] = True
+            continue
         seen["bloc"] = True
         # among the inputs of one severity: both sides returned, like the examples, the larger
         # bloc, then the input's order (the docstring's examples come first)
         key = (kind != "value", typical is not None and not typical[x], -bloc, x)
         ev = (key, x, rival, bloc, int(against[x]), agree, kind)
-        if bloc >= WARN_SHARE * alts and bloc > agree and agree <= WARN_AGREE * alts:
+        share = min(WARN_SHARE, cross_share) if cross_share is not None and spans >= 2 else WARN_SHARE
+        if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts and not backed:
             if best is None or key < best[0]:
                 best = ev
         elif bloc >= INFO_SHARE * alts and (best_info is None or key < best_info[0]):
@@ -131,6 +166,10 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
             why = "the programs differ only in which exception they raise"
         elif not seen["normal"]:
             why = "the alternatives that differ from yours raise an exception there (an input outside the function's contract, most often)"
+        elif not seen["bloc"] and seen.get("backed"):
+            why = "every alternative of one model of the panel agrees with yours where the others differ"
+        elif not seen["bloc"] and seen.get("one-model"):
+            why = "the alternatives that agree with each other against yours all come from one model of the panel"
         elif not seen["bloc"]:
             why = "no two alternatives agree with each other against yours"
         else:

@@ -35,6 +35,8 @@ def add_eval_parser(subparsers) -> None:
         ),
     )
     p.add_argument("--corpus", nargs="+", metavar="SAMPLES", help="recorded samples, JSONL or JSONL.gz (one or more)")
+    p.add_argument("--panel", nargs="+", metavar="SAMPLES", help="a panel of models: candidate 0 from the first corpus file, the alternatives drawn from the others (even shares, fixed --seed); same benchmark")
+    p.add_argument("--baseline", metavar="DIR", help="with --panel: the same-model run of the first corpus (its tasks.jsonl), for the gain on the tasks both have")
     p.add_argument("--tasks", nargs="+", metavar="TASKS", help="benchmark task files: HumanEval (check(candidate)) and/or sanitized MBPP (test_list)")
     p.add_argument("--samples", "-m", type=int, default=10, help="programs per task, candidate 0 included (default 10)")
     p.add_argument("--inputs", "-n", type=int, default=1000, help="inputs per task (default 1000)")
@@ -68,8 +70,18 @@ def run_eval(args) -> int:
             return _rebuild(args)
         if getattr(args, "calibrate", None):
             return _calibrate(args)
-        if not args.corpus or not args.tasks:
-            print("coherence eval: give --corpus and --tasks (or --compare DIR..., --rebuild DIR...)", file=sys.stderr)
+        if getattr(args, "panel", None):
+            if args.corpus:
+                print("coherence eval: give --corpus or --panel, not both", file=sys.stderr)
+                return EXIT_USAGE
+            if len(args.panel) < 2:
+                print("coherence eval: --panel needs the author's corpus file and at least one more", file=sys.stderr)
+                return EXIT_USAGE
+        elif getattr(args, "baseline", None):
+            print("coherence eval: --baseline goes with --panel", file=sys.stderr)
+            return EXIT_USAGE
+        if not (args.corpus or getattr(args, "panel", None)) or not args.tasks:
+            print("coherence eval: give --corpus (or --panel) and --tasks (or --compare DIR..., --rebuild DIR...)", file=sys.stderr)
             return EXIT_USAGE
         return _run(args)
     except (CorpusError, CoherenceError) as exc:
@@ -93,8 +105,16 @@ def _run(args) -> int:
         bench = next(iter(tasks.values())).benchmark
         task_sets.setdefault(bench, {}).update(tasks)
     groups = []
-    for path in args.corpus:
+    panel = getattr(args, "panel", None)
+    for path in [panel[0]] if panel else args.corpus:
         samples = load_samples(path)
+        if panel:
+            from coherence.eval.panel import compose
+
+            samples = compose(samples, [load_samples(p) for p in panel[1:]], args.samples - 1, args.seed)
+            if not samples:
+                print("coherence eval: the panel's corpus files share no task with the first", file=sys.stderr)
+                return EXIT_USAGE
         bench = samples[0].benchmark
         if bench not in task_sets:
             print(f"coherence eval: no --tasks file for {bench} (needed by {path})", file=sys.stderr)
@@ -138,10 +158,16 @@ def _run(args) -> int:
         )
         wall = time.monotonic() - started
         meta = {"model": first.model, "benchmark": first.benchmark, "samples": opts.samples, "inputs": opts.inputs, "seeds": opts.seeds}
+        if first.panel:
+            meta["panel"] = first.panel
         meta["wall_seconds"] = prev + wall
         meta["engine"] = _engine_of(run_dir)
         summary = write_run_outputs(run_dir, records, meta, plots=not args.no_plots)
         _print_summary(run_dir, summary, interrupted)
+        if getattr(args, "baseline", None):
+            from coherence.eval.panel import write_gain
+
+            print(write_gain(run_dir, records, Path(args.baseline)), file=sys.stderr)
         if interrupted:
             status = EXIT_INTERRUPTED
             break
@@ -227,6 +253,8 @@ def _rebuild(args) -> int:
                 "wall_seconds": old.get("wall_seconds"),
                 "engine": _engine_of(run_dir),
             }
+            if first.get("panel"):
+                meta["panel"] = first["panel"]
             summary = write_run_outputs(run_dir, records, meta, plots=not args.no_plots)
             _print_summary(run_dir, summary, False)
             n += 1

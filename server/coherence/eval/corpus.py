@@ -78,6 +78,9 @@ class SampleTask:
     signature: str
     description: str
     candidates: list[str]
+    # ``--panel``: the model of each candidate (None: all are ``model``'s) and the panel's name
+    origins: list[str] | None = None
+    panel: str = ""
 
     @property
     def key(self) -> str:

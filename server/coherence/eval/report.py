@@ -48,6 +48,7 @@ def summarize(records: list[dict], meta: dict | None = None) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "model": meta.get("model", first.get("model")),
         "benchmark": meta.get("benchmark", first.get("benchmark")),
+        "panel": meta.get("panel", first.get("panel")),  # --panel: the alternatives' models
         "tasks": len(records),
         "checked": len(checked),
         "samples": meta.get("samples", first.get("samples_requested")),

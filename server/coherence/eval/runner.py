@@ -190,6 +190,8 @@ def evaluate_task(
     m = opts.samples
     name = st.entry_point
     extracted = [extract_program(c, name) for c in st.candidates[:m]]
+    if st.origins:  # a panel: each alternative carries the model that wrote it
+        extracted = [replace(s, model=o) for s, o in zip(extracted, st.origins)]
     codes = [s.code if s.ok else None for s in extracted]
     rec: dict[str, Any] = {
         "version": RECORD_VERSION,
@@ -206,6 +208,9 @@ def evaluate_task(
     }
     if paper:
         rec["paper"] = paper
+    if st.panel:
+        rec["panel"] = st.panel
+        rec["alternative_models"] = dict(Counter(st.origins[1:m] if st.origins else []))
 
     # -- labels ------------------------------------------------------------------------------
     t_lab = time.monotonic()
@@ -294,6 +299,7 @@ def evaluate_task(
         dsde=result.dsde,
         trust=result.trust,
         clusters=result.cluster_sizes,
+        cluster_models=[c.models for c in result.clusters],
         user_cluster=result.user_cluster,
         pac_bound=result.pac_bound,
         sampling=result.sampling,
@@ -553,6 +559,8 @@ def run_samples_file(
     run_path = out_dir / "run.json"
     first = samples[0]
     settings = {"model": first.model, "benchmark": first.benchmark, **opts.settings()}
+    if first.panel:
+        settings["panel"] = first.panel
     if restart:
         tasks_path.unlink(missing_ok=True)
     previous: dict = {}

@@ -343,7 +343,7 @@ class CoherenceLanguageServer(LanguageServer):
 
     def warm_up(self) -> None:
         """With a model configured, import litellm (seconds) in a thread before the first check."""
-        if self.settings.model and "litellm" not in sys.modules and not self.stopping:
+        if (self.settings.model or self.settings.models) and "litellm" not in sys.modules and not self.stopping:
             import importlib
 
             self.run_task(asyncio.to_thread(importlib.import_module, "litellm"), name="import litellm")

@@ -179,6 +179,10 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
         extra = f" · DSDE {r.dsde:.3f} · SDE {r.sde:.3f}" if r.dsde is not None and r.sde is not None else ""
         lines.append(f"clusters of equal behaviour: {clusters}{extra}")
         lines.append("")
+        if r.panel_line():  # a panel: which models' alternatives stand against yours
+            k, total = alternatives_disagreeing(r)
+            lines.append(f"{k} of {total} disagree: {_text(r.panel_line())}")
+            lines.append("")
 
     ce = r.counterexample
     if ce is not None:
@@ -205,6 +209,8 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
         lines.append(_block(r.disagreeing_code.rstrip()))
         lines.append("")
     cost = f" · ${r.cost_usd:.4f}" if r.cost_usd else " · $0"
+    if r.cost_split():
+        cost += f" ({_text(r.cost_split())})"
     model = r.model or "?"
     lines.append(f"{r.samples} samples × {r.inputs} inputs · model {_code(model)}{cost} · checked {_ago(r.checked_at)} in {r.seconds:.1f} s")
     if r.sampling:

@@ -43,17 +43,28 @@ _ENGINE = CheckConfig()
 
 
 def _setting(default: Any, wanted: str, *, minimum: float | None = None, maximum: float | None = None, above: float | None = None,
-             choices: tuple[str, ...] = (), engine: str | None = None, client: bool = False, key: str | None = None, scope: str = "resource") -> Any:
+             choices: tuple[str, ...] = (), engine: str | None = None, client: bool = False, key: str | None = None, scope: str = "resource",
+             parse: Any = None) -> Any:
     """One setting: its default, what a valid value is (``wanted``, for the message when it is not;
     ``minimum``/``maximum``/``above`` (exclusive minimum) or ``choices``, which validation and the
     client's package.json share), the ``CheckConfig`` field it overrides (``engine``), whether only
     the client uses it (``client``), its key when not the field's name (``key``: ``trace.server``),
-    and its VS Code scope."""
+    its VS Code scope, and for a list, how its value is read (``parse``: raises ValueError when
+    invalid; exclude patterns by default)."""
     meta = {"wanted": wanted, "minimum": minimum, "maximum": maximum, "above": above, "choices": choices,
-            "engine": engine, "client": client, "key": key, "scope": scope}
+            "engine": engine, "client": client, "key": key, "scope": scope, "parse": parse}
     if isinstance(default, (list, tuple)):
         return field(default=tuple(default), metadata=meta)
     return field(default=default, metadata=meta)
+
+
+def _model_list(value: Any) -> tuple[str, ...]:
+    """A panel's members: a list of strings, or one comma-separated string."""
+    if isinstance(value, str):
+        value = value.split(",")
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise ValueError("not a list of model names")
+    return tuple(v.strip() for v in value if v.strip())
 
 
 @dataclass(frozen=True)
@@ -66,6 +77,9 @@ class Settings:
     interpreter: tuple[str, ...] = _setting((), "a list of strings: the interpreter and its leading arguments", client=True)
     importStrategy: str = _setting("useBundled", "one of useBundled, fromEnvironment", choices=("useBundled", "fromEnvironment"), client=True)
     model: str = _setting("", "a litellm model name such as openai/gpt-4o-mini")
+    # a panel: "openai/a share=2 api_base=URL" per entry (config.parse_models)
+    models: tuple[str, ...] = _setting((), "a list of litellm model names, each optionally followed by share=N api_base=URL",
+                                       parse=_model_list)
     apiBase: str = _setting("", "a URL")
     replay: str = _setting("", "the path of a recorded-samples JSONL file")
     temperature: float = _setting(_ENGINE.temperature, "a number between 0 and 2", minimum=0, maximum=2, engine="temperature")
@@ -156,7 +170,7 @@ def _convert(kind: Any, meta: Any, value: Any) -> tuple[bool, Any]:
         return (True, value) if isinstance(value, bool) else (False, None)
     if get_origin(kind) is tuple:
         try:
-            return True, check_patterns(value, "exclude")
+            return True, (meta["parse"] or (lambda v: check_patterns(v, "exclude")))(value)
         except ValueError:
             return False, None
     if isinstance(value, bool):
@@ -200,6 +214,10 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
     overrides: dict[str, Any] = {}
     if settings.model:
         overrides["model"] = settings.model
+    if settings.models:
+        from coherence.engine.config import parse_models
+
+        overrides["models"] = parse_models(settings.models, f"{SECTION}.models")
     if settings.apiBase:
         overrides["api_base"] = settings.apiBase
     if settings.replay:
@@ -226,7 +244,7 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
         ws = workspace_root or (str(start) if start is not None else None)
         if ws:
             config = replace(config, workspace=str(Path(ws).resolve()))
-    if config.model is None and config.replay is None:
+    if config.model is None and not config.models and config.replay is None:
         raise ConfigurationError(
             "coherence: no model configured. Set coherence.model (e.g. openai/gpt-4o-mini) or coherence.replay "
             "in the editor settings, or [tool.coherence] model = ... in pyproject.toml."

@@ -38,6 +38,7 @@ from coherence.engine.sampling.provider import (
     ProviderReply,
     RetryPolicy,
 )
+from coherence.engine.sampling.panel import MemberReport, PanelProvider, make_panel, sample_panel
 from coherence.engine.sampling.replay import ReplayProvider
 from coherence.engine.spec import Spec
 
@@ -47,6 +48,8 @@ __all__ = [
     "SAMPLE_STATUSES",
     "CacheKey",
     "LiteLLMProvider",
+    "MemberReport",
+    "PanelProvider",
     "Provider",
     "ProviderReply",
     "ReplayProvider",
@@ -83,6 +86,15 @@ class SampleSet:
     completion_tokens: int = 0
     from_cache: int = 0
     notices: list[str] = field(default_factory=list)  # user-facing: what happened to the cache
+    # a panel (``sampling.panel``): what each member gave and cost, in the panel's order
+    by_model: dict[str, MemberReport] = field(default_factory=dict)
+
+    @property
+    def cost_by_model(self) -> dict[str, float]:
+        """USD per model (one entry for a single model); their sum is ``cost_usd``."""
+        if self.by_model:
+            return {m: r.cost_usd for m, r in self.by_model.items()}
+        return {self.model: self.cost_usd}
 
     @property
     def complete(self) -> bool:
@@ -143,6 +155,12 @@ class SampleSet:
         if not self.failures:
             return None
         kind = _kind_of(self.failures)
+        failing = {m: r for m, r in self.by_model.items() if r.failures}
+        if failing:  # a panel: name the members that fell short, each with its own reason
+            who = "; ".join(f"{m}: {len(r.failures)} of {r.requested} failed ({Counter(r.failures).most_common(1)[0][0]})"
+                            for m, r in failing.items())
+            kind = _kind_of([f for r in failing.values() for f in r.failures])
+            return f"coherence: {name}: {self.programs_summary()} from the panel; {who}. {_KIND_ADVICE[kind]}"
         return (
             f"coherence: {name}: {self.programs_summary()} from {self.model}. "
             f"{_KIND_ADVICE[kind]}"
@@ -190,7 +208,10 @@ _KIND_ADVICE = {
 async def sample_alternatives(
     spec: Spec, count: int, provider: Provider, cache: SampleCache | None = None
 ) -> SampleSet:
-    """``count`` alternatives for ``spec`` (cache first, then the provider for the shortfall)."""
+    """``count`` alternatives for ``spec`` (cache first, then the provider for the shortfall); a
+    panel's are spread over its members (``sampling.panel``)."""
+    if isinstance(provider, PanelProvider):
+        return await sample_panel(spec, count, provider, cache)
     result = SampleSet(samples=[], requested=max(0, count), failures=[], model=provider.model)
     if count <= 0:
         return result
@@ -280,6 +301,7 @@ In the editor, set coherence.model / coherence.apiBase / coherence.replay instea
 def make_provider(
     *,
     model: str | None,
+    models=(),
     api_base: str | None = None,
     replay: str | Path | None = None,
     temperature: float = 0.6,
@@ -289,15 +311,18 @@ def make_provider(
     skip: int = 0,
     retry: RetryPolicy | None = None,
 ) -> Provider:
-    """A provider from settings: ``replay`` wins when given; neither -> ConfigurationError."""
+    """A provider from settings: ``replay`` wins when given, then a panel (``models``, a sequence
+    of ``config.PanelMember``), then ``model``; none -> ConfigurationError."""
     if replay is not None and str(replay).strip():
         return ReplayProvider(replay, skip=skip)
-    if model is None or not str(model).strip():
+    if not models and (model is None or not str(model).strip()):
         raise ConfigurationError(CONFIGURE_HELP)
     if temperature < 0:
         raise ConfigurationError(f"temperature must be >= 0 (got {temperature}).")
     if timeout <= 0:
         raise ConfigurationError(f"timeout must be > 0 seconds (got {timeout}).")
+    if models:
+        return make_panel(models, temperature=temperature, timeout=timeout, max_concurrency=max_concurrency, api_base=api_base)
     return LiteLLMProvider(
         str(model).strip(),
         api_base=(api_base or None),

@@ -325,6 +325,7 @@ class LiteLLMProvider:
         use_n: bool | None = None,
         max_n: int = 10,
         completion_kwargs: dict[str, Any] | None = None,
+        semaphores: dict | None = None,
     ) -> None:
         if not model or not model.strip():
             from coherence.engine.errors import ConfigurationError
@@ -340,7 +341,9 @@ class LiteLLMProvider:
         self.use_n = use_n
         self.max_n = max(1, int(max_n))
         self.completion_kwargs = dict(completion_kwargs or {})
-        self._sems: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = {}
+        # per event loop; a panel hands the members of one provider the same dict, so that
+        # max_concurrency limits the provider (one API key's rate limit), not each model
+        self._sems: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = semaphores if semaphores is not None else {}
         self._supports_n_cache: bool | None = None
         self.waits: list[float] = []  # every backoff slept, in seconds (for tests and benchmarks)
 
@@ -354,7 +357,8 @@ class LiteLLMProvider:
         entry = self._sems.get(id(loop))
         if entry is None or entry[0] is not loop:
             # forget semaphores of closed loops (tests, restarted servers)
-            self._sems = {k: v for k, v in self._sems.items() if not v[0].is_closed()}
+            for k in [k for k, v in self._sems.items() if v[0].is_closed()]:
+                del self._sems[k]
             entry = (loop, asyncio.Semaphore(self.max_concurrency))
             self._sems[id(loop)] = entry
         return entry[1]

@@ -1,0 +1,167 @@
+"""Replay the severity rule with and without the panel term (``verdict.judge(models=...,
+cross_share=...)``) on recorded ``coherence eval --panel`` runs and on same-model runs, from
+``--keep-matrices`` output.  Prints a markdown table per run and pooled; no sandbox runs.
+
+    python benchmarks/eval_panel_rules.py RUN_ROOT...    # e.g. /work/panel-runs /tmp/ev-after-he
+    python benchmarks/eval_panel_rules.py PANEL_ROOT... --same SAME_MODEL_ROOT...   # each panel run
+                                                         # beside its author's same-model run
+    python benchmarks/eval_panel_rules.py PANEL_ROOT... --table SAME_MODEL_ROOT...  # the README's table
+
+A panel run's rows get their models back from ``eval.panel.compose`` (the same corpora and seed
+as the run: ``run.json``); a same-model run's rows are all one model, so the panel term cannot
+change its verdicts (the script counts them anyway, to show it).  "verified" uses the reference's
+outcome on the rule's own (unshrunk) input, as ``eval_verdict_rules.py`` does.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from coherence.engine.verdict import judge
+from coherence.eval.corpus import load_samples
+from coherence.eval.panel import compose
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from eval_verdict_rules import unpack
+
+# name -> (cross_share, bloc_models, model_backs)
+VARIANTS = {"shipped": (None, 1, ""), "cross 1/3": (1 / 3, 1, ""), "bloc of 2 models": (None, 2, ""),
+            "a model backs yours: information": (None, 1, "information"), "a model backs yours: hint": (None, 1, "hint"),
+            "bloc of 2 models, a model backs yours: information": (None, 2, "information"),
+            "bloc of 2 models, a model backs yours: hint": (None, 2, "hint")}
+DIAGNOSTIC = ("warning", "information")
+
+
+def origins_of(run: Path) -> dict[str, list[str]] | None:
+    """task id -> the model of each composed candidate, for a panel run (None: one model)."""
+    meta = json.loads((run / "run.json").read_text())
+    settings, author = meta["settings"], Path(meta["samples_file"])
+    if not settings.get("panel"):
+        return None
+    prefix = author.name.split("-", 1)[0]
+    others = [load_samples(author.parent / f"{prefix}-{m}.jsonl.gz") for m in settings["panel"].split("+")]
+    composed = compose(load_samples(author), others, settings["samples"] - 1, settings["seed"])
+    return {t.key: t.origins for t in composed}
+
+
+def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = None) -> dict[str, dict[str, int]]:
+    """Per rule (``rules``: these of VARIANTS alone): the counts over the run's checked tasks
+    (``only``: these task ids alone)."""
+    variants = {k: v for k, v in VARIANTS.items() if rules is None or k in rules}
+    records = {str(r["task_id"]): r for r in map(json.loads, (run / "tasks.jsonl").read_text().splitlines()) if r.get("complete")}
+    if only is not None:
+        records = {k: r for k, r in records.items() if k in only}
+    origins = origins_of(run)
+    rows: dict[str, dict[str, int]] = {v: defaultdict(int) for v in variants}
+    for line in (run / "matrices.jsonl").read_text().splitlines():
+        mtx = json.loads(line)
+        r = records.get(str(mtx["task_id"]))
+        if r is None or r.get("status") not in ("coherent", "incoherent"):
+            continue
+        labels, raised, ref, ref_raised, inside = unpack(mtx)
+        models = [origins[str(mtx["task_id"])][c] for c in mtx["candidates"]] if origins else ["one"] * len(mtx["candidates"])
+        fails = not r.get("candidate0_pass")
+        incoherent = (r.get("incoherence") or 0) > 0
+        for name, (cross, spans, backs) in variants.items():
+            row = rows[name]
+            row["functions"] += 1
+            row["failing"] += fails
+            ev = judge(labels, raised, inside=inside, incoherent=incoherent, models=models, cross_share=cross, bloc_models=spans, model_backs=backs)
+            if ev.severity in DIAGNOSTIC:
+                row["diag on passing"] += not fails
+                row["diag on failing"] += fails
+            if ev.severity == "warning":
+                row["W"] += 1
+                row["W failing"] += fails
+                row["W verified"] += fails or (not ref_raised[ev.input] and ref[ev.input] == labels[ev.rival, ev.input])
+    return rows
+
+
+def same_model_runs(roots: list[Path]) -> dict[tuple[str, str], Path]:
+    """(benchmark, model) -> a same-model run directory under ``roots``."""
+    out = {}
+    for run in sorted({p.parent for root in roots for p in root.rglob("matrices.jsonl")}):
+        settings = json.loads((run / "run.json").read_text())["settings"]
+        if not settings.get("panel"):
+            out[(settings["benchmark"], settings["model"])] = run
+    return out
+
+
+def _task_ids(run: Path) -> set[str]:
+    return {str(json.loads(x)["task_id"]) for x in (run / "tasks.jsonl").read_text().splitlines() if x.strip()}
+
+
+def pairs(panel_roots: list[Path], same_roots: list[Path]):
+    """(panel run, its settings, the author's same-model run, the task ids both hold)."""
+    same = same_model_runs(same_roots)
+    for run in sorted({p.parent for root in panel_roots for p in root.rglob("matrices.jsonl")}):
+        settings = json.loads((run / "run.json").read_text())["settings"]
+        base = same.get((settings["benchmark"], settings["model"]))
+        if settings.get("panel") and base is not None:
+            yield run, settings, base, _task_ids(run) & _task_ids(base)
+
+
+def versus(panel_roots: list[Path], same_roots: list[Path]) -> None:
+    """Per panel run: the same-model run on the panel's tasks (shipped rule, replayed) beside the
+    panel under every rule."""
+    f = lambda a, b: f"{a / b:.3f}" if b else "–"  # noqa: E731
+    print("| run | rule | failing | W recall | W prec. (verified) | diag. recall | diag. on passing |")
+    print("|---|---|---|---|---|---|---|")
+    for run, _, base, both in pairs(panel_roots, same_roots):
+        rows = {"same model": replay(base, both)["shipped"], **replay(run, both)}
+        for name, row in rows.items():
+            print(f"| {run.name} | {name} | {row['failing']} | {f(row['W failing'], row['failing'])} | {f(row['W verified'], row['W'])} | "
+                  f"{f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |")
+
+
+SHIPPED_PANEL_RULE = "a model backs yours: hint"  # what engine/check.py passes for a panel
+
+
+def readme_table(panel_roots: list[Path], same_roots: list[Path]) -> None:
+    """The README's table: per panel run, same model -> panel at the shipped rule -> panel with
+    the panel rule, on the tasks both runs checked."""
+    f = lambda a, b: f"{a / b:.2f}" if b else "–"  # noqa: E731
+    print("| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall | W precision (verified) | diagnostics on passing |")
+    print("|---|---|---|---|---|---|---|---|")
+    for run, settings, base, ids in pairs(panel_roots, same_roots):
+        b, p = replay(base, ids, ["shipped"])["shipped"], replay(run, ids, ["shipped", SHIPPED_PANEL_RULE])
+        members = settings["panel"].split("+")
+        who = f"the {len(members)} others" if len(members) > 3 else ", ".join(members)
+        cells = [" → ".join(fmt(r) for r in (b, p["shipped"], p[SHIPPED_PANEL_RULE])) for fmt in (
+            lambda r: f(r["W failing"], r["failing"]), lambda r: f(r["W verified"], r["W"]), lambda r: str(r["diag on passing"]))]
+        print(f"| {settings['benchmark']} | {settings['model']} | {who} | {b['functions']} | {b['failing']} | {' | '.join(cells)} |")
+
+
+def main(argv: list[str]) -> int:
+    if "--table" in argv:  # panel roots --table same-model roots
+        i = argv.index("--table")
+        readme_table([Path(a) for a in argv[:i]], [Path(a) for a in argv[i + 1:]])
+        return 0
+    if "--same" in argv:  # panel roots --same same-model roots
+        i = argv.index("--same")
+        versus([Path(a) for a in argv[:i]], [Path(a) for a in argv[i + 1:]])
+        return 0
+    runs = sorted({p.parent for a in argv or ["."] for p in Path(a).rglob("matrices.jsonl")})
+    pooled: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: {v: defaultdict(int) for v in VARIANTS})
+    f = lambda a, b: f"{a / b:.3f}" if b else "–"  # noqa: E731
+    print("| run | rule | functions | failing | W | W recall | W prec. (verified) | diag. recall | diag. on passing |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for run in runs:
+        kind = "panel" if json.loads((run / "run.json").read_text())["settings"].get("panel") else "same model"
+        for name, row in replay(run).items():
+            for k, v in row.items():
+                pooled[kind][name][k] += v
+            print(f"| {run.name} | {name} | {row['functions']} | {row['failing']} | {row['W']} | {f(row['W failing'], row['failing'])} | "
+                  f"{f(row['W verified'], row['W'])} | {f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |")
+    for kind, by_rule in pooled.items():
+        for name, row in by_rule.items():
+            print(f"| pooled {kind} | {name} | {row['functions']} | {row['failing']} | {row['W']} | {f(row['W failing'], row['failing'])} | "
+                  f"{f(row['W verified'], row['W'])} | {f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
