@@ -113,6 +113,7 @@ class Job:
 
         def chain(op: str, operand, combine):
             """``operand (op operand)*``, folded left with ``combine``."""
+
             def parse() -> str:
                 nonlocal pos
                 left = operand()
@@ -121,6 +122,7 @@ class Job:
                     right = operand()
                     left = combine(left, right)
                 return left
+
             return parse
 
         conjunction = chain("&&", comparison, lambda a, b: b if a else a)
@@ -150,7 +152,9 @@ class Job:
                 continue
             started = time.monotonic()
             status = self.uses(step) if "uses" in step else self.shell(step)
-            self.report["steps"].append({"name": name, "status": status, "seconds": round(time.monotonic() - started, 2)})
+            self.report["steps"].append(
+                {"name": name, "status": status, "seconds": round(time.monotonic() - started, 2)}
+            )
             print(f"== {name}: {'ok' if status == 0 else f'failed ({status})'}", flush=True)
             if status != 0:
                 self.failed = True
@@ -166,7 +170,9 @@ class Job:
         env = dict(self.env, GITHUB_OUTPUT=str(output))
         env.update({k: self.expand(v) for k, v in (step.get("env") or {}).items()})
         script = self.expand(step["run"])
-        proc = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=self.workspace, env=env)
+        proc = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=self.workspace, env=env
+        )
         outputs = dict(line.split("=", 1) for line in output.read_text().splitlines() if "=" in line)
         if step.get("id"):
             self.steps[step["id"]] = outputs
@@ -193,8 +199,12 @@ class Job:
     def setup_python(self) -> int:
         env_dir = self.temp / "python"
         venv.create(env_dir, with_pip=True)
-        inner = subprocess.run([env_dir / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip()
+        inner = subprocess.run(
+            [env_dir / "bin" / "python", "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
         # the outer environment's packages (coherence's dependencies) are visible, not installed again
         (Path(inner) / "outer.pth").write_text("\n".join(site.getsitepackages()) + "\n")
         self.env["PATH"] = f"{env_dir / 'bin'}{os.pathsep}{self.env['PATH']}"
@@ -205,7 +215,9 @@ class Job:
     def cache(self, args: dict) -> int:
         key, path = args["key"], Path(args["path"])
         prefixes = [p.strip() for p in args.get("restore-keys", "").splitlines() if p.strip()]
-        entries = sorted((p for p in self.store.glob("cache-*") if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True)
+        entries = sorted(
+            (p for p in self.store.glob("cache-*") if p.is_dir()), key=lambda p: p.stat().st_mtime, reverse=True
+        )
         keys = {p: (p / "KEY").read_text() for p in entries}
         hit = next((p for p in entries if keys[p] == key), None)
         restored = hit or next((p for pre in prefixes for p in entries if keys[p].startswith(pre)), None)
@@ -227,8 +239,15 @@ class Job:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workspace", required=True, type=Path, help="the repository the action checks (its working folder)")
-    parser.add_argument("--cache-store", required=True, type=Path, help="where cache entries and the uploaded SARIF are kept between runs")
+    parser.add_argument(
+        "--workspace", required=True, type=Path, help="the repository the action checks (its working folder)"
+    )
+    parser.add_argument(
+        "--cache-store",
+        required=True,
+        type=Path,
+        help="where cache entries and the uploaded SARIF are kept between runs",
+    )
     parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--report", type=Path, help="write what happened here, as JSON")
     args = parser.parse_args(argv)

@@ -35,7 +35,10 @@ from tests.hostile.test_reports import ATTACKS, SECRETS, hostile_result, renderi
 
 
 def reports() -> dict[str, list[str]]:
-    return {name: violations(name, renderings([hostile_result(payload)]), secret_of(name)) for name, payload in ATTACKS.items()}
+    return {
+        name: violations(name, renderings([hostile_result(payload)]), secret_of(name))
+        for name, payload in ATTACKS.items()
+    }
 
 
 def prompts() -> dict[str, list[str]]:
@@ -74,6 +77,7 @@ def sandbox_tally() -> int:
     """The hostile corpus in each sandbox mode that works here: per attack class, tried /
     contained / escapes, naming the user it ran as and the sandbox that ran it.  The escapes."""
     from benchmarks.hostile_tally import run_all
+
     from coherence.engine.execution import sandbox as sb
     from tests.hostile.corpus import CORPUS
     from tests.hostile.harness import modes
@@ -92,10 +96,14 @@ def sandbox_tally() -> int:
         bad = sum(len(v) for v in escaped.values())
         escapes += bad
         name = sb.sandbox_name(mode, sb.planned_layers(mode))
-        print(f"sandbox {name} as {who}: tried {len(CORPUS)} / contained {len(CORPUS) - bad} / escapes {bad}"
-              f"  ({time.monotonic() - started:.1f}s)")
+        print(
+            f"sandbox {name} as {who}: tried {len(CORPUS)} / contained {len(CORPUS) - bad} / escapes {bad}"
+            f"  ({time.monotonic() - started:.1f}s)"
+        )
         for c in sorted(tried):
-            print(f"    {c}: tried {tried[c]} / contained {tried[c] - len(escaped.get(c, []))} / escapes {len(escaped.get(c, []))}")
+            print(
+                f"    {c}: tried {tried[c]} / contained {tried[c] - len(escaped.get(c, []))} / escapes {len(escaped.get(c, []))}"
+            )
             for line in escaped.get(c, []):
                 print(f"      ESCAPE {line}")
     return escapes
@@ -104,15 +112,23 @@ def sandbox_tally() -> int:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--verbose", action="store_true", help="one line per attack")
-    ap.add_argument("--sandbox", action="store_true", help="also the hostile corpus per attack class, in each sandbox mode")
+    ap.add_argument(
+        "--sandbox", action="store_true", help="also the hostile corpus per attack class, in each sandbox mode"
+    )
     args = ap.parse_args()
     escapes = 0
-    for label, run in (("report values", reports), ("prompt secrets", prompts), ("language-server faults", server_faults)):
+    for label, run in (
+        ("report values", reports),
+        ("prompt secrets", prompts),
+        ("language-server faults", server_faults),
+    ):
         started = time.monotonic()
         results = run()
         bad = {k: v for k, v in results.items() if v}
         escapes += len(bad)
-        print(f"{label}: tried {len(results)} / contained {len(results) - len(bad)} / escapes {len(bad)}  ({time.monotonic() - started:.1f}s)")
+        print(
+            f"{label}: tried {len(results)} / contained {len(results) - len(bad)} / escapes {len(bad)}  ({time.monotonic() - started:.1f}s)"
+        )
         for name, problems in results.items():
             if problems or args.verbose:
                 print(f"    {name}: {'; '.join(problems) if problems else 'contained'}")

@@ -86,7 +86,9 @@ def parallel_speedup(workers: int = CORES, loops: int = 3_000_000) -> float:
     return workers * alone / together
 
 
-def bare_seconds(name: str, programs: list[str], inputs: list[str], call_timeout: float, limit: float = 120.0) -> tuple[float, float] | None:
+def bare_seconds(
+    name: str, programs: list[str], inputs: list[str], call_timeout: float, limit: float = 120.0
+) -> tuple[float, float] | None:
     """(wall, CPU) seconds of ``_bare`` in a forked copy of this process, or None when it hangs: a
     call stuck in C (``sum(range(2**31))``) ignores SIGALRM, and that must not stop the benchmark."""
     r, w = os.pipe()
@@ -176,12 +178,19 @@ async def main() -> int:
     if args.cold:
         from coherence.engine.execution.executor import Executor
 
-        cold_checker = Checker(config, provider=provider, executor=Executor(sandbox=args.sandbox, limits=checker.executor.limits, warm=False))
+        cold_checker = Checker(
+            config,
+            provider=provider,
+            executor=Executor(sandbox=args.sandbox, limits=checker.executor.limits, warm=False),
+        )
     checks, bares, ratios, colds, exec_ratios, rechecks, recheck_ratios = [], [], [], [], [], [], []
     stages: dict[str, list[float]] = {}
     ran = [0, 0]  # programs the checks ran, programs bare ran (copies of one program run once)
     cpus, cpu_ratios, bare_cpus, floors, unknown = [], [], [], [], 0
-    print(f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'re-check':>8} {'bare s':>8} {'ratio':>6}" + (f" {'cold s':>8}" if args.cold else ""))
+    print(
+        f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'re-check':>8} {'bare s':>8} {'ratio':>6}"
+        + (f" {'cold s':>8}" if args.cold else "")
+    )
     for row in rows:
         name = row["entry_point"]
         try:
@@ -205,7 +214,13 @@ async def main() -> int:
             await cold_checker.check(target)
             colds.append(time.perf_counter() - t1)
             cold = f" {colds[-1]:>8.3f}"
-        inputs = generate_inputs(target.spec, args.inputs, module_source=target.module_source, seed=config.seed, time_budget=config.input_budget)
+        inputs = generate_inputs(
+            target.spec,
+            args.inputs,
+            module_source=target.module_source,
+            seed=config.seed,
+            time_budget=config.input_budget,
+        )
         programs = [row["candidates"][0]] + list(row["candidates"][1 : args.samples])
         bare = bare_seconds(name, programs, [i.source() for i in inputs], config.call_timeout)
         bare_s = None if bare is None else bare[0]
@@ -218,7 +233,9 @@ async def main() -> int:
         for stage, seconds in timings.items():
             stages.setdefault(stage, []).append(seconds)
         if bare_s is None:
-            print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {'hung':>8} {'-':>6}{cold}")
+            print(
+                f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {'hung':>8} {'-':>6}{cold}"
+            )
             continue
         bares.append(bare_s)
         bare_cpus.append(bare[1])
@@ -229,31 +246,53 @@ async def main() -> int:
         execution = timings.get("execution")
         if execution is not None:
             exec_ratios.append(execution / max(bare_s, 1e-9))
-        print(f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}")
+        print(
+            f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}"
+        )
     if not checks:
         return 1
     med_c = statistics.median(checks)
     print()
-    print(f"tasks {len(checks)} · m={args.samples} · n={args.inputs} · sandbox {result.sandbox} · bare hung on {len(checks) - len(bares)}")
-    print(f"median seconds per function: check {med_c:.3f}" + (f" · one-shot workers {statistics.median(colds):.3f}" if colds else ""))
+    print(
+        f"tasks {len(checks)} · m={args.samples} · n={args.inputs} · sandbox {result.sandbox} · bare hung on {len(checks) - len(bares)}"
+    )
+    print(
+        f"median seconds per function: check {med_c:.3f}"
+        + (f" · one-shot workers {statistics.median(colds):.3f}" if colds else "")
+    )
     ordered = sorted(checks)
-    print(f"slowest checks: p90 {ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]:.2f} s · max {ordered[-1]:.2f} s · total {sum(checks):.1f} s")
+    print(
+        f"slowest checks: p90 {ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))]:.2f} s · max {ordered[-1]:.2f} s · total {sum(checks):.1f} s"
+    )
     # a stage that some checks skip (no counterexample when coherent) is the median of those that ran it
-    print("median seconds per stage: " + " · ".join(f"{k} {statistics.median(v):.3f} ({len(v)})" for k, v in stages.items()))
+    print(
+        "median seconds per stage: "
+        + " · ".join(f"{k} {statistics.median(v):.3f} ({len(v)})" for k, v in stages.items())
+    )
     if ran[1]:
-        print(f"programs run by the checks: {ran[0]} distinct of the {ran[1]} that bare runs ({ran[1] - ran[0]} copies of another sample's code)")
+        print(
+            f"programs run by the checks: {ran[0]} distinct of the {ran[1]} that bare runs ({ran[1] - ran[0]} copies of another sample's code)"
+        )
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     if bares:
         med_b = statistics.median(bares)
-        print(f"bare in-process (tasks where it finished): median {med_b:.3f} · median ratio check/bare {statistics.median(ratios):.2f}x")
-        print(f"re-check with the inputs cached (an edit of the body): median {statistics.median(rechecks):.3f} · median ratio re-check/bare {statistics.median(recheck_ratios):.2f}x")
+        print(
+            f"bare in-process (tasks where it finished): median {med_b:.3f} · median ratio check/bare {statistics.median(ratios):.2f}x"
+        )
+        print(
+            f"re-check with the inputs cached (an edit of the body): median {statistics.median(rechecks):.3f} · median ratio re-check/bare {statistics.median(recheck_ratios):.2f}x"
+        )
         if exec_ratios:
-            print(f"sandboxed execution alone (the same m x n calls, plus the nondeterminism re-run) / bare: median {statistics.median(exec_ratios):.2f}x")
+            print(
+                f"sandboxed execution alone (the same m x n calls, plus the nondeterminism re-run) / bare: median {statistics.median(exec_ratios):.2f}x"
+            )
         print(
             f"CPU seconds (this process + the sandbox's jobs{'; ' + str(unknown) + ' runs did not report theirs' if unknown else ''}): "
             f"check median {statistics.median(cpus):.3f} · bare {statistics.median(bare_cpus):.3f} · median ratio {statistics.median(cpu_ratios):.2f}x"
         )
-        print(f"on {CORES} cores a check's wall time is at least its CPU time / {CORES}: that floor is median {statistics.median(floors):.1f}x bare's wall time")
+        print(
+            f"on {CORES} cores a check's wall time is at least its CPU time / {CORES}: that floor is median {statistics.median(floors):.1f}x bare's wall time"
+        )
         speedup = statistics.median(parallel_speedup() for _ in range(5))
         print(
             f"measured now, {CORES} processes get through {speedup:.2f}x the CPU-bound work of one: with that, the floor is "

@@ -38,7 +38,10 @@ def main() -> None:
         wall, cpu = measure(argv, runs)
         print(f"{name:24} wall {wall:.3f} s   cpu {cpu:.3f} s")
     probe = "import sys\nfrom coherence.cli import build_parser\nbuild_parser()\nprint(sorted(m for m in ('asyncio', 'litellm', 'numpy') if m in sys.modules))"
-    print("heavy modules --help imports:", subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip())
+    print(
+        "heavy modules --help imports:",
+        subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.strip(),
+    )
 
 
 if __name__ == "__main__":

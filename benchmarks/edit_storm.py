@@ -37,7 +37,11 @@ async def main(args: argparse.Namespace) -> None:
     tmp = Path(tempfile.mkdtemp(prefix="coherence-storm-"))
     try:
         ws = storm.make_workspace(tmp / "ws")
-        config = ClientServerConfig(server_command=[sys.executable, "-m", "coherence", "serve"], client_factory=make_client, server_env=server_env(tmp))
+        config = ClientServerConfig(
+            server_command=[sys.executable, "-m", "coherence", "serve"],
+            client_factory=make_client,
+            server_env=server_env(tmp),
+        )
         client = await config.start()
         caps, info = client_params("vscode")
         await client.initialize_session(
@@ -46,7 +50,9 @@ async def main(args: argparse.Namespace) -> None:
                 client_info=info,
                 root_uri=ws.as_uri(),
                 workspace_folders=[types.WorkspaceFolder(uri=ws.as_uri(), name="ws")],
-                initialization_options={"settings": {**storm.SETTINGS, "runOn": "open", "cacheDir": str(tmp / "cache")}},
+                initialization_options={
+                    "settings": {**storm.SETTINGS, "runOn": "open", "cacheDir": str(tmp / "cache")}
+                },
             )
         )
         session = Session(client, ws, "vscode")

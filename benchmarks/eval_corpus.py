@@ -22,8 +22,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from coherence.cli import main as coherence_main
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus"
-MODELS = ["gpt_4o", "claude_sonnet_4", "ministral_8b", "llama_3_1_8b_instruct", "gemini_2_5_pro",
-          "deepseek_v3_0324", "gpt_3_5", "llama_4_maverick_17b"]
+MODELS = [
+    "gpt_4o",
+    "claude_sonnet_4",
+    "ministral_8b",
+    "llama_3_1_8b_instruct",
+    "gemini_2_5_pro",
+    "deepseek_v3_0324",
+    "gpt_3_5",
+    "llama_4_maverick_17b",
+]
 
 
 def main() -> int:
@@ -50,15 +58,30 @@ def main() -> int:
                 print(f"no corpus files for {model}", file=sys.stderr)
                 continue
             t0 = time.monotonic()
-            rc = coherence_main([
-                "eval", "--corpus", *files,
-                "--tasks", str(corpus / "humaneval-tasks.jsonl.gz"), str(corpus / "mbpp-sanitized-tasks.jsonl.gz"),
-                "--samples", args.samples, "--inputs", args.inputs, "--seeds", seeds, "--jobs", args.jobs,
-                "--program-budget", args.program_budget,
-                # one directory per run, whatever the number of files (resume matches on it)
-                "--out", str(out / seeds / f"{'-'.join(args.benchmarks)}-{model}"),
-                *(["--keep-matrices"] if args.keep_matrices else []),
-            ])
+            rc = coherence_main(
+                [
+                    "eval",
+                    "--corpus",
+                    *files,
+                    "--tasks",
+                    str(corpus / "humaneval-tasks.jsonl.gz"),
+                    str(corpus / "mbpp-sanitized-tasks.jsonl.gz"),
+                    "--samples",
+                    args.samples,
+                    "--inputs",
+                    args.inputs,
+                    "--seeds",
+                    seeds,
+                    "--jobs",
+                    args.jobs,
+                    "--program-budget",
+                    args.program_budget,
+                    # one directory per run, whatever the number of files (resume matches on it)
+                    "--out",
+                    str(out / seeds / f"{'-'.join(args.benchmarks)}-{model}"),
+                    *(["--keep-matrices"] if args.keep_matrices else []),
+                ]
+            )
             print(f"WALL {model} {seeds}: {time.monotonic() - t0:.0f} s (exit {rc})", flush=True)
             if rc == 130:
                 return rc

@@ -67,21 +67,29 @@ def main() -> int:
     kinds = Counter(kind(r, there.get(k)) for k, r in misses)
     print(f"{len(misses)} missed tasks of {len(here)} (error > 0 or failing tests, Î = 0): {dict(kinds)}")
     if there:
-        only_there = [(k, r, there[k]) for k, r in here.items() if k in there and missed(r) and there[k].get("incoherence", 0) > 0]
+        only_there = [
+            (k, r, there[k]) for k, r in here.items() if k in there and missed(r) and there[k].get("incoherence", 0) > 0
+        ]
         print(f"{len(only_there)} of them are detected by {args.against}")
         for k, r, o in only_there[: args.limit]:
             ex = o.get("counterexample") or {}
             wo = o.get("wrong_origins") or {}
-            print(f"- {k}: error {r.get('error')} here vs {o.get('error')} there; there Î={o['incoherence']:.4f}, "
-                  f"wrong-input origins there {wo}; counterexample there: {ex.get('summary', '')[:200]}")
+            print(
+                f"- {k}: error {r.get('error')} here vs {o.get('error')} there; there Î={o['incoherence']:.4f}, "
+                f"wrong-input origins there {wo}; counterexample there: {ex.get('summary', '')[:200]}"
+            )
     print()
     for k, r in misses[: args.limit]:
         ex = r.get("error_example") or {}
-        print(f"- {k} [{kind(r, there.get(k))}] error {r.get('error')} (value-only {r.get('error_value')}), "
-              f"tests {'pass' if r.get('candidate0_pass') else 'FAIL: ' + str((r.get('label_details') or ['?'])[0])[:80]}")
+        print(
+            f"- {k} [{kind(r, there.get(k))}] error {r.get('error')} (value-only {r.get('error_value')}), "
+            f"tests {'pass' if r.get('candidate0_pass') else 'FAIL: ' + str((r.get('label_details') or ['?'])[0])[:80]}"
+        )
         if ex:
-            print(f"    {ex.get('call', ex.get('input', ''))[:160]} [{ex.get('origin', '?')}]: candidate 0 {ex['candidate0'][:80]} · "
-                  f"reference {ex['reference'][:80]} · {ex['alternatives_agreeing']}/{ex['alternatives']} alternatives agree with candidate 0")
+            print(
+                f"    {ex.get('call', ex.get('input', ''))[:160]} [{ex.get('origin', '?')}]: candidate 0 {ex['candidate0'][:80]} · "
+                f"reference {ex['reference'][:80]} · {ex['alternatives_agreeing']}/{ex['alternatives']} alternatives agree with candidate 0"
+            )
     return 0
 
 

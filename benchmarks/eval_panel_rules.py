@@ -28,10 +28,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_verdict_rules import unpack
 
 # name -> (cross_share, bloc_models, model_backs)
-VARIANTS = {"shipped": (None, 1, ""), "cross 1/3": (1 / 3, 1, ""), "bloc of 2 models": (None, 2, ""),
-            "a model backs yours: information": (None, 1, "information"), "a model backs yours: hint": (None, 1, "hint"),
-            "bloc of 2 models, a model backs yours: information": (None, 2, "information"),
-            "bloc of 2 models, a model backs yours: hint": (None, 2, "hint")}
+VARIANTS = {
+    "shipped": (None, 1, ""),
+    "cross 1/3": (1 / 3, 1, ""),
+    "bloc of 2 models": (None, 2, ""),
+    "a model backs yours: information": (None, 1, "information"),
+    "a model backs yours: hint": (None, 1, "hint"),
+    "bloc of 2 models, a model backs yours: information": (None, 2, "information"),
+    "bloc of 2 models, a model backs yours: hint": (None, 2, "hint"),
+}
 DIAGNOSTIC = ("warning", "information")
 
 
@@ -51,7 +56,11 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
     """Per rule (``rules``: these of VARIANTS alone): the counts over the run's checked tasks
     (``only``: these task ids alone)."""
     variants = {k: v for k, v in VARIANTS.items() if rules is None or k in rules}
-    records = {str(r["task_id"]): r for r in map(json.loads, (run / "tasks.jsonl").read_text().splitlines()) if r.get("complete")}
+    records = {
+        str(r["task_id"]): r
+        for r in map(json.loads, (run / "tasks.jsonl").read_text().splitlines())
+        if r.get("complete")
+    }
     if only is not None:
         records = {k: r for k, r in records.items() if k in only}
     origins = origins_of(run)
@@ -62,14 +71,27 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
         if r is None or r.get("status") not in ("coherent", "incoherent"):
             continue
         labels, raised, ref, ref_raised, inside = unpack(mtx)
-        models = [origins[str(mtx["task_id"])][c] for c in mtx["candidates"]] if origins else ["one"] * len(mtx["candidates"])
+        models = (
+            [origins[str(mtx["task_id"])][c] for c in mtx["candidates"]]
+            if origins
+            else ["one"] * len(mtx["candidates"])
+        )
         fails = not r.get("candidate0_pass")
         incoherent = (r.get("incoherence") or 0) > 0
         for name, (cross, spans, backs) in variants.items():
             row = rows[name]
             row["functions"] += 1
             row["failing"] += fails
-            ev = judge(labels, raised, inside=inside, incoherent=incoherent, models=models, cross_share=cross, bloc_models=spans, model_backs=backs)
+            ev = judge(
+                labels,
+                raised,
+                inside=inside,
+                incoherent=incoherent,
+                models=models,
+                cross_share=cross,
+                bloc_models=spans,
+                model_backs=backs,
+            )
             if ev.severity in DIAGNOSTIC:
                 row["diag on passing"] += not fails
                 row["diag on failing"] += fails
@@ -113,8 +135,10 @@ def versus(panel_roots: list[Path], same_roots: list[Path]) -> None:
     for run, _, base, both in pairs(panel_roots, same_roots):
         rows = {"same model": replay(base, both)["shipped"], **replay(run, both)}
         for name, row in rows.items():
-            print(f"| {run.name} | {name} | {row['failing']} | {f(row['W failing'], row['failing'])} | {f(row['W verified'], row['W'])} | "
-                  f"{f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |")
+            print(
+                f"| {run.name} | {name} | {row['failing']} | {f(row['W failing'], row['failing'])} | {f(row['W verified'], row['W'])} | "
+                f"{f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |"
+            )
 
 
 SHIPPED_PANEL_RULE = "a model backs yours: hint"  # what engine/check.py passes for a panel
@@ -124,25 +148,35 @@ def readme_table(panel_roots: list[Path], same_roots: list[Path]) -> None:
     """The README's table: per panel run, same model -> panel at the shipped rule -> panel with
     the panel rule, on the tasks both runs checked."""
     f = lambda a, b: f"{a / b:.2f}" if b else "–"  # noqa: E731
-    print("| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall | W precision (verified) | diagnostics on passing |")
+    print(
+        "| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall | W precision (verified) | diagnostics on passing |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for run, settings, base, ids in pairs(panel_roots, same_roots):
         b, p = replay(base, ids, ["shipped"])["shipped"], replay(run, ids, ["shipped", SHIPPED_PANEL_RULE])
         members = settings["panel"].split("+")
         who = f"the {len(members)} others" if len(members) > 3 else ", ".join(members)
-        cells = [" → ".join(fmt(r) for r in (b, p["shipped"], p[SHIPPED_PANEL_RULE])) for fmt in (
-            lambda r: f(r["W failing"], r["failing"]), lambda r: f(r["W verified"], r["W"]), lambda r: str(r["diag on passing"]))]
-        print(f"| {settings['benchmark']} | {settings['model']} | {who} | {b['functions']} | {b['failing']} | {' | '.join(cells)} |")
+        cells = [
+            " → ".join(fmt(r) for r in (b, p["shipped"], p[SHIPPED_PANEL_RULE]))
+            for fmt in (
+                lambda r: f(r["W failing"], r["failing"]),
+                lambda r: f(r["W verified"], r["W"]),
+                lambda r: str(r["diag on passing"]),
+            )
+        ]
+        print(
+            f"| {settings['benchmark']} | {settings['model']} | {who} | {b['functions']} | {b['failing']} | {' | '.join(cells)} |"
+        )
 
 
 def main(argv: list[str]) -> int:
     if "--table" in argv:  # panel roots --table same-model roots
         i = argv.index("--table")
-        readme_table([Path(a) for a in argv[:i]], [Path(a) for a in argv[i + 1:]])
+        readme_table([Path(a) for a in argv[:i]], [Path(a) for a in argv[i + 1 :]])
         return 0
     if "--same" in argv:  # panel roots --same same-model roots
         i = argv.index("--same")
-        versus([Path(a) for a in argv[:i]], [Path(a) for a in argv[i + 1:]])
+        versus([Path(a) for a in argv[:i]], [Path(a) for a in argv[i + 1 :]])
         return 0
     runs = sorted({p.parent for a in argv or ["."] for p in Path(a).rglob("matrices.jsonl")})
     pooled: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: {v: defaultdict(int) for v in VARIANTS})
@@ -154,12 +188,16 @@ def main(argv: list[str]) -> int:
         for name, row in replay(run).items():
             for k, v in row.items():
                 pooled[kind][name][k] += v
-            print(f"| {run.name} | {name} | {row['functions']} | {row['failing']} | {row['W']} | {f(row['W failing'], row['failing'])} | "
-                  f"{f(row['W verified'], row['W'])} | {f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |")
+            print(
+                f"| {run.name} | {name} | {row['functions']} | {row['failing']} | {row['W']} | {f(row['W failing'], row['failing'])} | "
+                f"{f(row['W verified'], row['W'])} | {f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |"
+            )
     for kind, by_rule in pooled.items():
         for name, row in by_rule.items():
-            print(f"| pooled {kind} | {name} | {row['functions']} | {row['failing']} | {row['W']} | {f(row['W failing'], row['failing'])} | "
-                  f"{f(row['W verified'], row['W'])} | {f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |")
+            print(
+                f"| pooled {kind} | {name} | {row['functions']} | {row['failing']} | {row['W']} | {f(row['W failing'], row['failing'])} | "
+                f"{f(row['W verified'], row['W'])} | {f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |"
+            )
     return 0
 
 

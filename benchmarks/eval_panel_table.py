@@ -22,17 +22,21 @@ def rows(roots: list[Path]):
 
 def main(argv: list[str]) -> int:
     f = lambda x: "–" if x is None else (f"{x:.2f}" if isinstance(x, float) else str(x))  # noqa: E731
-    print("| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall: same → panel | "
-          "W prec. (verified): same → panel | diagnostics on passing: same → panel | on clean: same → panel |")
+    print(
+        "| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall: same → panel | "
+        "W prec. (verified): same → panel | diagnostics on passing: same → panel | on clean: same → panel |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     for meta, g, _run in rows([Path(a) for a in argv or ["."]]):
         s, p = g["same_model"], g["panel"]
         members = meta["panel"].split("+")
         who = f"{len(members)} others" if len(members) > 3 else ", ".join(members)
-        print(f"| {meta['benchmark']} | {meta['model']} | {who} | {g['tasks']} | {s['failing']} | "
-              f"{f(s['warning_recall_tests'])} → **{f(p['warning_recall_tests'])}** | "
-              f"{f(s['warning_precision_verified'])} → **{f(p['warning_precision_verified'])}** | "
-              f"{s['diagnostics_on_passing']} → {p['diagnostics_on_passing']} | {s['diagnostics_on_clean']} → {p['diagnostics_on_clean']} |")
+        print(
+            f"| {meta['benchmark']} | {meta['model']} | {who} | {g['tasks']} | {s['failing']} | "
+            f"{f(s['warning_recall_tests'])} → **{f(p['warning_recall_tests'])}** | "
+            f"{f(s['warning_precision_verified'])} → **{f(p['warning_precision_verified'])}** | "
+            f"{s['diagnostics_on_passing']} → {p['diagnostics_on_passing']} | {s['diagnostics_on_clean']} → {p['diagnostics_on_clean']} |"
+        )
     return 0
 
 

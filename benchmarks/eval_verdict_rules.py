@@ -27,7 +27,11 @@ CHECKED = ("coherent", "incoherent")
 
 def tasks(root: Path):
     for run in sorted(p.parent for p in root.rglob("matrices.jsonl")):
-        records = {str(json.loads(line)["task_id"]): json.loads(line) for line in (run / "tasks.jsonl").read_text().splitlines() if line.strip()}
+        records = {
+            str(json.loads(line)["task_id"]): json.loads(line)
+            for line in (run / "tasks.jsonl").read_text().splitlines()
+            if line.strip()
+        }
         for line in (run / "matrices.jsonl").read_text().splitlines():
             mtx = json.loads(line)
             r = records.get(str(mtx["task_id"]))
@@ -80,13 +84,17 @@ def main(argv: list[str]) -> int:
     roots = [Path(a) for a in argv] or [Path("coherence-eval")]
     rows = evaluate(roots)
     f = lambda a, b: f"{a / b:.2f}" if b else "–"  # noqa: E731
-    print("| model | functions | failing | old W | old recall | old diag. on clean | W | recall | W prec. (verified) | I | I prec. (verified) | diag. on clean |")
+    print(
+        "| model | functions | failing | old W | old recall | old diag. on clean | W | recall | W prec. (verified) | I | I prec. (verified) | diag. on clean |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for model in sorted(rows, key=lambda k: (k == "pooled", k)):
         r = rows[model]
-        print(f"| {model} | {r['functions']} | {r['failing']} | {r['old W']} | {f(r['old W failing'], r['failing'])} | {r['old diag on clean']} | "
-              f"{r['warning']} | {f(r['new W failing'], r['failing'])} | {f(r['warning verified'], r['warning'])} | {r['information']} | "
-              f"{f(r['information verified'], r['information'])} | {r['new diag on clean']} |")
+        print(
+            f"| {model} | {r['functions']} | {r['failing']} | {r['old W']} | {f(r['old W failing'], r['failing'])} | {r['old diag on clean']} | "
+            f"{r['warning']} | {f(r['new W failing'], r['failing'])} | {f(r['warning verified'], r['warning'])} | {r['information']} | "
+            f"{f(r['information verified'], r['information'])} | {r['new diag on clean']} |"
+        )
     return 0
 
 

@@ -113,8 +113,14 @@ def _domain_of(rec: dict, m: dict, st, settings: dict) -> dict:
         target = target_for(c0.code, name, f"{safe_name(st.task_id)}.py", docstring=st.description or None)
     except (SyntaxError, LookupError):
         return {"status": "no target"}
-    inputs = generate_inputs(target.spec, int(settings.get("inputs", 1000)), module_source=target.module_source,
-                             workspace=None, seed=int(settings.get("seed", 0)), time_budget=GEN_BUDGET)
+    inputs = generate_inputs(
+        target.spec,
+        int(settings.get("inputs", 1000)),
+        module_source=target.module_source,
+        workspace=None,
+        seed=int(settings.get("seed", 0)),
+        time_budget=GEN_BUDGET,
+    )
     ncols = len(m["labels"][0]) if m["labels"] else 0
     if len(inputs) < ncols:
         return {"status": "fewer inputs regenerated"}
@@ -145,7 +151,11 @@ def rule_view(m: dict, rule: str, dom: dict | None = None):
     errors = np.array(m["errors"], dtype=np.int64)[:-1]
     raised = errors >= 0
     names = m["error_names"]
-    timeout = np.array([[e >= 0 and names[e] == "Timeout" for e in row] for row in errors], dtype=bool) if "Timeout" in names else np.zeros_like(raised)
+    timeout = (
+        np.array([[e >= 0 and names[e] == "Timeout" for e in row] for row in errors], dtype=bool)
+        if "Timeout" in names
+        else np.zeros_like(raised)
+    )
     # inputs some program never reached (its time budget ran out) are left out, as the Checker does
     keep = ~np.array([[e >= 0 and names[e] == "BudgetExceeded" for e in row] for row in errors], dtype=bool).any(axis=0)
     origins = m.get("origins") or ""
@@ -177,7 +187,16 @@ def rule_view(m: dict, rule: str, dom: dict | None = None):
     return labels[:, keep], raised[:, keep], errors[:, keep], keep
 
 
-RULES = ["design", "raise-any", "no-timeout", "all-return", "majority-return", "raise-any+no-timeout", "seeds-only", "no-seeds"]
+RULES = [
+    "design",
+    "raise-any",
+    "no-timeout",
+    "all-return",
+    "majority-return",
+    "raise-any+no-timeout",
+    "seeds-only",
+    "no-seeds",
+]
 
 
 def kept_error(m: dict, keep: np.ndarray) -> float | None:
@@ -223,16 +242,30 @@ def evaluate(items: list[tuple[dict, dict, dict | None]], rule: str) -> dict:
         "warning_precision": share([fails[k] for k in flagged]),
         "auroc_incoherence": auroc(inc, fails),
         "auroc_dsde": auroc(dsde, fails),
-        "max_abs_diff_vs_recorded": max((abs(inc[k] - (recs[k].get("incoherence") or 0)) for k in range(len(recs))), default=0.0) if rule == "design" else None,
+        "max_abs_diff_vs_recorded": max(
+            (abs(inc[k] - (recs[k].get("incoherence") or 0)) for k in range(len(recs))), default=0.0
+        )
+        if rule == "design"
+        else None,
         # the recomputed error over all columns must reproduce the recorded one
-        "max_abs_error_diff": max((abs(r["error"] - (kept_error(m, np.ones(len(m["labels"][0]), dtype=bool)) or 0.0))
-                                   for r, m, _ in items if r.get("error") is not None), default=0.0) if rule == "design" else None,
+        "max_abs_error_diff": max(
+            (
+                abs(r["error"] - (kept_error(m, np.ones(len(m["labels"][0]), dtype=bool)) or 0.0))
+                for r, m, _ in items
+                if r.get("error") is not None
+            ),
+            default=0.0,
+        )
+        if rule == "design"
+        else None,
         "flags": inc,
     }
 
 
-HEADER = (f"  {'rule':<22} {'I>0':>5} {'det.':>6} {'det.kept':>8} {'det.tests':>9} {'false al.':>9} {'w.prec':>7} "
-          f"{'AUROC I':>8} {'AUROC DSDE':>10}")
+HEADER = (
+    f"  {'rule':<22} {'I>0':>5} {'det.':>6} {'det.kept':>8} {'det.tests':>9} {'false al.':>9} {'w.prec':>7} "
+    f"{'AUROC I':>8} {'AUROC DSDE':>10}"
+)
 
 
 def _f(x):
@@ -240,9 +273,11 @@ def _f(x):
 
 
 def print_rule(s: dict, extra: str = "") -> None:
-    print(f"  {s['rule']:<22} {s['incoherent']:>5} {_f(s['detection_rate']):>6} {_f(s['detection_rate_kept']):>8} "
-          f"{_f(s['detection_rate_tests']):>9} {_f(s['false_alarm_rate']):>9} {_f(s['warning_precision']):>7} "
-          f"{_f(s['auroc_incoherence']):>8} {_f(s['auroc_dsde']):>10}{extra}")
+    print(
+        f"  {s['rule']:<22} {s['incoherent']:>5} {_f(s['detection_rate']):>6} {_f(s['detection_rate_kept']):>8} "
+        f"{_f(s['detection_rate_tests']):>9} {_f(s['false_alarm_rate']):>9} {_f(s['warning_precision']):>7} "
+        f"{_f(s['auroc_incoherence']):>8} {_f(s['auroc_dsde']):>10}{extra}"
+    )
 
 
 def domain_line(items) -> str:
@@ -257,9 +292,11 @@ def domain_line(items) -> str:
             reasons[d["status"]] = reasons.get(d["status"], 0) + 1
     not_lined = ", ".join(f"{v} {k}" for k, v in sorted(reasons.items())) or "none"
     out_share = (sum(int((~d["mask"]).sum()) for d in ruled) / sum(d["mask"].size for d in ruled)) if ruled else 0.0
-    return (f"  domain: {len(lined)} of {len(items)} tasks lined up ({cut} with fewer than n inputs; not lined up: "
-            f"{not_lined}); {len(ruled)} have a domain, {len(dropped)} of them with inputs outside it "
-            f"({out_share:.1%} of their inputs)")
+    return (
+        f"  domain: {len(lined)} of {len(items)} tasks lined up ({cut} with fewer than n inputs; not lined up: "
+        f"{not_lined}); {len(ruled)} have a domain, {len(dropped)} of them with inputs outside it "
+        f"({out_share:.1%} of their inputs)"
+    )
 
 
 def print_examples(items, design: dict, indom: dict) -> None:
@@ -269,18 +306,27 @@ def print_examples(items, design: dict, indom: dict) -> None:
         was, now = design["flags"][k] > 0, indom["flags"][k] > 0
         if was == now:
             continue
-        kind = ("false alarm removed" if r.get("all_used_pass") else
-                "true detection lost" if not r.get("candidate0_pass") else "alarm removed (c0 passes, another fails)")
+        kind = (
+            "false alarm removed"
+            if r.get("all_used_pass")
+            else "true detection lost"
+            if not r.get("candidate0_pass")
+            else "alarm removed (c0 passes, another fails)"
+        )
         if now:
             kind = "new flag"
-        print(f"    {r['task_id']}: {kind}; Î {design['flags'][k]:.4f} -> {indom['flags'][k]:.4f}; domain: {'; '.join(dom['rules'])}")
+        print(
+            f"    {r['task_id']}: {kind}; Î {design['flags'][k]:.4f} -> {indom['flags'][k]:.4f}; domain: {'; '.join(dom['rules'])}"
+        )
         labels = np.array(m["labels"], dtype=np.int64)[:-1]
         split = [x for x in dom["why"] if len(set(labels[:, x].tolist())) > 1]
         if split:
             x = min(split, key=lambda x: (dom["inputs"][x].size(), x))
             groups = sorted(np.unique(labels[:, x], return_counts=True)[1].tolist(), reverse=True)
-            print(f"      e.g. {dom['inputs'][x].call(dom['name'])[:160]}  (programs split {'+'.join(map(str, groups))}; "
-                  f"{'; '.join(dom['why'][x])}; {len(split)} such inputs)")
+            print(
+                f"      e.g. {dom['inputs'][x].call(dom['name'])[:160]}  (programs split {'+'.join(map(str, groups))}; "
+                f"{'; '.join(dom['why'][x])}; {len(split)} such inputs)"
+            )
 
 
 def main() -> int:
@@ -307,8 +353,10 @@ def main() -> int:
                 results[rule] = s
                 extra = ""
                 if rule == "design":
-                    extra = (f"  (design vs recorded Î: max |diff| {s['max_abs_diff_vs_recorded']:.2g}; "
-                             f"recomputed error vs recorded: {s['max_abs_error_diff']:.2g})")
+                    extra = (
+                        f"  (design vs recorded Î: max |diff| {s['max_abs_diff_vs_recorded']:.2g}; "
+                        f"recomputed error vs recorded: {s['max_abs_error_diff']:.2g})"
+                    )
                 print_rule(s, extra)
             print(domain_line(items))
             if examples:

@@ -72,7 +72,11 @@ def closed_port() -> int:
 LLM_FAULTS = [
     ("timeout (delay 3 s > timeout 0.5 s)", dict(replies=[GOOD], then=slow(3.0)), dict(timeout=0.5)),
     ("429, Retry-After 0.5 s, then fine", dict(replies=[GOOD], faults=[rate_limited(0.5)]), {}),
-    ("429 after 6 replies, Retry-After 1 h", dict(replies=[GOOD], ignore_n=True, faults=[None] * 6, then=rate_limited(3600)), {}),
+    (
+        "429 after 6 replies, Retry-After 1 h",
+        dict(replies=[GOOD], ignore_n=True, faults=[None] * 6, then=rate_limited(3600)),
+        {},
+    ),
     ("500 always", dict(replies=[GOOD], then=server_error(500)), {}),
     ("connection refused", None, {}),
     ("truncated JSON always", dict(replies=[GOOD], then=truncated_json()), {}),
@@ -89,8 +93,9 @@ async def llm_fault(name: str, server_kw: dict | None, provider_kw: dict, tmp: P
     cache_path = tmp / f"llm-{abs(hash(name))}" / "samples.sqlite3"
     server = LoopbackServer(**server_kw).start() if server_kw is not None else None
     url = server.url if server else f"http://127.0.0.1:{closed_port()}/v1"
-    provider = LiteLLMProvider("openai/tally", api_base=url, api_key="sk-tally", retry=POLICY,
-                               timeout=provider_kw.get("timeout", 10.0))
+    provider = LiteLLMProvider(
+        "openai/tally", api_base=url, api_key="sk-tally", retry=POLICY, timeout=provider_kw.get("timeout", 10.0)
+    )
     cache = SampleCache(cache_path)
     t0 = time.monotonic()
     try:
@@ -148,15 +153,23 @@ def cache_faults(tmp: Path) -> list[dict]:
     got = cache.get(CacheKey("kill", "m", 0.6, "1"))
     whole = len(got) % 40 == 0
     cache.put(CacheKey("kill", "m", 0.6, "1"), [Sample("def clamp():\n    return -1\n", "r", "ok")])
-    rows.append({"fault": "writer SIGKILLed mid-write", "handled": whole and cache.count(CacheKey("kill", "m", 0.6, "1")) == len(got) + 1,
-                 "told": f"{len(got)} samples in whole batches of 40; top-up appended after them"})
+    rows.append(
+        {
+            "fault": "writer SIGKILLed mid-write",
+            "handled": whole and cache.count(CacheKey("kill", "m", 0.6, "1")) == len(got) + 1,
+            "told": f"{len(got)} samples in whole batches of 40; top-up appended after them",
+        }
+    )
     cache.close()
     # damaged files
     for how in ("truncated to half", "garbage over the header", "garbage over page 5"):
         path = tmp / how.replace(" ", "-") / "samples.sqlite3"
         c = SampleCache(path)
         for k in range(20):
-            c.put(CacheKey(f"s{k}", "m", 0.6, "1"), [Sample(f"def f{k}():\n    return {i}\n" + "#" * 500, "r", "ok") for i in range(10)])
+            c.put(
+                CacheKey(f"s{k}", "m", 0.6, "1"),
+                [Sample(f"def f{k}():\n    return {i}\n" + "#" * 500, "r", "ok") for i in range(10)],
+            )
         c.close()
         size = path.stat().st_size
         with open(path, "r+b") as fh:
@@ -171,7 +184,10 @@ def cache_faults(tmp: Path) -> list[dict]:
         try:
             c.get(CacheKey("s1", "m", 0.6, "1"))
             notices = c.take_notices()
-            ok = len(notices) == 1 and c.put(CacheKey("s1", "m", 0.6, "1"), [Sample("def f1():\n    return 0\n", "r", "ok")]) == 1
+            ok = (
+                len(notices) == 1
+                and c.put(CacheKey("s1", "m", 0.6, "1"), [Sample("def f1():\n    return 0\n", "r", "ok")]) == 1
+            )
             told = notices[0] if notices else "(nothing said)"
         except Exception as exc:  # a crash is what is counted
             ok, told = False, f"crashed: {exc!r}"
@@ -187,8 +203,13 @@ def cache_faults(tmp: Path) -> list[dict]:
     holder.execute("ROLLBACK")
     holder.close()
     ok = c.rebuilt == 0 and not list(path.parent.glob("*.corrupt-*")) and c.count(CacheKey("b", "m", 0.6, "1")) == 1
-    rows.append({"fault": "database locked by another process", "handled": ok,
-                 "told": "operation skipped (logged), file kept: not mistaken for damage"})
+    rows.append(
+        {
+            "fault": "database locked by another process",
+            "handled": ok,
+            "told": "operation skipped (logged), file kept: not mistaken for damage",
+        }
+    )
     c.close()
     return rows
 
@@ -198,16 +219,22 @@ async def main() -> int:
         tmp = Path(d)
         llm = [await llm_fault(name, s, p, tmp) for name, s, p in LLM_FAULTS]
         cache = cache_faults(tmp)
-    print(f"LLM faults (9 alternatives asked for; at most {MAX_REQUESTS} requests allowed; retries: {POLICY.max_attempts} attempts)")
+    print(
+        f"LLM faults (9 alternatives asked for; at most {MAX_REQUESTS} requests allowed; retries: {POLICY.max_attempts} attempts)"
+    )
     print(f"{'fault':40} {'req':>4} {'waits':>5} {'secs':>5} {'junk':>4}  handled  what the user is told")
     for r in llm:
-        print(f"{r['fault']:40} {r['requests']:>4} {r['waits']:>5} {r['seconds']:>5.1f} {r['garbage']:>4}  {'yes' if r['handled'] else 'NO ':7}  {r['told'][:110]}")
+        print(
+            f"{r['fault']:40} {r['requests']:>4} {r['waits']:>5} {r['seconds']:>5.1f} {r['garbage']:>4}  {'yes' if r['handled'] else 'NO ':7}  {r['told'][:110]}"
+        )
     print("\nCache faults")
     for r in cache:
         print(f"{r['fault']:40} {'yes' if r['handled'] else 'NO ':7}  {r['told'][:130]}")
     rows = llm + cache
     handled = sum(r["handled"] for r in rows)
-    print(f"\nfaults injected: {len(rows)} ({len(llm)} LLM, {len(cache)} cache) · handled: {handled} · not handled: {len(rows) - handled}")
+    print(
+        f"\nfaults injected: {len(rows)} ({len(llm)} LLM, {len(cache)} cache) · handled: {handled} · not handled: {len(rows) - handled}"
+    )
     return 0 if handled == len(rows) else 1
 
 

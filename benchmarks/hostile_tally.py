@@ -58,8 +58,10 @@ def main() -> int:
     wanted = available if args.mode == "all" else [args.mode]
     entries = [h for h in CORPUS if not args.only or h.name in args.only]
     escapes_total = 0
-    print(f"{len(entries)} hostile programs; sandbox modes: {', '.join(wanted)}"
-          + ("" if "bwrap" in available else " (bubblewrap does not work here)"))
+    print(
+        f"{len(entries)} hostile programs; sandbox modes: {', '.join(wanted)}"
+        + ("" if "bwrap" in available else " (bubblewrap does not work here)")
+    )
     for mode in wanted:
         if mode not in available:
             print(f"{mode}: skipped (not available here)")
@@ -77,12 +79,16 @@ def main() -> int:
                 escaped.append((entry.name, r.violations))
             if args.verbose:
                 kinds = ", ".join(o.error if o.kind == "raise" else "ok" for o in r.hostile)
-                print(f"  {mode:5} {entry.category:10} {entry.side:11} {entry.name:26} {r.seconds:5.1f}s  "
-                      f"{'ESCAPE ' + '; '.join(r.violations) if r.violations else 'contained'}  [{kinds}]")
+                print(
+                    f"  {mode:5} {entry.category:10} {entry.side:11} {entry.name:26} {r.seconds:5.1f}s  "
+                    f"{'ESCAPE ' + '; '.join(r.violations) if r.violations else 'contained'}  [{kinds}]"
+                )
         tried = len(entries)
         escapes_total += len(escaped)
-        print(f"{mode}: hostile programs tried {tried} / contained {tried - len(escaped)} / escapes {len(escaped)}"
-              f"  ({time.monotonic() - started:.1f}s, slowest {slowest[1]} {slowest[0]:.1f}s)")
+        print(
+            f"{mode}: hostile programs tried {tried} / contained {tried - len(escaped)} / escapes {len(escaped)}"
+            f"  ({time.monotonic() - started:.1f}s, slowest {slowest[1]} {slowest[0]:.1f}s)"
+        )
         print("  hostile outcomes: " + ", ".join(f"{k} {v}" for k, v in outcomes.most_common()))
         for name, v in escaped:
             print(f"  ESCAPE {name}: {'; '.join(v)}")

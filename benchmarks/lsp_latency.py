@@ -59,7 +59,11 @@ class Client(LanguageClient):
             ls.published.append((time.perf_counter(), params))
             ls.event.set()
 
-        for method in (types.WINDOW_WORK_DONE_PROGRESS_CREATE, types.CLIENT_REGISTER_CAPABILITY, types.WORKSPACE_CODE_LENS_REFRESH):
+        for method in (
+            types.WINDOW_WORK_DONE_PROGRESS_CREATE,
+            types.CLIENT_REGISTER_CAPABILITY,
+            types.WORKSPACE_CODE_LENS_REFRESH,
+        ):
             self.feature(method)(lambda ls, params: None)
 
         @self.feature(types.WORKSPACE_CONFIGURATION)
@@ -91,7 +95,9 @@ class Client(LanguageClient):
 
 def body_variant(text: str, i: int) -> str:
     # A different body each round (so the result is not in the results cache), same spec.
-    return text.replace('return sum(1 for ch in s if ch in "aeiou")', f'return sum(1 for ch in s if ch in "aeiou") + 0 * {i}')
+    return text.replace(
+        'return sum(1 for ch in s if ch in "aeiou")', f'return sum(1 for ch in s if ch in "aeiou") + 0 * {i}'
+    )
 
 
 async def main() -> int:
@@ -109,7 +115,9 @@ async def main() -> int:
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "server"), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
 
     data = json.loads(CLIENT_CAPS.read_text())
-    init = get_converter().structure({"capabilities": data["capabilities"], "clientInfo": data["clientInfo"]}, types.InitializeParams)
+    init = get_converter().structure(
+        {"capabilities": data["capabilities"], "clientInfo": data["clientInfo"]}, types.InitializeParams
+    )
     client = Client()
     await client.start_io(sys.executable, "-m", "coherence", "serve", env=env, cwd=str(ws))
     await client.initialize_async(
@@ -131,15 +139,27 @@ async def main() -> int:
 
     def has_result(v: int, marker: float):
         def pred(p: types.PublishDiagnosticsParams) -> bool:
-            return p.uri == uri and p.version == v and any(
-                d.source == "coherence" and isinstance(d.data, dict) and d.data.get("name") == "count_vowels" and d.data.get("checked_at", 0) >= marker for d in p.diagnostics
+            return (
+                p.uri == uri
+                and p.version == v
+                and any(
+                    d.source == "coherence"
+                    and isinstance(d.data, dict)
+                    and d.data.get("name") == "count_vowels"
+                    and d.data.get("checked_at", 0) >= marker
+                    for d in p.diagnostics
+                )
             )
 
         return pred
 
     t0 = time.perf_counter()
     marker = time.time()
-    client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
+    )
     first = await client.wait_for(has_result(1, marker))
     print(f"open -> first diagnostic (cold: worker start, imports): {1000 * (first - t0):.0f} ms")
 
@@ -158,19 +178,38 @@ async def main() -> int:
         path.write_text(new)
         marker = time.time()
         t = time.perf_counter()
-        client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
         saves.append(await client.wait_for(has_result(version, marker)) - t)
-        engine.append(next(d.data["seconds"] for d in client.matched.diagnostics if isinstance(d.data, dict) and d.data.get("name") == "count_vowels"))
+        engine.append(
+            next(
+                d.data["seconds"]
+                for d in client.matched.diagnostics
+                if isinstance(d.data, dict) and d.data.get("name") == "count_vowels"
+            )
+        )
         await asyncio.sleep(0.3)  # let the other function's check finish
 
         # Save again, unchanged: the results come from the results cache.
         t = time.perf_counter()
-        client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
-        cached.append(await client.wait_for(lambda p, version=version: p.uri == uri and p.version == version and any(d.source == "coherence" for d in p.diagnostics)) - t)
+        client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
+        cached.append(
+            await client.wait_for(
+                lambda p, version=version: (
+                    p.uri == uri and p.version == version and any(d.source == "coherence" for d in p.diagnostics)
+                )
+            )
+            - t
+        )
 
     line = text.splitlines().index("def count_vowels(s: str) -> int:")
     hovers: list[float] = []
-    params = types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=6))
+    params = types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=6)
+    )
     for _ in range(10):  # warm up
         await client.text_document_hover_async(params)
     for _ in range(args.hovers):
@@ -184,7 +223,9 @@ async def main() -> int:
     await client.stop()
     shutil.rmtree(tmp, ignore_errors=True)
 
-    print(f"samples {args.samples} × inputs {args.inputs}; replayed samples (no LLM calls); python {sys.version.split()[0]}; {os.cpu_count()} CPUs")
+    print(
+        f"samples {args.samples} × inputs {args.inputs}; replayed samples (no LLM calls); python {sys.version.split()[0]}; {os.cpu_count()} CPUs"
+    )
     print(summary("save -> diagnostic (body edited)", saves))
     print(summary("  of which the engine's check", engine))
     print(summary("save -> diagnostic (unchanged)", cached))

@@ -58,11 +58,28 @@ def main() -> int:
         return 0
     print(f"{args.programs} programs x {args.inputs} inputs, a distinct {args.kb} KB value each")
     for mode in ("unbounded", "bounded"):
-        out = subprocess.run([sys.executable, __file__, "--one", mode, "--programs", str(args.programs), "--inputs", str(args.inputs),
-                              "--kb", str(args.kb)], capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--one",
+                mode,
+                "--programs",
+                str(args.programs),
+                "--inputs",
+                str(args.inputs),
+                "--kb",
+                str(args.kb),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         r = json.loads(out.strip().splitlines()[-1])
-        print(f"{mode:>9}: record text held {r['held_mb']:.1f} MB · {r['digests']} outcomes as digests · "
-              f"{r['ok']} ok outcomes · peak RSS {r['peak_rss_mb']:.0f} MB")
+        print(
+            f"{mode:>9}: record text held {r['held_mb']:.1f} MB · {r['digests']} outcomes as digests · "
+            f"{r['ok']} ok outcomes · peak RSS {r['peak_rss_mb']:.0f} MB"
+        )
     return 0
 
 

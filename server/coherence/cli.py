@@ -24,7 +24,22 @@ exit status (the highest that applies):
      one, an unknown model, a malformed replay file): fix it and run again
   3  internal error in coherence: a bug, reported with its message (-v shows the traceback)"""
 DEFAULT_BASELINE = ".coherence-baseline.json"
-_SKIP_DIRS = {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist", ".tox", ".nox", "site-packages", ".mypy_cache", ".pytest_cache"}
+_SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".venv",
+    "venv",
+    "env",
+    "node_modules",
+    "__pycache__",
+    "build",
+    "dist",
+    ".tox",
+    ".nox",
+    "site-packages",
+    ".mypy_cache",
+    ".pytest_cache",
+}
 
 
 def _number(kind: type, *, low: float | None = None, high: float | None = None, above: float | None = None):
@@ -34,7 +49,9 @@ def _number(kind: type, *, low: float | None = None, high: float | None = None, 
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected {'an integer' if kind is int else 'a number'}, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got {text!r}"
+            ) from None
         if value != value or value in (float("inf"), float("-inf")):
             raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
         if above is not None and value <= above:
@@ -52,48 +69,113 @@ MAX_TEMPERATURE = 2.0  # the highest any litellm provider takes (OpenAI, Gemini;
 
 
 def _check_parser(sub) -> None:
-    p = sub.add_parser("check", help="check marked functions in files or folders", description="Sample alternative implementations of each marked function, run them all on the same generated inputs in a sandbox, and report how far to trust yours.",
-                       epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = sub.add_parser(
+        "check",
+        help="check marked functions in files or folders",
+        description="Sample alternative implementations of each marked function, run them all on the same generated inputs in a sandbox, and report how far to trust yours.",
+        epilog=EXIT_STATUS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("paths", nargs="+", metavar="PATH", help="Python files or folders")
-    p.add_argument("--model", action="append", help="litellm model, e.g. openai/gpt-4o-mini, anthropic/claude-sonnet-4-20250514, ollama/qwen2.5-coder; repeat it for a panel of models, each optionally 'MODEL share=N api_base=URL'")
-    p.add_argument("--api-base", help="base URL of the model's API (Ollama, vLLM, llama.cpp server, any OpenAI-compatible server)")
-    p.add_argument("--replay", metavar="FILE", help="recorded samples (JSONL or JSONL.gz in the corpus schema) instead of an LLM")
+    p.add_argument(
+        "--model",
+        action="append",
+        help="litellm model, e.g. openai/gpt-4o-mini, anthropic/claude-sonnet-4-20250514, ollama/qwen2.5-coder; repeat it for a panel of models, each optionally 'MODEL share=N api_base=URL'",
+    )
+    p.add_argument(
+        "--api-base", help="base URL of the model's API (Ollama, vLLM, llama.cpp server, any OpenAI-compatible server)"
+    )
+    p.add_argument(
+        "--replay", metavar="FILE", help="recorded samples (JSONL or JSONL.gz in the corpus schema) instead of an LLM"
+    )
     p.add_argument("--samples", "-m", type=_number(int, low=2), help="programs to compare, yours included (default 10)")
     p.add_argument("--inputs", "-n", type=_number(int, low=1), help="inputs to run every program on (default 1000)")
-    p.add_argument("--temperature", type=_number(float, low=0, high=MAX_TEMPERATURE), help="sampling temperature, 0 to 2 (default 0.6)")
+    p.add_argument(
+        "--temperature",
+        type=_number(float, low=0, high=MAX_TEMPERATURE),
+        help="sampling temperature, 0 to 2 (default 0.6)",
+    )
     p.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     p.add_argument("--python", metavar="INTERPRETER", help="interpreter that runs the code (default: this one)")
-    p.add_argument("--mode", choices=("marked", "docstring"), help="marked: '# coherence' or @...generated; docstring: every function with a docstring")
-    p.add_argument("--timeout", type=_number(float, above=0), dest="call_timeout", help="seconds per call (default 0.5)")
+    p.add_argument(
+        "--mode",
+        choices=("marked", "docstring"),
+        help="marked: '# coherence' or @...generated; docstring: every function with a docstring",
+    )
+    p.add_argument(
+        "--timeout", type=_number(float, above=0), dest="call_timeout", help="seconds per call (default 0.5)"
+    )
     p.add_argument("--seed", type=int, help="seed for input generation (default 0)")
-    p.add_argument("--sandbox", choices=("auto", "bwrap", "guard", "strict"), help="auto uses bubblewrap when it works; strict refuses to run without a kernel-enforced sandbox")
+    p.add_argument(
+        "--sandbox",
+        choices=("auto", "bwrap", "guard", "strict"),
+        help="auto uses bubblewrap when it works; strict refuses to run without a kernel-enforced sandbox",
+    )
     p.add_argument("--cache-dir", help="where the sample cache lives (default ~/.cache/coherence)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report here instead of stdout (its folder is created)")
-    p.add_argument("--fail-on", choices=("warning", "information", "hint", "never"), default="warning",
-                   help="exit 1 when a function's verdict is this severe or more (default warning: evidence that yours is wrong)")
-    p.add_argument("--baseline", metavar="FILE", help=f"accept the disagreements recorded in this baseline (default: {DEFAULT_BASELINE} in the current folder, when it exists)")
-    p.add_argument("--write-baseline", nargs="?", const=DEFAULT_BASELINE, metavar="FILE",
-                   help=f"record every current finding as accepted, in FILE (default {DEFAULT_BASELINE}), and exit 0")
-    p.add_argument("--dry-run", action="store_true",
-                   help="list the functions, the samples each would request after the sample cache, and an estimate of their price from litellm's price map; nothing is sent, nothing runs")
-    p.add_argument("--max-cost-usd", type=_number(float, above=0), metavar="USD",
-                   help="stop sampling once the run has spent this much (a function whose samples would go past it is skipped, and says so)")
-    p.add_argument("--show-alternatives", action="store_true",
-                   help="print each cluster's representative alternative, its output on the counterexample, and a diff against yours (text report)")
+    p.add_argument(
+        "--output", "-o", metavar="FILE", help="write the report here instead of stdout (its folder is created)"
+    )
+    p.add_argument(
+        "--fail-on",
+        choices=("warning", "information", "hint", "never"),
+        default="warning",
+        help="exit 1 when a function's verdict is this severe or more (default warning: evidence that yours is wrong)",
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="FILE",
+        help=f"accept the disagreements recorded in this baseline (default: {DEFAULT_BASELINE} in the current folder, when it exists)",
+    )
+    p.add_argument(
+        "--write-baseline",
+        nargs="?",
+        const=DEFAULT_BASELINE,
+        metavar="FILE",
+        help=f"record every current finding as accepted, in FILE (default {DEFAULT_BASELINE}), and exit 0",
+    )
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="list the functions, the samples each would request after the sample cache, and an estimate of their price from litellm's price map; nothing is sent, nothing runs",
+    )
+    p.add_argument(
+        "--max-cost-usd",
+        type=_number(float, above=0),
+        metavar="USD",
+        help="stop sampling once the run has spent this much (a function whose samples would go past it is skipped, and says so)",
+    )
+    p.add_argument(
+        "--show-alternatives",
+        action="store_true",
+        help="print each cluster's representative alternative, its output on the counterexample, and a diff against yours (text report)",
+    )
     p.add_argument("--verbose", "-v", action="store_true")
-    p.add_argument("--trust-workspace", action="store_true", help="use all of the repository's own [tool.coherence], model, api_base and python included (CI on your own repository); see 'coherence trust'")
+    p.add_argument(
+        "--trust-workspace",
+        action="store_true",
+        help="use all of the repository's own [tool.coherence], model, api_base and python included (CI on your own repository); see 'coherence trust'",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="coherence", description="How far to trust a function an LLM wrote, without an oracle.",
-                                     epilog=EXIT_STATUS_HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="coherence",
+        description="How far to trust a function an LLM wrote, without an oracle.",
+        epilog=EXIT_STATUS_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action="version", version=f"coherence {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     _check_parser(sub)
     add_trust_parser(sub)
-    prompt = sub.add_parser("prompt", help="print the prompt a check sends for one function, without sending it",
-                            description="Print exactly the messages coherence sends to the LLM for one function (secret-looking values redacted, as sent). Nothing is sent.")
-    prompt.add_argument("target", metavar="FILE::NAME", help="a Python file and a function in it (NAME or Class.method)")
+    prompt = sub.add_parser(
+        "prompt",
+        help="print the prompt a check sends for one function, without sending it",
+        description="Print exactly the messages coherence sends to the LLM for one function (secret-looking values redacted, as sent). Nothing is sent.",
+    )
+    prompt.add_argument(
+        "target", metavar="FILE::NAME", help="a Python file and a function in it (NAME or Class.method)"
+    )
     prompt.add_argument("--json", action="store_true", help="the messages as JSON, as the API receives them")
     serve = sub.add_parser("serve", help="run the language server over stdio")
     serve.add_argument("--verbose", "-v", action="store_true")
@@ -165,6 +247,7 @@ def _model_options(values: list[str] | None):
 
 
 async def run_check(args) -> int:
+    from coherence import formats
     from coherence.cli_check import Budget, Progress, check_all, find_work, open_output, write_report
     from coherence.engine.check import Checker
     from coherence.engine.errors import ConfigurationError
@@ -172,12 +255,17 @@ async def run_check(args) -> int:
     from coherence.engine.resolve import ConfigResolver
     from coherence.engine.sampling.replay import ReplayProvider
     from coherence.engine.selection import check_patterns
-    from coherence import formats
 
     # Everything that can be wrong with the command is found before any work is done.
     refused = {
-        (True, "json"): "--show-alternatives is for the text report; JSON carries them as clusters[].representative_source",
-        (True, "sarif"): "--show-alternatives is for the text report; SARIF keeps the alternatives' sources out of code scanning",
+        (
+            True,
+            "json",
+        ): "--show-alternatives is for the text report; JSON carries them as clusters[].representative_source",
+        (
+            True,
+            "sarif",
+        ): "--show-alternatives is for the text report; SARIF keeps the alternatives' sources out of code scanning",
     }.get((args.show_alternatives, args.format))
     if args.dry_run and args.format == "sarif":
         refused = "--dry-run reports as text or JSON (SARIF is for findings)"
@@ -191,27 +279,32 @@ async def run_check(args) -> int:
         return EXIT_USAGE
     try:
         model, models = _model_options(args.model)
-        resolver = ConfigResolver(dict(
-            model=model,
-            models=models,
-            api_base=args.api_base,
-            replay=str(Path(args.replay).resolve()) if args.replay else None,
-            samples=args.samples,
-            inputs=args.inputs,
-            temperature=args.temperature,
-            python=args.python,
-            mode=args.mode,
-            call_timeout=args.call_timeout,
-            seed=args.seed,
-            sandbox=args.sandbox,
-            cache_dir=args.cache_dir,
-            max_cost_usd=args.max_cost_usd,
-        ), trust=True if args.trust_workspace else None)
+        resolver = ConfigResolver(
+            dict(
+                model=model,
+                models=models,
+                api_base=args.api_base,
+                replay=str(Path(args.replay).resolve()) if args.replay else None,
+                samples=args.samples,
+                inputs=args.inputs,
+                temperature=args.temperature,
+                python=args.python,
+                mode=args.mode,
+                call_timeout=args.call_timeout,
+                seed=args.seed,
+                sandbox=args.sandbox,
+                cache_dir=args.cache_dir,
+                max_cost_usd=args.max_cost_usd,
+            ),
+            trust=True if args.trust_workspace else None,
+        )
 
         def make(config):
             """One config's checker, its values checked first (pyproject values no option type saw)."""
             try:
-                config = config.merged(include=check_patterns(config.include, "include"), exclude=check_patterns(config.exclude, "exclude"))
+                config = config.merged(
+                    include=check_patterns(config.include, "include"), exclude=check_patterns(config.exclude, "exclude")
+                )
             except ValueError as exc:
                 raise ConfigurationError(f"[tool.coherence] {exc}") from None
             problem = _config_problem(config)
@@ -240,7 +333,9 @@ async def run_check(args) -> int:
         return dry_run(work, checker_for, args.format)
 
     baseline = None
-    baseline_path = args.baseline or (DEFAULT_BASELINE if Path(DEFAULT_BASELINE).is_file() and not args.write_baseline else None)
+    baseline_path = args.baseline or (
+        DEFAULT_BASELINE if Path(DEFAULT_BASELINE).is_file() and not args.write_baseline else None
+    )
     if baseline_path:
         from coherence.engine.baseline import Baseline, BaselineError
 
@@ -251,9 +346,14 @@ async def run_check(args) -> int:
             return EXIT_USAGE
 
     tty = sys.stderr.isatty() and args.format == "text"
-    results, status = await check_all(lambda target: checker_for(Path(target.path)), work, Progress(len(work.items), tty=tty),
-                                      prepare=baseline.apply if baseline is not None else None,
-                                      is_finding=lambda r: failed([r], args.fail_on), budget=Budget())
+    results, status = await check_all(
+        lambda target: checker_for(Path(target.path)),
+        work,
+        Progress(len(work.items), tty=tty),
+        prepare=baseline.apply if baseline is not None else None,
+        is_finding=lambda r: failed([r], args.fail_on),
+        budget=Budget(),
+    )
 
     weak = sorted({r.sandbox for r in results if r.sandbox and sb.is_weak(r.sandbox)})
     if weak:
@@ -308,16 +408,26 @@ def show_prompt(args) -> int:
 
     file, sep, name = args.target.rpartition("::")
     if not sep or not file or not name:
-        print("coherence: expected FILE::NAME, e.g. src/util.py::parse_header or src/cart.py::Cart.add", file=sys.stderr)
+        print(
+            "coherence: expected FILE::NAME, e.g. src/util.py::parse_header or src/cart.py::Cart.add", file=sys.stderr
+        )
         return EXIT_USAGE
     try:
         source = read_source(Path(file))
-        found = [t for mode in ("marked", "docstring") for t in find_targets(source, file, mode=mode) if name in (t.qualname, t.name)]
+        found = [
+            t
+            for mode in ("marked", "docstring")
+            for t in find_targets(source, file, mode=mode)
+            if name in (t.qualname, t.name)
+        ]
     except (OSError, UnicodeDecodeError, SyntaxError) as exc:
         print(f"coherence: cannot read {file}: {exc}", file=sys.stderr)
         return EXIT_USAGE
     if not found:
-        print(f"coherence: no function {name} in {file} that coherence would check (marked, or with a docstring)", file=sys.stderr)
+        print(
+            f"coherence: no function {name} in {file} that coherence would check (marked, or with a docstring)",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     if found[0].skip_reason:
         print(f"coherence: {name} is skipped, so nothing is sent for it: {found[0].skip_reason}", file=sys.stderr)
@@ -334,7 +444,11 @@ def show_prompt(args) -> int:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=logging.DEBUG if getattr(args, "verbose", False) else logging.WARNING,
+        stream=sys.stderr,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
     if args.command == "check":
         import asyncio  # here, not at the top: --help and the other commands need none of it (~45 ms)
 
@@ -346,7 +460,10 @@ def main(argv: list[str] | None = None) -> int:
             return 130
         except Exception as exc:  # a bug: say so, and never as "findings" (1)
             logging.getLogger("coherence").debug("internal error", exc_info=True)
-            print(f"coherence: internal error: {type(exc).__name__}: {exc} (please report it; -v shows the traceback)", file=sys.stderr)
+            print(
+                f"coherence: internal error: {type(exc).__name__}: {exc} (please report it; -v shows the traceback)",
+                file=sys.stderr,
+            )
             return EXIT_INTERNAL
     if args.command == "trust":
         from coherence.trust_cli import run_trust

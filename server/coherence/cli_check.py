@@ -11,9 +11,9 @@ import logging
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from coherence.cli import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from coherence.engine.errors import CheckCancelled, ConfigurationError, SamplingError
@@ -133,7 +133,9 @@ class Progress:
             what += f", trust {result.trust:.2f}"
         elif result.status in ("error", "skipped") and result.reason:
             what += f": {result.reason[:160]}"
-        self._print(f"[{self.done}/{self.total}] {result.path}:{result.line} {result.qualname or result.name}: {what} ({result.seconds:.1f}s)")
+        self._print(
+            f"[{self.done}/{self.total}] {result.path}:{result.line} {result.qualname or result.name}: {what} ({result.seconds:.1f}s)"
+        )
 
 
 async def check_one(checker, target: Target, said: set[str]) -> tuple[CheckResult, int]:
@@ -159,8 +161,11 @@ async def check_one(checker, target: Target, said: set[str]) -> tuple[CheckResul
     except Exception as exc:  # one function's failure must not end the run
         log.debug("checking %s failed", target.qualname, exc_info=True)
         result = result_for(target, "error", internal_reason(exc))
-        print(f"coherence: {target.path}:{target.name_line} {target.qualname}: {result.reason}; "
-              "run with -v for the traceback", file=sys.stderr)
+        print(
+            f"coherence: {target.path}:{target.name_line} {target.qualname}: {result.reason}; "
+            "run with -v for the traceback",
+            file=sys.stderr,
+        )
         code = EXIT_INTERNAL
     result.seconds = time.monotonic() - started
     return result, code
@@ -186,7 +191,9 @@ class Budget:
         from coherence.engine.sampling.cost import estimate
 
         cfg = checker.config
-        price = estimate([target], checker.provider.model, count=cfg.samples - 1, cache=checker.cache, temperature=cfg.temperature).usd
+        price = estimate(
+            [target], checker.provider.model, count=cfg.samples - 1, cache=checker.cache, temperature=cfg.temperature
+        ).usd
         if price == 0 or (price is None and self.spent < limit) or (price is not None and self.spent + price <= limit):
             return ""
         self.refused += 1
@@ -196,10 +203,15 @@ class Budget:
         return f"not sampled: its samples would cost about ${price:.4f}, past max_cost_usd ${limit:g} ({spent})"
 
 
-async def check_all(checker_for: Callable[[Target], Any], work: Work, progress: Progress, *,
-                    prepare: Callable[[Target], Target] | None = None,
-                    is_finding: Callable[[CheckResult], bool] = _incoherent,
-                    budget: Budget | None = None) -> tuple[list[CheckResult], int]:
+async def check_all(
+    checker_for: Callable[[Target], Any],
+    work: Work,
+    progress: Progress,
+    *,
+    prepare: Callable[[Target], Target] | None = None,
+    is_finding: Callable[[CheckResult], bool] = _incoherent,
+    budget: Budget | None = None,
+) -> tuple[list[CheckResult], int]:
     """Every result in file order, and the exit status the run calls for; ``checker_for`` gives
     the checker of a target's file (each file's nearest config has its own).  ``prepare`` may
     adjust each target before its check (a baseline's accepted disagreements); ``is_finding``
@@ -229,7 +241,10 @@ async def check_all(checker_for: Callable[[Target], Any], work: Work, progress: 
         results.append(result)
         progress.finished(result)
     if budget is not None and budget.refused:
-        print(f"coherence: max_cost_usd reached: {budget.refused} function(s) not sampled, ${budget.spent:.4f} spent", file=sys.stderr)
+        print(
+            f"coherence: max_cost_usd reached: {budget.refused} function(s) not sampled, ${budget.spent:.4f} spent",
+            file=sys.stderr,
+        )
     return results, worst
 
 
@@ -249,10 +264,20 @@ def dry_run(work: Work, checker_for: Callable[[Path], Any], fmt: str = "text") -
         if not isinstance(item, Target):
             r = item[0]
             lines.append(f"{r.path}:{r.line}  {r.qualname}: {r.status} — {r.reason}")
-            doc["functions"].append({"path": r.path, "line": r.line, "qualname": r.qualname, "status": r.status, "reason": r.reason})
+            doc["functions"].append(
+                {"path": r.path, "line": r.line, "qualname": r.qualname, "status": r.status, "reason": r.reason}
+            )
         elif item.skip_reason:
             lines.append(f"{item.path}:{item.name_line}  {item.qualname}: skipped — {item.skip_reason}")
-            doc["functions"].append({"path": item.path, "line": item.name_line, "qualname": item.qualname, "status": "skipped", "reason": item.skip_reason})
+            doc["functions"].append(
+                {
+                    "path": item.path,
+                    "line": item.name_line,
+                    "qualname": item.qualname,
+                    "status": "skipped",
+                    "reason": item.skip_reason,
+                }
+            )
         else:
             checker = checker_for(Path(item.path))
             by_checker.setdefault(id(checker), (checker, []))[1].append(item)
@@ -262,23 +287,52 @@ def dry_run(work: Work, checker_for: Callable[[Path], Any], fmt: str = "text") -
         if not getattr(provider, "cacheable", False):  # a replay file
             for t in targets:
                 lines.append(f"{t.path}:{t.name_line}  {t.qualname}: {cfg.samples - 1} recorded samples (replay)")
-                doc["functions"].append({"path": t.path, "line": t.name_line, "qualname": t.qualname, "spec_hash": t.spec.spec_hash,
-                                         "model": provider.model, "requested": 0, "cached": 0})
+                doc["functions"].append(
+                    {
+                        "path": t.path,
+                        "line": t.name_line,
+                        "qualname": t.qualname,
+                        "spec_hash": t.spec.spec_hash,
+                        "model": provider.model,
+                        "requested": 0,
+                        "cached": 0,
+                    }
+                )
             lines.append(f"{provider.model}: {len(targets)} function(s) from recorded samples: nothing is bought, $0")
             doc["models"].append({"model": provider.model, "functions": len(targets), "requested": 0, "usd": 0.0})
             continue
-        est = estimate(targets, provider.model, count=cfg.samples - 1, cache=checker.cache, temperature=cfg.temperature,
-                       supports_n=provider.supports_n() if hasattr(provider, "supports_n") else None)
+        est = estimate(
+            targets,
+            provider.model,
+            count=cfg.samples - 1,
+            cache=checker.cache,
+            temperature=cfg.temperature,
+            supports_n=provider.supports_n() if hasattr(provider, "supports_n") else None,
+        )
         for t, f in zip(targets, est.functions):
-            lines.append(f"{f.path}:{f.line}  {f.qualname}: {f.requested} sample(s) to request, {f.cached} cached "
-                         f"· {f.requests} request(s), ~{f.prompt_tokens} prompt + ~{f.completion_tokens} completion tokens")
+            lines.append(
+                f"{f.path}:{f.line}  {f.qualname}: {f.requested} sample(s) to request, {f.cached} cached "
+                f"· {f.requests} request(s), ~{f.prompt_tokens} prompt + ~{f.completion_tokens} completion tokens"
+            )
             doc["functions"].append({**asdict(f), "spec_hash": t.spec.spec_hash, "model": est.model})
         limit = f" · max_cost_usd ${cfg.max_cost_usd:g}" if cfg.max_cost_usd is not None else ""
-        lines.append(f"{est.model}: {len(est.functions)} function(s), {est.requested} sample(s) to request, {est.cached} cached, "
-                     f"~{est.prompt_tokens} prompt + ~{est.completion_tokens} completion tokens: {est.price_text()}{limit}")
-        doc["models"].append({"model": est.model, "functions": len(est.functions), "requested": est.requested, "cached": est.cached,
-                              "prompt_tokens": est.prompt_tokens, "completion_tokens": est.completion_tokens, "usd": est.usd,
-                              "note": est.note or None, "max_cost_usd": cfg.max_cost_usd})
+        lines.append(
+            f"{est.model}: {len(est.functions)} function(s), {est.requested} sample(s) to request, {est.cached} cached, "
+            f"~{est.prompt_tokens} prompt + ~{est.completion_tokens} completion tokens: {est.price_text()}{limit}"
+        )
+        doc["models"].append(
+            {
+                "model": est.model,
+                "functions": len(est.functions),
+                "requested": est.requested,
+                "cached": est.cached,
+                "prompt_tokens": est.prompt_tokens,
+                "completion_tokens": est.completion_tokens,
+                "usd": est.usd,
+                "note": est.note or None,
+                "max_cost_usd": cfg.max_cost_usd,
+            }
+        )
     if fmt == "json":
         print(json.dumps(redact_tree(doc), indent=2))
     else:

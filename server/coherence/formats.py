@@ -20,7 +20,12 @@ PROJECT_URL = "https://github.com/coherence-dev/coherence"
 RULES = {
     # the level of an incoherent result follows its severity (``SARIF_LEVEL``)
     "incoherent": ("COH001", "incoherent", "Alternative implementations of this function disagree with it", "warning"),
-    "nondeterministic": ("COH002", "nondeterministic", "This function gives different results for the same input", "note"),
+    "nondeterministic": (
+        "COH002",
+        "nondeterministic",
+        "This function gives different results for the same input",
+        "note",
+    ),
     "skipped": ("COH003", "skipped", "This function was not checked", "note"),
     "error": ("COH004", "check-error", "This function could not be checked", "note"),
 }
@@ -188,7 +193,9 @@ def describe(r: CheckResult) -> list[str]:
         else f"    incoherence {r.incoherence:.3f}"
     )
     if r.pac_bound is not None:
-        lines.append(f"    no disagreement on {r.inputs} inputs: incoherence ≤ {r.pac_bound:.4f} with {1 - r.delta:.0%} confidence")
+        lines.append(
+            f"    no disagreement on {r.inputs} inputs: incoherence ≤ {r.pac_bound:.4f} with {1 - r.delta:.0%} confidence"
+        )
     lines.append(f"    clusters {clusters} · DSDE {r.dsde:.3f} · SDE {r.sde:.3f}")
     if r.panel_line():
         lines.append(f"    differ from yours, by model: {r.panel_line()}")
@@ -196,7 +203,9 @@ def describe(r: CheckResult) -> list[str]:
     if r.cost_split():
         cost += f" ({r.cost_split()})"
     sandbox = f" · sandbox {r.sandbox}" if r.sandbox else ""
-    lines.append(f"    {r.samples} samples × {r.inputs} inputs · {r.sampling} · {r.model}{cost}{sandbox} · {r.seconds:.2f}s")
+    lines.append(
+        f"    {r.samples} samples × {r.inputs} inputs · {r.sampling} · {r.model}{cost}{sandbox} · {r.seconds:.2f}s"
+    )
     return lines
 
 
@@ -222,7 +231,9 @@ def alternatives_lines(r: CheckResult, yours: str | None) -> list[str]:
     for i, c in enumerate(r.clusters, start=1):
         alts = c.size - 1 if c.yours else c.size
         who = ", ".join(k if len(c.models) == 1 else f"{v} {k}" for k, v in c.models.items())
-        head = f"      cluster {i}{' (yours)' if c.yours else ''}: {alts} alternative(s)" + (f" from {who}" if who else "")
+        head = f"      cluster {i}{' (yours)' if c.yours else ''}: {alts} alternative(s)" + (
+            f" from {who}" if who else ""
+        )
         if ce is not None and c.output is not None:
             head += f" · {ce.call} -> {c.output}"
         lines.append(head)
@@ -232,8 +243,9 @@ def alternatives_lines(r: CheckResult, yours: str | None) -> list[str]:
         if yours is None:
             lines.extend("        " + ln for ln in c.representative_source.rstrip("\n").splitlines())
             continue
-        diff = difflib.unified_diff(_code_lines(yours), _code_lines(c.representative_source),
-                                    "yours", f"alternative (cluster {i})", lineterm="")
+        diff = difflib.unified_diff(
+            _code_lines(yours), _code_lines(c.representative_source), "yours", f"alternative (cluster {i})", lineterm=""
+        )
         lines.extend("        " + ln for ln in diff)
     return lines
 
@@ -313,7 +325,9 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
             "locations": [
                 {
                     "physicalLocation": {
-                        "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"} if not uri.startswith("file:") else {"uri": uri},
+                        "artifactLocation": {"uri": uri, "uriBaseId": "%SRCROOT%"}
+                        if not uri.startswith("file:")
+                        else {"uri": uri},
                         "region": {"startLine": max(1, r.line), "startColumn": r.column + 1},
                     },
                     "logicalLocations": [{"fullyQualifiedName": r.qualname or r.name, "kind": "function"}],
@@ -321,7 +335,11 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
             ],
             "partialFingerprints": {"coherenceFunction/v1": f"{uri}:{r.qualname or r.name}"},
             "properties": {
-                **{k: v for k, v in json_entry(r).items() if k in ("severity", "trust", "incoherence", "dsde", "sde", "samples", "inputs")},
+                **{
+                    k: v
+                    for k, v in json_entry(r).items()
+                    if k in ("severity", "trust", "incoherence", "dsde", "sde", "samples", "inputs")
+                },
                 "clusters": r.cluster_sizes,  # sizes only: the alternatives' sources stay out of code scanning
                 "sandbox": r.sandbox,  # which sandbox ran the generated code
             },
@@ -332,8 +350,14 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
         "version": "2.1.0",
         "runs": [
             {
-                "tool": {"driver": {"name": "coherence", "version": __version__, "informationUri": PROJECT_URL,
-                                    "rules": [sarif_rule(status) for status in RULES]}},
+                "tool": {
+                    "driver": {
+                        "name": "coherence",
+                        "version": __version__,
+                        "informationUri": PROJECT_URL,
+                        "rules": [sarif_rule(status) for status in RULES],
+                    }
+                },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": root_path.as_uri() + "/"}},
                 "results": sarif_results,
                 # which sandbox ran the generated code (every one, when functions differ)

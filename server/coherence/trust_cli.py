@@ -26,10 +26,18 @@ def add_trust_parser(sub) -> None:
             "in your config directory, and lapses when that table changes."
         ),
     )
-    p.add_argument("path", nargs="?", default=".", metavar="PATH", help="trust the configs 'coherence check PATH' reads (default: .)")
+    p.add_argument(
+        "path",
+        nargs="?",
+        default=".",
+        metavar="PATH",
+        help="trust the configs 'coherence check PATH' reads (default: .)",
+    )
     what = p.add_mutually_exclusive_group()
     what.add_argument("--list", action="store_true", help="show the trusted configs, and whether they changed since")
-    what.add_argument("--revoke", action="store_true", help="withdraw trust from the configs at, below and nearest above PATH")
+    what.add_argument(
+        "--revoke", action="store_true", help="withdraw trust from the configs at, below and nearest above PATH"
+    )
 
 
 def run_trust(args) -> int:
@@ -74,7 +82,10 @@ def _grant(store, path: str) -> int:
 
     configs = _configs(path)
     if not configs:
-        print(f"coherence: no [tool.coherence] in a pyproject.toml at, above or below {path}; nothing to trust", file=sys.stderr)
+        print(
+            f"coherence: no [tool.coherence] in a pyproject.toml at, above or below {path}; nothing to trust",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     for project in configs:
         store.grant(project.path, project.digest)
@@ -111,7 +122,9 @@ def _revoke(store, path: Path) -> int:
     here = path.resolve()
     grants = store.grants()
     below = [Path(g.config) for g in grants if Path(g.config).parent.is_relative_to(here)]
-    above = sorted((Path(g.config) for g in grants if here.is_relative_to(Path(g.config).parent)), key=lambda c: len(c.parts))
+    above = sorted(
+        (Path(g.config) for g in grants if here.is_relative_to(Path(g.config).parent)), key=lambda c: len(c.parts)
+    )
     gone = store.revoke(below + above[-1:])
     for g in gone:
         print(f"no longer trusted: {g.config}")

@@ -25,9 +25,23 @@ REPLY = code_reply('def count_vowels(s: str) -> int:\n    return sum(ch in "aeio
 def run_action(workspace, store, report, **inputs):
     env = {k: v for k, v in os.environ.items() if not k.startswith("COHERENCE_") and not k.endswith("_API_KEY")}
     args = [arg for name, value in inputs.items() for arg in ("--input", f"{name.replace('_', '-')}={value}")]
-    proc = subprocess.run([sys.executable, str(REPO / ".ci" / "action_local.py"), "--workspace", str(workspace),
-                           "--cache-store", str(store), "--report", str(report), *args],
-                          env=env, capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / ".ci" / "action_local.py"),
+            "--workspace",
+            str(workspace),
+            "--cache-store",
+            str(store),
+            "--report",
+            str(report),
+            *args,
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     return proc, json.loads(report.read_text())
 
 
@@ -39,8 +53,13 @@ def test_the_action_checks_uploads_sarif_and_does_not_buy_samples_twice(tmp_path
     (workspace / "src" / "m.py").write_text(COUNT_VOWELS)
     store = tmp_path / "store"
     with LoopbackServer([REPLY]) as server:
-        inputs = dict(paths="src", model="openai/gpt-4o-mini", api_key="sk-loopback", sarif="out/coherence.sarif",
-                      args=f"--api-base {server.url} --inputs 50")
+        inputs = dict(
+            paths="src",
+            model="openai/gpt-4o-mini",
+            api_key="sk-loopback",
+            sarif="out/coherence.sarif",
+            args=f"--api-base {server.url} --inputs 50",
+        )
         first, report = run_action(workspace, store, tmp_path / "first.json", **inputs)
         assert server.request_count == 1, first.stdout + first.stderr  # nine samples in one request (n)
         assert first.returncode == 1  # count_vowels is a warning: the job fails, after the upload
@@ -62,13 +81,17 @@ def test_the_action_checks_uploads_sarif_and_does_not_buy_samples_twice(tmp_path
         # a changed docstring is a new key; the older cache is restored for the rest
         (workspace / "src" / "m.py").write_text(COUNT_VOWELS.replace("ignoring case", "in any case"))
         third, changed = run_action(workspace, store, tmp_path / "third.json", **inputs)
-        assert changed["cache"]["key"] != report["cache"]["key"] and changed["cache"]["restored"] == report["cache"]["key"]
+        assert (
+            changed["cache"]["key"] != report["cache"]["key"] and changed["cache"]["restored"] == report["cache"]["key"]
+        )
         assert server.request_count == 1, third.stdout + third.stderr
 
 
 def test_a_configuration_error_fails_the_job_with_its_exit_code(tmp_path):
     (tmp_path / "m.py").write_text(COUNT_VOWELS)
-    proc, report = run_action(tmp_path, tmp_path / "store", tmp_path / "r.json", paths="m.py", install=str(REPO), upload_sarif="false")
+    proc, report = run_action(
+        tmp_path, tmp_path / "store", tmp_path / "r.json", paths="m.py", install=str(REPO), upload_sarif="false"
+    )
     steps = {s["name"]: s for s in report["steps"]}
     assert proc.returncode == 1 and steps["Spec hashes"]["status"] == 2  # no model configured
     assert "No model configured" in proc.stderr + proc.stdout

@@ -21,7 +21,9 @@ def test_each_cluster_shows_its_program_its_output_and_a_diff(tmp_path):
     proc = run_cli("check", "cart.py", "--show-alternatives", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
     report = proc.stdout
-    clusters = json.loads(run_cli("check", "cart.py", "--format", "json", cwd=tmp_path).stdout)["functions"][0]["clusters"]
+    clusters = json.loads(run_cli("check", "cart.py", "--format", "json", cwd=tmp_path).stdout)["functions"][0][
+        "clusters"
+    ]
     assert f"alternatives, by behaviour ({len(clusters)} cluster(s), largest first):" in report
     call = report.split("counterexample: ")[1].splitlines()[0]
     for i, c in enumerate(clusters, start=1):

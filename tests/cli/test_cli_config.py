@@ -22,7 +22,9 @@ SUPPORTED = ("3.10", "3.11", "3.12", "3.13")  # requires-python >= 3.10; what CI
 def coherence(*args: str, cwd: Path, python: str = sys.executable) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COHERENCE_")}
     env["PYTHONPATH"] = str(REPO / "server")
-    return subprocess.run([python, "-m", "coherence", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+    return subprocess.run(
+        [python, "-m", "coherence", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
+    )
 
 
 def interpreter(version: str) -> str | None:
@@ -45,8 +47,12 @@ def test_each_file_uses_the_config_nearest_to_it(tmp_path):
     shutil.copytree(EXAMPLES, tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'root'\n\n[tool.coherence]\nsamples = 3\n")
     (tmp_path / "top.py").write_text("# coherence\ndef count_vowels(s: str) -> int:\n    return 0\n")
-    (tmp_path / "examples" / "pyproject.toml").write_text('[tool.coherence]\nreplay = "recorded_samples.jsonl"\nsamples = 6\ninputs = 200\n')
-    proc = coherence("check", ".", "--format", "json", "--replay", str(EXAMPLES / "recorded_samples.jsonl"), cwd=tmp_path)
+    (tmp_path / "examples" / "pyproject.toml").write_text(
+        '[tool.coherence]\nreplay = "recorded_samples.jsonl"\nsamples = 6\ninputs = 200\n'
+    )
+    proc = coherence(
+        "check", ".", "--format", "json", "--replay", str(EXAMPLES / "recorded_samples.jsonl"), cwd=tmp_path
+    )
     funcs = json.loads(proc.stdout)["functions"]
     by_file = {(f["path"], f["name"]): f for f in funcs}
     assert by_file[("top.py", "count_vowels")]["samples"] == 3
@@ -63,7 +69,10 @@ def test_a_broken_config_anywhere_stops_the_run_before_any_work(tmp_path):
     (tmp_path / "b" / "n.py").write_text("x = 1\n")
     proc = coherence("check", ".", "--replay", str(EXAMPLES / "recorded_samples.jsonl"), cwd=tmp_path)
     assert proc.returncode == 2 and proc.stdout == ""
-    assert proc.stderr.startswith(f"coherence: {tmp_path / 'b' / 'pyproject.toml'} is not valid TOML") and "line 3" in proc.stderr
+    assert (
+        proc.stderr.startswith(f"coherence: {tmp_path / 'b' / 'pyproject.toml'} is not valid TOML")
+        and "line 3" in proc.stderr
+    )
 
 
 def test_python_3_10_reads_tool_coherence(tmp_path):
@@ -71,8 +80,12 @@ def test_python_3_10_reads_tool_coherence(tmp_path):
     configured".  Runs the CLI under pyenv's 3.10.13 (in the venv .ci/run makes of it)."""
     py = python310_env()
     if py is None:
-        pytest.skip("no Python 3.10 environment with coherence's dependencies (.ci/run makes .venv-3.10 from pyenv's 3.10)")
-    version = subprocess.run([py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True).stdout.strip()
+        pytest.skip(
+            "no Python 3.10 environment with coherence's dependencies (.ci/run makes .venv-3.10 from pyenv's 3.10)"
+        )
+    version = subprocess.run(
+        [py, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"], capture_output=True, text=True
+    ).stdout.strip()
     assert version == "3.10"
     shutil.copytree(EXAMPLES, tmp_path / "examples", ignore=shutil.ignore_patterns("__pycache__"))
     pyproject = tmp_path / "examples" / "pyproject.toml"
@@ -90,7 +103,9 @@ def test_the_sandboxed_worker_runs_under_every_supported_python(version):
     py = interpreter(version)
     if py is None:
         pytest.skip(f"no Python {version} here (pyenv or python{version} on PATH)")
-    proc = coherence("check", str(EXAMPLES / "textutils.py"), "--python", py, "--inputs", "100", "--format", "json", cwd=REPO)
+    proc = coherence(
+        "check", str(EXAMPLES / "textutils.py"), "--python", py, "--inputs", "100", "--format", "json", cwd=REPO
+    )
     assert proc.returncode == 1, proc.stderr
     status = {f["name"]: f["status"] for f in json.loads(proc.stdout)["functions"]}
     assert status == {"count_vowels": "incoherent", "is_palindrome": "coherent"}

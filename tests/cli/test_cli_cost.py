@@ -48,7 +48,9 @@ def test_the_estimate_counts_the_real_prompt_and_prices_it(tmp_path):
 
 # the second function's prompt and reply are several times the first's: whatever the first
 # really cost, the second's estimate does not fit in the room left
-LONG_VOWELS = COUNT_VOWELS.replace("ignoring case.", "ignoring case.\n\n    " + "A vowel is one of a, e, i, o and u. " * 40)
+LONG_VOWELS = COUNT_VOWELS.replace(
+    "ignoring case.", "ignoring case.\n\n    " + "A vowel is one of a, e, i, o and u. " * 40
+)
 TRIPLE_REPLY = code_reply("def triple(x: int) -> int:\n    return x * 3")
 
 
@@ -59,8 +61,24 @@ def test_max_cost_stops_sampling_and_dry_run_deducts_the_cache(tmp_path):
     limit = f"{first * 1.2:.8f}"  # room for the first function's samples, not for the second's
     cache = tmp_path / "cache"
     with LoopbackServer([TRIPLE_REPLY]) as server:
-        proc = run_cli("check", "m.py", "--model", MODEL, "--api-base", server.url, "--inputs", "50", "--cache-dir", cache,
-                       "--max-cost-usd", limit, "--format", "json", cwd=tmp_path, env=KEY)
+        proc = run_cli(
+            "check",
+            "m.py",
+            "--model",
+            MODEL,
+            "--api-base",
+            server.url,
+            "--inputs",
+            "50",
+            "--cache-dir",
+            cache,
+            "--max-cost-usd",
+            limit,
+            "--format",
+            "json",
+            cwd=tmp_path,
+            env=KEY,
+        )
         asked = [r.text for r in server.chat_requests]
         found = {f["qualname"]: f for f in json.loads(proc.stdout)["functions"]}
         assert found["triple"]["status"] == "coherent" and found["triple"]["cost_usd"] > 0
@@ -73,7 +91,19 @@ def test_max_cost_stops_sampling_and_dry_run_deducts_the_cache(tmp_path):
         assert proc.returncode == 0, proc.stderr  # a function over the budget is skipped, with its reason
 
         server.reset_requests()
-        dry = run_cli("check", "m.py", "--model", MODEL, "--api-base", server.url, "--cache-dir", cache, "--dry-run", cwd=tmp_path, env=KEY)
+        dry = run_cli(
+            "check",
+            "m.py",
+            "--model",
+            MODEL,
+            "--api-base",
+            server.url,
+            "--cache-dir",
+            cache,
+            "--dry-run",
+            cwd=tmp_path,
+            env=KEY,
+        )
         assert server.request_count == 0  # nothing was sent
     assert dry.returncode == 0, dry.stderr
     lines = dry.stdout.splitlines()
@@ -88,11 +118,32 @@ def test_max_cost_stops_sampling_and_dry_run_deducts_the_cache(tmp_path):
 
 def test_dry_run_needs_no_key_and_says_when_there_is_no_price(tmp_path):
     (tmp_path / "m.py").write_text(COUNT_VOWELS)
-    proc = run_cli("check", "m.py", "--model", "openai/local", "--api-base", "http://127.0.0.1:9", "--cache-dir", tmp_path / "cache",
-                   "--dry-run", cwd=tmp_path)
+    proc = run_cli(
+        "check",
+        "m.py",
+        "--model",
+        "openai/local",
+        "--api-base",
+        "http://127.0.0.1:9",
+        "--cache-dir",
+        tmp_path / "cache",
+        "--dry-run",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[-1].endswith("price unknown: litellm has no price for openai/local")
-    as_json = run_cli("check", "m.py", "--model", "openai/local", "--cache-dir", tmp_path / "cache", "--dry-run", "--format", "json", cwd=tmp_path)
+    as_json = run_cli(
+        "check",
+        "m.py",
+        "--model",
+        "openai/local",
+        "--cache-dir",
+        tmp_path / "cache",
+        "--dry-run",
+        "--format",
+        "json",
+        cwd=tmp_path,
+    )
     doc = json.loads(as_json.stdout)
     (function,) = doc["functions"]
     assert function["qualname"] == "count_vowels" and function["requested"] == 9 and function["cached"] == 0
@@ -108,7 +159,7 @@ def test_a_bad_max_cost_is_a_usage_error(tmp_path, bad):
 
 
 def test_max_cost_from_pyproject_is_checked(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.coherence]\nmax_cost_usd = -2\n')
+    (tmp_path / "pyproject.toml").write_text("[tool.coherence]\nmax_cost_usd = -2\n")
     (tmp_path / "m.py").write_text(COUNT_VOWELS)
     proc = run_cli("check", "m.py", "--model", MODEL, cwd=tmp_path)
     assert proc.returncode == 2 and "max_cost_usd must be more than 0 dollars, got -2" in proc.stderr

@@ -21,7 +21,12 @@ BROKEN = "def triple(x: int) -> int:\n    return x *\n"  # a syntax error: not a
 
 
 def project(tmp_path, good: int, broken: int, setting: str = ""):
-    line = {"entry_point": "triple", "task_id": "t/triple", "model": "m", "candidates": [GOOD] * good + [BROKEN] * broken}
+    line = {
+        "entry_point": "triple",
+        "task_id": "t/triple",
+        "model": "m",
+        "candidates": [GOOD] * good + [BROKEN] * broken,
+    }
     (tmp_path / "samples.jsonl").write_text(json.dumps(line) + "\n")
     (tmp_path / "pyproject.toml").write_text(f'[tool.coherence]\nreplay = "samples.jsonl"\ninputs = 60\n{setting}')
     (tmp_path / "m.py").write_text(TRIPLE)
@@ -33,8 +38,10 @@ def test_one_alternative_of_nine_is_not_coherent(tmp_path):
     assert proc.returncode == 1, proc.stderr  # not checked enough: CI must not pass it
     result = functions(proc)["triple"]
     assert result["status"] == "error"
-    assert result["reason"] == ("too little evidence to call it coherent: it agrees with 1 alternative only "
-                                "(2 of 10 samples; 8 with a syntax error), and min_alternatives is 3")
+    assert result["reason"] == (
+        "too little evidence to call it coherent: it agrees with 1 alternative only "
+        "(2 of 10 samples; 8 with a syntax error), and min_alternatives is 3"
+    )
     assert result["incoherence"] == 0.0 and result["samples"] == 2  # the measurement is still reported
     text = run_cli("check", "m.py", cwd=tmp_path)
     assert "triple: error — too little evidence to call it coherent" in text.stdout

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import EXAMPLES
-from tests.support.sarif import valid_sarif
 from tests.support.openai_loopback import Fault, LoopbackServer, code_reply, rate_limited
+from tests.support.sarif import valid_sarif
 
 REPLAY = EXAMPLES / "recorded_samples.jsonl"
 PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] ")
@@ -46,8 +46,14 @@ def triple(x: int) -> int:
 def run_cli(*args, cwd: Path, env: dict | None = None, encoding: str = "utf-8") -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith("COHERENCE_") and not k.endswith("_API_KEY")}
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "coherence", *map(str, args)], capture_output=True,
-                          encoding=encoding, cwd=cwd, env=full, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "coherence", *map(str, args)],
+        capture_output=True,
+        encoding=encoding,
+        cwd=cwd,
+        env=full,
+        timeout=300,
+    )
 
 
 def messages(stderr: str) -> list[str]:
@@ -61,8 +67,19 @@ def functions(proc) -> dict[str, dict]:
 def test_a_missing_api_key_is_named_at_once_and_exits_2(tmp_path):
     (tmp_path / "m.py").write_text(COUNT_VOWELS)
     with LoopbackServer([code_reply("def count_vowels(s):\n    return 0")]) as server:
-        proc = run_cli("check", "m.py", "--model", "openai/local", "--api-base", server.url, "--inputs", "50",
-                       "--cache-dir", tmp_path / "cache", cwd=tmp_path)
+        proc = run_cli(
+            "check",
+            "m.py",
+            "--model",
+            "openai/local",
+            "--api-base",
+            server.url,
+            "--inputs",
+            "50",
+            "--cache-dir",
+            tmp_path / "cache",
+            cwd=tmp_path,
+        )
         assert server.request_count == 0  # nothing was sent without a key, and nothing retried
     assert proc.returncode == 2, proc.stderr
     (line,) = messages(proc.stderr)
@@ -91,8 +108,22 @@ def test_a_function_the_llm_fails_on_is_an_error_and_the_rest_complete(tmp_path)
         return rate_limited(retry_after=3600) if "implementation of `triple`" in prompt else vowels
 
     with LoopbackServer(responder=respond) as server:
-        proc = run_cli("check", "m.py", "--model", "openai/local", "--api-base", server.url, "--inputs", "60",
-                       "--format", "json", "--cache-dir", tmp_path / "cache", cwd=tmp_path, env={"OPENAI_API_KEY": "none"})
+        proc = run_cli(
+            "check",
+            "m.py",
+            "--model",
+            "openai/local",
+            "--api-base",
+            server.url,
+            "--inputs",
+            "60",
+            "--format",
+            "json",
+            "--cache-dir",
+            tmp_path / "cache",
+            cwd=tmp_path,
+            env={"OPENAI_API_KEY": "none"},
+        )
     assert proc.returncode == 1, proc.stderr
     found = functions(proc)
     assert found["count_vowels"]["status"] == "incoherent"
@@ -102,8 +133,20 @@ def test_a_function_the_llm_fails_on_is_an_error_and_the_rest_complete(tmp_path)
 def test_a_model_the_provider_does_not_know_is_a_configuration_error(tmp_path):
     (tmp_path / "m.py").write_text(COUNT_VOWELS + UNRECORDED)
     with LoopbackServer([], then=Fault(status=404, message="model 'nope' not found")) as server:
-        proc = run_cli("check", "m.py", "--model", "openai/nope", "--api-base", server.url, "--inputs", "50",
-                       "--cache-dir", tmp_path / "cache", cwd=tmp_path, env={"OPENAI_API_KEY": "none"})
+        proc = run_cli(
+            "check",
+            "m.py",
+            "--model",
+            "openai/nope",
+            "--api-base",
+            server.url,
+            "--inputs",
+            "50",
+            "--cache-dir",
+            tmp_path / "cache",
+            cwd=tmp_path,
+            env={"OPENAI_API_KEY": "none"},
+        )
     assert proc.returncode == 2, proc.stderr
     (line,) = messages(proc.stderr)  # said once, though both functions stopped on it
     assert line.startswith("coherence: Model openai/nope was not found")
@@ -123,12 +166,24 @@ def test_a_file_that_breaks_coherence_is_an_internal_error_exit_3_and_the_others
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.parametrize("content, says", [
-    (b"def broken(:\n", "bad.py:1  <module>: error — syntax error: "),
-    (b"# coherence\ndef f(x):\n    return '\xff'\n", "bad.py:3  <module>: error — cannot read file: line 3 is not UTF-8; declare its encoding"),
-    (b"# caf\xe9\ndef f(x):\n    return x\n", "bad.py:1  <module>: error — cannot read file: it is not UTF-8; declare its encoding"),
-    (b"# -*- coding: klingon -*-\ndef f(x):\n    return x\n", "bad.py:1  <module>: error — cannot read file: its coding line names an unknown encoding, 'klingon'"),
-])
+@pytest.mark.parametrize(
+    "content, says",
+    [
+        (b"def broken(:\n", "bad.py:1  <module>: error — syntax error: "),
+        (
+            b"# coherence\ndef f(x):\n    return '\xff'\n",
+            "bad.py:3  <module>: error — cannot read file: line 3 is not UTF-8; declare its encoding",
+        ),
+        (
+            b"# caf\xe9\ndef f(x):\n    return x\n",
+            "bad.py:1  <module>: error — cannot read file: it is not UTF-8; declare its encoding",
+        ),
+        (
+            b"# -*- coding: klingon -*-\ndef f(x):\n    return x\n",
+            "bad.py:1  <module>: error — cannot read file: its coding line names an unknown encoding, 'klingon'",
+        ),
+    ],
+)
 def test_a_file_that_does_not_parse_or_read_fails_ci_with_1(tmp_path, content, says):
     (tmp_path / "bad.py").write_bytes(content)
     proc = run_cli("check", "bad.py", "--replay", REPLAY, cwd=tmp_path)
@@ -136,22 +191,34 @@ def test_a_file_that_does_not_parse_or_read_fails_ci_with_1(tmp_path, content, s
     assert says in proc.stdout
 
 
-@pytest.mark.parametrize("option, says", [
-    (["--timeout", "-1"], "--timeout: must be more than 0, got -1"),
-    (["--timeout", "0"], "--timeout: must be more than 0, got 0"),
-    (["--temperature", "5"], "--temperature: must be at most 2, got 5"),
-    (["--samples", "1"], "--samples/-m: must be at least 2, got 1"),
-    (["--inputs", "0"], "--inputs/-n: must be at least 1, got 0"),
-    (["--inputs", "many"], "--inputs/-n: expected an integer, got 'many'"),
-    (["-o", "taken/report.txt"], "--output taken/report.txt: taken is a file, not a folder"),
-    (["--python", "/nowhere/python3"], "python: no interpreter '/nowhere/python3'"),
-])
+@pytest.mark.parametrize(
+    "option, says",
+    [
+        (["--timeout", "-1"], "--timeout: must be more than 0, got -1"),
+        (["--timeout", "0"], "--timeout: must be more than 0, got 0"),
+        (["--temperature", "5"], "--temperature: must be at most 2, got 5"),
+        (["--samples", "1"], "--samples/-m: must be at least 2, got 1"),
+        (["--inputs", "0"], "--inputs/-n: must be at least 1, got 0"),
+        (["--inputs", "many"], "--inputs/-n: expected an integer, got 'many'"),
+        (["-o", "taken/report.txt"], "--output taken/report.txt: taken is a file, not a folder"),
+        (["--python", "/nowhere/python3"], "python: no interpreter '/nowhere/python3'"),
+    ],
+)
 def test_a_bad_option_exits_2_before_any_work(tmp_path, option, says):
     (tmp_path / "m.py").write_text(COUNT_VOWELS)
     (tmp_path / "taken").write_text("a file where a folder should be")
     with LoopbackServer([code_reply("def count_vowels(s):\n    return 0")]) as server:
-        proc = run_cli("check", "m.py", "--model", "openai/local", "--api-base", server.url, *option,
-                       cwd=tmp_path, env={"OPENAI_API_KEY": "none"})
+        proc = run_cli(
+            "check",
+            "m.py",
+            "--model",
+            "openai/local",
+            "--api-base",
+            server.url,
+            *option,
+            cwd=tmp_path,
+            env={"OPENAI_API_KEY": "none"},
+        )
         assert server.request_count == 0
     assert proc.returncode == 2
     assert says in proc.stderr and "Traceback" not in proc.stderr
@@ -167,15 +234,36 @@ def test_a_bad_setting_in_pyproject_exits_2(tmp_path):
 
 def test_output_into_a_missing_folder_creates_it(tmp_path):
     (tmp_path / "m.py").write_text(COUNT_VOWELS)
-    proc = run_cli("check", "m.py", "--replay", REPLAY, "--inputs", "50", "--format", "sarif", "-o", "out/ci/report.sarif", cwd=tmp_path)
+    proc = run_cli(
+        "check",
+        "m.py",
+        "--replay",
+        REPLAY,
+        "--inputs",
+        "50",
+        "--format",
+        "sarif",
+        "-o",
+        "out/ci/report.sarif",
+        cwd=tmp_path,
+    )
     assert proc.returncode == 1, proc.stderr
     valid_sarif((tmp_path / "out/ci/report.sarif").read_text())
 
 
 def test_a_console_that_cannot_show_the_report_gets_escapes(tmp_path):
     (tmp_path / "m.py").write_text(COUNT_VOWELS)
-    proc = run_cli("check", "m.py", "--replay", REPLAY, "--inputs", "50", cwd=tmp_path, env={"PYTHONIOENCODING": "cp1252"},
-                   encoding="cp1252")
+    proc = run_cli(
+        "check",
+        "m.py",
+        "--replay",
+        REPLAY,
+        "--inputs",
+        "50",
+        cwd=tmp_path,
+        env={"PYTHONIOENCODING": "cp1252"},
+        encoding="cp1252",
+    )
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "error \\u2265 " in proc.stdout  # "error ≥ 0.0xx": ≥ is not in cp1252
@@ -189,11 +277,20 @@ def test_a_latin_1_source_file_is_read_as_python_reads_it(tmp_path):
     assert functions(proc)["count_vowels"]["status"] == "incoherent"
 
 
-@pytest.mark.parametrize("line, problem", [
-    ({"entry_point": "count_vowels"}, "no 'candidates' key"),
-    ({"entry_point": "count_vowels", "candidates": "def count_vowels(s): return 0"}, "'candidates' is a string, expected a list"),
-    ({"entry_point": "count_vowels", "candidates": ["def count_vowels(s): return 0", None]}, "'candidates[1]' is null, expected a string"),
-])
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ({"entry_point": "count_vowels"}, "no 'candidates' key"),
+        (
+            {"entry_point": "count_vowels", "candidates": "def count_vowels(s): return 0"},
+            "'candidates' is a string, expected a list",
+        ),
+        (
+            {"entry_point": "count_vowels", "candidates": ["def count_vowels(s): return 0", None]},
+            "'candidates[1]' is null, expected a string",
+        ),
+    ],
+)
 def test_a_malformed_replay_line_is_named_before_any_work(tmp_path, line, problem):
     (tmp_path / "m.py").write_text(COUNT_VOWELS)
     good = {"entry_point": "other", "candidates": ["def other(): return 1"]}
@@ -216,7 +313,9 @@ def test_a_ci_log_gets_one_line_per_finished_function(tmp_path):
 
 
 def test_the_exit_statuses_are_in_the_help():
-    proc = subprocess.run([sys.executable, "-m", "coherence", "check", "--help"], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "coherence", "check", "--help"], capture_output=True, text=True, timeout=60
+    )
     assert proc.returncode == 0
     for status in ("0  nothing incoherent", "1  findings", "2  usage or configuration error", "3  internal error"):
         assert status in proc.stdout
@@ -231,7 +330,9 @@ def test_include_and_exclude_in_pyproject_choose_functions_without_editing_them(
     )
     (tmp_path / "lib").mkdir()
     unmarked = COUNT_VOWELS.replace("# coherence\n", "")
-    palindrome = '\n\n# coherence\ndef is_palindrome(s: str) -> bool:\n    """Same both ways."""\n    return s == s[::-1]\n'
+    palindrome = (
+        '\n\n# coherence\ndef is_palindrome(s: str) -> bool:\n    """Same both ways."""\n    return s == s[::-1]\n'
+    )
     (tmp_path / "lib" / "text.py").write_text(unmarked + palindrome)
     (tmp_path / "lib" / "generated_parser.py").write_text("def broken(:\n")  # excluded: never read
     proc = run_cli("check", "lib", "--format", "json", cwd=tmp_path)

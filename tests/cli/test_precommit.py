@@ -18,7 +18,7 @@ from tests.conftest import EXAMPLES, REPO
 pytestmark = pytest.mark.slow
 
 SOURCE = (EXAMPLES / "textutils.py").read_text()
-PALINDROME = SOURCE[SOURCE.index("# coherence\ndef is_palindrome"):]
+PALINDROME = SOURCE[SOURCE.index("# coherence\ndef is_palindrome") :]
 
 
 def git(*args, cwd):
@@ -39,13 +39,35 @@ def test_the_hook_checks_the_python_files_it_is_given(tmp_path):
     git("add", "-A", cwd=repo)
     git("-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", "init", cwd=repo)
     env = {k: v for k, v in os.environ.items() if not k.startswith("COHERENCE_") and not k.endswith("_API_KEY")}
-    env.update(PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"), GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.com",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@example.com")
+    env.update(
+        PRE_COMMIT_HOME=str(tmp_path / "pre-commit-home"),
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@example.com",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@example.com",
+    )
 
     # one run (pre-commit builds the hook's environment per run of a dirty checkout: minutes each)
-    proc = subprocess.run([sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "coherence", "--verbose",
-                           "--files", "good.py", "bad.py", "notes.md"],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pre_commit",
+            "try-repo",
+            str(REPO),
+            "coherence",
+            "--verbose",
+            "--files",
+            "good.py",
+            "bad.py",
+            "notes.md",
+        ],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     out = proc.stdout
     assert proc.returncode == 1, out + proc.stderr  # bad.py's warning fails the commit
     assert "- hook id: coherence" in out and "Failed" in out and "- exit code: 1" in out

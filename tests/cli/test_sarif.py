@@ -30,7 +30,9 @@ def test_the_schema_check_rejects_what_code_scanning_would():
     doc["runs"][0]["results"][0]["level"] = "severe"
     del doc["runs"][0]["tool"]["driver"]["name"]
     errors = sarif_errors(doc)
-    assert any("'severe' is not one of" in e for e in errors) and any("'name' is a required property" in e for e in errors)
+    assert any("'severe' is not one of" in e for e in errors) and any(
+        "'name' is a required property" in e for e in errors
+    )
 
 
 def project(root: Path) -> Path:
@@ -81,8 +83,10 @@ def test_a_file_outside_the_repository_gets_an_absolute_uri(tmp_path):
     inside, outside = tmp_path / "repo", tmp_path / "elsewhere"
     (inside / ".git").mkdir(parents=True)
     outside.mkdir()
-    results = [CheckResult(name="f", qualname="C.f", path=str(p / "m.py"), line=2, status="error", reason="syntax error")
-               for p in (inside, outside)]
+    results = [
+        CheckResult(name="f", qualname="C.f", path=str(p / "m.py"), line=2, status="error", reason="syntax error")
+        for p in (inside, outside)
+    ]
     doc = valid_sarif(formats.to_sarif(results))
     uris = [r["locations"][0]["physicalLocation"]["artifactLocation"] for r in doc["runs"][0]["results"]]
     assert uris == [{"uri": "m.py", "uriBaseId": "%SRCROOT%"}, {"uri": (outside / "m.py").resolve().as_uri()}]

@@ -12,10 +12,9 @@ import pytest
 
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig, load_project_config
+from coherence.engine.inputs import Input
 from coherence.engine.markers import find_targets
 from coherence.engine.sampling.replay import ReplayProvider
-
-from coherence.engine.inputs import Input
 from tests.conftest import EXAMPLES, corpus_check
 from tests.support.sarif import valid_sarif
 
@@ -39,7 +38,7 @@ async def test_incoherent_function_gets_a_shrunk_counterexample():
     ce = result.counterexample
     assert ce is not None
     # The bug is upper-case vowels; shrinking leaves a one-character upper-case vowel.
-    arg = eval(ce.call[len("count_vowels"):])  # our own rendering
+    arg = eval(ce.call[len("count_vowels") :])  # our own rendering
     assert len(arg) == 1 and arg in "AEIOU"
     assert ce.yours == "0" and ce.theirs == "1"
     assert ce.disagreeing == 9 and ce.total == 9
@@ -63,7 +62,7 @@ async def test_shrinking_keeps_the_intervals_ordered_like_the_examples():
     t = target("intervals.py", "merge_intervals")
     result = await examples_checker().check(t)
     assert result.status == "incoherent" and result.counterexample is not None
-    arg = eval(result.counterexample.call[len("merge_intervals"):])
+    arg = eval(result.counterexample.call[len("merge_intervals") :])
     assert all(a <= b for a, b in arg), result.counterexample.call
     assert Domain.for_spec(t.spec, t.module_source).crossed(Input((arg,))) == []
     assert result.counterexample.yours != result.counterexample.theirs
@@ -123,20 +122,26 @@ async def test_module_that_fails_to_load_is_an_error_not_a_verdict(tmp_path):
 async def test_an_alternative_that_hangs_is_dropped_not_the_inputs(tmp_path):
     """Three timeouts in a row end a program's run; the inputs it never reached would be left out
     for everyone, so an alternative that hangs on the smallest inputs goes instead, and says so."""
-    src = "# coherence\ndef double(x: int) -> int:\n    \"\"\"Twice x.\"\"\"\n    return 2 * x\n"
+    src = '# coherence\ndef double(x: int) -> int:\n    """Twice x."""\n    return 2 * x\n'
     replay = tmp_path / "s.jsonl"
-    alts = ["def double(x):\n    return x + x\n", "def double(x):\n    while True:\n        pass\n", "def double(x):\n    return x * 2\n"]
+    alts = [
+        "def double(x):\n    return x + x\n",
+        "def double(x):\n    while True:\n        pass\n",
+        "def double(x):\n    return x * 2\n",
+    ]
     replay.write_text(json.dumps({"entry_point": "double", "candidates": alts}) + "\n")
     (t,) = find_targets(src, str(tmp_path / "m.py"))
     # (two alternatives remain: enough for this test, below the default min_alternatives of 3)
-    result = await Checker(CheckConfig(replay=str(replay), samples=4, inputs=200, call_timeout=0.2, min_alternatives=2)).check(t)
+    result = await Checker(
+        CheckConfig(replay=str(replay), samples=4, inputs=200, call_timeout=0.2, min_alternatives=2)
+    ).check(t)
     assert result.status == "coherent", (result.status, result.reason)
     assert result.samples == 3 and result.inputs == 200 and result.too_slow == 1
     assert "1 dropped: too slow (reached 3 of 200 inputs in time)" in result.sampling
 
 
 async def test_when_most_alternatives_are_slow_the_inputs_go_not_the_programs(tmp_path):
-    src = "# coherence\ndef double(x: int) -> int:\n    \"\"\"Twice x.\"\"\"\n    return 2 * x\n"
+    src = '# coherence\ndef double(x: int) -> int:\n    """Twice x."""\n    return 2 * x\n'
     replay = tmp_path / "s.jsonl"
     # three brute-force alternatives: fine on one-digit x, too slow from about x = 10
     slow = "def double(x):\n    n = 0\n    for _ in range(abs(x) * 10 ** 6):\n        n += 2\n    return (n if x >= 0 else -n) // 10 ** 6\n"
@@ -202,7 +207,9 @@ async def test_corpus_task_whose_samples_agree_is_coherent(corpus_dir):
 def run_cli(*args, cwd=None, env=None):
     full_env = {k: v for k, v in os.environ.items() if k not in ("COHERENCE_MODEL", "COHERENCE_API_BASE")}
     full_env.update(env or {})
-    return subprocess.run([sys.executable, "-m", "coherence", *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "coherence", *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=300
+    )
 
 
 def test_cli_json_has_every_documented_field():
@@ -210,7 +217,24 @@ def test_cli_json_has_every_documented_field():
     assert proc.returncode == 1, proc.stderr
     doc = json.loads(proc.stdout)
     entries = {e["name"]: e for e in doc["functions"]}
-    required = {"name", "path", "line", "status", "samples", "inputs", "incoherence", "disagreement", "dsde", "sde", "trust", "clusters", "counterexample", "pac_bound", "cost_usd", "seconds"}
+    required = {
+        "name",
+        "path",
+        "line",
+        "status",
+        "samples",
+        "inputs",
+        "incoherence",
+        "disagreement",
+        "dsde",
+        "sde",
+        "trust",
+        "clusters",
+        "counterexample",
+        "pac_bound",
+        "cost_usd",
+        "seconds",
+    }
     for entry in entries.values():
         assert required <= set(entry)
     assert entries["count_vowels"]["status"] == "incoherent"
@@ -227,7 +251,9 @@ def test_cli_sarif_is_valid_2_1_0():
     (res,) = run["results"]  # only the incoherent function is a finding
     assert res["ruleId"] in rule_ids and rule_ids[res["ruleIndex"]] == res["ruleId"]
     loc = res["locations"][0]["physicalLocation"]
-    assert loc["artifactLocation"]["uri"] == "examples/textutils.py"  # from the git top level, as code scanning reads it
+    assert (
+        loc["artifactLocation"]["uri"] == "examples/textutils.py"
+    )  # from the git top level, as code scanning reads it
     assert loc["region"]["startLine"] >= 1
     assert "count_vowels(" in res["message"]["text"]
 
@@ -241,9 +267,17 @@ def test_cli_without_model_explains_how_to_configure(tmp_path):
 
 def test_cli_exit_zero_when_nothing_is_incoherent(tmp_path):
     source = (EXAMPLES / "textutils.py").read_text()
-    coherent_only = source[source.index("# coherence\ndef is_palindrome"):]
+    coherent_only = source[source.index("# coherence\ndef is_palindrome") :]
     (tmp_path / "pal.py").write_text(coherent_only)
-    proc = run_cli("check", str(tmp_path / "pal.py"), "--inputs", "100", "--replay", str(EXAMPLES / "recorded_samples.jsonl"), cwd=tmp_path)
+    proc = run_cli(
+        "check",
+        str(tmp_path / "pal.py"),
+        "--inputs",
+        "100",
+        "--replay",
+        str(EXAMPLES / "recorded_samples.jsonl"),
+        cwd=tmp_path,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "is_palindrome: coherent" in proc.stdout
 
@@ -257,7 +291,7 @@ def test_results_key_ignores_unrelated_neighbours_only():
     from coherence.engine.check import results_key
 
     src = textwrap.dedent(
-        '''
+        """
         # coherence
         def a(x: int) -> int:
             return b(x) + 1
@@ -269,7 +303,7 @@ def test_results_key_ignores_unrelated_neighbours_only():
         # coherence
         def c(x: int) -> int:
             return x - 1
-        '''
+        """
     )
     cfg = CheckConfig()
 
@@ -291,7 +325,7 @@ def test_results_keys_of_a_module_match_each_functions_key_and_read_whole_names(
     # "mid·dot" is an identifier that is not all word characters (the middle dot is not one);
     # "bb" in c is not a mention of b, and "mid·dot" in d is one of mid·dot.
     src = textwrap.dedent(
-        '''
+        """
         # coherence
         def b(x: int) -> int:
             return x * 2
@@ -308,7 +342,7 @@ def test_results_keys_of_a_module_match_each_functions_key_and_read_whole_names(
         # coherence
         def d(x: int) -> int:
             return mid·dot(x) - 1
-        '''
+        """
     )
     cfg = CheckConfig()
 
@@ -402,7 +436,9 @@ async def _replayed_result(tmp_path, source, name, alternatives):
     (tmp_path / "mod.py").write_text(source)
     replay = tmp_path / "samples.jsonl"
     replay.write_text(json.dumps({"entry_point": name, "candidates": alternatives}) + "\n")
-    checker = Checker(CheckConfig(replay=str(replay), samples=len(alternatives) + 1, inputs=300, workspace=str(tmp_path)))
+    checker = Checker(
+        CheckConfig(replay=str(replay), samples=len(alternatives) + 1, inputs=300, workspace=str(tmp_path))
+    )
     (t,) = find_targets(source, str(tmp_path / "mod.py"))
     return await checker.check(t)
 
@@ -416,7 +452,7 @@ async def test_disagreement_only_outside_the_examples_domain_is_said_so(tmp_path
     result = await _round_down_result(tmp_path, [FLOOR, TOWARD_ZERO, TOWARD_ZERO])
     assert result.status == "incoherent"
     assert "negative" in result.outside_domain
-    assert eval(result.counterexample.call[len("round_down"):]) < 0  # our own rendering
+    assert eval(result.counterexample.call[len("round_down") :]) < 0  # our own rendering
     from coherence.formats import describe, json_entry
     from coherence.lsp.render import diagnostic_message
 
@@ -435,7 +471,7 @@ async def test_the_counterexample_comes_from_inside_the_domain_when_it_can(tmp_p
     result = await _round_down_result(tmp_path, [FLOOR, CAPPED, CAPPED])
     assert result.status == "incoherent"
     assert not result.outside_domain
-    assert eval(result.counterexample.call[len("round_down"):]) >= 1000
+    assert eval(result.counterexample.call[len("round_down") :]) >= 1000
 
 
 COUNT_DIGITS = '''
@@ -460,7 +496,7 @@ async def test_disagreement_only_where_the_docstring_rules_the_input_out_is_said
     # "Given a positive integer n": the alternatives differ from yours only at n <= 0.
     result = await _count_digits_result(tmp_path, [DIGITS_LOOP, DIGITS_LOOP])
     assert result.status == "incoherent"
-    assert eval(result.counterexample.call[len("count_digits"):]) <= 0  # our own rendering
+    assert eval(result.counterexample.call[len("count_digits") :]) <= 0  # our own rendering
     assert "your docstring says n is positive" in result.outside_domain
     assert result.domain == ["n is positive (your docstring says so)"]
     # without the statement, one example shows no domain: the same disagreement is not set apart
@@ -475,15 +511,15 @@ async def test_the_counterexample_comes_from_inside_what_the_docstring_states(tm
     result = await _count_digits_result(tmp_path, [DIGITS_LOOP, DIGITS_LOOP, DIGITS_LOOP, DIGITS_OFF_FROM_100])
     assert result.status == "incoherent"
     assert not result.outside_domain
-    assert eval(result.counterexample.call[len("count_digits"):]) >= 100
+    assert eval(result.counterexample.call[len("count_digits") :]) >= 100
 
 
 def test_the_domain_is_asked_only_of_inputs_the_programs_disagree_on():
+    import numpy as np
+
     from coherence.engine.check import inside_mask
     from coherence.engine.inputs.domain import Domain
     from coherence.engine.inputs.generate import generate_inputs
-
-    import numpy as np
 
     (t,) = find_targets(ROUND_DOWN, "mod.py")
     inputs = generate_inputs(t.spec, 200, module_source=ROUND_DOWN)
@@ -515,6 +551,7 @@ async def test_scoring_runs_off_the_event_loop(tmp_path, monkeypatch):
         def wrapped(*args, **kwargs):
             seen.append((fn.__name__, on_loop()))
             return fn(*args, **kwargs)
+
         return wrapped
 
     for name in ("outcome_ids", "score", "inside_mask", "_judge"):

@@ -144,7 +144,14 @@ def test_an_untrusted_repository_keeps_its_harmless_settings_and_loses_the_other
     # the user gave the api_base: refusing the repository's changed nothing there
     assert set(got.refused) == {"model", "models", "python", "sandbox", "cache_dir", "workspace"}
     assert got.notice.count("\n") == 0
-    for word in ("python", "sandbox", "cache_dir", "workspace", str(repo / "pyproject.toml"), f"coherence trust {repo}"):
+    for word in (
+        "python",
+        "sandbox",
+        "cache_dir",
+        "workspace",
+        str(repo / "pyproject.toml"),
+        f"coherence trust {repo}",
+    ):
         assert word in got.notice
 
 
@@ -185,7 +192,11 @@ def test_trust_is_per_config_and_lapses_when_its_table_changes(tmp_path):
     store.grant(pyproject, project.digest)
     got = resolver(tmp_path).for_path(repo / "m.py")
     assert got.trust == "trusted" and got.refused == () and got.notice is None
-    assert (got.config.model, got.config.python, got.config.workspace) == ("openai/evil", str(repo / "tools" / "py"), "/")
+    assert (got.config.model, got.config.python, got.config.workspace) == (
+        "openai/evil",
+        str(repo / "tools" / "py"),
+        "/",
+    )
     # a change outside [tool.coherence] keeps the grant; a change inside withdraws it
     pyproject.write_text("[project]\nname = 'x'\n\n" + HOSTILE)
     assert resolver(tmp_path).for_path(repo).trust == "trusted"
@@ -221,7 +232,10 @@ def test_the_store_is_written_whole_and_private(tmp_path):
     store.grant(tmp_path / "b" / "pyproject.toml", "2" * 64)
     store.grant(tmp_path / "a" / "pyproject.toml", "3" * 64)  # again: replaces the first
     data = json.loads(path.read_text())
-    assert [(g["config"], g["sha256"][0]) for g in data["trusted"]] == [(str(tmp_path / "b" / "pyproject.toml"), "2"), (str(tmp_path / "a" / "pyproject.toml"), "3")]
+    assert [(g["config"], g["sha256"][0]) for g in data["trusted"]] == [
+        (str(tmp_path / "b" / "pyproject.toml"), "2"),
+        (str(tmp_path / "a" / "pyproject.toml"), "3"),
+    ]
     assert path.stat().st_mode & 0o077 == 0
     assert [p.name for p in path.parent.iterdir()] == ["trusted.json"]
 
@@ -235,9 +249,17 @@ def test_trust_from_the_front_end_overrides_the_store(tmp_path):
 
 
 def test_the_users_own_file_may_set_everything(tmp_path):
-    write(tmp_path / "user" / "config.toml", 'python = "/usr/bin/python3"\nsandbox = "guard"\napi_base = "http://localhost:8000/v1"\nmodel = "openai/local"\n')
+    write(
+        tmp_path / "user" / "config.toml",
+        'python = "/usr/bin/python3"\nsandbox = "guard"\napi_base = "http://localhost:8000/v1"\nmodel = "openai/local"\n',
+    )
     cfg = resolver(tmp_path).for_path(tmp_path / "m.py").config
-    assert (cfg.python, cfg.sandbox, cfg.api_base, cfg.model) == ("/usr/bin/python3", "guard", "http://localhost:8000/v1", "openai/local")
+    assert (cfg.python, cfg.sandbox, cfg.api_base, cfg.model) == (
+        "/usr/bin/python3",
+        "guard",
+        "http://localhost:8000/v1",
+        "openai/local",
+    )
     assert CheckConfig().merged(**{"sandbox": cfg.sandbox}).validated().sandbox == "guard"
 
 

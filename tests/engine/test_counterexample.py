@@ -13,7 +13,11 @@ from coherence.engine.inputs.generate import shrink_candidates
 MODULE = ModuleContext(source="def f(xs):\n    return len(xs)\n", filename="/workspace/m.py", module_name="m")
 # The rival disagrees on every list, and takes 0.3 s (under the call timeout) on the short ones:
 # every shrink candidate still disagrees, slowly.
-RIVAL = Program("f", "import time\ndef f(xs):\n    if len(xs) < 8:\n        time.sleep(0.3)\n    return len(xs) + 1\n", label="alternative 1")
+RIVAL = Program(
+    "f",
+    "import time\ndef f(xs):\n    if len(xs) < 8:\n        time.sleep(0.3)\n    return len(xs) + 1\n",
+    label="alternative 1",
+)
 
 
 class RecordingExecutor(Executor):
@@ -33,7 +37,11 @@ class RecordingExecutor(Executor):
 def test_shrinking_runs_on_a_small_budget_and_stops_at_its_time_limit():
     ex = RecordingExecutor(limits=ExecutionLimits(call_timeout=0.5, program_budget=5.0))
     # a third program, so that the describing run (every program) tells itself from the rounds (two)
-    programs = [Program("f", label="yours"), RIVAL, Program("f", "def f(xs):\n    return len(xs)\n", label="alternative 2")]
+    programs = [
+        Program("f", label="yours"),
+        RIVAL,
+        Program("f", "def f(xs):\n    return len(xs)\n", label="alternative 2"),
+    ]
     start = Input(args=(list(range(8)),))
     first = ex.run(MODULE, programs, [start])
     ex.runs.clear()
@@ -69,7 +77,11 @@ FAST_RIVAL = Program("f", "def f(xs):\n    return len(xs) + 1\n", label="alterna
 
 def test_inputs_with_known_outcomes_are_not_run_again():
     ex = RecordingExecutor()
-    programs = [Program("f", label="yours"), FAST_RIVAL, Program("f", "def f(xs):\n    return len(xs)\n", label="alternative 2")]
+    programs = [
+        Program("f", label="yours"),
+        FAST_RIVAL,
+        Program("f", "def f(xs):\n    return len(xs)\n", label="alternative 2"),
+    ]
     start = Input(args=(list(range(8)),))
     # what the main run tried: the start, its one-step shrinks, and the empty list (where the
     # shrinking ends, since the two disagree on every list)
@@ -102,6 +114,8 @@ def test_a_round_of_known_candidates_makes_no_run():
     tried = [start, Input(args=([],)), Input(args=([0],))]
     main = ex.run(MODULE, programs, tried)
     ex.runs.clear()
-    shrunk, outcomes = cx.shrink(ex, MODULE, programs, 1, start, [row[0] for row in main.outcomes], known=cx.KnownOutcomes(tried, main.outcomes))
+    shrunk, outcomes = cx.shrink(
+        ex, MODULE, programs, 1, start, [row[0] for row in main.outcomes], known=cx.KnownOutcomes(tried, main.outcomes)
+    )
     assert shrunk.args == ([],) and outcomes[0].render() == "0" and outcomes[1].render() == "1"
     assert ex.runs == []

@@ -58,18 +58,34 @@ def test_closures_exception_names_and_comprehensions_are_renamed_consistently():
         # inputs may pass the entry point's parameters by keyword
         ("def f(xs):\n    return len(xs)\n", "def f(ys):\n    return len(ys)\n", "entry point parameter"),
         # a keyword names a parameter of an inner function
-        ("def f(x):\n    def g(a):\n        return a\n    return g(a=x)\n", "def f(x):\n    def g(b):\n        return b\n    return g(a=x)\n", "keyword"),
+        (
+            "def f(x):\n    def g(a):\n        return a\n    return g(a=x)\n",
+            "def f(x):\n    def g(b):\n        return b\n    return g(a=x)\n",
+            "keyword",
+        ),
         # a string spells a parameter's name (**{...})
-        ("def f(x):\n    def g(a):\n        return a\n    return g(**{'a': x})\n", "def f(x):\n    def g(b):\n        return b\n    return g(**{'a': x})\n", "string"),
+        (
+            "def f(x):\n    def g(a):\n        return a\n    return g(**{'a': x})\n",
+            "def f(x):\n    def g(b):\n        return b\n    return g(**{'a': x})\n",
+            "string",
+        ),
         # a function's name is its __name__
-        ("def f(x):\n    def helper():\n        return x\n    return helper\n", "def f(x):\n    def aid():\n        return x\n    return aid\n", "def name"),
+        (
+            "def f(x):\n    def helper():\n        return x\n    return helper\n",
+            "def f(x):\n    def aid():\n        return x\n    return aid\n",
+            "def name",
+        ),
         # module-level names are globals other code may reach
         ("LIMIT = 3\ndef f(x):\n    return x < LIMIT\n", "CAP = 3\ndef f(x):\n    return x < CAP\n", "module name"),
         # a free name is the module's (or a builtin): which one matters
         ("def f(x):\n    return helper(x)\n", "def f(x):\n    return helper2(x)\n", "free name"),
         ("def f(x):\n    return sum(x)\n", "def f(x):\n    return max(x)\n", "builtin"),
         # locals() sees the names
-        ("def f(x):\n    a = 1\n    return sorted(locals())\n", "def f(x):\n    b = 1\n    return sorted(locals())\n", "locals()"),
+        (
+            "def f(x):\n    a = 1\n    return sorted(locals())\n",
+            "def f(x):\n    b = 1\n    return sorted(locals())\n",
+            "locals()",
+        ),
         # eval reads names from text
         ("def f(x):\n    a = x\n    return eval('a')\n", "def f(x):\n    b = x\n    return eval('a')\n", "eval"),
         # an f-string's "=" spells the name
@@ -77,9 +93,17 @@ def test_closures_exception_names_and_comprehensions_are_renamed_consistently():
         # a docstring a program reads is part of what it computes
         ('def f(x):\n    "one"\n    return f.__doc__\n', 'def f(x):\n    "two"\n    return f.__doc__\n', "__doc__"),
         # two locals swapped are not a renaming of one program into the other
-        ("def f(x):\n    a = x\n    b = 1\n    return a - b\n", "def f(x):\n    a = x\n    b = 1\n    return b - a\n", "swap"),
+        (
+            "def f(x):\n    a = x\n    b = 1\n    return a - b\n",
+            "def f(x):\n    a = x\n    b = 1\n    return b - a\n",
+            "swap",
+        ),
         # an imported name is the module's
-        ("def f(x):\n    import math as m\n    return m.floor(x)\n", "def f(x):\n    import math as mm\n    return mm.floor(x)\n", "import alias"),
+        (
+            "def f(x):\n    import math as m\n    return m.floor(x)\n",
+            "def f(x):\n    import math as mm\n    return mm.floor(x)\n",
+            "import alias",
+        ),
     ],
 )
 def test_programs_that_may_compute_differently_stay_apart(a, b, why):
@@ -169,7 +193,12 @@ def test_recorded_samples_merged_by_name_behave_alike_when_run_apart(corpus_dir,
             report = ex.run(ModuleContext(), [Program(name, s) for s in sources], inputs)
             assert report.programs_run == len(sources)  # they did run apart
             # calls that ran out of time or memory say how fast, not what: left out
-            timed = {x for row_ in report.outcomes for x, o in enumerate(row_) if o.kind == "raise" and o.error in ("Timeout", "BudgetExceeded", "MemoryError")}
+            timed = {
+                x
+                for row_ in report.outcomes
+                for x, o in enumerate(row_)
+                if o.kind == "raise" and o.error in ("Timeout", "BudgetExceeded", "MemoryError")
+            }
             rows_ = [[o for x, o in enumerate(r) if x not in timed] for r in report.outcomes]
             assert all(r == rows_[0] for r in rows_), (row["task_id"], sources)
             checked += 1
@@ -187,11 +216,18 @@ def test_distinct_and_the_executor_do_not_need_each_other():
 
     import coherence
 
-    code = ("import sys, typing; from coherence.engine.execution import distinct, program; "
-            "assert typing.get_type_hints(distinct.copy_rows)['report'] is program.ExecutionReport; "
-            "print('coherence.engine.execution.executor' in sys.modules)")
+    code = (
+        "import sys, typing; from coherence.engine.execution import distinct, program; "
+        "assert typing.get_type_hints(distinct.copy_rows)['report'] is program.ExecutionReport; "
+        "print('coherence.engine.execution.executor' in sys.modules)"
+    )
     server = str(Path(coherence.__file__).resolve().parents[1])
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PYTHONPATH": server})
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": server},
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+
 from coherence.engine.inputs import Expr, Input, generate_inputs
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.inputs.generate import _Constraints, infer_types
@@ -46,35 +47,44 @@ def test_counts_lengths_and_sorted_lists_from_examples():
     assert d.violations(Input(([2, 1], 2))) == ["arr is not sorted; every example's arr is"]
     assert d.violations(Input(([-3, 1], 2))) == ["arr holds a negative number; no example's arr does"]
     # keyword arguments bind to their parameters
-    assert d.violations(Input(([1, 2, 3],), (("n", 1),))) == ["n is 1, not len(arr) = 3; in every example n == len(arr)"]
+    assert d.violations(Input(([1, 2, 3],), (("n", 1),))) == [
+        "n is 1, not len(arr) = 3; in every example n == len(arr)"
+    ]
 
 
 def test_narrow_alphabets():
-    d = domain('''
+    d = domain(
+        '''
     def separate_paren_groups(paren_string: str) -> list:
         """
         >>> separate_paren_groups('( ) (( )) (( )( ))')
         ['()', '(())', '(()())']
         """
-    ''', "separate_paren_groups")
+    ''',
+        "separate_paren_groups",
+    )
     assert rules(d) == {("paren_string", "alphabet")}
     assert d.violations(Input(("(())()",))) == []
     assert d.violations(Input(("(a)",))) == ["paren_string has 'a'; the examples' paren_string use only ' ()'"]
 
-    d = domain('''
+    d = domain(
+        '''
     def string_xor(a: str, b: str) -> str:
         """
         >>> string_xor('010', '110')
         '100'
         """
-    ''', "string_xor")
+    ''',
+        "string_xor",
+    )
     assert rules(d) == {("a", "alphabet"), ("b", "alphabet")}
     assert d.contains(Input(("1111", "")))
     assert d.violations(Input(("012", "1"))) == ["a has '2'; the examples' a use only '01'"]
 
 
 def test_matrices_rectangular_and_square():
-    d = domain('''
+    d = domain(
+        '''
     def trace(m):
         """
         >>> trace([[1, 2], [3, 4]])
@@ -82,25 +92,32 @@ def test_matrices_rectangular_and_square():
         >>> trace([[1, 0, 0], [0, 1, 0], [0, 0, 1]])
         3
         """
-    ''', "trace")
+    ''',
+        "trace",
+    )
     assert ("m", "rect") in rules(d)
     assert next(r for r in d.rules if r.kind == "rect").square
     assert d.contains(Input(([[7]],)))
     assert d.violations(Input(([[1, 2], [3]],))) == ["m is ragged (rows of 1..2); every example's m is rectangular"]
     assert d.violations(Input(([[1, 2, 3], [4, 5, 6]],))) == ["m is 2×3, not square; every example's m is square"]
 
-    d = domain('''
+    d = domain(
+        '''
     def col_sums(grid):
         """
         >>> col_sums([[1, 2, 3], [4, 5, 6]])
         [5, 7, 9]
         """
-    ''', "col_sums")
+    ''',
+        "col_sums",
+    )
     rect = next(r for r in d.rules if r.kind == "rect")
     assert not rect.square
     assert d.violations(Input(([[1, 2, 3], [4, 5, 6], [7, 8, 9]],))) == []
     assert d.violations(Input(([[1, 2], [3, 4], [5, 6]],))) == []  # not square, and need not be
-    assert d.violations(Input(([[1], [4, 5]],))) == ["grid is ragged (rows of 1..2); every example's grid is rectangular"]
+    assert d.violations(Input(([[1], [4, 5]],))) == [
+        "grid is ragged (rows of 1..2); every example's grid is rectangular"
+    ]
 
 
 def test_no_examples_no_domain_even_where_generation_guesses_from_names():
@@ -143,13 +160,16 @@ def test_examples_that_do_not_constrain():
     assert not any(r.kind == "sorted" for r in d.rules)
 
     # one number is not enough to call a parameter non-negative (generation's rule too)
-    d = domain('''
+    d = domain(
+        '''
     def make_a_pile(n):
         """
         >>> make_a_pile(3)
         [3, 5, 7]
         """
-    ''', "make_a_pile")
+    ''',
+        "make_a_pile",
+    )
     assert d.evidence and d.empty
     assert d.contains(Input((-4,)))
 
@@ -219,7 +239,9 @@ def test_every_rule_is_one_generation_learns_too(src):
     c = _Constraints(t.spec, infer_types(t.spec, list(d.evidence)), list(d.evidence))
     assert d.rules
     for r in d.rules:
-        learned = {"nonneg": c.nonneg, "alphabet": c.alphabet, "sorted": c.sorted, "rect": c.rect, "len": c.len_of}[r.kind]
+        learned = {"nonneg": c.nonneg, "alphabet": c.alphabet, "sorted": c.sorted, "rect": c.rect, "len": c.len_of}[
+            r.kind
+        ]
         assert r.param in learned, r
         if r.kind == "len":
             assert c.len_of[r.param][0] == r.other

@@ -1,9 +1,9 @@
 """The docstring's worked examples (``engine.inputs.examples``) and when an outcome gives the
 stated result (``outcomes.gives``)."""
 
+from coherence.engine import verdict
 from coherence.engine.inputs.examples import stated_examples
 from coherence.engine.outcomes import Outcome, canonical, gives
-from coherence.engine import verdict
 
 
 def test_doctest_examples_with_their_results_and_exceptions():
@@ -22,7 +22,11 @@ def test_doctest_examples_with_their_results_and_exceptions():
     True
     """
     found = stated_examples(doc, "is_leap")
-    assert [(e.call, e.value, e.raises) for e in found] == [("is_leap(1900)", False, None), ("is_leap(2000)", True, None), ("is_leap(-1)", None, "ValueError")]
+    assert [(e.call, e.value, e.raises) for e in found] == [
+        ("is_leap(1900)", False, None),
+        ("is_leap(2000)", True, None),
+        ("is_leap(-1)", None, "ValueError"),
+    ]
 
 
 def test_prose_examples_in_the_forms_llm_docstrings_use():
@@ -35,8 +39,19 @@ def test_prose_examples_in_the_forms_llm_docstrings_use():
     file_name_check("1example.dll") # => 'No' (the name should start with a letter)
     get_odd_collatz(5) returns [1, 5] # the odd numbers of the sequence
     """
-    calls = {e.call: e.value for n in ("words_string", "choose_num", "rounded_avg", "move_one_ball", "split_words", "file_name_check", "get_odd_collatz")
-             for e in stated_examples(doc, n)}
+    calls = {
+        e.call: e.value
+        for n in (
+            "words_string",
+            "choose_num",
+            "rounded_avg",
+            "move_one_ball",
+            "split_words",
+            "file_name_check",
+            "get_odd_collatz",
+        )
+        for e in stated_examples(doc, n)
+    }
     assert calls == {
         'words_string("Hi, my name")': ["Hi", "my", "name"],
         "choose_num(12, 15)": 14,

@@ -14,8 +14,8 @@ import pytest
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution import sandbox as sb
-from coherence.engine.execution.pool import POOL
 from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.pool import POOL
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical, outcomes_equal
 from tests.support.processes import ProcessWatch
@@ -104,11 +104,20 @@ def test_mutation_exceptions_and_module_names(mode):
         Program("push"),
         Program("push", "def push(xs, item):\n    return xs + [item]\n"),
         Program("push", "def push(xs, item):\n    xs.insert(0, item)\n"),
-        Program("push", "import sys\ndef push(xs, item):\n    if item == 0: sys.exit(2)\n    if item == 1: raise KeyError(item)\n    return 1 / (item - 2)\n"),
+        Program(
+            "push",
+            "import sys\ndef push(xs, item):\n    if item == 0: sys.exit(2)\n    if item == 1: raise KeyError(item)\n    return 1 / (item - 2)\n",
+        ),
         Program("norm", "def norm(p):\n    p.x = 0\n    return p.y\n"),
         Program("norm", "def norm(p):\n    return norm(p)\n"),
     ]
-    inputs = ["(([5],), {'item': 0})", "(([],), {'item': 1})", "(([1, 2],), {'item': 2})", "((Point(3, -4),), {})", "((Nope(1),), {})"]
+    inputs = [
+        "(([5],), {'item': 0})",
+        "(([],), {'item': 1})",
+        "(([1, 2],), {'item': 2})",
+        "((Point(3, -4),), {})",
+        "((Nope(1),), {})",
+    ]
     report = executor(mode).run(MODULE, programs, inputs)
     push, concat, insert, raising, mutating_norm, recursive = report.outcomes
     assert push[0] == ok(None, mutated=([5, 0], {"item": 0}))
@@ -127,8 +136,14 @@ def test_timeouts_do_not_lose_other_programs(mode):
     programs = [
         Program("add_one"),
         Program("add_one", "def add_one(x):\n    while x == 2:\n        pass\n    return x + 1\n"),
-        Program("add_one", "def add_one(x):\n    if x == 3:\n        return sum(range(10**13))  # a C loop: SIGALRM cannot stop it\n    return x + 1\n"),
-        Program("add_one", "def add_one(x):\n    while x == 4:\n        try:\n            while True: pass\n        except BaseException: pass\n    return x + 1\n"),
+        Program(
+            "add_one",
+            "def add_one(x):\n    if x == 3:\n        return sum(range(10**13))  # a C loop: SIGALRM cannot stop it\n    return x + 1\n",
+        ),
+        Program(
+            "add_one",
+            "def add_one(x):\n    while x == 4:\n        try:\n            while True: pass\n        except BaseException: pass\n    return x + 1\n",
+        ),
     ]
     start = time.monotonic()
     report = executor(mode, call_timeout=0.3).run(MODULE, programs, INTS)
@@ -177,7 +192,10 @@ def test_crashes_hit_one_input_only(mode):
     programs = [
         Program("add_one"),
         Program("add_one", "import os\ndef add_one(x):\n    if x == 0:\n        os._exit(3)\n    return x + 1\n"),
-        Program("add_one", "import ctypes\ndef add_one(x):\n    if x in (1, 4):\n        ctypes.string_at(0)\n    return x + 1\n"),
+        Program(
+            "add_one",
+            "import ctypes\ndef add_one(x):\n    if x in (1, 4):\n        ctypes.string_at(0)\n    return x + 1\n",
+        ),
         Program("add_one", "def add_one(x):\n    if x == 2:\n        b = bytearray(1 << 40)\n    return x + 1\n"),
     ]
     report = executor(mode).run(MODULE, programs, INTS)
@@ -258,7 +276,11 @@ def test_random_is_seeded_per_call_when_a_workspace_module_draws(mode, tmp_path)
     (ws / "dice.py").write_text("import random\ndef roll():\n    return random.randint(1, 10 ** 9)\n")
     (ws / "lazy.py").write_text("def roll():\n    from random import randint\n    return randint(1, 10 ** 9)\n")
     (ws / "plain.py").write_text("def same(x):\n    return x\n")
-    module = ModuleContext(source="from plain import same\ndef f(x):\n    return same(x)\n", filename=str(ws / "mod.py"), sys_path=(str(ws),))
+    module = ModuleContext(
+        source="from plain import same\ndef f(x):\n    return same(x)\n",
+        filename=str(ws / "mod.py"),
+        sys_path=(str(ws),),
+    )
     programs = [
         Program("f"),
         Program("f", "from dice import roll\ndef f(x):\n    return roll()\n"),
@@ -339,7 +361,10 @@ def test_private_reads_blocked(mode, tmp_path, monkeypatch):
         Program("f", "def f(x):\n    return len(open('/proc/self/status').read()) > 0\n"),
     ]
     report = executor(mode).run(ModuleContext(), programs, INTS[:1])
-    assert report.outcomes[0][0].kind == "raise" and report.outcomes[0][0].error in ("PermissionError", "FileNotFoundError")
+    assert report.outcomes[0][0].kind == "raise" and report.outcomes[0][0].error in (
+        "PermissionError",
+        "FileNotFoundError",
+    )
     assert report.outcomes[1][0] == err("PermissionError")
     assert report.outcomes[2][0] == ok(True)
 
@@ -381,11 +406,15 @@ def test_workspace_is_read_only(mode, tmp_path):
 
 def test_network_and_processes_blocked(mode):
     programs = [
-        Program("f", "import socket\ndef f(x):\n    socket.create_connection(('127.0.0.1', 9), timeout=0.2)\n    return x\n"),
+        Program(
+            "f", "import socket\ndef f(x):\n    socket.create_connection(('127.0.0.1', 9), timeout=0.2)\n    return x\n"
+        ),
         Program("f", "import subprocess\ndef f(x):\n    return subprocess.run(['true']).returncode\n"),
         Program("f", "import os\ndef f(x):\n    return os.fork()\n"),
         Program("f", "import os\ndef f(x):\n    os.kill(1, 9)\n    return x\n"),
-        Program("f", "import threading\ndef f(x):\n    t = threading.Thread(target=print)\n    t.start()\n    return x\n"),
+        Program(
+            "f", "import threading\ndef f(x):\n    t = threading.Thread(target=print)\n    t.start()\n    return x\n"
+        ),
     ]
     report = executor(mode).run(ModuleContext(), programs, INTS[:2])
     for p, row in enumerate(report.outcomes):
@@ -480,7 +509,9 @@ def test_empty_program_list():
 
 def test_speed(mode):
     # nine different programs: copies of one would run once
-    programs = [Program("add_one")] + [Program("add_one", f"def add_one(x):\n    return x + {k % 2 + 1} + {k} - {k}\n") for k in range(9)]
+    programs = [Program("add_one")] + [
+        Program("add_one", f"def add_one(x):\n    return x + {k % 2 + 1} + {k} - {k}\n") for k in range(9)
+    ]
     inputs = [f"(({i},), {{}})" for i in range(1000)]
     ex = executor(mode)
     ex.run(MODULE, programs[:1], inputs[:1])  # probes are cached per interpreter
@@ -497,12 +528,18 @@ def _timed(ex: Executor, programs, inputs) -> float:
 
 
 def test_other_python_versions(tmp_path):
-    found = [p for p in Path("/root/.pyenv/versions").glob("3.*/bin/python3") if p.exists()] if os.access("/root", os.R_OK) else []
+    found = (
+        [p for p in Path("/root/.pyenv/versions").glob("3.*/bin/python3") if p.exists()]
+        if os.access("/root", os.R_OK)
+        else []
+    )
     old = [p for p in found if p.parent.parent.name.startswith(("3.8", "3.13"))]
     if not old:
         pytest.skip("no other CPython versions installed")
     for py in old:
-        report = Executor(python=str(py)).run(MODULE, [Program("add_one"), Program("norm")], ["((1,), {})", "((Point(1, -2),), {})"])
+        report = Executor(python=str(py)).run(
+            MODULE, [Program("add_one"), Program("norm")], ["((1,), {})", "((Point(1, -2),), {})"]
+        )
         assert report.outcomes[0][0] == ok(2), py
         assert report.outcomes[1][1] == ok(3), py
 
@@ -510,7 +547,7 @@ def test_other_python_versions(tmp_path):
 def test_inputs_run_cheapest_first_and_timeouts_in_a_row_end_the_program(mode):
     """Programs take the inputs shortest source first, so running out of time leaves out the
     largest ones; three timeouts in a row leave out the rest of the (larger) inputs at once."""
-    big = [f"(({10 ** k},), {{}})" for k in range(13, 7, -1)]  # listed largest first
+    big = [f"(({10**k},), {{}})" for k in range(13, 7, -1)]  # listed largest first
     small = [f"(({i},), {{}})" for i in range(40)]
     inputs = big + small
     programs = [
@@ -520,9 +557,9 @@ def test_inputs_run_cheapest_first_and_timeouts_in_a_row_end_the_program(mode):
     ]
     report = executor(mode, call_timeout=0.3, program_budget=30.0).run(MODULE, programs, inputs)
     slow = report.outcomes[1]
-    assert slow[len(big):] == report.outcomes[0][len(big):]  # the small ones ran first, all of them
+    assert slow[len(big) :] == report.outcomes[0][len(big) :]  # the small ones ran first, all of them
     # the three shortest big inputs timed out, in that order; the three longest were never run
-    assert [o.error for o in slow[:len(big)]] == ["BudgetExceeded"] * 3 + ["Timeout"] * 3
+    assert [o.error for o in slow[: len(big)]] == ["BudgetExceeded"] * 3 + ["Timeout"] * 3
     assert report.timeouts[1] == 6
 
 
@@ -536,22 +573,24 @@ def test_inputs_run_last_cannot_take_the_others_away_by_hanging(mode):
     run = executor(mode, call_timeout=0.2, program_budget=30.0)
     report = run.run(MODULE, [program], inputs, last=range(len(negatives)))
     row = report.outcomes[0]
-    assert row[len(negatives):] == [ok(i + 1) for i in range(30)]
-    errors = [o.error for o in row[:len(negatives)]]
+    assert row[len(negatives) :] == [ok(i + 1) for i in range(30)]
+    errors = [o.error for o in row[: len(negatives)]]
     assert errors.count("Timeout") == 3 and set(errors) == {"Timeout", "BudgetExceeded"}
     # without the order, the hangs among the small inputs leave out most of the others
     mixed = run.run(MODULE, [program], inputs).outcomes[0]
-    assert sum(o.error == "BudgetExceeded" for o in mixed[len(negatives):]) > 10
+    assert sum(o.error == "BudgetExceeded" for o in mixed[len(negatives) :]) > 10
 
 
 def test_timeouts_in_a_row_leave_out_the_likely_inputs_but_not_the_late_ones(mode):
     """Timeouts in a row among the likely inputs say those grew too large: the rest of them are
     left out, and the late ones (cheap here) still run."""
     small = [f"(({i},), {{}})" for i in range(20)]
-    big = [f"(({10 ** k},), {{}})" for k in range(8, 14)]
+    big = [f"(({10**k},), {{}})" for k in range(8, 14)]
     negatives = [f"(({-i},), {{}})" for i in range(1, 20)]
     inputs = small + big + negatives
-    program = Program("add_one", "def add_one(x):\n    t = 0\n    for i in range(x):\n        t += 1\n    return x + 1\n")
+    program = Program(
+        "add_one", "def add_one(x):\n    t = 0\n    for i in range(x):\n        t += 1\n    return x + 1\n"
+    )
     report = executor(mode, call_timeout=0.2, program_budget=30.0).run(MODULE, [program], inputs, last=range(26, 45))
     row = report.outcomes[0]
     assert row[:20] == [ok(i + 1) for i in range(20)]
@@ -564,8 +603,12 @@ def test_the_late_inputs_keep_a_fifth_of_the_budget(mode):
     (cheap here) run in what is left."""
     likely = [f"(({i},), {{}})" for i in range(100)]
     late = [f"(({-i},), {{}})" for i in range(1, 20)]
-    program = Program("add_one", "import time\ndef add_one(x):\n    if x >= 0:\n        time.sleep(0.05)\n    return x + 1\n")
-    report = executor(mode, call_timeout=0.5, program_budget=1.0).run(MODULE, [program], likely + late, last=range(100, 119))
+    program = Program(
+        "add_one", "import time\ndef add_one(x):\n    if x >= 0:\n        time.sleep(0.05)\n    return x + 1\n"
+    )
+    report = executor(mode, call_timeout=0.5, program_budget=1.0).run(
+        MODULE, [program], likely + late, last=range(100, 119)
+    )
     row = report.outcomes[0]
     assert row[100:] == [ok(-i + 1) for i in range(1, 20)]
     assert row[0] == ok(1) and row[99].error == "BudgetExceeded"
@@ -575,17 +618,21 @@ def test_inputs_the_anchor_leaves_out_are_skipped_by_the_other_programs(mode):
     """The caller drops every input the anchor (the user's function) did not reach, so once it
     leaves inputs out, the others do not spend their time on them."""
     small = [f"(({i},), {{}})" for i in range(20)]
-    big = [f"(({10 ** k},), {{}})" for k in range(8, 14)]
-    anchor = Program("add_one", "def add_one(x):\n    t = 0\n    for i in range(x):\n        t += 1\n    return x + 1\n")
-    slow = Program("add_one", "import time\ndef add_one(x):\n    if x > 100:\n        time.sleep(0.1)\n    return x + 1\n")
+    big = [f"(({10**k},), {{}})" for k in range(8, 14)]
+    anchor = Program(
+        "add_one", "def add_one(x):\n    t = 0\n    for i in range(x):\n        t += 1\n    return x + 1\n"
+    )
+    slow = Program(
+        "add_one", "import time\ndef add_one(x):\n    if x > 100:\n        time.sleep(0.1)\n    return x + 1\n"
+    )
     run = executor(mode, call_timeout=0.3, program_budget=30.0, jobs=1)  # one at a time: the anchor first
     shared = run.run(MODULE, [anchor, slow], small + big, anchor=0).outcomes
     assert [o.error for o in shared[0][20:]] == ["Timeout"] * 3 + ["BudgetExceeded"] * 3
-    assert shared[1][:23] == [ok(x + 1) for x in list(range(20)) + [10 ** 8, 10 ** 9, 10 ** 10]]
+    assert shared[1][:23] == [ok(x + 1) for x in list(range(20)) + [10**8, 10**9, 10**10]]
     assert [o.error for o in shared[1][23:]] == ["BudgetExceeded"] * 3
     # not told which program is the anchor, the other one runs everything
     alone = run.run(MODULE, [anchor, slow], small + big).outcomes
-    assert alone[1][23:] == [ok(10 ** k + 1) for k in range(11, 14)]
+    assert alone[1][23:] == [ok(10**k + 1) for k in range(11, 14)]
 
 
 def test_a_program_that_hangs_where_the_anchor_hangs_skips_the_anchors_other_hangs(mode):
@@ -593,7 +640,7 @@ def test_a_program_that_hangs_where_the_anchor_hangs_skips_the_anchors_other_han
     timeouts are left out for it (and so dropped): agreeing on each hang again cost a whole
     call_timeout per program.  A program that returns there still runs them all."""
     small = [f"(({i},), {{}})" for i in range(20)]
-    big = [f"(({10 ** k},), {{}})" for k in range(8, 14)]
+    big = [f"(({10**k},), {{}})" for k in range(8, 14)]
     loop = "def add_one(x):\n    t = {start}\n    for i in range(x):\n        t += 1\n    return x + 1\n"
     anchor, hangs = Program("add_one", loop.format(start=0)), Program("add_one", loop.format(start=1))
     fast = Program("add_one", "def add_one(x):\n    return x + 1\n")
@@ -602,7 +649,7 @@ def test_a_program_that_hangs_where_the_anchor_hangs_skips_the_anchors_other_han
     assert [o.error for o in shared[0][20:]] == ["Timeout"] * 3 + ["BudgetExceeded"] * 3
     assert shared[1][:20] == shared[2][:20] == [ok(x + 1) for x in range(20)]
     assert [o.error for o in shared[1][20:]] == ["Timeout"] + ["BudgetExceeded"] * 5
-    assert shared[2][20:23] == [ok(10 ** k + 1) for k in range(8, 11)]
+    assert shared[2][20:23] == [ok(10**k + 1) for k in range(8, 11)]
     # not told which program is the anchor, each one that hangs pays for every hang
     alone = run.run(MODULE, [anchor, hangs, fast], small + big).outcomes
     assert [o.error for o in alone[1][20:23]] == ["Timeout"] * 3
@@ -688,7 +735,11 @@ def test_copies_of_one_program_run_once_and_keep_their_rows(mode):
     programs = [
         Program("f", "import os\ndef f(x):\n    return os.getpid() + 0\n"),  # the user's stand-in
         Program("f", pid, label="alternative 1"),
-        Program("f", "import os\n\n# the same code, formatted otherwise\ndef f( x ):\n    return os.getpid()  # pid\n", label="alternative 2"),
+        Program(
+            "f",
+            "import os\n\n# the same code, formatted otherwise\ndef f( x ):\n    return os.getpid()  # pid\n",
+            label="alternative 2",
+        ),
         Program("f", "import os\ndef f(x):\n    return int(os.getpid())\n", label="alternative 3"),
         Program("f", pid, label="alternative 4"),
         Program("f", "import no_such_module_anywhere\ndef f(x):\n    return x\n", label="alternative 5"),
@@ -712,7 +763,10 @@ def test_copies_of_one_program_run_once_and_keep_their_rows(mode):
 def test_the_users_function_is_never_merged_with_an_alternative(mode):
     # The same text as the user's function, but the user's runs against its module (where
     # add_one is the module's), the alternative against its own code: both run.
-    programs = [Program("add_one", label="yours"), Program("add_one", 'def add_one(x):\n    """The user\'s function."""\n    return x + 1\n')]
+    programs = [
+        Program("add_one", label="yours"),
+        Program("add_one", 'def add_one(x):\n    """The user\'s function."""\n    return x + 1\n'),
+    ]
     report = executor(mode).run(MODULE, programs, INTS[:2])
     assert report.programs_run == 2
     assert report.outcomes[0] == report.outcomes[1] == [ok(-2), ok(-1)]
@@ -944,9 +998,11 @@ def test_children_forked_together_hold_only_their_own_pipes(mode):
     up.  Each child must hold its own result pipe and nothing of its siblings': a sibling's
     write end held open would keep that pipe from ending when its program does."""
     # (the told map's read-only memfd, the same in every child, is not counted: see sealed.py)
-    count = ("import os\nK = {k}\ndef _link(fd):\n    try:\n        return os.readlink('/proc/self/fd/' + fd)\n"
-             "    except OSError:\n        return ''\n"
-             "def f(x):\n    return sum('coherence-told' not in _link(fd) for fd in os.listdir('/proc/self/fd'))\n")
+    count = (
+        "import os\nK = {k}\ndef _link(fd):\n    try:\n        return os.readlink('/proc/self/fd/' + fd)\n"
+        "    except OSError:\n        return ''\n"
+        "def f(x):\n    return sum('coherence-told' not in _link(fd) for fd in os.listdir('/proc/self/fd'))\n"
+    )
     programs = [Program("f", count.format(k=k), f"p{k}") for k in range(10)]
     report = executor(mode, jobs=2).run(ModuleContext(), programs, INTS[:2])
     assert report.programs_run == 10
@@ -995,7 +1051,9 @@ def test_programs_that_write_to_every_descriptor_while_they_load_change_no_one_s
 
     inputs = INTS[:5] + [Input((x,)) for x in (10, 11, [1], "ab")]  # compiled, and marshalled
     expected = [-6, -4, -2, 0, 2, 20, 22, [1, 1], "abab"]
-    programs = [Program("f", _VANDAL, "vandal")] + [Program("f", _HOLDS_INPUTS_FD.format(k=k), f"p{k}") for k in range(3)]
+    programs = [Program("f", _VANDAL, "vandal")] + [
+        Program("f", _HOLDS_INPUTS_FD.format(k=k), f"p{k}") for k in range(3)
+    ]
     ex = executor(mode, jobs=2)
     prepared = ex.prepare(ModuleContext(), programs)
     try:

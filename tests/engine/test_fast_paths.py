@@ -14,7 +14,9 @@ CANON, DUMP = make_canonicalizer()
 
 LIM = 1 << 62
 ints = st.one_of(st.integers(-5, 5), st.integers(), st.sampled_from([LIM - 1, LIM, -LIM, -LIM + 1, 10**30]))
-texts = st.text(alphabet=st.characters(codec=None), max_size=6) | st.sampled_from(["", '"', "\\", "\x00", "\ud800", "é", "😀"])
+texts = st.text(alphabet=st.characters(codec=None), max_size=6) | st.sampled_from(
+    ["", '"', "\\", "\x00", "\ud800", "é", "😀"]
+)
 floats = st.floats(allow_nan=True, allow_infinity=True)
 scalars = st.one_of(ints, texts, st.booleans(), floats, st.none())
 flat = st.one_of(st.lists(ints, max_size=8), st.lists(texts, max_size=8), st.lists(scalars, max_size=8))
@@ -46,7 +48,9 @@ maps = st.one_of(
     st.dictionaries(texts, ints, max_size=8),
     st.dictionaries(ints, st.lists(ints, max_size=2) | ints, max_size=6),  # a nested value: the general path
     st.dictionaries(hashable, scalars, max_size=8),
-    st.lists(st.tuples(st.sampled_from([float("nan"), 1.0, True, "a"]), scalars), max_size=6).map(dict),  # distinct NaN keys
+    st.lists(st.tuples(st.sampled_from([float("nan"), 1.0, True, "a"]), scalars), max_size=6).map(
+        dict
+    ),  # distinct NaN keys
 )
 
 
@@ -79,7 +83,11 @@ def test_the_fast_path_is_taken_for_plain_dicts_and_sets():
     # two NaN keys both come out, in the order they were put in, as the general path keeps them
     nan1, nan2 = float("nan"), float("nan")
     r = {nan1: 2, nan2: 1}
-    assert paths.flat_map(r) == DUMP(CANON(r), r).encode("ascii") == b'["D",[[["F","nan"],["I","2"]],[["F","nan"],["I","1"]]]]'
+    assert (
+        paths.flat_map(r)
+        == DUMP(CANON(r), r).encode("ascii")
+        == b'["D",[[["F","nan"],["I","2"]],[["F","nan"],["I","1"]]]]'
+    )
 
 
 TAKE, CHANGED = paths.snapshotter(CANON, DUMP)
@@ -102,7 +110,15 @@ def _edit(value, how: int):
         value[0] = value[0]  # the same object back: no change
     elif how == 4:
         x = value[0]  # an equal value, often a new object (big ints, floats, strings)
-        value[0] = int(str(x)) if type(x) is int else float(repr(x)) if type(x) is float else x[:] + "" if type(x) is str else x
+        value[0] = (
+            int(str(x))
+            if type(x) is int
+            else float(repr(x))
+            if type(x) is float
+            else x[:] + ""
+            if type(x) is str
+            else x
+        )
     elif how == 5:
         del value[-1]
     elif how == 6 and isinstance(value[0], list):
@@ -131,7 +147,11 @@ def test_flat_arguments_are_compared_by_identity_not_canonicalized():
     assert type(before) is tuple and before[0] == [3, 1, 2] and before[0] is not xs
     assert CHANGED(before, (xs, 5, (1, 2))) is None
     xs.sort()
-    assert CHANGED(before, (xs, 5, (1, 2))) == key(([1, 2, 3], 5, (1, 2))) == b'["T",[["L",[["I","1"],["I","2"],["I","3"]]],["I","5"],["T",[["I","1"],["I","2"]]]]]'
+    assert (
+        CHANGED(before, (xs, 5, (1, 2)))
+        == key(([1, 2, 3], 5, (1, 2)))
+        == b'["T",[["L",[["I","1"],["I","2"],["I","3"]]],["I","5"],["T",[["I","1"],["I","2"]]]]]'
+    )
     big = [10**30]
     before = TAKE((big,))
     big[0] = int(str(10**30))  # a new object of the same value: no change
@@ -141,7 +161,6 @@ def test_flat_arguments_are_compared_by_identity_not_canonicalized():
     assert type(before) is list
     ys[0].append(0)
     assert CHANGED(before, (ys,)) == key(([[1, 0], [2]],))
-
 
 
 def test_a_changed_flat_argument_is_recorded_without_the_general_path():

@@ -20,7 +20,9 @@ from coherence.engine.inputs.types import infer_from_name, parse_annotation
 from coherence.engine.spec import ClassInfo, Param, Spec
 
 
-def P(name: str, annotation: str | None = None, default: str | None = None, kind: str = "positional_or_keyword") -> Param:
+def P(
+    name: str, annotation: str | None = None, default: str | None = None, kind: str = "positional_or_keyword"
+) -> Param:
     return Param(name, kind, annotation, default)
 
 
@@ -35,13 +37,13 @@ def evaluate(inp: Input, namespace: dict | None = None):
     return eval(inp.source(), ns)
 
 
-HUMANEVAL_DOC = '''Check if in given list of numbers, are any two numbers closer to each other than
+HUMANEVAL_DOC = """Check if in given list of numbers, are any two numbers closer to each other than
     given threshold.
     >>> has_close_elements([1.0, 2.0, 3.0], 0.5)
     False
     >>> has_close_elements([1.0, 2.8, 3.0, 4.0, 5.0, 2.0], 0.3)
     True
-    '''
+    """
 
 CLOSE = make_spec("has_close_elements", [P("numbers", "List[float]"), P("threshold", "float")], HUMANEVAL_DOC)
 
@@ -64,7 +66,7 @@ def test_doctest_seeds_come_first_with_exact_values():
 
 
 def test_doctest_forms_print_compare_keywords_and_names():
-    doc = textwrap.dedent('''\
+    doc = textwrap.dedent("""\
         Shift a date.
 
         >>> from datetime import timedelta
@@ -80,7 +82,7 @@ def test_doctest_forms_print_compare_keywords_and_names():
         >>> import calendar_utils as cu
         >>> cu.shift(date(2020, 1, 1), 7)
         >>> other.shift(1, 2)
-        ''')
+        """)
     spec = make_spec("shift", [P("start"), P("days")], doc)
     seeds = doctest_seeds(spec, module_source="from datetime import date\n")
     calls = [s.call("shift") for s in seeds]
@@ -97,12 +99,12 @@ def test_doctest_forms_print_compare_keywords_and_names():
 
 
 def test_inline_and_prose_examples_in_docstring():
-    doc = textwrap.dedent('''\
+    doc = textwrap.dedent("""\
         Examples:
         choose_num(12, 15) = 14
         choose_num(13, 12) = -1
         For x = 3, y = 7 the output should be 6
-        ''')
+        """)
     spec = make_spec("choose_num", [P("x"), P("y")], doc)
     seeds = doctest_seeds(spec)
     assert [s.args for s in seeds] == [(12, 15), (13, 12), (3, 7)]
@@ -117,7 +119,8 @@ def test_defaults_seed():
 
 def test_workspace_test_calls_are_picked_up(tmp_path):
     (tmp_path / "tests").mkdir()
-    (tmp_path / "tests" / "test_mod.py").write_text(textwrap.dedent('''\
+    (tmp_path / "tests" / "test_mod.py").write_text(
+        textwrap.dedent("""\
         import pytest
         import mod
         from mod import add
@@ -140,7 +143,8 @@ def test_workspace_test_calls_are_picked_up(tmp_path):
             assert add(some_fixture, 1)  # unknown name: skipped
             seen = set()
             seen.add(99)  # a method that happens to share the name: not a call of add
-        '''))
+        """)
+    )
     (tmp_path / "test_top.py").write_text("from mod import add\nassert add(b=1, a=2) == 3\n")
     (tmp_path / "tests" / "test_broken.py").write_text("def oops(:\n    add(1, 1)\n")
     (tmp_path / "util.py").write_text("add(100, 100)\n")  # not a test file
@@ -155,8 +159,14 @@ def test_workspace_test_calls_are_picked_up(tmp_path):
     seeds = workspace_seeds(spec, tmp_path, module_source="def add(a, b):\n    return a + b\n")
     got = {s.call("add") for s in seeds}
     assert got == {
-        "add(2, 3)", "add(-1, 1)", "add([7, 8], [9])", "add(10, 20)", "add(0.5, 0.25)",
-        "add('x', 'y')", "add('', 'z')", "add(b=1, a=2)",
+        "add(2, 3)",
+        "add(-1, 1)",
+        "add([7, 8], [9])",
+        "add(10, 20)",
+        "add(0.5, 0.25)",
+        "add('x', 'y')",
+        "add('', 'z')",
+        "add(b=1, a=2)",
     }
     assert all(s.origin == "test" for s in seeds)
 
@@ -166,8 +176,11 @@ def test_workspace_test_calls_are_picked_up(tmp_path):
 
 
 def test_unannotated_tuples_and_strings():
-    spec = make_spec("index_multiplication", [P("test_tup1"), P("test_tup2")],
-                     "perform index wise multiplication of tuple elements in the given two tuples.")
+    spec = make_spec(
+        "index_multiplication",
+        [P("test_tup1"), P("test_tup2")],
+        "perform index wise multiplication of tuple elements in the given two tuples.",
+    )
     inputs = generate_inputs(spec, 300)
     assert len(inputs) == 300
     assert all(isinstance(a, tuple) for i in inputs for a in i.args)
@@ -189,8 +202,13 @@ def test_unannotated_mbpp_names_and_docstring():
     t = infer_types(make_spec("f", [P("text"), P("words")]))
     assert str(t["text"]) == "str" and str(t["words"]) == "list[str]"
     # an ambiguous name takes the kind the docstring mentions
-    t = infer_types(make_spec("max_sub_array_sum", [P("a"), P("size")],
-                              "find the sum of the largest contiguous sublist in the given list."))
+    t = infer_types(
+        make_spec(
+            "max_sub_array_sum",
+            [P("a"), P("size")],
+            "find the sum of the largest contiguous sublist in the given list.",
+        )
+    )
     assert t["a"].kind == "list" and str(t["size"]) == "int"
     t = infer_types(make_spec("rectangle_area", [P("l"), P("b")], "find the area of a rectangle."))
     assert t["l"].args[0].kind == "int" if t["l"].kind == "union" else t["l"].kind == "int"
@@ -388,6 +406,7 @@ def test_expr_args_survive_unmutated_and_render_verbatim():
     assert len({i.args[1] for i in inputs}) == 200
     # mutate_value never changes an Expr
     import random
+
     rng = random.Random(0)
     e = Expr("date(2024, 2, 28)")
     assert all(mutate_value(e, None, rng) is e for _ in range(50))
@@ -473,7 +492,8 @@ def test_deterministic_across_hash_seeds(tmp_path):
     import sys
 
     script = tmp_path / "gen.py"
-    script.write_text(textwrap.dedent('''\
+    script.write_text(
+        textwrap.dedent("""\
         import hashlib
         from coherence.engine.inputs import generate_inputs
         from coherence.engine.spec import Param, Spec
@@ -482,7 +502,8 @@ def test_deterministic_across_hash_seeds(tmp_path):
                                 Param("words", "positional_or_keyword")), None, None)
         ins = generate_inputs(spec, 300, seed=7)
         print(len(ins), hashlib.sha1("".join(i.key() for i in ins).encode()).hexdigest())
-        '''))
+        """)
+    )
     outs = set()
     for h in ("1", "2"):
         import coherence
@@ -490,8 +511,9 @@ def test_deterministic_across_hash_seeds(tmp_path):
         server = str(Path(coherence.__file__).resolve().parents[1])
         path = os.pathsep.join(x for x in (server, os.environ.get("PYTHONPATH", "")) if x)
         env = {**os.environ, "PYTHONHASHSEED": h, "PYTHONPATH": path}
-        res = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60,
-                             cwd=os.getcwd())
+        res = subprocess.run(
+            [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=60, cwd=os.getcwd()
+        )
         assert res.returncode == 0, res.stderr
         outs.add(res.stdout)
     assert len(outs) == 1 and outs.pop().startswith("300 ")
@@ -530,10 +552,24 @@ from hypothesis import strategies as st  # noqa: E402
 
 from coherence.engine.inputs.values import to_source, value_size  # noqa: E402
 
-_atoms = st.one_of(st.integers(), st.sampled_from([10**30, -(2**70), True, False, None]), st.text(max_size=4),
-                   st.floats(allow_nan=False), st.binary(max_size=3))
-_values = st.recursive(_atoms, lambda inner: st.lists(inner, max_size=4) | st.tuples(inner) | st.tuples(inner, inner)
-                       | st.tuples() | st.frozensets(st.integers(-3, 3), max_size=3), max_leaves=10)
+_atoms = st.one_of(
+    st.integers(),
+    st.sampled_from([10**30, -(2**70), True, False, None]),
+    st.text(max_size=4),
+    st.floats(allow_nan=False),
+    st.binary(max_size=3),
+)
+_values = st.recursive(
+    _atoms,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner)
+        | st.tuples(inner, inner)
+        | st.tuples()
+        | st.frozensets(st.integers(-3, 3), max_size=3)
+    ),
+    max_leaves=10,
+)
 
 
 def _typed(v):
@@ -561,8 +597,11 @@ def _spelled_out(v):
     return repr(v)
 
 
-_plain = st.recursive(st.one_of(st.integers(), st.text(max_size=4), st.booleans(), st.none()),
-                      lambda inner: st.lists(inner, max_size=4) | st.tuples(inner) | st.tuples(inner, inner), max_leaves=12)
+_plain = st.recursive(
+    st.one_of(st.integers(), st.text(max_size=4), st.booleans(), st.none()),
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner) | st.tuples(inner, inner),
+    max_leaves=12,
+)
 
 
 @settings(max_examples=300, deadline=None)

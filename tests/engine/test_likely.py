@@ -43,42 +43,54 @@ def test_a_stated_positive_n_runs_zero_and_negatives_last_and_is_the_domain():
 
 
 def test_the_docstring_or_the_examples_decide_for_other_names():
-    positive, _ = spec_of('''
+    positive, _ = spec_of(
+        '''
         def f(x, y):
             """Given positive integers x and y.
             >>> f(2, 3)
             5
             """
-        ''', "f")
+        ''',
+        "f",
+    )
     # (the evidence is what generation passes on: the examples, with their origin)
     assert run_last(positive, [Input((2, 3), origin="doctest"), Input((-1, 2)), Input((1, -2))]) == [1, 2]
-    anything, _ = spec_of('''
+    anything, _ = spec_of(
+        '''
         def g(x):
             """Add one.
             >>> g(2)
             3
             """
-        ''', "g")
+        ''',
+        "g",
+    )
     assert run_last(anything, [Input((2,), origin="doctest"), Input((-1,))]) == []
     # an example with a negative value says negatives are meant, whatever the name
-    signed, _ = spec_of('''
+    signed, _ = spec_of(
+        '''
         def h(n):
             """>>> h(-3)
             -2
             """
-        ''', "h")
+        ''',
+        "h",
+    )
     assert run_last(signed, [Input((-3,), origin="doctest"), Input((1,)), Input((-1,))]) == []
 
 
 def test_examples_rules_run_their_violations_last_too():
-    spec, _ = spec_of('''
+    spec, _ = spec_of(
+        '''
         def f(arr):
             """>>> f([1, 2, 3])
             6
             >>> f([4, 5])
             9
             """
-        ''', "f")
+        ''',
+        "f",
+    )
     examples = [Input(([1, 2, 3],), origin="doctest"), Input(([4, 5],), origin="doctest")]
     assert run_last(spec, examples + [Input(([1, 2],)), Input(([2, 1],)), Input(([-1, 0],))]) == [3, 4]
 

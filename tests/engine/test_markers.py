@@ -119,7 +119,7 @@ def test_syntax_error_is_raised_for_the_caller():
 
 def test_dataclass_and_enum_classes_are_described():
     src = textwrap.dedent(
-        '''
+        """
         from dataclasses import dataclass
         from enum import Enum
 
@@ -135,7 +135,7 @@ def test_dataclass_and_enum_classes_are_described():
         # coherence
         def f(p: Point, c: Color) -> int:
             return p.x
-        '''
+        """
     )
     (t,) = find_targets(src, "m.py")
     classes = {c.name: c for c in t.spec.classes}

@@ -8,9 +8,9 @@ import textwrap
 
 import pytest
 
-from coherence.engine.execution import sandbox as sb
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
+from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.inputs.seeds import doctest_seeds
@@ -108,7 +108,11 @@ def test_methods_are_found_with_their_kind_and_receiver_left_out_of_the_inputs()
     assert add.spec.signature.startswith("(self, item: str")  # the LLM sees it as written
     assert add.spec.callee == "Cart().add"
     clamp, of = found["Cart.clamp"], found["Cart.of"]
-    assert (clamp.spec.method_kind, [p.name for p in clamp.spec.params], clamp.spec.callee) == ("static", ["x", "lo", "hi"], "Cart.clamp")
+    assert (clamp.spec.method_kind, [p.name for p in clamp.spec.params], clamp.spec.callee) == (
+        "static",
+        ["x", "lo", "hi"],
+        "Cart.clamp",
+    )
     assert (of.spec.method_kind, [p.name for p in of.spec.params], of.spec.callee) == ("class", ["item"], "Cart.of")
     assert found["Pt.shifted"].skip_reason is None  # a dataclass whose fields all have defaults
 
@@ -187,9 +191,21 @@ def test_each_call_gets_a_fresh_object_and_its_changes_are_the_outcome(mode):
     spec = ("add", "Cart", "instance")
     programs = [
         Program(spec[0], None, "yours", spec[1], spec[2]),
-        Program(spec[0], "def add(self, item, qty=1):\n    if qty > 0:\n        self.items[item] = self.items.get(item, 0) + qty\n    return self.total()\n", "alone", spec[1], spec[2]),
+        Program(
+            spec[0],
+            "def add(self, item, qty=1):\n    if qty > 0:\n        self.items[item] = self.items.get(item, 0) + qty\n    return self.total()\n",
+            "alone",
+            spec[1],
+            spec[2],
+        ),
         # the whole class, with a helper method the user's class lacks
-        Program(spec[0], "class Cart:\n    def add(self, item, qty=1):\n        self._put(item, max(qty, 0))\n        return self.total()\n    def _put(self, k, n):\n        if n:\n            self.items[k] = self.items.get(k, 0) + n\n", "whole class", spec[1], spec[2]),
+        Program(
+            spec[0],
+            "class Cart:\n    def add(self, item, qty=1):\n        self._put(item, max(qty, 0))\n        return self.total()\n    def _put(self, k, n):\n        if n:\n            self.items[k] = self.items.get(k, 0) + n\n",
+            "whole class",
+            spec[1],
+            spec[2],
+        ),
         Program(spec[0], "def add(self, item, qty=1):\n    return qty\n", "stateless", spec[1], spec[2]),
     ]
     report = run(programs, mode=mode)
@@ -211,7 +227,13 @@ def test_static_and_class_methods_and_a_class_that_cannot_be_built(tmp_path):
     clamp = [
         Program("clamp", None, "yours", "Cart", "static"),
         Program("clamp", "def clamp(x, lo, hi):\n    return min(hi, max(x, lo))\n", "plain def", "Cart", "static"),
-        Program("clamp", "@staticmethod\ndef clamp(x, lo, hi):\n    return x if lo <= x <= hi else (lo if x < lo else hi)\n", "decorated", "Cart", "static"),
+        Program(
+            "clamp",
+            "@staticmethod\ndef clamp(x, lo, hi):\n    return x if lo <= x <= hi else (lo if x < lo else hi)\n",
+            "decorated",
+            "Cart",
+            "static",
+        ),
     ]
     report = run(clamp, ["((5, 0, 3), {})", "((1, 3, 0), {})"])
     assert report.load_errors == [None] * 3
@@ -220,17 +242,25 @@ def test_static_and_class_methods_and_a_class_that_cannot_be_built(tmp_path):
     assert [o.render() for o in report.outcomes[2]] == ["3", "3"]
     of = [
         Program("of", None, "yours", "Cart", "class"),
-        Program("of", "def of(cls, item):\n    c = cls()\n    c.items[item] = 2\n    return c\n", "two", "Cart", "class"),
+        Program(
+            "of", "def of(cls, item):\n    c = cls()\n    c.items[item] = 2\n    return c\n", "two", "Cart", "class"
+        ),
     ]
     report = run(of, ["(('kiwi',), {})"])
     assert report.load_errors == [None, None]
     assert report.outcomes[0][0].render() == "Cart(items={'kiwi': 1})"
     assert report.outcomes[1][0].render() == "Cart(items={'kiwi': 2})"
     # an inherited __init__ the source does not show needs arguments: a load error that says so
-    module = ModuleContext(source="class Base:\n    def __init__(self, n):\n        self.n = n\n\nclass Kid(Base):\n    def twice(self, x):\n        return 2 * x\n", filename="/workspace/kid.py", module_name="kid")
+    module = ModuleContext(
+        source="class Base:\n    def __init__(self, n):\n        self.n = n\n\nclass Kid(Base):\n    def twice(self, x):\n        return 2 * x\n",
+        filename="/workspace/kid.py",
+        module_name="kid",
+    )
     ex = Executor(limits=ExecutionLimits(call_timeout=1.0, program_budget=10.0), sandbox="guard")
     report = ex.run(module, [Program("twice", None, "yours", "Kid", "instance")], ["((1,), {})"])
-    assert report.load_errors[0] and "Kid() cannot be built without arguments" in report.load_errors[0], report.load_errors
+    assert report.load_errors[0] and "Kid() cannot be built without arguments" in report.load_errors[0], (
+        report.load_errors
+    )
 
 
 async def test_check_of_a_method_explains_with_a_call_on_the_class(tmp_path):

@@ -9,7 +9,6 @@ from coherence.engine.errors import SamplingError
 from coherence.engine.markers import find_targets
 from coherence.engine.sampling import sample_alternatives
 from coherence.engine.sampling.provider import LiteLLMProvider
-
 from tests.support.openai_loopback import LoopbackServer, code_reply
 
 SOURCE = '''\
@@ -19,7 +18,14 @@ def add(a: int, b: int) -> int:
     return a + b
 '''
 SPEC = find_targets(SOURCE, "m.py")[0].spec
-KEY_VARS = ("OPENAI_API_KEY", "OPENAI_ADMIN_KEY", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "GEMINI_API_KEY", "GOOGLE_API_KEY")
+KEY_VARS = (
+    "OPENAI_API_KEY",
+    "OPENAI_ADMIN_KEY",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "GEMINI_API_KEY",
+    "GOOGLE_API_KEY",
+)
 
 
 @pytest.fixture
@@ -30,7 +36,11 @@ def no_keys(monkeypatch):
 
 @pytest.mark.parametrize(
     "model, variable",
-    [("openai/local", "OPENAI_API_KEY"), ("anthropic/claude-3-5-sonnet-latest", "ANTHROPIC_API_KEY"), ("gemini/gemini-2.0-flash", "GEMINI_API_KEY")],
+    [
+        ("openai/local", "OPENAI_API_KEY"),
+        ("anthropic/claude-3-5-sonnet-latest", "ANTHROPIC_API_KEY"),
+        ("gemini/gemini-2.0-flash", "GEMINI_API_KEY"),
+    ],
 )
 async def test_a_missing_key_names_its_variable_without_retrying(no_keys, model, variable):
     with LoopbackServer([code_reply("def add(a, b):\n    return a + b")]) as server:

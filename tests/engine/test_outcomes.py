@@ -297,7 +297,11 @@ def test_label_matrix_is_group_outcomes_per_column_on_random_matrices():
             for _ in range(n):
                 k = rng.randrange(len(shared))
                 # a fresh object with the same key, as when outcomes come from different runs
-                row.append(shared[k] if rng.random() < 0.6 else Outcome.from_record([shared[k].kind, shared[k].value, shared[k].mutated, shared[k].error]))
+                row.append(
+                    shared[k]
+                    if rng.random() < 0.6
+                    else Outcome.from_record([shared[k].kind, shared[k].value, shared[k].mutated, shared[k].error])
+                )
             matrix.append(row)
         expected = np.array([group_outcomes(col) for col in zip(*matrix)], dtype=np.int32).T
         assert (label_matrix(matrix) == expected).all()

@@ -20,14 +20,22 @@ from coherence.engine.inputs.values import Construct, Expr, Input
 CANON, _ = make_canonicalizer()
 
 atoms = st.one_of(
-    st.integers(), st.sampled_from([10**40, -(2**70), 0]), st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=5) | st.sampled_from(["\ud800", "😀", "\x00"]), st.binary(max_size=4), st.booleans(), st.none(),
+    st.integers(),
+    st.sampled_from([10**40, -(2**70), 0]),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=5) | st.sampled_from(["\ud800", "😀", "\x00"]),
+    st.binary(max_size=4),
+    st.booleans(),
+    st.none(),
     st.complex_numbers(allow_nan=False, max_magnitude=1e6),
 )
 values = st.recursive(
     atoms,
-    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
-    | st.dictionaries(st.one_of(st.integers(), st.text(max_size=3)), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.one_of(st.integers(), st.text(max_size=3)), inner, max_size=3)
+    ),
     max_leaves=12,
 )
 
@@ -74,13 +82,16 @@ def test_programs_cannot_tell_packed_inputs_from_source(mode):
         Input(args=({2, 1}, [])),  # not packable: compiled from source in the same run
     ]
     assert [i.packed is not None for i in inputs] == [True, True, True, True, False]
-    program = Program("f", (
-        "def f(a, b):\n"
-        "    before = repr(b)\n"
-        "    if isinstance(a, list): a.append(len(a))\n"
-        "    if isinstance(a, dict): a['z'] = list(a)\n"
-        "    return (before, repr(b), a is b, [type(x).__name__ for x in (a, b)], repr(a))\n"
-    ))
+    program = Program(
+        "f",
+        (
+            "def f(a, b):\n"
+            "    before = repr(b)\n"
+            "    if isinstance(a, list): a.append(len(a))\n"
+            "    if isinstance(a, dict): a['z'] = list(a)\n"
+            "    return (before, repr(b), a is b, [type(x).__name__ for x in (a, b)], repr(a))\n"
+        ),
+    )
     module = ModuleContext()
     ex = Executor(sandbox=mode)
     packed = ex.run(module, [program], inputs)

@@ -20,7 +20,6 @@ from coherence.engine.sampling.panel import provider_key, split_counts
 from coherence.formats import describe, to_json
 from coherence.lsp.render import hover_markdown
 from coherence.lsp.settings import build_config, parse_settings
-
 from tests.support import CORPUS_DIR
 from tests.support.openai_loopback import LoopbackServer, corpus_responder, rate_limited
 
@@ -43,16 +42,27 @@ def test_members_of_one_provider_share_a_rate_limit():
 
 def test_models_setting_from_toml_cli_and_editor(tmp_path):
     values = settings_from_table(
-        {"models": ["openai/a share=2 api_base=http://127.0.0.1:9/v1", {"model": "anthropic/b", "api-base": "http://x"}]},
+        {
+            "models": [
+                "openai/a share=2 api_base=http://127.0.0.1:9/v1",
+                {"model": "anthropic/b", "api-base": "http://x"},
+            ]
+        },
         tmp_path / "pyproject.toml",
     )
-    assert values["models"] == (PanelMember("openai/a", 2.0, "http://127.0.0.1:9/v1"), PanelMember("anthropic/b", 1.0, "http://x"))
+    assert values["models"] == (
+        PanelMember("openai/a", 2.0, "http://127.0.0.1:9/v1"),
+        PanelMember("anthropic/b", 1.0, "http://x"),
+    )
     for bad in (["openai/a share=0"], ["openai/a colour=red"], [{"share": 2}], ["a", "a"], [3]):
         with pytest.raises(ConfigurationError):
             settings_from_table({"models": bad}, tmp_path / "pyproject.toml")
     # --model once is the one model; twice, or with a share, a panel
     assert _model_options(["openai/a"]) == ("openai/a", None)
-    assert _model_options(["openai/a", "openai/b share=3"]) == (None, (PanelMember("openai/a"), PanelMember("openai/b", 3.0)))
+    assert _model_options(["openai/a", "openai/b share=3"]) == (
+        None,
+        (PanelMember("openai/a"), PanelMember("openai/b", 3.0)),
+    )
     settings, problems = parse_settings({"models": ["openai/a", "openai/b share=2"]})
     assert not problems
     config = build_config(settings, None, str(tmp_path), trusted=True).config
@@ -60,7 +70,9 @@ def test_models_setting_from_toml_cli_and_editor(tmp_path):
 
 
 def test_a_repository_cannot_choose_the_panel_without_trust(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.coherence]\nmodels = ["openai/evil api_base=http://attacker.invalid/v1"]\nsamples = 4\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.coherence]\nmodels = ["openai/evil api_base=http://attacker.invalid/v1"]\nsamples = 4\n'
+    )
     untrusted = ConfigResolver(trust=False, user_dir=tmp_path / "user", env={}).for_path(tmp_path)
     assert untrusted.config.models == () and "models" in untrusted.refused and untrusted.config.samples == 4
     trusted = ConfigResolver(trust=True, user_dir=tmp_path / "user", env={}).for_path(tmp_path)
@@ -69,7 +81,9 @@ def test_a_repository_cannot_choose_the_panel_without_trust(tmp_path):
     both = ConfigResolver({"model": "openai/mine"}, trust=True, user_dir=tmp_path / "user", env={}).for_path(tmp_path)
     assert both.config.models == () and both.config.model == "openai/mine"
     # the user's environment may name a panel (comma-separated)
-    env = ConfigResolver(user_dir=tmp_path / "user", env={"COHERENCE_MODELS": "openai/a, openai/b share=2"}).without_project()
+    env = ConfigResolver(
+        user_dir=tmp_path / "user", env={"COHERENCE_MODELS": "openai/a, openai/b share=2"}
+    ).without_project()
     assert env.config.models == (PanelMember("openai/a"), PanelMember("openai/b", 2.0))
 
 
@@ -120,7 +134,11 @@ async def test_a_panel_spreads_the_alternatives_and_says_who_wrote_each_cluster(
     gemini = PanelMember("openai/gemini-loopback", api_base=b.url)
     result = await Checker(_config(tmp_path, claude, gemini)).check(target)
 
-    assert result.status == "incoherent" and result.severity == "warning", (result.status, result.reason, result.severity)
+    assert result.status == "incoherent" and result.severity == "warning", (
+        result.status,
+        result.reason,
+        result.severity,
+    )
     assert result.samples == 10 and result.sampling == "9 of 9 alternatives"
     # 9 alternatives over two equal shares: 5 and 4, each from its own server
     written = {}
@@ -128,7 +146,9 @@ async def test_a_panel_spreads_the_alternatives_and_says_who_wrote_each_cluster(
         for m, k in c.models.items():
             written[m] = written.get(m, 0) + k
     assert written == {claude.model: 5, gemini.model: 4}
-    assert [r.model for r in a.chat_requests] == ["claude-loopback"] and [r.model for r in b.chat_requests] == ["gemini-loopback"]
+    assert [r.model for r in a.chat_requests] == ["claude-loopback"] and [r.model for r in b.chat_requests] == [
+        "gemini-loopback"
+    ]
     # every alternative stands against llama's bug, and the result says from which model each came
     assert result.panel_line() == f"5 of 5 from {claude.model}, 4 of 4 from {gemini.model}"
     assert set(result.cost_by_model) == {claude.model, gemini.model}
@@ -198,11 +218,24 @@ async def test_the_check_passes_who_wrote_each_row_to_the_verdict(tmp_path, monk
 
     yours, theirs = "def bump(x: int) -> int:\n    return x + 1\n", "def bump(x: int) -> int:\n    return x + 2\n"
     target = target_for(yours, "bump", "bump.py", docstring="Return x bumped.")
-    with LoopbackServer([code_reply(yours)]) as a, LoopbackServer([code_reply(theirs)]) as b, \
-            LoopbackServer([code_reply(yours), code_reply(theirs), code_reply(theirs)]) as one:
-        panel = await Checker(_config(tmp_path, PanelMember("openai/a", 1, a.url), PanelMember("openai/b", 2, b.url))).check(target)
-        alone = await Checker(CheckConfig(model="openai/one", api_base=one.url, samples=10, inputs=300,
-                                          cache_dir=str(tmp_path / "cache"), call_timeout=1.0)).check(target)
+    with (
+        LoopbackServer([code_reply(yours)]) as a,
+        LoopbackServer([code_reply(theirs)]) as b,
+        LoopbackServer([code_reply(yours), code_reply(theirs), code_reply(theirs)]) as one,
+    ):
+        panel = await Checker(
+            _config(tmp_path, PanelMember("openai/a", 1, a.url), PanelMember("openai/b", 2, b.url))
+        ).check(target)
+        alone = await Checker(
+            CheckConfig(
+                model="openai/one",
+                api_base=one.url,
+                samples=10,
+                inputs=300,
+                cache_dir=str(tmp_path / "cache"),
+                call_timeout=1.0,
+            )
+        ).check(target)
     assert alone.status == panel.status == "incoherent"
     assert [c.size for c in alone.clusters] == [6, 4] and alone.severity == "warning"
     assert panel.panel_line() == "6 of 6 from openai/b, 0 of 3 from openai/a"

@@ -8,14 +8,31 @@ from coherence.engine.inputs.preconditions import assumption, holds, stated_assu
 CASES = [
     ("Clamp x into [lo, hi]. Assumes lo <= hi.", {"x": "int", "lo": "int", "hi": "int"}, ["lo <= hi"]),
     ("Return the median of a non-empty list.", {"xs": "list"}, ["len(xs) > 0"]),
-    ("Given an array arr of integers.\n\nConstraints:\n    1 <= len(arr) <= 100\n    0 <= k <= len(arr)",
-     {"arr": "list", "k": "int"}, ["1 <= len(arr) <= 100", "0 <= k <= len(arr)"]),
-    ("You may assume that the given string contains English letter only.", {"word": "str"}, ["all(c.isalpha() for c in word)"]),
-    ("you may assume the input string contains only letters and spaces.", {"s": "str"}, ["all(c.isalpha() or c == ' ' for c in s)"]),
-    ("Given a sorted list of distinct integers nums, find target.", {"nums": "list", "target": "int"},
-     ["list(nums) == sorted(nums)", "len(set(nums)) == len(nums)"]),
-    ("Args:\n    n (int): a positive integer\n    s: the string, only lowercase letters", {"n": "int", "s": "str"},
-     ["n > 0", "all(c.isalpha() and c.islower() for c in s)"]),
+    (
+        "Given an array arr of integers.\n\nConstraints:\n    1 <= len(arr) <= 100\n    0 <= k <= len(arr)",
+        {"arr": "list", "k": "int"},
+        ["1 <= len(arr) <= 100", "0 <= k <= len(arr)"],
+    ),
+    (
+        "You may assume that the given string contains English letter only.",
+        {"word": "str"},
+        ["all(c.isalpha() for c in word)"],
+    ),
+    (
+        "you may assume the input string contains only letters and spaces.",
+        {"s": "str"},
+        ["all(c.isalpha() or c == ' ' for c in s)"],
+    ),
+    (
+        "Given a sorted list of distinct integers nums, find target.",
+        {"nums": "list", "target": "int"},
+        ["list(nums) == sorted(nums)", "len(set(nums)) == len(nums)"],
+    ),
+    (
+        "Args:\n    n (int): a positive integer\n    s: the string, only lowercase letters",
+        {"n": "int", "s": "str"},
+        ["n > 0", "all(c.isalpha() and c.islower() for c in s)"],
+    ),
     ("Note: 1 <= n <= 10^4", {"n": "int"}, ["1 <= n <= 10**4"]),
     ("* 1 <= grid.length <= 10^2", {"grid": "list"}, ["1 <= len(grid) <= 10**2"]),
     ("The date string is not empty.", {"date": "str"}, ["len(date) > 0"]),
@@ -56,15 +73,18 @@ def test_holds_judges_values():
     assert holds("list(xs) == sorted(xs)", {"xs": [1, 3, 2]}) is False
 
 
-@pytest.mark.parametrize("expr", [
-    "__import__('os').system('touch /tmp/pwned')",
-    "x.__class__.__bases__",
-    "open(x)",
-    "(lambda: 1)()",
-    "getattr(x, 'y')",
-    "[c for c in x].__len__()",
-    "x.format(1)",
-])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        "__import__('os').system('touch /tmp/pwned')",
+        "x.__class__.__bases__",
+        "open(x)",
+        "(lambda: 1)()",
+        "getattr(x, 'y')",
+        "[c for c in x].__len__()",
+        "x.format(1)",
+    ],
+)
 def test_nothing_but_the_whitelist_is_accepted(expr):
     assert assumption(expr, "test") is None
     assert holds(expr, {"x": "abc"}) is None

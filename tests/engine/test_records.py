@@ -6,7 +6,8 @@ import gc
 import json
 import math
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from coherence.engine.execution.records import FORGED, _text_ok, outcome_from_record, valid_canonical
 from coherence.engine.outcomes import Outcome, canonical, group_outcomes, outcomes_equal
@@ -29,15 +30,26 @@ def _decoding_accepts(text: str) -> bool:
 
 
 _scalars = (
-    st.none() | st.booleans() | st.integers() | st.integers(min_value=-(10**40), max_value=10**40)
-    | st.floats(allow_nan=True, allow_infinity=True) | st.text(max_size=12) | st.binary(max_size=6)
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.integers(min_value=-(10**40), max_value=10**40)
+    | st.floats(allow_nan=True, allow_infinity=True)
+    | st.text(max_size=12)
+    | st.binary(max_size=6)
     | st.complex_numbers(max_magnitude=1e6)
 )
-_hashable = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=6), lambda c: st.tuples(c, c), max_leaves=4)
+_hashable = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=6), lambda c: st.tuples(c, c), max_leaves=4
+)
 _values = st.recursive(
     _scalars,
-    lambda c: st.lists(c, max_size=5) | st.tuples(c, c) | st.frozensets(_hashable, max_size=4)
-    | st.dictionaries(_hashable, c, max_size=4),
+    lambda c: (
+        st.lists(c, max_size=5)
+        | st.tuples(c, c)
+        | st.frozensets(_hashable, max_size=4)
+        | st.dictionaries(_hashable, c, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -58,8 +70,16 @@ def _edits(text: str):
     """Small corruptions of a record's text, as a program forging its own records might make."""
     return st.one_of(
         st.tuples(st.just("delete"), st.integers(0, len(text) - 1), st.just("")),
-        st.tuples(st.just("insert"), st.integers(0, len(text)), st.sampled_from(list('[]",@0-1eE.\\ntfuN:{}') + ['"F"', '["I",', ',@', '@,'])),
-        st.tuples(st.just("replace"), st.integers(0, len(text) - 1), st.sampled_from(list('[]",@0-9aZ\\ ') + ['"nan"', 'null'])),
+        st.tuples(
+            st.just("insert"),
+            st.integers(0, len(text)),
+            st.sampled_from(list('[]",@0-1eE.\\ntfuN:{}') + ['"F"', '["I",', ",@", "@,"]),
+        ),
+        st.tuples(
+            st.just("replace"),
+            st.integers(0, len(text) - 1),
+            st.sampled_from(list('[]",@0-9aZ\\ ') + ['"nan"', "null"]),
+        ),
     )
 
 
@@ -72,31 +92,42 @@ def _corrupted(draw):
             break
         op, at, piece = draw(_edits(text))
         if op == "delete":
-            text = text[:at] + text[at + 1:]
+            text = text[:at] + text[at + 1 :]
         elif op == "insert":
             text = text[:at] + piece + text[at:]
         else:
-            text = text[:at] + piece + text[at + 1:]
+            text = text[:at] + piece + text[at + 1 :]
     return text
 
 
 _TAGS = ["N", "B", "I", "F", "C", "S", "Y", "L", "T", "E", "D", "O", "R", "X", "Z", "CYCLE", "Q", "ok"]
 _json_leaf = (
-    st.none() | st.booleans() | st.integers(-20, 20) | st.floats(allow_nan=False) | st.sampled_from(["nan", "inf", "-5", "0a", "ab", ""])
-    | st.sampled_from(_TAGS) | st.text(max_size=3)
+    st.none()
+    | st.booleans()
+    | st.integers(-20, 20)
+    | st.floats(allow_nan=False)
+    | st.sampled_from(["nan", "inf", "-5", "0a", "ab", ""])
+    | st.sampled_from(_TAGS)
+    | st.text(max_size=3)
 )
 
 
 @st.composite
 def _shaped(draw):
     """Lists that look like canonical forms (a tag, then items) with the wrong shapes mixed in."""
-    tree = draw(st.recursive(
-        _json_leaf,
-        lambda c: st.builds(lambda tag, items: [tag, *items], st.sampled_from(_TAGS), st.lists(c, max_size=3))
-        | st.builds(lambda tag, items: [tag, items], st.sampled_from(["L", "T", "E", "D"]), st.lists(c, max_size=3))
-        | st.lists(c, min_size=2, max_size=2),
-        max_leaves=12,
-    ))
+    tree = draw(
+        st.recursive(
+            _json_leaf,
+            lambda c: (
+                st.builds(lambda tag, items: [tag, *items], st.sampled_from(_TAGS), st.lists(c, max_size=3))
+                | st.builds(
+                    lambda tag, items: [tag, items], st.sampled_from(["L", "T", "E", "D"]), st.lists(c, max_size=3)
+                )
+                | st.lists(c, min_size=2, max_size=2)
+            ),
+            max_leaves=12,
+        )
+    )
     mutated = draw(st.none() | st.just(tree) | st.sampled_from([["N"], 5, "x"]))
     error = draw(st.none() | st.just("E"))
     kind = draw(st.sampled_from(["ok", "ok", "raise"]))
@@ -117,10 +148,18 @@ def test_the_text_check_never_accepts_what_decoding_would_reject(text):
 
 def test_forged_and_malformed_records_become_a_crash():
     for raw in (
-        b'["ok",{"weird":[1,2]},[5],null]', b'["ok",["I","zz"],null,null]', b'["ok",["Q",1,2],["L",7],null]',
-        b'["ok",["F","nan?"],null,null]', b'["ok",["D",[[1]]],null,null]', b'["ok",[["N"],null],null,null]',
-        b'["ok",["L",[["F",1.0],@]],null,null]', '["ok",["L",[["F",1.0],\u00b7]],null,null]'.encode(), b'["ok",["L",[1,2]],null,null]', b'["ok",["S","caf\xc3\xa9"],null,null]',
-        b"[" * 100000, b'["ok",' + b'["L",[' * 500 + b'["N"]' + b"]]" * 500 + b",null,null]",
+        b'["ok",{"weird":[1,2]},[5],null]',
+        b'["ok",["I","zz"],null,null]',
+        b'["ok",["Q",1,2],["L",7],null]',
+        b'["ok",["F","nan?"],null,null]',
+        b'["ok",["D",[[1]]],null,null]',
+        b'["ok",[["N"],null],null,null]',
+        b'["ok",["L",[["F",1.0],@]],null,null]',
+        '["ok",["L",[["F",1.0],\u00b7]],null,null]'.encode(),
+        b'["ok",["L",[1,2]],null,null]',
+        b'["ok",["S","caf\xc3\xa9"],null,null]',
+        b"[" * 100000,
+        b'["ok",' + b'["L",[' * 500 + b'["N"]' + b"]]" * 500 + b",null,null]",
     ):
         assert outcome_from_record(raw) is FORGED, raw[:60]
 

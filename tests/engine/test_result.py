@@ -28,12 +28,28 @@ def test_round_trip_keeps_the_fields_every_front_end_reads():
 
 def test_old_json_with_the_keys_in_extra_still_reads():
     old = _result().to_dict()
-    for key in ("sampling_problem", "sampling_problem_kind", "notices", "config_error", "too_slow",
-                "inputs_over_budget", "timeouts", "load_errors"):
+    for key in (
+        "sampling_problem",
+        "sampling_problem_kind",
+        "notices",
+        "config_error",
+        "too_slow",
+        "inputs_over_budget",
+        "timeouts",
+        "load_errors",
+    ):
         del old[key]
-    old["extra"] = {"sampling_problem": "rate limited", "sampling_problem_kind": "rate_limit",
-                    "notices": ["rebuilt"], "config_error": True, "too_slow": 2, "inputs_over_budget": 5,
-                    "timeouts": 4, "load_errors": {"alt 1": "boom"}, "timings": {"sampling": 0.5}}
+    old["extra"] = {
+        "sampling_problem": "rate limited",
+        "sampling_problem_kind": "rate_limit",
+        "notices": ["rebuilt"],
+        "config_error": True,
+        "too_slow": 2,
+        "inputs_over_budget": 5,
+        "timeouts": 4,
+        "load_errors": {"alt 1": "boom"},
+        "timings": {"sampling": 0.5},
+    }
     r = CheckResult.from_dict(old)
     assert (r.sampling_problem, r.sampling_problem_kind, r.notices) == ("rate limited", "rate_limit", ["rebuilt"])
     assert r.config_error is True

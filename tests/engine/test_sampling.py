@@ -25,18 +25,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import CORPUS_DIR, SERVER_DIR
-from tests.support.openai_loopback import (
-    Fault,
-    LoopbackServer,
-    code_reply,
-    corpus_responder,
-    rate_limited,
-    server_error,
-    slow,
-    truncated_json,
-)
-
 from coherence.engine.errors import ConfigurationError, SamplingError
 from coherence.engine.sampling import (
     PROMPT_VERSION,
@@ -53,6 +41,17 @@ from coherence.engine.sampling import (
     sample_alternatives,
 )
 from coherence.engine.spec import Param, Spec
+from tests.support import CORPUS_DIR, SERVER_DIR
+from tests.support.openai_loopback import (
+    Fault,
+    LoopbackServer,
+    code_reply,
+    corpus_responder,
+    rate_limited,
+    server_error,
+    slow,
+    truncated_json,
+)
 
 HUMANEVAL_GPT4O = CORPUS_DIR / "humaneval-gpt_4o.jsonl.gz"
 FAST = RetryPolicy(max_attempts=3, base_delay=0.01, max_delay=0.05, max_total_wait=2.0)
@@ -92,8 +91,7 @@ def spec_from_source(source: str, name: str) -> Spec:
     args = ast.unparse(fn.args)
     ret = f" -> {ast.unparse(fn.returns)}" if fn.returns else ""
     params = tuple(
-        Param(a.arg, "positional_or_keyword", ast.unparse(a.annotation) if a.annotation else None)
-        for a in fn.args.args
+        Param(a.arg, "positional_or_keyword", ast.unparse(a.annotation) if a.annotation else None) for a in fn.args.args
     )
     context_parts = []
     for node in tree.body:
@@ -176,8 +174,14 @@ def test_build_messages_shows_spec_and_context_but_no_body():
 
 
 def test_build_messages_without_context_and_async():
-    spec = Spec("fetch", "(url: str) -> bytes", (Param("url", "positional_or_keyword", "str"),),
-                "bytes", "Download url.", is_async=True)
+    spec = Spec(
+        "fetch",
+        "(url: str) -> bytes",
+        (Param("url", "positional_or_keyword", "str"),),
+        "bytes",
+        "Download url.",
+        is_async=True,
+    )
     user = build_messages(spec)[1]["content"]
     assert "async def fetch(url: str) -> bytes:" in user
     assert "already contains" not in user
@@ -337,8 +341,7 @@ async def test_provider_returns_served_candidates_with_n():
         reqs = server.chat_requests
     assert len(reqs) == 1 and reqs[0].n == 3  # one request, n honoured
     assert [s.status for s in reply.samples] == ["ok", "ok", "ok"]
-    assert [s.code for s in reply.samples] == [IMPL_A.strip() + "\n", IMPL_B.strip() + "\n",
-                                               IMPL_C.strip() + "\n"]
+    assert [s.code for s in reply.samples] == [IMPL_A.strip() + "\n", IMPL_B.strip() + "\n", IMPL_C.strip() + "\n"]
     assert reply.failures == []
     assert reply.prompt_tokens > 0 and reply.completion_tokens > 0
     assert reply.cost_usd == 0.0  # an unpriced model costs nothing, and does not crash
@@ -421,15 +424,18 @@ async def test_provider_401_fails_fast_with_auth_error():
 
 
 async def test_provider_404_model_not_found_is_config_error():
-    with LoopbackServer(REPLIES, then=Fault(status=404, message="model 'x' not found")) as server, \
-            pytest.raises(SamplingError) as info:
-            await loopback_provider(server, use_n=False).generate(SPEC, 2)
+    with (
+        LoopbackServer(REPLIES, then=Fault(status=404, message="model 'x' not found")) as server,
+        pytest.raises(SamplingError) as info,
+    ):
+        await loopback_provider(server, use_n=False).generate(SPEC, 2)
     assert info.value.kind == "config" and "not found" in str(info.value)
 
 
 async def test_provider_down_raises_connection_error():
-    provider = LiteLLMProvider("openai/x", api_base=f"http://127.0.0.1:{free_port()}/v1",
-                               api_key="k", retry=FAST, use_n=False)
+    provider = LiteLLMProvider(
+        "openai/x", api_base=f"http://127.0.0.1:{free_port()}/v1", api_key="k", retry=FAST, use_n=False
+    )
     with pytest.raises(SamplingError) as info:
         await sample_alternatives(SPEC, 2, provider)
     assert info.value.kind == "connection"
@@ -470,9 +476,11 @@ async def test_reply_without_code_block_is_a_sample_not_a_failure():
 
 
 async def test_litellm_is_quiet_on_stdout(capfd):
-    with LoopbackServer(REPLIES, faults=[server_error(503)], then=Fault(status=401)) as server, \
-            pytest.raises(SamplingError):
-            await loopback_provider(server, use_n=False, max_concurrency=1).generate(SPEC, 2)
+    with (
+        LoopbackServer(REPLIES, faults=[server_error(503)], then=Fault(status=401)) as server,
+        pytest.raises(SamplingError),
+    ):
+        await loopback_provider(server, use_n=False, max_concurrency=1).generate(SPEC, 2)
     assert capfd.readouterr().out == ""
 
 
@@ -498,18 +506,29 @@ def test_fresh_process_prints_nothing_on_stdout():
         asyncio.run(main())
         """
     )
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                         cwd=str(SERVER_DIR.parent), timeout=60,
-                         env={**os.environ, "PYTHONPATH": f"{SERVER_DIR}{os.pathsep}{SERVER_DIR.parent}"})
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=str(SERVER_DIR.parent),
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": f"{SERVER_DIR}{os.pathsep}{SERVER_DIR.parent}"},
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout == ""
 
 
 def test_litellm_not_imported_by_the_package():
-    code = ("import sys, coherence.engine.sampling as s; "
-            "s.make_provider(model='openai/x'); print('litellm' in sys.modules)")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={**os.environ, "PYTHONPATH": str(SERVER_DIR)}, timeout=60)
+    code = (
+        "import sys, coherence.engine.sampling as s; s.make_provider(model='openai/x'); print('litellm' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SERVER_DIR)},
+        timeout=60,
+    )
     assert out.stdout.strip() == "False", out.stderr
 
 
@@ -522,21 +541,24 @@ async def test_cost_and_tokens_accounting_with_mock_response():
     from coherence.engine.sampling.provider import import_litellm
 
     litellm = import_litellm()
-    provider = LiteLLMProvider("gpt-4o-mini", api_key="sk-dummy", retry=FAST,
-                               completion_kwargs={"mock_response": REPLIES[1]})
+    provider = LiteLLMProvider(
+        "gpt-4o-mini", api_key="sk-dummy", retry=FAST, completion_kwargs={"mock_response": REPLIES[1]}
+    )
     result = await sample_alternatives(SPEC, 3, provider)
     assert [s.status for s in result.samples] == ["ok"] * 3
     assert result.prompt_tokens > 0 and result.completion_tokens > 0
     price = litellm.model_cost["gpt-4o-mini"]
-    expected = (result.prompt_tokens * price["input_cost_per_token"]
-                + result.completion_tokens * price["output_cost_per_token"])
+    expected = (
+        result.prompt_tokens * price["input_cost_per_token"] + result.completion_tokens * price["output_cost_per_token"]
+    )
     assert result.cost_usd == pytest.approx(expected, rel=1e-6)
     assert result.cost_usd > 0
 
 
 async def test_cost_is_zero_for_local_models_with_mock_response():
-    provider = LiteLLMProvider("ollama/no-such-local-model", retry=FAST, use_n=False,
-                               completion_kwargs={"mock_response": REPLIES[0]})
+    provider = LiteLLMProvider(
+        "ollama/no-such-local-model", retry=FAST, use_n=False, completion_kwargs={"mock_response": REPLIES[0]}
+    )
     result = await sample_alternatives(SPEC, 2, provider)
     assert len(result.valid) == 2 and result.cost_usd == 0.0
 
@@ -585,8 +607,7 @@ async def test_cache_body_only_edit_costs_zero_requests(tmp_path):
         assert again.from_cache == 3 and again.summary() == "3 of 3 alternatives"
 
         # a docstring edit changes the Spec: new samples are asked for
-        doc_edit = spec_from_source(USER_MODULE.replace("largest first", "biggest first"),
-                                    "dedupe_desc")
+        doc_edit = spec_from_source(USER_MODULE.replace("largest first", "biggest first"), "dedupe_desc")
         assert doc_edit.spec_hash != SPEC.spec_hash
         await sample_alternatives(doc_edit, 3, provider, cache)
         assert server.request_count == n + 3
@@ -720,8 +741,13 @@ async def test_replay_from_a_written_file(tmp_path, suffix):
     demo = IMPL_B + '\nif __name__ == "__main__":\n    print(dedupe_desc([1, 1]))\n# End of python code'
     rows = [
         {"entry_point": "other", "candidates": ["def other(): pass"]},
-        {"benchmark": "MBPP", "task_id": 7, "entry_point": "dedupe_desc", "temperature": 0.6,
-         "candidates": [IMPL_A + "# End of python code", demo, "def dedupe_desc(xs:\n", IMPL_C]},
+        {
+            "benchmark": "MBPP",
+            "task_id": 7,
+            "entry_point": "dedupe_desc",
+            "temperature": 0.6,
+            "candidates": [IMPL_A + "# End of python code", demo, "def dedupe_desc(xs:\n", IMPL_C],
+        },
         {"entry_point": "dedupe_desc", "candidates": ["def dedupe_desc(): return 'second line'"]},
     ]
     path = _write_jsonl(tmp_path / f"rec{suffix}", rows)
@@ -747,7 +773,9 @@ async def test_replay_from_a_written_file(tmp_path, suffix):
 async def test_replay_reads_each_candidate_once_however_often_it_is_served(tmp_path, monkeypatch):
     from coherence.engine.sampling import replay
 
-    path = _write_jsonl(tmp_path / "rec.jsonl", [{"entry_point": "dedupe_desc", "candidates": [IMPL_A, IMPL_B, IMPL_C]}])
+    path = _write_jsonl(
+        tmp_path / "rec.jsonl", [{"entry_point": "dedupe_desc", "candidates": [IMPL_A, IMPL_B, IMPL_C]}]
+    )
     reads = []
 
     def counting(reply, name, owner=None):
@@ -772,8 +800,15 @@ def test_make_provider_without_model_explains_how_to_configure():
     with pytest.raises(ConfigurationError) as info:
         make_provider(model=None)
     msg = str(info.value)
-    for needle in ("--model openai/gpt-4o-mini", "OPENAI_API_KEY", "anthropic/", "gemini/",
-                   "ollama/qwen2.5-coder", "http://localhost:11434", "--replay"):
+    for needle in (
+        "--model openai/gpt-4o-mini",
+        "OPENAI_API_KEY",
+        "anthropic/",
+        "gemini/",
+        "ollama/qwen2.5-coder",
+        "http://localhost:11434",
+        "--replay",
+    ):
         assert needle in msg
     p = make_provider(model="openai/x", api_base="http://h/v1", temperature=0.2, max_concurrency=2)
     assert isinstance(p, LiteLLMProvider) and p.model == "openai/x" and p.temperature == 0.2
@@ -838,8 +873,7 @@ async def test_loopback_serving_corpus_through_litellm():
 
 def test_sampleset_summary_formats():
     ok = Sample("def f(): pass\n", "r", "ok")
-    s = SampleSet([ok] * 7 + [Sample(None, "r", "missing_function")], 9,
-                  ["rate limited (429)"], "m")
+    s = SampleSet([ok] * 7 + [Sample(None, "r", "missing_function")], 9, ["rate limited (429)"], "m")
     assert s.summary() == "7 of 9 alternatives; 1 without the function, 1 failed: rate limited (429)"
     assert SampleSet([ok] * 9, 9, [], "m").summary() == "9 of 9 alternatives"
     mixed = SampleSet([ok], 4, ["timeout", "timeout", "server error (500)"], "m")
@@ -851,10 +885,10 @@ def test_loopback_records_and_serves_without_litellm():
     import urllib.request
 
     with LoopbackServer(["plain reply"], faults=[rate_limited(retry_after=1)]) as server:
-        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}],
-                           "n": 2}).encode()
-        req = urllib.request.Request(server.base_url + "/chat/completions", data=body,
-                                     headers={"Content-Type": "application/json"})
+        body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "hi"}], "n": 2}).encode()
+        req = urllib.request.Request(
+            server.base_url + "/chat/completions", data=body, headers={"Content-Type": "application/json"}
+        )
         with pytest.raises(urllib.error.HTTPError) as info:
             urllib.request.urlopen(req, timeout=5)
         assert info.value.code == 429 and info.value.headers["Retry-After"] == "1"

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from coherence import formats
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical
 from coherence.engine.result import CheckResult
-from coherence import formats
 from tests.hostile.harness import bwrap_ok
 
 REPO = Path(__file__).resolve().parents[2]
@@ -65,7 +65,9 @@ def test_the_report_names_the_layers_that_ran(mode, tmp_path):
         "    fields = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines() if ':' in l)\n"
         "    return (fields['NoNewPrivs'].strip(), fields['Seccomp'].strip())\n"
     )
-    module = ModuleContext(source="def f(x):\n    return x\n", filename=str(tmp_path / "m.py"), module_name="m", sys_path=(str(tmp_path),))
+    module = ModuleContext(
+        source="def f(x):\n    return x\n", filename=str(tmp_path / "m.py"), module_name="m", sys_path=(str(tmp_path),)
+    )
     report = Executor(limits=LIMITS, sandbox=mode).run(module, [Program("f"), Program("f", probe)], ["((1,), {})"])
     layers = sb.planned_layers(mode)
     assert report.sandbox == sb.sandbox_name(mode, layers)
@@ -113,19 +115,42 @@ def test_strict_refuses_with_a_message_and_exit_2(tmp_path, monkeypatch, capsys)
         sb.choose_mode("strict", sb.probe_interpreter())
     assert 'sandbox = "strict" refuses to run here' in str(info.value) and "no landlock" in str(info.value)
     (tmp_path / "m.py").write_text('# coherence\ndef f(x: int) -> int:\n    """Return x."""\n    return x\n')
-    code = main(["check", str(tmp_path / "m.py"), "--sandbox", "strict",
-                 "--replay", str(REPO / "examples" / "recorded_samples.jsonl")])
+    code = main(
+        [
+            "check",
+            str(tmp_path / "m.py"),
+            "--sandbox",
+            "strict",
+            "--replay",
+            str(REPO / "examples" / "recorded_samples.jsonl"),
+        ]
+    )
     err = capsys.readouterr().err
     assert code == 2, err
     assert 'sandbox = "strict" refuses to run here' in err
 
 
 def test_every_rendering_names_the_sandbox():
-    r = CheckResult(name="f", path="m.py", line=1, status="coherent", trust=0.9, incoherence=0.0, dsde=0.0, sde=0.0,
-                    samples=3, inputs=10, sandbox="guard+landlock+seccomp")
+    r = CheckResult(
+        name="f",
+        path="m.py",
+        line=1,
+        status="coherent",
+        trust=0.9,
+        incoherence=0.0,
+        dsde=0.0,
+        sde=0.0,
+        samples=3,
+        inputs=10,
+        sandbox="guard+landlock+seccomp",
+    )
     assert "sandbox guard+landlock+seccomp" in formats.to_text([r])
     assert json.loads(formats.to_json([r]))["functions"][0]["sandbox"] == "guard+landlock+seccomp"
-    sarif = json.loads(formats.to_sarif([r, CheckResult(name="g", path="m.py", line=2, status="error", reason="x", sandbox="bwrap+seccomp")]))
+    sarif = json.loads(
+        formats.to_sarif(
+            [r, CheckResult(name="g", path="m.py", line=2, status="error", reason="x", sandbox="bwrap+seccomp")]
+        )
+    )
     assert sarif["runs"][0]["properties"]["sandbox"] == "bwrap+seccomp, guard+landlock+seccomp"
     assert sarif["runs"][0]["results"][0]["properties"]["sandbox"] == "bwrap+seccomp"
 

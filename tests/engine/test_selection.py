@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from coherence.engine.markers import find_targets, read_source
 from coherence.engine.inputs.seeds import workspace_seeds
+from coherence.engine.markers import find_targets, read_source
 from coherence.engine.selection import check_patterns, names_for
 
 SOURCE = '''\
@@ -72,8 +72,18 @@ def test_exclude_wins_over_markers_include_and_docstring_mode():
 def test_coherence_off_on_a_def_leaves_it_out_in_every_mode():
     off = SOURCE.replace("def parse(text: str) -> int:", "def parse(text: str) -> int:  # coherence: off")
     off = off.replace("# coherence\ndef render", "# coherence: off\ndef render")
-    assert [t.qualname for t in find_targets(off, "m.py", mode="docstring")] == ["outer", "Cart.fetch", "Cart.add", "Cart.total"]
-    assert [t.qualname for t in find_targets(off, "m.py", include=("*",))] == ["helper", "outer", "Cart.add", "Cart.total"]
+    assert [t.qualname for t in find_targets(off, "m.py", mode="docstring")] == [
+        "outer",
+        "Cart.fetch",
+        "Cart.add",
+        "Cart.total",
+    ]
+    assert [t.qualname for t in find_targets(off, "m.py", include=("*",))] == [
+        "helper",
+        "outer",
+        "Cart.add",
+        "Cart.total",
+    ]
 
 
 def test_patterns_read_like_pytest_node_ids(tmp_path):
@@ -104,7 +114,9 @@ def test_source_is_read_with_its_declared_encoding(tmp_path):
 
 
 def test_a_latin_1_test_file_gives_its_strings_as_seeds(tmp_path):
-    spec = find_targets('# coherence\ndef shout(s: str) -> str:\n    """Upper case."""\n    return s.upper()\n', "m.py")[0].spec
+    spec = find_targets(
+        '# coherence\ndef shout(s: str) -> str:\n    """Upper case."""\n    return s.upper()\n', "m.py"
+    )[0].spec
     (tmp_path / "tests").mkdir()
     test = '# -*- coding: latin-1 -*-\nfrom m import shout\n\ndef test_shout():\n    assert shout("caf\u00e9") == "CAF\u00c9"\n'
     (tmp_path / "tests" / "test_m.py").write_bytes(test.encode("latin-1"))

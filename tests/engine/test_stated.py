@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+
 from coherence.engine.inputs import Input, generate_inputs
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.inputs.generate import _numbers, _positive
@@ -23,16 +24,30 @@ def signs(doc: str, **families: str) -> dict[str, str]:
     "doc, families, expected",
     [
         ("Given a positive integer n, return the product of the odd digits.", {"n": "int"}, {"n": "positive"}),
-        ("You are given two positive integers n and m, and your task is to compute", {"n": "int", "m": "int"},
-         {"n": "positive", "m": "positive"}),
-        ("This function takes two positive numbers x and y and returns", {"x": "int", "y": "int"},
-         {"x": "positive", "y": "positive"}),
+        (
+            "You are given two positive integers n and m, and your task is to compute",
+            {"n": "int", "m": "int"},
+            {"n": "positive", "m": "positive"},
+        ),
+        (
+            "This function takes two positive numbers x and y and returns",
+            {"x": "int", "y": "int"},
+            {"x": "positive", "y": "positive"},
+        ),
         ("You are given a non-negative integer number n, you have to return", {"n": "int"}, {"n": "nonneg"}),
         ("Given a string s and a natural number n, you have been tasked", {"s": "str", "n": "int"}, {"n": "nonneg"}),
         ("Given a list of positive integers x. return a sorted list", {"x": "list"}, {"x": "positive"}),
-        ("Given an array arr of integers and a positive integer k, return", {"arr": "list", "k": "int"}, {"k": "positive"}),
+        (
+            "Given an array arr of integers and a positive integer k, return",
+            {"arr": "list", "k": "int"},
+            {"k": "positive"},
+        ),
         ("Given an array of non-negative integers, return a copy", {"array": "list"}, {"array": "nonneg"}),
-        ("You are given a non-empty list of positive integers. Return the greatest", {"lst": "list"}, {"lst": "positive"}),
+        (
+            "You are given a non-empty list of positive integers. Return the greatest",
+            {"lst": "list"},
+            {"lst": "positive"},
+        ),
         ("Given a positive floating point number, it can be decomposed", {"number": "float"}, {"number": "positive"}),
         ("Given a positive integer `n`, return", {"n": "int"}, {"n": "positive"}),
         # the list phrase names no parameter and two could be meant
@@ -45,7 +60,11 @@ def signs(doc: str, **families: str) -> dict[str, str]:
         ("Given an array with non-negative integer nodes", {"arr": "list"}, {}),
         ("Count the n-digit positive integers that start or end with 1", {"n": "int"}, {}),
         # the names stop at the first word that is not a parameter
-        ("Given a positive integer n, and a list arr, return", {"n": "int", "arr": "list", "a": "int"}, {"n": "positive"}),
+        (
+            "Given a positive integer n, and a list arr, return",
+            {"n": "int", "arr": "list", "a": "int"},
+            {"n": "positive"},
+        ),
         ("", {"n": "int"}, {}),
     ],
 )

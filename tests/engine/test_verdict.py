@@ -76,9 +76,16 @@ def test_coherent_is_none():
     assert judge(labels, raised).severity == "none"
 
 
-@pytest.mark.parametrize(("severity", "floor", "expected"), [
-    ("warning", "warning", True), ("information", "warning", False), ("warning", "information", True),
-    ("hint", "information", False), ("hint", "hint", True), ("none", "hint", False),
-])
+@pytest.mark.parametrize(
+    ("severity", "floor", "expected"),
+    [
+        ("warning", "warning", True),
+        ("information", "warning", False),
+        ("warning", "information", True),
+        ("hint", "information", False),
+        ("hint", "hint", True),
+        ("none", "hint", False),
+    ],
+)
 def test_severity_order(severity, floor, expected):
     assert at_least(severity, floor) is expected

@@ -18,7 +18,14 @@ PROBES = Path(__file__).resolve().parents[1] / "probes"
 
 def run(args, cwd):
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
-    return subprocess.run([sys.executable, "-m", "coherence", "check", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "coherence", "check", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -99,7 +106,9 @@ def test_fail_on_and_the_summary_use_the_same_severity(probes):
     # without is_leap's warning, information does not fail the default, but fails --fail-on information
     src = (probes / "verdicts.py").read_text()
     no_leap = probes / "no_leap.py"
-    no_leap.write_text(src.replace("# coherence\ndef is_leap", "def is_leap").replace("# coherence\ndef word_count", "def word_count"))
+    no_leap.write_text(
+        src.replace("# coherence\ndef is_leap", "def is_leap").replace("# coherence\ndef word_count", "def word_count")
+    )
     assert run(["no_leap.py"], probes).returncode == 0
     assert run(["no_leap.py", "--fail-on", "information"], probes).returncode == 1
 

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from coherence.engine.errors import ConfigurationError
-from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution import records
+from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
@@ -55,12 +55,17 @@ def test_the_job_s_input_frame_has_the_keys_the_worker_reads():
 
 def test_reserved_outcomes_travel_out_of_band_and_exception_names_never_become_one():
     # "!<word>" records are the only way to a reserved outcome; only a leader writes them
-    assert records.reserved_outcome(protocol.reserved(protocol.BUDGET_EXCEEDED)) == Outcome.raised(protocol.BUDGET_EXCEEDED)
+    assert records.reserved_outcome(protocol.reserved(protocol.BUDGET_EXCEEDED)) == Outcome.raised(
+        protocol.BUDGET_EXCEEDED
+    )
     assert records.reserved_outcome(protocol.reserved("Crash(SIGSEGV)")) == Outcome.raised("Crash(SIGSEGV)")
     assert records.reserved_outcome(b"!Whatever") == records.FORGED
     # a program's own exception spelled like one stays the program's, in any JSON spelling
-    for key in (protocol.raised(protocol.BUDGET_EXCEEDED), b'["raise",null,null,"Budget\\u0045xceeded"]',
-                protocol.raised("Crash(SIGKILL)")):
+    for key in (
+        protocol.raised(protocol.BUDGET_EXCEEDED),
+        b'["raise",null,null,"Budget\\u0045xceeded"]',
+        protocol.raised("Crash(SIGKILL)"),
+    ):
         o = records.outcome_from_record(key)
         assert o.kind == "raise" and not protocol.is_reserved(o.error) and o.error.startswith("the program's own ")
     assert records.outcome_from_record(protocol.raised("ValueError")) == Outcome.raised("ValueError")
@@ -82,14 +87,14 @@ def mode(request) -> str:
     return request.param
 
 
-PEEK = '''
+PEEK = """
 def f(name):
     try:
         __import__(name)
     except ImportError:
         return "hidden"
     return "visible"
-'''
+"""
 
 
 def test_a_program_cannot_import_coherence_s_modules_beside_the_launcher(mode):
@@ -98,7 +103,8 @@ def test_a_program_cannot_import_coherence_s_modules_beside_the_launcher(mode):
     names stay free for the user's own modules.  The standard library stays importable."""
     names = ["program", "procs", "sandbox", "json"]
     report = Executor(limits=ExecutionLimits(call_timeout=2.0), sandbox=mode).run(
-        ModuleContext(), [Program("f", PEEK)], [f"(({n!r},), {{}})" for n in names])
+        ModuleContext(), [Program("f", PEEK)], [f"(({n!r},), {{}})" for n in names]
+    )
     assert report.load_errors == [None], report.diagnostics
     got = [o.value for o in report.outcomes[0]]
     assert got == [["S", "hidden"]] * 3 + [["S", "visible"]]

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import CORPUS_DIR
 from coherence.eval.corpus import load_samples, load_tasks
+from tests.support import CORPUS_DIR
 
 CORPUS = Path(os.environ.get("COHERENCE_CORPUS", CORPUS_DIR))
 

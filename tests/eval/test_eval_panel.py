@@ -54,23 +54,48 @@ def test_panel_run_through_cli_with_the_gain(tmp_path, corpus_path):
     from coherence.cli import main
 
     tasks = str(corpus_path("humaneval-tasks.jsonl.gz"))
-    author = _small(corpus_path("humaneval-llama_3_1_8b_instruct.jsonl.gz"), tmp_path / "humaneval-llama_3_1_8b_instruct.jsonl.gz", 2)
+    author = _small(
+        corpus_path("humaneval-llama_3_1_8b_instruct.jsonl.gz"),
+        tmp_path / "humaneval-llama_3_1_8b_instruct.jsonl.gz",
+        2,
+    )
     same = tmp_path / "same"
     common = ["--tasks", tasks, "--samples", "5", "--inputs", "60", "--quiet", "--no-plots"]
     assert main(["eval", "--corpus", str(author), "--out", str(same), *common]) == 0
     panel = tmp_path / "panel"
-    argv = ["eval", "--panel", str(author), str(corpus_path("humaneval-claude_sonnet_4.jsonl.gz")),
-            str(corpus_path("humaneval-gemini_2_5_pro.jsonl.gz")), "--out", str(panel), "--baseline", str(same), *common]
+    argv = [
+        "eval",
+        "--panel",
+        str(author),
+        str(corpus_path("humaneval-claude_sonnet_4.jsonl.gz")),
+        str(corpus_path("humaneval-gemini_2_5_pro.jsonl.gz")),
+        "--out",
+        str(panel),
+        "--baseline",
+        str(same),
+        *common,
+    ]
     assert main(argv) == 0
     recs = read_records(panel / "tasks.jsonl")
     assert len(recs) == 2
     for r in recs:
-        assert r["panel"] == "claude_sonnet_4+gemini_2_5_pro" and r["alternative_models"] == {"claude_sonnet_4": 2, "gemini_2_5_pro": 2}
+        assert r["panel"] == "claude_sonnet_4+gemini_2_5_pro" and r["alternative_models"] == {
+            "claude_sonnet_4": 2,
+            "gemini_2_5_pro": 2,
+        }
         assert sum(sum(c.values()) for c in r["cluster_models"]) == r["samples"] - 1
         assert set().union(*r["cluster_models"]) <= {"claude_sonnet_4", "gemini_2_5_pro"}
     g = json.loads((panel / "gain.json").read_text())
     assert g["tasks"] == 2 and g["panel"]["checked"] == 2
     assert g == gain(recs, read_records(same / "tasks.jsonl"))
     # a panel run refuses to resume into a folder of another panel
-    other = ["eval", "--panel", str(author), str(corpus_path("humaneval-gpt_4o.jsonl.gz")), "--out", str(panel), *common]
+    other = [
+        "eval",
+        "--panel",
+        str(author),
+        str(corpus_path("humaneval-gpt_4o.jsonl.gz")),
+        "--out",
+        str(panel),
+        *common,
+    ]
     assert main(other) == 2

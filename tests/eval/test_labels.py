@@ -47,7 +47,11 @@ def test_mbpp_reference_passes_and_wrong_fails_per_assert(executor, mbpp_tasks):
     for task in list(mbpp_tasks.values())[:8]:
         import ast
 
-        name = next(n.name for n in ast.parse(task.code).body if isinstance(n, ast.FunctionDef) and n.name in " ".join(task.test_list))
+        name = next(
+            n.name
+            for n in ast.parse(task.code).body
+            if isinstance(n, ast.FunctionDef) and n.name in " ".join(task.test_list)
+        )
         wrong = f"def {name}(*args, **kwargs):\n    return 'surely wrong'\n"
         res = run_labels(executor, task, [task.reference, wrong], name)
         assert res.passed[0] is True and res.reference_passed is True, (task.task_id, res.details)
@@ -63,7 +67,11 @@ def test_mbpp_test_imports_are_available(executor, mbpp_tasks):
     for task in with_imports:
         import ast
 
-        name = next(n.name for n in ast.parse(task.code).body if isinstance(n, ast.FunctionDef) and n.name in " ".join(task.test_list))
+        name = next(
+            n.name
+            for n in ast.parse(task.code).body
+            if isinstance(n, ast.FunctionDef) and n.name in " ".join(task.test_list)
+        )
         res = run_labels(executor, task, [task.reference], name)
         assert res.passed == [True], (task.task_id, res.details)
 

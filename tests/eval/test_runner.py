@@ -13,13 +13,15 @@ from coherence.eval.runner import EvalOptions, SettingsMismatch, read_records, r
 
 def _samples(n):
     return [
-        SampleTask("MBPP", "fake", 0.6, i, f"f{i}", "(x)", "", [f"def f{i}(x):\n    return x\n"] * 3)
-        for i in range(n)
+        SampleTask("MBPP", "fake", 0.6, i, f"f{i}", "(x)", "", [f"def f{i}(x):\n    return x\n"] * 3) for i in range(n)
     ]
 
 
 def _tasks(n):
-    return {str(i): BenchmarkTask("MBPP", i, "", code=f"def f{i}(x):\n    return x\n", test_list=[f"assert f{i}(1) == 1"]) for i in range(n)}
+    return {
+        str(i): BenchmarkTask("MBPP", i, "", code=f"def f{i}(x):\n    return x\n", test_list=[f"assert f{i}(1) == 1"])
+        for i in range(n)
+    }
 
 
 def _fake_evaluate(calls, interrupt_at=None):
@@ -27,8 +29,16 @@ def _fake_evaluate(calls, interrupt_at=None):
         calls.append(st.task_id)
         if interrupt_at is not None and len(calls) == interrupt_at:
             raise KeyboardInterrupt
-        return {"task_id": st.task_id, "model": st.model, "benchmark": st.benchmark, "status": "coherent",
-                "incoherence": 0.0, "complete": True, "seconds": 0.01}
+        return {
+            "task_id": st.task_id,
+            "model": st.model,
+            "benchmark": st.benchmark,
+            "status": "coherent",
+            "incoherence": 0.0,
+            "complete": True,
+            "seconds": 0.01,
+        }
+
     return fake
 
 
@@ -104,8 +114,23 @@ def test_small_real_run_through_cli(tmp_path, corpus_path, seeds, caplog):
                 break
             out.write(line)
     out_dir = tmp_path / "out"
-    argv = ["eval", "--corpus", str(small), "--tasks", str(corpus_path("humaneval-tasks.jsonl.gz")),
-            "--samples", "3", "--inputs", "60", "--seeds", seeds, "--out", str(out_dir), "--quiet", "--keep-matrices"]
+    argv = [
+        "eval",
+        "--corpus",
+        str(small),
+        "--tasks",
+        str(corpus_path("humaneval-tasks.jsonl.gz")),
+        "--samples",
+        "3",
+        "--inputs",
+        "60",
+        "--seeds",
+        seeds,
+        "--out",
+        str(out_dir),
+        "--quiet",
+        "--keep-matrices",
+    ]
     assert main(argv) == 0
     recs = read_records(out_dir / "tasks.jsonl")
     assert len(recs) == 3
@@ -141,9 +166,17 @@ def test_redo_failures_reruns_tasks_spoiled_by_the_worker(tmp_path, monkeypatch)
 
     def fake(st, bt, opts, *, cancel=None, paper=None, workers=0):
         calls.append(st.task_id)
-        details = ["load error: the worker exited (status 0) while loading the module"] if st.task_id in spoiled else ["ok"]
+        details = (
+            ["load error: the worker exited (status 0) while loading the module"] if st.task_id in spoiled else ["ok"]
+        )
         spoiled.discard(st.task_id)
-        return {"task_id": st.task_id, "status": "coherent", "incoherence": 0.0, "label_details": details, "complete": True}
+        return {
+            "task_id": st.task_id,
+            "status": "coherent",
+            "incoherence": 0.0,
+            "label_details": details,
+            "complete": True,
+        }
 
     monkeypatch.setattr(runner, "evaluate_task", fake)
     opts = EvalOptions(samples=3, inputs=10)

@@ -61,11 +61,24 @@ def test_detection_rate_hand_checked():
 
 def _rec(tid, inc, err, passed0, all_pass=None, dsde=None, status=None):
     return {
-        "task_id": tid, "model": "m", "benchmark": "MBPP", "seeds": "signature", "samples_requested": 10,
-        "inputs_requested": 1000, "status": status or ("incoherent" if inc > 0 else "coherent"), "incoherence": inc,
-        "error": err, "error_value": err, "error_mean_candidates": err, "dsde": inc if dsde is None else dsde, "sde": inc / 2,
-        "candidate0_pass": passed0, "all_used_pass": passed0 if all_pass is None else all_pass, "seconds": 1.0,
-        "samples": 10, "inputs": 1000,
+        "task_id": tid,
+        "model": "m",
+        "benchmark": "MBPP",
+        "seeds": "signature",
+        "samples_requested": 10,
+        "inputs_requested": 1000,
+        "status": status or ("incoherent" if inc > 0 else "coherent"),
+        "incoherence": inc,
+        "error": err,
+        "error_value": err,
+        "error_mean_candidates": err,
+        "dsde": inc if dsde is None else dsde,
+        "sde": inc / 2,
+        "candidate0_pass": passed0,
+        "all_used_pass": passed0 if all_pass is None else all_pass,
+        "seconds": 1.0,
+        "samples": 10,
+        "inputs": 1000,
     }
 
 
@@ -93,10 +106,26 @@ def test_summary_definitions_hand_checked():
     assert s["share_zero_incoherence"] == pytest.approx(2 / 6, abs=1e-4)
     assert s["mean_error"] == pytest.approx(0.16, abs=1e-4)
     assert s["seconds_per_task_median"] == pytest.approx(1.0, abs=1e-4)
-    for key in ("model", "benchmark", "tasks", "samples", "inputs", "seeds", "pass_at_1", "mean_error",
-                "mean_incoherence", "spearman_error_incoherence", "detection_rate", "undetected_mean_error",
-                "false_alarm_rate", "auroc_dsde", "auroc_sde", "auroc_incoherence", "warning_precision",
-                "seconds_per_task_median"):
+    for key in (
+        "model",
+        "benchmark",
+        "tasks",
+        "samples",
+        "inputs",
+        "seeds",
+        "pass_at_1",
+        "mean_error",
+        "mean_incoherence",
+        "spearman_error_incoherence",
+        "detection_rate",
+        "undetected_mean_error",
+        "false_alarm_rate",
+        "auroc_dsde",
+        "auroc_sde",
+        "auroc_incoherence",
+        "warning_precision",
+        "seconds_per_task_median",
+    ):
         assert key in s
     md = table_markdown([s])
     assert "| model |" in md and "MBPP det." in md

@@ -39,8 +39,7 @@ from tests.support.openai_loopback import LoopbackServer
 
 FAST = RetryPolicy(max_attempts=2, base_delay=0.05, max_total_wait=1.0)
 MODEL = "openai/cache-test"
-ENV = {**os.environ, "PYTHONPATH": str(SERVER_DIR), "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-       "HF_HUB_OFFLINE": "1"}
+ENV = {**os.environ, "PYTHONPATH": str(SERVER_DIR), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
 
 
 def provider_for(url: str) -> LiteLLMProvider:
@@ -86,9 +85,20 @@ def test_writer_killed_mid_write_leaves_only_complete_batches_and_topping_up_wor
     start = 0
     for _kill in range(4):
         proc = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(path), key.spec_hash, key.model,
-             str(key.temperature), key.prompt_version, str(start)],
-            stdout=subprocess.PIPE, text=True, env=ENV,
+            [
+                sys.executable,
+                "-c",
+                WRITER,
+                str(path),
+                key.spec_hash,
+                key.model,
+                str(key.temperature),
+                key.prompt_version,
+                str(start),
+            ],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=ENV,
         )
         try:
             lines = [proc.stdout.readline() for _ in range(2 + rng.randrange(3))]
@@ -148,8 +158,7 @@ def _fill(path: Path) -> CacheKey:
     cache = SampleCache(path)
     for k in range(20):
         other = CacheKey(f"other{k:02d}", MODEL, 0.6, "1")
-        cache.put(other, [Sample(f"def other{k}(x):\n    return {i}\n" + "#" * 500, "raw", "ok")
-                          for i in range(10)])
+        cache.put(other, [Sample(f"def other{k}(x):\n    return {i}\n" + "#" * 500, "raw", "ok") for i in range(10)])
     key = cache_key(SPEC, provider_for("http://127.0.0.1:9/v1"))
     cache.put(key, [Sample(f"def clamp(x, lo, hi):\n    return {i}\n", "raw", "ok") for i in range(5)])
     cache.close()
@@ -201,8 +210,7 @@ async def test_damage_is_recovered_and_reported_through_the_check(tmp_path, monk
     cache_dir = tmp_path / "cache"
     path = cache_dir / "samples.sqlite3"
     with LoopbackServer([GOOD]) as server:
-        config = CheckConfig(model=MODEL, api_base=server.url, samples=4, inputs=40,
-                             cache_dir=str(cache_dir))
+        config = CheckConfig(model=MODEL, api_base=server.url, samples=4, inputs=40, cache_dir=str(cache_dir))
         checker = Checker(config)
         first = await checker.check(TARGET)
         assert first.status == "coherent" and not first.notices
@@ -269,8 +277,16 @@ def test_processes_opening_a_new_cache_at_once_all_get_it(tmp_path):
     rounds, openers = 15, 4
     start = time.time() + 2.0
     plan = [(str(tmp_path / f"r{r}" / "samples.sqlite3"), start + 0.2 * r) for r in range(rounds)]
-    procs = [subprocess.Popen([sys.executable, "-c", OPENER, f"p{k}", json.dumps(plan)], stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, text=True, env=ENV) for k in range(openers)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPENER, f"p{k}", json.dumps(plan)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
+        for k in range(openers)
+    ]
     for p in procs:
         out, err = p.communicate(timeout=120)
         assert p.returncode == 0, err
@@ -279,6 +295,7 @@ def test_processes_opening_a_new_cache_at_once_all_get_it(tmp_path):
         with closing(sqlite3.connect(path)) as db:
             assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
             assert db.execute("SELECT COUNT(*) FROM samples").fetchone()[0] == openers
+
 
 SHARER = textwrap.dedent(
     """\
@@ -328,8 +345,13 @@ def test_two_processes_share_one_cache(tmp_path):
     path = tmp_path / "shared" / "samples.sqlite3"
     rounds = 4
     procs = [
-        subprocess.Popen([sys.executable, "-c", SHARER, str(path), me, other, str(rounds)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
+        subprocess.Popen(
+            [sys.executable, "-c", SHARER, str(path), me, other, str(rounds)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=ENV,
+        )
         for me, other in (("alpha", "beta"), ("beta", "alpha"))
     ]
     outs = []

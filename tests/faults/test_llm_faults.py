@@ -138,8 +138,9 @@ async def test_429_honours_retry_after(cache_dir):
 async def test_429_partial_samples_are_kept_and_reported(cache_dir, caplog):
     # The server ignores n (one choice per response), serves 6 replies, then answers 429 with a
     # Retry-After far beyond the retry budget: those requests give up at once.
-    with LoopbackServer([GOOD, GOOD_2], ignore_n=True, faults=[None] * 6,
-                        then=rate_limited(retry_after=3600)) as server:
+    with LoopbackServer(
+        [GOOD, GOOD_2], ignore_n=True, faults=[None] * 6, then=rate_limited(retry_after=3600)
+    ) as server:
         with caplog.at_level(logging.WARNING, logger="coherence"):
             result = await sample(server.url, cache_dir)
         assert server.request_count == 9  # 1 (n=9, got 1) + 8 single requests, none retried
@@ -270,9 +271,7 @@ async def test_reply_without_code_block_is_reported_and_not_cached(cache_dir):
         server.set_replies([GOOD])
         again = await sample(server.url, cache_dir)
         assert server.request_count == 1
-        assert again.report() == (
-            "1 of 10 samples; 9 failed: no usable code in earlier replies (not asked again)"
-        )
+        assert again.report() == ("1 of 10 samples; 9 failed: no usable code in earlier replies (not asked again)")
         assert "clear the sample cache" in again.problem("clamp")
         # Clearing the cache asks again, and the good replies are kept.
         SampleCache(cache_dir).clear()
@@ -343,10 +342,12 @@ async def test_a_server_that_never_sends_enough_is_not_asked_forever(cache_dir):
 
 async def test_check_result_carries_the_partial_sample_message(cache_dir, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
-    with LoopbackServer([GOOD, GOOD_2], ignore_n=True, faults=[None] * 6,
-                        then=rate_limited(retry_after=3600)) as server:
-        config = CheckConfig(model="openai/faulty", api_base=server.url, samples=10, inputs=60,
-                             cache_dir=str(cache_dir))
+    with LoopbackServer(
+        [GOOD, GOOD_2], ignore_n=True, faults=[None] * 6, then=rate_limited(retry_after=3600)
+    ) as server:
+        config = CheckConfig(
+            model="openai/faulty", api_base=server.url, samples=10, inputs=60, cache_dir=str(cache_dir)
+        )
         result = await Checker(config).check(TARGET)
         assert server.request_count == 9
     assert result.status == "coherent" and result.samples == 7
@@ -371,15 +372,34 @@ def run_cli(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProces
     env = {**os.environ, "OPENAI_API_KEY": "sk-loopback", "PYTHONPATH": str(SERVER_DIR)}
     env.pop("COHERENCE_MODEL", None)
     return subprocess.run(
-        [sys.executable, "-m", "coherence", "check", str(mod), "--model", "openai/faulty",
-         "--api-base", url, "--inputs", "60", "--cache-dir", str(tmp_path / "cache"), *extra],
-        capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "coherence",
+            "check",
+            str(mod),
+            "--model",
+            "openai/faulty",
+            "--api-base",
+            url,
+            "--inputs",
+            "60",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            *extra,
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        cwd=tmp_path,
     )
 
 
 def test_cli_partial_samples_and_bad_key(tmp_path):
-    with LoopbackServer([GOOD, GOOD_2], ignore_n=True, faults=[None] * 6,
-                        then=rate_limited(retry_after=3600)) as server:
+    with LoopbackServer(
+        [GOOD, GOOD_2], ignore_n=True, faults=[None] * 6, then=rate_limited(retry_after=3600)
+    ) as server:
         proc = run_cli(tmp_path, server.url)
         assert server.request_count == 9
     assert proc.returncode == 0, proc.stderr

@@ -51,7 +51,11 @@ def _missing(uri, i):
 
 
 def _absurd(uri, i):
-    return frame(req(i, "textDocument/hover", hover_params(uri)), b"Content-Length: 99999999999999999999999\r\n\r\n"), i, INVALID_REQUEST
+    return (
+        frame(req(i, "textDocument/hover", hover_params(uri)), b"Content-Length: 99999999999999999999999\r\n\r\n"),
+        i,
+        INVALID_REQUEST,
+    )
 
 
 def _negative_length(uri, i):
@@ -76,7 +80,17 @@ def _not_an_object(uri, i):
 
 
 def _batch(uri, i):
-    return frame(b"[" + req(i, "textDocument/hover", hover_params(uri)) + b"," + req(i + 100000, "textDocument/hover", hover_params(uri)) + b"]"), i, INVALID_REQUEST
+    return (
+        frame(
+            b"["
+            + req(i, "textDocument/hover", hover_params(uri))
+            + b","
+            + req(i + 100000, "textDocument/hover", hover_params(uri))
+            + b"]"
+        ),
+        i,
+        INVALID_REQUEST,
+    )
 
 
 def _wrong_types(uri, i):
@@ -89,22 +103,39 @@ def _negative_position(uri, i):
 
 def _malformed_range(uri, i):
     change = {"range": {"start": {"line": "one", "character": 0}, "end": [1]}, "text": "x"}
-    body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange",
-                       "params": {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [change]}}).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didChange",
+            "params": {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [change]},
+        }
+    ).encode()
     return frame(body), None, None
 
 
 def _range_beyond_the_text(uri, i):
     change = {"range": {"start": {"line": 4000, "character": 9}, "end": {"line": 2, "character": 0}}, "text": "x"}
-    body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange",
-                       "params": {"textDocument": {"uri": uri, "version": 3}, "contentChanges": [change]}}).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didChange",
+            "params": {"textDocument": {"uri": uri, "version": 3}, "contentChanges": [change]},
+        }
+    ).encode()
     return frame(body), None, None
 
 
 def _change_unopened(uri, i):
-    body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange",
-                       "params": {"textDocument": {"uri": uri.replace("target.py", "never_opened.py"), "version": 2},
-                                  "contentChanges": [{"text": "x = 1\n"}]}}).encode()
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "textDocument/didChange",
+            "params": {
+                "textDocument": {"uri": uri.replace("target.py", "never_opened.py"), "version": 2},
+                "contentChanges": [{"text": "x = 1\n"}],
+            },
+        }
+    ).encode()
     return frame(body), None, None
 
 
@@ -143,7 +174,9 @@ def test_the_reader_finds_every_message_after_any_fault_however_the_stream_is_cu
     order, and the reader ends at the end of the stream."""
     rng = random.Random(seed)
     good = [req(1000 + k, "textDocument/hover", hover_params(f"file:///m{k}.py")) for k in range(len(FAULTS))]
-    parts = [p for k, fault in enumerate(FAULTS.values()) for p in (fault("file:///x.py", k)[0][:200_000], frame(good[k]))]
+    parts = [
+        p for k, fault in enumerate(FAULTS.values()) for p in (fault("file:///x.py", k)[0][:200_000], frame(good[k]))
+    ]
     stream = b"".join(parts)
     # random cuts, and one after every part: a client writes a message, then the next one later
     ends = [sum(map(len, parts[: i + 1])) for i in range(len(parts) - 1)]

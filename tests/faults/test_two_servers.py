@@ -11,7 +11,6 @@ import sqlite3
 import pytest
 
 from coherence.engine.markers import find_targets
-
 from tests.conftest import EXAMPLES
 from tests.lsp.conftest import start, workspace  # noqa: F401 - fixtures
 from tests.support.openai_loopback import LoopbackServer, corpus_responder
@@ -57,7 +56,9 @@ async def test_two_servers_on_one_workspace_share_the_cache(start, loopback, tmp
     a.change(uri_a, text)
     a.save(uri_a)
     # the fixed function agrees with the alternatives: no warning left (a hint or coherent)
-    await a.wait_for(lambda: a.client.statuses[-1]["checking"] == 0 and a.client.statuses[-1].get("warning") == 0, "the re-check")
+    await a.wait_for(
+        lambda: a.client.statuses[-1]["checking"] == 0 and a.client.statuses[-1].get("warning") == 0, "the re-check"
+    )
     await a.wait_idle()
     assert loopback.request_count == first
 

@@ -1,4 +1,4 @@
-'''The hostile-code corpus: generated "alternatives" and "user functions" that attack the machine.
+"""The hostile-code corpus: generated "alternatives" and "user functions" that attack the machine.
 
 Every entry defines ``f(x)``, the function under test (honest versions return ``3 * x + 1``).
 The rule every entry follows: **it returns normally only when its attack worked** (and then it
@@ -21,7 +21,7 @@ Placeholders, filled in by the test (``render``):
 ``expect``: "raise" (every outcome must be a raise: crash, timeout, blocked call) or "any" (the
 entry returns odd values by design: huge, cyclic, unpicklable objects; their outcome may be "ok"
 but must stay small).
-'''
+"""
 
 from __future__ import annotations
 
@@ -40,60 +40,106 @@ class Hostile:
 
 
 # ctypes helpers most entries share: raw libc calls bypass Python's audit hooks entirely
-LIBC = '''
+LIBC = """
 import ctypes, ctypes.util, os
 libc = ctypes.CDLL(None, use_errno=True)
 def check(rc, what):
     if rc < 0:
         raise OSError(ctypes.get_errno(), what)
     return rc
-'''
+"""
 
 CORPUS: list[Hostile] = [
     # -- files outside the sandbox, the workspace ------------------------------------------
-    Hostile("overwrite_tmp_canary", "files", "alternative", '''
+    Hostile(
+        "overwrite_tmp_canary",
+        "files",
+        "alternative",
+        """
 def f(x):
     with open("@@TMP@@/canary.txt", "w") as fh:
         fh.write("pwned")
     return "wrote"
-''', must="canary.txt unchanged"),
-    Hostile("delete_tmp_canary", "files", "user", '''
+""",
+        must="canary.txt unchanged",
+    ),
+    Hostile(
+        "delete_tmp_canary",
+        "files",
+        "user",
+        """
 import os, shutil
 def f(x):
     os.remove("@@TMP@@/canary.txt")
     shutil.rmtree("@@TMP@@")
     return "deleted"
-''', must="canary dir intact"),
-    Hostile("ctypes_write_tmp_canary", "files", "alternative", LIBC + '''
+""",
+        must="canary dir intact",
+    ),
+    Hostile(
+        "ctypes_write_tmp_canary",
+        "files",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     fd = check(libc.open(b"@@TMP@@/canary.txt", os.O_WRONLY | os.O_TRUNC), "open")
     libc.write(fd, b"pwned", 5)
     return "wrote"
-'''),
-    Hostile("ctypes_unlink_tmp_canary", "files", "alternative", LIBC + '''
+""",
+    ),
+    Hostile(
+        "ctypes_unlink_tmp_canary",
+        "files",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     check(libc.unlink(b"@@TMP@@/canary.txt"), "unlink")
     return "deleted"
-'''),
-    Hostile("write_workspace", "files", "user", '''
+""",
+    ),
+    Hostile(
+        "write_workspace",
+        "files",
+        "user",
+        """
 def f(x):
     open("@@WS@@/data.txt", "a").write("pwned")
     open("@@WS@@/new_file.py", "w").write("print('pwned')")
     return "wrote"
-''', must="workspace byte-identical"),
-    Hostile("rmtree_workspace", "files", "alternative", '''
+""",
+        must="workspace byte-identical",
+    ),
+    Hostile(
+        "rmtree_workspace",
+        "files",
+        "alternative",
+        """
 import shutil, os
 def f(x):
     shutil.rmtree("@@WS@@")
     return os.path.exists("@@WS@@")
-'''),
-    Hostile("ctypes_write_workspace", "files", "alternative", LIBC + '''
+""",
+    ),
+    Hostile(
+        "ctypes_write_workspace",
+        "files",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     fd = check(libc.open(b"@@WS@@/evil.py", os.O_WRONLY | os.O_CREAT, 0o644), "open")
     check(libc.rename(b"@@WS@@/data.txt", b"@@WS@@/moved.txt"), "rename")
     return fd
-'''),
-    Hostile("ctypes_world_writable_dirs", "files", "alternative", LIBC + '''
+""",
+    ),
+    Hostile(
+        "ctypes_world_writable_dirs",
+        "files",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     made = []
     for d in (b"/tmp", b"/var/tmp", b"/dev/shm"):
@@ -103,27 +149,52 @@ def f(x):
     if not made:
         raise PermissionError("nothing written")
     return made
-''', must="no @@ESCAPE@@ in /tmp, /var/tmp, /dev/shm"),
-    Hostile("home_ssh_write", "files", "alternative", LIBC + '''
+""",
+        must="no @@ESCAPE@@ in /tmp, /var/tmp, /dev/shm",
+    ),
+    Hostile(
+        "home_ssh_write",
+        "files",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     fd = check(libc.open(b"@@HOME@@/authorized_keys", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "open")
     libc.write(fd, b"ssh-rsa AAAA attacker", 21)
     return "planted"
-''', must="no authorized_keys planted in ~/.ssh"),
+""",
+        must="no authorized_keys planted in ~/.ssh",
+    ),
     # -- secrets -------------------------------------------------------------------------
-    Hostile("read_ssh_key", "secrets", "alternative", '''
+    Hostile(
+        "read_ssh_key",
+        "secrets",
+        "alternative",
+        """
 import os
 def f(x):
     return open(os.path.expanduser("~/.ssh/id_rsa")).read() + open("@@HOME@@/id_rsa").read()
-''', must="the key never appears in an outcome"),
-    Hostile("ctypes_read_ssh_key", "secrets", "alternative", LIBC + '''
+""",
+        must="the key never appears in an outcome",
+    ),
+    Hostile(
+        "ctypes_read_ssh_key",
+        "secrets",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     fd = check(libc.open(b"@@HOME@@/id_rsa", os.O_RDONLY), "open")
     buf = ctypes.create_string_buffer(4096)
     n = check(libc.read(fd, buf, 4096), "read")
     return buf.raw[:n].decode()
-'''),
-    Hostile("read_environment", "secrets", "user", '''
+""",
+    ),
+    Hostile(
+        "read_environment",
+        "secrets",
+        "user",
+        """
 import os
 def f(x):
     found = {k: v for k, v in os.environ.items() if "KEY" in k or "SECRET" in k or "TOKEN" in k or v.startswith("sk-")}
@@ -131,8 +202,15 @@ def f(x):
     if "sk-" not in repr(found):
         raise LookupError("no secret visible")
     return found
-''', must="the secret env var is not visible"),
-    Hostile("ctypes_proc_environ_scan", "secrets", "alternative", LIBC + '''
+""",
+        must="the secret env var is not visible",
+    ),
+    Hostile(
+        "ctypes_proc_environ_scan",
+        "secrets",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     got = []
     buf = ctypes.create_string_buffer(1 << 16)
@@ -149,16 +227,28 @@ def f(x):
     if not got:
         raise LookupError("no environ readable")
     return got
-'''),
+""",
+    ),
     # -- network -------------------------------------------------------------------------
-    Hostile("socket_loopback", "network", "alternative", '''
+    Hostile(
+        "socket_loopback",
+        "network",
+        "alternative",
+        """
 import socket
 def f(x):
     s = socket.create_connection(("127.0.0.1", @@PORT@@), timeout=0.3)
     s.sendall(b"hello from the sandbox")
     return "connected"
-''', must="the loopback listener sees no connection"),
-    Hostile("ctypes_socket_loopback", "network", "alternative", LIBC + '''
+""",
+        must="the loopback listener sees no connection",
+    ),
+    Hostile(
+        "ctypes_socket_loopback",
+        "network",
+        "alternative",
+        LIBC
+        + """
 import socket, struct
 def f(x):
     s = check(libc.socket(socket.AF_INET, socket.SOCK_STREAM, 0), "socket")
@@ -170,8 +260,14 @@ def f(x):
     uaddr = struct.pack("=H", socket.AF_INET) + struct.pack("!H4s8x", @@UDP@@, bytes([127, 0, 0, 1]))
     check(libc.sendto(u, b"escaped", 7, 0, uaddr, len(uaddr)), "sendto")
     return "connected"
-''', must="no TCP connection, no UDP datagram on loopback"),
-    Hostile("socket_external", "network", "user", '''
+""",
+        must="no TCP connection, no UDP datagram on loopback",
+    ),
+    Hostile(
+        "socket_external",
+        "network",
+        "user",
+        """
 import socket
 def f(x):
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -179,26 +275,49 @@ def f(x):
     u.sendto(b"exfiltrate", ("8.8.8.8", 53))
     s = socket.create_connection(("1.1.1.1", 80), timeout=0.3)
     return "connected"
-'''),
+""",
+    ),
     # -- processes -----------------------------------------------------------------------
-    Hostile("subprocess_shell", "processes", "alternative", '''
+    Hostile(
+        "subprocess_shell",
+        "processes",
+        "alternative",
+        """
 import subprocess
 def f(x):
     return subprocess.run("touch /tmp/@@ESCAPE@@; sleep 60 & echo ok", shell=True, capture_output=True).stdout
-'''),
-    Hostile("os_system", "processes", "user", '''
+""",
+    ),
+    Hostile(
+        "os_system",
+        "processes",
+        "user",
+        """
 import os
 def f(x):
     rc = os.system("touch /tmp/@@ESCAPE@@; (sleep 60 &)")
     return rc
-'''),
-    Hostile("fork_bomb", "processes", "alternative", '''
+""",
+    ),
+    Hostile(
+        "fork_bomb",
+        "processes",
+        "alternative",
+        """
 import os
 def f(x):
     while True:
         os.fork()
-''', must="no process left behind", lsp=True),
-    Hostile("ctypes_fork_bomb", "processes", "alternative", LIBC + '''
+""",
+        must="no process left behind",
+        lsp=True,
+    ),
+    Hostile(
+        "ctypes_fork_bomb",
+        "processes",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     n = 0
     while n < 100000:
@@ -214,50 +333,96 @@ def f(x):
     if n == 0:
         raise OSError(ctypes.get_errno(), "fork")
     return n
-''', must="contained: no process left behind"),
-    Hostile("ctypes_exec_sleep", "processes", "alternative", LIBC + '''
+""",
+        must="contained: no process left behind",
+    ),
+    Hostile(
+        "ctypes_exec_sleep",
+        "processes",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     argv = (ctypes.c_char_p * 3)(b"/bin/sleep", b"60", None)
     libc.execv(b"/bin/sleep", argv)
     raise OSError(ctypes.get_errno(), "execv")
-'''),
+""",
+    ),
     # -- resources -----------------------------------------------------------------------
-    Hostile("memory_bomb", "resources", "alternative", '''
+    Hostile(
+        "memory_bomb",
+        "resources",
+        "alternative",
+        """
 def f(x):
     hog = []
     while True:
         hog.append(bytearray(64 << 20))
-''', lsp=True),
-    Hostile("infinite_loop", "resources", "user", '''
+""",
+        lsp=True,
+    ),
+    Hostile(
+        "infinite_loop",
+        "resources",
+        "user",
+        """
 def f(x):
     while True:
         pass
-'''),
-    Hostile("deep_recursion", "resources", "alternative", '''
+""",
+    ),
+    Hostile(
+        "deep_recursion",
+        "resources",
+        "alternative",
+        """
 import sys
 sys.setrecursionlimit(10 ** 8)
 def f(x):
     return f(x + 1) + 1
-'''),
-    Hostile("os_exit", "resources", "alternative", '''
+""",
+    ),
+    Hostile(
+        "os_exit",
+        "resources",
+        "alternative",
+        """
 import os
 def f(x):
     os._exit(0)
-'''),
-    Hostile("sys_exit", "resources", "user", '''
+""",
+    ),
+    Hostile(
+        "sys_exit",
+        "resources",
+        "user",
+        """
 import sys
 def f(x):
     sys.exit(0)
-'''),
+""",
+    ),
     # -- signals and the parent ----------------------------------------------------------
-    Hostile("kill_parent", "signals", "alternative", '''
+    Hostile(
+        "kill_parent",
+        "signals",
+        "alternative",
+        """
 import os, signal
 def f(x):
     os.kill(os.getppid(), signal.SIGKILL)
     os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)
     return "parent killed"
-''', must="the worker and the server survive", lsp=True),
-    Hostile("ctypes_kill_everything", "signals", "alternative", LIBC + '''
+""",
+        must="the worker and the server survive",
+        lsp=True,
+    ),
+    Hostile(
+        "ctypes_kill_everything",
+        "signals",
+        "alternative",
+        LIBC
+        + """
 import signal
 def f(x):
     libc.kill(os.getppid(), signal.SIGKILL)
@@ -266,8 +431,15 @@ def f(x):
             libc.kill(int(name), signal.SIGKILL)
     libc.kill(-1, signal.SIGKILL)  # everything this uid may signal
     raise OSError("still here")
-''', must="other programs' results intact", lsp=True),
-    Hostile("ignore_signals", "signals", "alternative", '''
+""",
+        must="other programs' results intact",
+        lsp=True,
+    ),
+    Hostile(
+        "ignore_signals",
+        "signals",
+        "alternative",
+        """
 import signal
 def f(x):
     for s in (signal.SIGTERM, signal.SIGALRM, signal.SIGINT, signal.SIGHUP, signal.SIGXCPU):
@@ -275,23 +447,38 @@ def f(x):
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM, signal.SIGTERM})
     while True:
         pass
-'''),
+""",
+    ),
     # -- native crashes ------------------------------------------------------------------
-    Hostile("ctypes_segfault", "crash", "alternative", '''
+    Hostile(
+        "ctypes_segfault",
+        "crash",
+        "alternative",
+        """
 import ctypes
 def f(x):
     return ctypes.string_at(0)
-'''),
-    Hostile("c_extension_crash", "crash", "user", '''
+""",
+    ),
+    Hostile(
+        "c_extension_crash",
+        "crash",
+        "user",
+        """
 import faulthandler, os
 faulthandler.disable()
 def f(x):
     if x % 2:
         faulthandler._read_null()
     os.abort()
-'''),
+""",
+    ),
     # -- output floods -------------------------------------------------------------------
-    Hostile("stdout_flood", "flood", "alternative", '''
+    Hostile(
+        "stdout_flood",
+        "flood",
+        "alternative",
+        """
 import sys, os
 def f(x):
     chunk = "A" * (1 << 20)
@@ -301,8 +488,15 @@ def f(x):
     for _ in range(100):
         os.write(1, chunk.encode())
     raise RuntimeError("flooded")
-''', must="bounded by the output cap", lsp=True),
-    Hostile("stderr_flood", "flood", "user", '''
+""",
+        must="bounded by the output cap",
+        lsp=True,
+    ),
+    Hostile(
+        "stderr_flood",
+        "flood",
+        "user",
+        """
 import sys, os
 def f(x):
     chunk = b"E" * (1 << 20)
@@ -311,8 +505,13 @@ def f(x):
         sys.stderr.write("E" * (1 << 20))
     sys.__stderr__.write("E" * (100 << 20))
     raise RuntimeError("flooded")
-'''),
-    Hostile("result_pipe_flood", "flood", "alternative", '''
+""",
+    ),
+    Hostile(
+        "result_pipe_flood",
+        "flood",
+        "alternative",
+        """
 import os
 def f(x):
     chunk = b"Z" * (1 << 20)
@@ -323,9 +522,15 @@ def f(x):
         except OSError:
             pass
     raise RuntimeError("flooded")
-''', must="the worker's result channel survives a flood without newlines"),
+""",
+        must="the worker's result channel survives a flood without newlines",
+    ),
     # -- poisoning -----------------------------------------------------------------------
-    Hostile("poison_builtins", "poison", "alternative", '''
+    Hostile(
+        "poison_builtins",
+        "poison",
+        "alternative",
+        """
 import builtins
 def f(x):
     builtins.len = lambda o: 42
@@ -334,8 +539,14 @@ def f(x):
     builtins.int = float
     builtins.print = None
     raise RuntimeError("poisoned")
-''', must="later calls of the other programs unaffected"),
-    Hostile("poison_sys_modules", "poison", "user", '''
+""",
+        must="later calls of the other programs unaffected",
+    ),
+    Hostile(
+        "poison_sys_modules",
+        "poison",
+        "user",
+        """
 import sys, json, struct, os
 def f(x):
     json.dumps = lambda *a, **k: "poisoned"
@@ -344,8 +555,13 @@ def f(x):
     os.write = lambda fd, data: len(data)
     sys.modules["os"] = sys
     raise RuntimeError("poisoned")
-'''),
-    Hostile("forge_results", "poison", "alternative", '''
+""",
+    ),
+    Hostile(
+        "forge_results",
+        "poison",
+        "alternative",
+        """
 import os
 FORGED = (b'0 0 ["ok",["S","forged"],null,null]\\n0 1 ["ok",["S","forged"],null,null]\\n'
           b'1 0 ["ok",["S","forged"],null,null]\\n4 0 ["ok",["S","forged"],null,null]\\n'
@@ -358,8 +574,14 @@ def f(x):
         except OSError:
             pass
     raise RuntimeError("forged")
-''', must="forged lines for other programs are ignored"),
-    Hostile("forge_own_malformed", "poison", "alternative", r'''
+""",
+        must="forged lines for other programs are ignored",
+    ),
+    Hostile(
+        "forge_own_malformed",
+        "poison",
+        "alternative",
+        r"""
 import os
 BAD = [b'["ok",{"weird":[1,2]},[5],null]', b'["ok",["I","zz"],null,null]', b'["ok",["Q",1,2],["L",7],null]',
        b'["ok",["F","nan?"],null,null]', b'["ok",["D",[[1]]],null,null]', b'["raise",null,null,{"x":1}]']
@@ -371,15 +593,27 @@ def f(x):
         except OSError:
             pass
     return 3 * x + 1
-''', expect="any", must="malformed records for its own task break nothing downstream"),
+""",
+        expect="any",
+        must="malformed records for its own task break nothing downstream",
+    ),
     # -- time ----------------------------------------------------------------------------
-    Hostile("sleep_past_timeout", "time", "alternative", '''
+    Hostile(
+        "sleep_past_timeout",
+        "time",
+        "alternative",
+        """
 import time
 def f(x):
     time.sleep(3600)
     return "woke"
-'''),
-    Hostile("daemon_thread", "time", "alternative", '''
+""",
+    ),
+    Hostile(
+        "daemon_thread",
+        "time",
+        "alternative",
+        """
 import threading, time
 def f(x):
     def linger():
@@ -388,22 +622,38 @@ def f(x):
             time.sleep(0.05)
     threading.Thread(target=linger, daemon=True).start()
     return "spawned"
-'''),
-    Hostile("blocked_alarm_sleep", "time", "user", '''
+""",
+    ),
+    Hostile(
+        "blocked_alarm_sleep",
+        "time",
+        "user",
+        """
 import signal, time
 def f(x):
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
     time.sleep(3600)
     return "woke"
-'''),
+""",
+    ),
     # -- return values -------------------------------------------------------------------
-    Hostile("unpicklable_return", "objects", "alternative", '''
+    Hostile(
+        "unpicklable_return",
+        "objects",
+        "alternative",
+        """
 import threading
 def f(x):
     gen = (i for i in range(3))
     return [lambda: x, threading.Lock(), gen, open("/dev/null"), f]
-''', expect="any"),
-    Hostile("self_referential_return", "objects", "alternative", '''
+""",
+        expect="any",
+    ),
+    Hostile(
+        "self_referential_return",
+        "objects",
+        "alternative",
+        """
 def f(x):
     a = [x]
     a.append(a)
@@ -413,14 +663,27 @@ def f(x):
     for _ in range(200000):
         deep = [deep]
     return [a, d, deep]
-''', expect="any"),
-    Hostile("gigantic_return", "objects", "user", '''
+""",
+        expect="any",
+    ),
+    Hostile(
+        "gigantic_return",
+        "objects",
+        "user",
+        """
 def f(x):
     if x % 2:
         return "S" * (300 << 20)
     return list(range(5_000_000))
-''', expect="any", must="the outcome is a small digest"),
-    Hostile("hostile_dunders", "objects", "alternative", '''
+""",
+        expect="any",
+        must="the outcome is a small digest",
+    ),
+    Hostile(
+        "hostile_dunders",
+        "objects",
+        "alternative",
+        """
 class Evil:
     def __repr__(self):
         while True:
@@ -435,9 +698,15 @@ class Evil:
             pass
 def f(x):
     return Evil()
-''', expect="any"),
+""",
+        expect="any",
+    ),
     # -- __del__ and atexit --------------------------------------------------------------
-    Hostile("del_and_atexit", "finalizers", "alternative", '''
+    Hostile(
+        "del_and_atexit",
+        "finalizers",
+        "alternative",
+        """
 import atexit, os
 atexit.register(lambda: open("/tmp/@@ESCAPE@@", "w").write("atexit"))
 class Bomb:
@@ -448,8 +717,14 @@ class Bomb:
             os._exit(11)
 def f(x):
     return Bomb()
-''', expect="any"),
-    Hostile("del_hang_after_last_call", "finalizers", "alternative", '''
+""",
+        expect="any",
+    ),
+    Hostile(
+        "del_hang_after_last_call",
+        "finalizers",
+        "alternative",
+        """
 import sys
 class Hang:
     def __del__(self):
@@ -460,7 +735,8 @@ def f(x):
     KEEP.append(Hang())
     sys.modules["__hang__"] = Hang()
     raise RuntimeError("left finalizers behind")
-'''),
+""",
+    ),
 ]
 
 # section 2 of issue 28: the kernel-level entries (after Hostile and LIBC, which they import)

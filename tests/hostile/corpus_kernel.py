@@ -11,7 +11,12 @@ from tests.hostile.corpus import LIBC, Hostile
 
 KERNEL: list[Hostile] = [
     # -- no privilege from exec, whatever the binary ------------------------------------------
-    Hostile("no_new_privs_unset", "processes", "alternative", LIBC + '''
+    Hostile(
+        "no_new_privs_unset",
+        "processes",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     nnp = libc.prctl(39, 0, 0, 0, 0)  # PR_GET_NO_NEW_PRIVS
     caps = (ctypes.c_uint32 * 6)()
@@ -21,16 +26,27 @@ def f(x):
     if nnp == 1 and effective == 0:
         raise LookupError("no_new_privs set, no effective capability: an exec gains nothing")
     return {"no_new_privs": nnp, "effective": hex(effective)}
-'''),
-    Hostile("ctypes_exec_setuid_su", "processes", "alternative", LIBC + '''
+""",
+    ),
+    Hostile(
+        "ctypes_exec_setuid_su",
+        "processes",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     argv = (ctypes.c_char_p * 5)(b"su", b"root", b"-c", b"touch /tmp/@@ESCAPE@@ /var/tmp/@@ESCAPE@@", None)
     for path in (b"/bin/su", b"/usr/bin/su", b"/usr/bin/sudo"):
         libc.execv(path, argv)  # returns only when it failed
     raise OSError(ctypes.get_errno(), "exec refused")
-'''),
+""",
+    ),
     # -- other processes' secrets, by a path the hook used to misread -------------------------
-    Hostile("proc_environ_double_slash", "secrets", "alternative", '''
+    Hostile(
+        "proc_environ_double_slash",
+        "secrets",
+        "alternative",
+        """
 import os
 def f(x):
     got = []
@@ -46,8 +62,14 @@ def f(x):
     if not got:
         raise LookupError("no environ readable")
     return got
-'''),
-    Hostile("proc_cmdline_scan", "secrets", "alternative", LIBC + '''
+""",
+    ),
+    Hostile(
+        "proc_cmdline_scan",
+        "secrets",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     got = []
     buf = ctypes.create_string_buffer(1 << 16)
@@ -64,17 +86,27 @@ def f(x):
     if not got:
         raise LookupError("no command line with the key in sight")
     return got
-'''),
-    Hostile("locale_variable_key", "secrets", "user", '''
+""",
+    ),
+    Hostile(
+        "locale_variable_key",
+        "secrets",
+        "user",
+        """
 import os
 def f(x):
     leaked = {k: v for k, v in os.environ.items() if "@@SECRET@@" in v}
     if not leaked:
         raise LookupError("no secret in the environment")
     return leaked
-'''),
+""",
+    ),
     # -- the workspace's dotfiles and the home directory, in C -------------------------------
-    Hostile("read_workspace_dotenv", "secrets", "alternative", '''
+    Hostile(
+        "read_workspace_dotenv",
+        "secrets",
+        "alternative",
+        """
 def f(x):
     got = []
     for path in ("@@WS@@/.env", "@@WS@@/.git/config"):
@@ -85,8 +117,14 @@ def f(x):
     if not got:
         raise LookupError("no dotfile readable")
     return got
-'''),
-    Hostile("ctypes_read_workspace_dotenv", "secrets", "alternative", LIBC + '''
+""",
+    ),
+    Hostile(
+        "ctypes_read_workspace_dotenv",
+        "secrets",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     got = []
     buf = ctypes.create_string_buffer(4096)
@@ -99,16 +137,28 @@ def f(x):
     if not got:
         raise OSError(ctypes.get_errno(), "no dotfile readable")
     return got
-'''),
-    Hostile("ctypes_open_bashrc_for_append", "files", "alternative", LIBC + '''
+""",
+    ),
+    Hostile(
+        "ctypes_open_bashrc_for_append",
+        "files",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     # opened only, never written: the open itself is the escape
     fd = check(libc.open(b"@@REALHOME@@/.bashrc", os.O_WRONLY | os.O_APPEND), "open ~/.bashrc")
     libc.close(fd)
     return "could append to ~/.bashrc"
-'''),
+""",
+    ),
     # -- local sockets -----------------------------------------------------------------------
-    Hostile("ctypes_unix_socket_connect", "network", "alternative", LIBC + '''
+    Hostile(
+        "ctypes_unix_socket_connect",
+        "network",
+        "alternative",
+        LIBC
+        + """
 import struct
 def f(x):
     s = check(libc.socket(1, 1, 0), "socket(AF_UNIX)")  # AF_UNIX, SOCK_STREAM
@@ -117,8 +167,13 @@ def f(x):
     check(libc.connect(s, addr, len(addr)), "connect")
     libc.write(s, b"pwned", 5)
     return "connected"
-'''),
-    Hostile("run_dir_sockets", "network", "alternative", '''
+""",
+    ),
+    Hostile(
+        "run_dir_sockets",
+        "network",
+        "alternative",
+        """
 import os
 def f(x):
     found = []
@@ -130,9 +185,15 @@ def f(x):
     if not found:
         raise LookupError("no runtime socket in sight")
     return found[:20]
-'''),
+""",
+    ),
     # -- kernel interfaces a program never needs --------------------------------------------
-    Hostile("ctypes_new_namespaces", "processes", "alternative", LIBC + '''
+    Hostile(
+        "ctypes_new_namespaces",
+        "processes",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     got = []
     for flag, name in ((0x10000000, "user"), (0x40000000, "net"), (0x08000000, "ipc"), (0x00020000, "mount")):
@@ -141,8 +202,14 @@ def f(x):
     if not got:
         raise OSError(ctypes.get_errno(), "unshare refused")
     return got
-'''),
-    Hostile("ctypes_io_uring_keyctl_ptrace", "processes", "alternative", LIBC + '''
+""",
+    ),
+    Hostile(
+        "ctypes_io_uring_keyctl_ptrace",
+        "processes",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     libc.syscall.restype = ctypes.c_long
     got = []
@@ -156,9 +223,15 @@ def f(x):
     if not got:
         raise OSError(ctypes.get_errno(), "all refused")
     return got
-'''),
+""",
+    ),
     # -- memory no rlimit counts, and objects that outlive the check --------------------------
-    Hostile("ctypes_memfd_hog", "resources", "alternative", LIBC + '''
+    Hostile(
+        "ctypes_memfd_hog",
+        "resources",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     libc.syscall.restype = ctypes.c_long
     # Memory in memfds counts against no rlimit: 15 MB each (under the file size limit), as many
@@ -170,10 +243,17 @@ def f(x):
         fds.append(fd)
         check(libc.fallocate(fd, 0, ctypes.c_long(0), ctypes.c_long(8 << 20)), "fallocate")
     return "held %d MB in memfds" % (8 * len(fds))
-'''),
-    Hostile("ctypes_sysv_shm_survivor", "resources", "alternative", LIBC + '''
+""",
+    ),
+    Hostile(
+        "ctypes_sysv_shm_survivor",
+        "resources",
+        "alternative",
+        LIBC
+        + """
 def f(x):
     shmid = check(libc.shmget(0, 64 << 20, 0o1666), "shmget")  # IPC_PRIVATE, IPC_CREAT | 0666
     return "made a 64 MB SysV segment %d" % shmid
-'''),
+""",
+    ),
 ]

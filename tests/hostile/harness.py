@@ -29,9 +29,8 @@ from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.pool import POOL
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical
-from tests.support.processes import ProcessWatch
-
 from tests.hostile.corpus import Hostile, render
+from tests.support.processes import ProcessWatch
 
 # Short limits keep the suite quick: a hostile program is stopped after 0.5 s per call and 2 s
 # in all; the memory bomb hits 512 MB of address space.
@@ -111,10 +110,15 @@ class Machine:
     @property
     def values(self) -> dict[str, str]:
         return {
-            "TMP": str(self.tmp), "WS": str(self.ws), "HOME": str(self.home),
-            "PORT": str(self.tcp.getsockname()[1]), "UDP": str(self.udp.getsockname()[1]),
-            "ESCAPE": self.escape, "SECRET": self.secret,
-            "UNIX": self.unix.getsockname(), "REALHOME": os.path.expanduser("~"),
+            "TMP": str(self.tmp),
+            "WS": str(self.ws),
+            "HOME": str(self.home),
+            "PORT": str(self.tcp.getsockname()[1]),
+            "UDP": str(self.udp.getsockname()[1]),
+            "ESCAPE": self.escape,
+            "SECRET": self.secret,
+            "UNIX": self.unix.getsockname(),
+            "REALHOME": os.path.expanduser("~"),
         }
 
     @classmethod
@@ -233,9 +237,13 @@ def programs_for(entry: Hostile, machine: Machine) -> tuple[ModuleContext, list[
     src = render(entry, machine.values)
     alts = [Program("f", s, f"honest {k}") for k, s in enumerate(HONEST_ALTERNATIVES)]
     if entry.side == "user":
-        module = ModuleContext(source=src, filename=str(machine.ws / "mod.py"), module_name="mod", sys_path=(str(machine.ws),))
+        module = ModuleContext(
+            source=src, filename=str(machine.ws / "mod.py"), module_name="mod", sys_path=(str(machine.ws),)
+        )
         return module, [Program("f", label="yours (hostile)")] + alts, 0
-    module = ModuleContext(source=HONEST_MODULE, filename=str(machine.ws / "mod.py"), module_name="mod", sys_path=(str(machine.ws),))
+    module = ModuleContext(
+        source=HONEST_MODULE, filename=str(machine.ws / "mod.py"), module_name="mod", sys_path=(str(machine.ws),)
+    )
     return module, [Program("f", label="yours")] + alts[:2] + [Program("f", src, "hostile")] + alts[2:], 3
 
 

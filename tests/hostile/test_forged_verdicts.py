@@ -21,7 +21,6 @@ from coherence.engine.config import CheckConfig
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.markers import find_targets
-
 from tests.hostile.harness import HONEST_ALTERNATIVES, LIMITS
 
 # Wrong where x % 5 == 2.  The attackers know where (with the user's function in reach they
@@ -37,7 +36,7 @@ def f(x: int) -> int:
 
 ATTACKS = {
     # the issue's attack: its own exception, named like the executor's reserved outcome
-    "own_budget_exceeded": '''
+    "own_budget_exceeded": """
 class BudgetExceeded(Exception):
     pass
 
@@ -46,10 +45,10 @@ def f(x):
     if x % 5 == 2:
         raise BudgetExceeded("never reached")
     return 3 * x + 1
-''',
+""",
     # records for its own task, written where the child collects them: the reserved outcome as
     # a raise record (the old form) and as a claim of one (the new form)
-    "forged_records": '''
+    "forged_records": """
 import sys
 
 
@@ -66,11 +65,11 @@ def f(x):
             frame = frame.f_back
         raise ValueError("forged")
     return 3 * x + 1
-''',
+""",
     # the map the leader shares with every child (the anchor's cuts): cut at 0, every program
     # would skip every input; and every other shared map it can find (the children's slots),
     # and every memfd it holds, reopened read-write by a raw libc call (past the audit hook)
-    "shared_map_writer": '''
+    "shared_map_writer": """
 import ctypes
 import gc
 import mmap
@@ -107,7 +106,7 @@ def f(x):
         except Exception:
             pass
     return 3 * x + 1
-''',
+""",
 }
 
 
@@ -119,8 +118,16 @@ async def _verdict(root, mode, alternatives):
     module = root / "target.py"
     module.write_text(SOURCE)
     (target,) = find_targets(SOURCE, str(module))
-    config = CheckConfig(replay=str(replay), samples=len(alternatives) + 1, inputs=40, workspace=str(root), sandbox=mode,
-                         call_timeout=LIMITS.call_timeout, program_budget=LIMITS.program_budget, input_budget=60)
+    config = CheckConfig(
+        replay=str(replay),
+        samples=len(alternatives) + 1,
+        inputs=40,
+        workspace=str(root),
+        sandbox=mode,
+        call_timeout=LIMITS.call_timeout,
+        program_budget=LIMITS.program_budget,
+        input_budget=60,
+    )
     return await Checker(config).check(target)
 
 
@@ -148,7 +155,7 @@ RESERVED = {"Timeout", BUDGET_EXCEEDED, "InputError", "LoadError"}
 
 # Claims of reserved outcomes, written where the child collects its records, without spending
 # the time they stand for: three timeouts in a row, then "the rest was never reached".
-FALSE_CLAIMS = '''
+FALSE_CLAIMS = """
 import sys
 
 
@@ -165,13 +172,13 @@ def f(x):
             break
         frame = frame.f_back
     return 3 * x + 1
-'''
+"""
 
 # What it finds of the other programs and of the user's function: in the namespace it is loaded
 # in, in the modules, and in everything it reaches from the frames below its call and from what
 # the collector tracks (attributes, slots, containers, code constants).  Its own marker is built
 # at run time (a join: constants are folded), so that only another program's source holds it.
-PROBE = '''
+PROBE = """
 import collections
 import gc
 import sys
@@ -232,24 +239,28 @@ def f(x):
         _crawl([sys._getframe().f_back] + gc.get_objects(), f.__code__, "-".join(["honest", "marker"]), found)
         FOUND = sorted(found)
     return FOUND
-'''
+"""
 
 DEPLOY_SCRIPT = "import os\nIMPORTED_IN = os.getpid()\nEUID = os.geteuid()\n"
-IMPORTS_DEPLOY = '''
+IMPORTS_DEPLOY = """
 import os
 import deploy
 
 
 def f(x):
     return [deploy.IMPORTED_IN == os.getpid(), deploy.EUID == os.geteuid()]
-'''
+"""
 
 
 def _run(mode, programs, module=None):
     module = module or ModuleContext(source=USER)
     ex = Executor(limits=FAST, sandbox=mode)
-    return ex.run(module, [Program("f", None, "yours")] + [Program("f", p, f"alternative {k}") for k, p in enumerate(programs, 1)],
-                  INPUTS, anchor=0)
+    return ex.run(
+        module,
+        [Program("f", None, "yours")] + [Program("f", p, f"alternative {k}") for k, p in enumerate(programs, 1)],
+        INPUTS,
+        anchor=0,
+    )
 
 
 def test_false_claims_of_reserved_outcomes_are_not_forwarded(mode):

@@ -18,16 +18,34 @@ import pytest
 
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.executor import Executor
-from coherence.engine.execution.program import ModuleContext, Program
 from coherence.engine.execution.pool import POOL
-
+from coherence.engine.execution.program import ModuleContext, Program
 from tests.hostile.corpus import CORPUS
 from tests.hostile.harness import (
-    EXPECTED_HONEST, HONEST_ALTERNATIVES, HONEST_MODULE, INPUTS, LIMITS, ProcessWatch, run_entry, wait_no_survivors,
+    EXPECTED_HONEST,
+    HONEST_ALTERNATIVES,
+    HONEST_MODULE,
+    INPUTS,
+    LIMITS,
+    ProcessWatch,
+    run_entry,
+    wait_no_survivors,
 )
 
-REQUIRED = {"files", "secrets", "network", "processes", "resources", "signals", "crash", "flood", "poison", "time",
-            "objects", "finalizers"}
+REQUIRED = {
+    "files",
+    "secrets",
+    "network",
+    "processes",
+    "resources",
+    "signals",
+    "crash",
+    "flood",
+    "poison",
+    "time",
+    "objects",
+    "finalizers",
+}
 
 
 def test_corpus_covers_the_issue():
@@ -41,7 +59,9 @@ def test_corpus_covers_the_issue():
 
 def test_clean_run_is_the_baseline(mode, machine):
     """The honest programs alone give what the hostile runs are compared with."""
-    module = ModuleContext(source=HONEST_MODULE, filename=str(machine.ws / "mod.py"), module_name="mod", sys_path=(str(machine.ws),))
+    module = ModuleContext(
+        source=HONEST_MODULE, filename=str(machine.ws / "mod.py"), module_name="mod", sys_path=(str(machine.ws),)
+    )
     programs = [Program("f")] + [Program("f", s) for s in HONEST_ALTERNATIVES]
     with ProcessWatch() as watch:
         report = Executor(limits=LIMITS, sandbox=mode).run(module, programs, INPUTS)
@@ -55,18 +75,33 @@ def test_clean_run_is_the_baseline(mode, machine):
 @pytest.mark.parametrize("entry", CORPUS, ids=[h.name for h in CORPUS])
 def test_hostile_entry_is_contained(mode, machine, entry):
     result = run_entry(entry, mode, machine)
-    assert result.violations == [], f"{entry.name} ({entry.category}, {entry.side}) escaped in {mode}: {result.violations}"
+    assert result.violations == [], (
+        f"{entry.name} ({entry.category}, {entry.side}) escaped in {mode}: {result.violations}"
+    )
     if entry.expect == "raise":
         assert all(o.kind == "raise" for o in result.hostile)
-
 
 
 def test_warm_workers_reused_after_attacks_stay_clean(mode, machine):
     """A warm worker that ran a hostile job and went back to the pool runs the next job exactly
     like a fresh one, and closing the pool leaves nothing behind."""
-    module = ModuleContext(source=HONEST_MODULE, filename=str(machine.ws / "mod.py"), module_name="mod", sys_path=(str(machine.ws),))
+    module = ModuleContext(
+        source=HONEST_MODULE, filename=str(machine.ws / "mod.py"), module_name="mod", sys_path=(str(machine.ws),)
+    )
     honest = [Program("f")] + [Program("f", s) for s in HONEST_ALTERNATIVES]
-    nasty = [h for h in CORPUS if h.name in ("poison_builtins", "fork_bomb", "ctypes_kill_everything", "daemon_thread", "del_and_atexit", "forge_results")] or CORPUS[:4]
+    nasty = [
+        h
+        for h in CORPUS
+        if h.name
+        in (
+            "poison_builtins",
+            "fork_bomb",
+            "ctypes_kill_everything",
+            "daemon_thread",
+            "del_and_atexit",
+            "forge_results",
+        )
+    ] or CORPUS[:4]
     with ProcessWatch() as watch:
         for entry in nasty:
             Executor(limits=LIMITS, sandbox=mode).run(module, honest + [Program("f", entry.source)], INPUTS)

@@ -28,8 +28,10 @@ async def test_messages_to_the_editor_are_redacted_and_escaped(start):
     server = LoopbackServer(ignore_n=True).start()
     server.set_replies([Fault(status=400, message=ERROR)] * 200)
     try:
-        lsp = await start({"model": "openai/loopback-model", "apiBase": server.url},
-                          env={"OPENAI_API_KEY": "sk-loopback", "LITELLM_LOG": "ERROR"})
+        lsp = await start(
+            {"model": "openai/loopback-model", "apiBase": server.url},
+            env={"OPENAI_API_KEY": "sk-loopback", "LITELLM_LOG": "ERROR"},
+        )
         lsp.open("textutils.py")
         await lsp.wait_for(lambda: lsp.client.messages, "a message about the provider's error")
         await lsp.wait_idle()

@@ -6,8 +6,7 @@ from __future__ import annotations
 
 import json
 
-from coherence.engine.execution import ModuleContext, Program
-from coherence.engine.execution import records
+from coherence.engine.execution import ModuleContext, Program, records
 from coherence.engine.execution.executor import Executor, _Run
 from coherence.engine.inputs.values import Input
 
@@ -30,7 +29,9 @@ def held_bytes(rows) -> int:
 def test_large_distinct_outputs_are_kept_within_the_budget_and_still_compare(monkeypatch):
     monkeypatch.setattr(records, "RECORD_BYTES", BUDGET)
     inputs = [Input((i,), ()) for i in range(10, 210)] + [Input((3,), ())]
-    report = Executor().run(ModuleContext(), [Program("f", BIG), Program("f", BIG_TOO), Program("f", BIG_BUT_3)], inputs)
+    report = Executor().run(
+        ModuleContext(), [Program("f", BIG), Program("f", BIG_TOO), Program("f", BIG_BUT_3)], inputs
+    )
     a, b, c = report.outcomes
     assert all(o.kind == "ok" for o in a + b + c)
     # 200 distinct values of 8-12 KB each (2 MB): the first ones are kept whole, the rest as digests

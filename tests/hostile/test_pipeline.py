@@ -7,17 +7,22 @@ from __future__ import annotations
 import json
 import time
 
-from coherence.engine.execution import sandbox as sb
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
+from coherence.engine.execution import sandbox as sb
 from coherence.engine.markers import find_targets
-
 from tests.hostile.corpus import CORPUS, render
 from tests.hostile.harness import HONEST_ALTERNATIVES, LIMITS, ProcessWatch, wait_no_survivors
 from tests.lsp.conftest import line_of
 
 NASTIEST = ["fork_bomb", "memory_bomb", "stdout_flood", "kill_parent", "ctypes_kill_everything"]
-PIPELINE = NASTIEST + ["forge_results", "forge_own_malformed", "result_pipe_flood", "ctypes_fork_bomb", "hostile_dunders"]
+PIPELINE = NASTIEST + [
+    "forge_results",
+    "forge_own_malformed",
+    "result_pipe_flood",
+    "ctypes_fork_bomb",
+    "hostile_dunders",
+]
 
 SOURCE = '''
 # coherence
@@ -42,8 +47,16 @@ async def test_checker_with_hostile_alternatives(mode, machine, tmp_path):
     module.write_text(SOURCE)
     machine.snapshots = machine._take()  # the target file is part of the workspace now
     (target,) = find_targets(SOURCE, str(module))
-    config = CheckConfig(replay=str(replay), samples=k + 1, inputs=40, workspace=str(machine.ws), sandbox=mode,
-                         call_timeout=LIMITS.call_timeout, program_budget=LIMITS.program_budget, input_budget=60)
+    config = CheckConfig(
+        replay=str(replay),
+        samples=k + 1,
+        inputs=40,
+        workspace=str(machine.ws),
+        sandbox=mode,
+        call_timeout=LIMITS.call_timeout,
+        program_budget=LIMITS.program_budget,
+        input_budget=60,
+    )
     start = time.monotonic()
     with ProcessWatch() as watch:
         result = await Checker(config).check(target)
@@ -54,7 +67,11 @@ async def test_checker_with_hostile_alternatives(mode, machine, tmp_path):
     # a hostile program that only ever times out ends its run after three timeouts, and is
     # dropped as too slow rather than taking the other inputs away from everyone
     dropped = result.too_slow
-    assert dropped <= 2 and result.samples == k + 1 - dropped and result.sandbox == sb.sandbox_name(mode, sb.planned_layers(mode))
+    assert (
+        dropped <= 2
+        and result.samples == k + 1 - dropped
+        and result.sandbox == sb.sandbox_name(mode, sb.planned_layers(mode))
+    )
     # Most inputs stay.  How many is partly the host's to say: some hostile calls take a good share
     # of the 0.5 s call timeout (memory_bomb fills the 512 MB limit on every call: 0.2-0.3 s here),
     # and three timeouts in a row end a program's run, so on a slow host one can stop early (CI
@@ -67,7 +84,9 @@ async def test_checker_with_hostile_alternatives(mode, machine, tmp_path):
     assert 0 < result.dsde < 1 and result.counterexample is not None
     x = int(result.counterexample.call[2:-1])
     assert result.counterexample.yours == str(3 * x + 1)
-    assert machine.secret not in json.dumps(result.to_dict() if hasattr(result, "to_dict") else repr(result), default=str)
+    assert machine.secret not in json.dumps(
+        result.to_dict() if hasattr(result, "to_dict") else repr(result), default=str
+    )
     assert wait_no_survivors(watch, ignore=(machine.server.pid,)) == []
     assert machine.violations() == []
 
@@ -90,10 +109,19 @@ async def test_language_server_stays_responsive(start, machine, tmp_path):
         uri = lsp.open("target.py")
         # the hostile alternatives crash or time out where yours returns: incoherent, and only a
         # hint (no evidence against yours), so the code lens shows it and no diagnostic does
-        await lsp.wait_for(lambda: lsp.client.statuses and lsp.client.statuses[-1].get("incoherent") == 1 and lsp.client.statuses[-1]["checking"] == 0,
-                           "a verdict for the hostile check", timeout=120)
+        await lsp.wait_for(
+            lambda: (
+                lsp.client.statuses
+                and lsp.client.statuses[-1].get("incoherent") == 1
+                and lsp.client.statuses[-1]["checking"] == 0
+            ),
+            "a verdict for the hostile check",
+            timeout=120,
+        )
         await lsp.wait_idle(timeout=120)
-        assert not [d for d in lsp.coherence_diagnostics(uri) if d.severity == 2], [d.message for d in lsp.coherence_diagnostics(uri)]
+        assert not [d for d in lsp.coherence_diagnostics(uri) if d.severity == 2], [
+            d.message for d in lsp.coherence_diagnostics(uri)
+        ]
         line = line_of(lsp.texts[uri], "def f")
         started = time.monotonic()
         hover = await lsp.hover(uri, line, 5)

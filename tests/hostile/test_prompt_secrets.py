@@ -32,8 +32,14 @@ def price(amount: float) -> float:
 
 
 def run_cli(args: list[str], tmp_path, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "coherence", *args], capture_output=True, text=True, timeout=300,
-                          env={**server_env(tmp_path), **env}, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-m", "coherence", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**server_env(tmp_path), **env},
+        cwd=tmp_path,
+    )
 
 
 def test_module_secrets_never_reach_the_provider_and_prompt_shows_what_is_sent(tmp_path):
@@ -41,9 +47,26 @@ def test_module_secrets_never_reach_the_provider_and_prompt_shows_what_is_sent(t
     target.write_text(MODULE)
     reply = code_reply("def price(amount):\n    return round(amount * 1.25, 2)")
     with LoopbackServer([reply]) as server:
-        done = run_cli(["check", str(target), "--model", "openai/loopback", "--api-base", server.url, "--samples", "3",
-                        "--inputs", "20", "--format", "json", "--cache-dir", str(tmp_path / "cache")], tmp_path,
-                       OPENAI_API_KEY="sk-loopback")
+        done = run_cli(
+            [
+                "check",
+                str(target),
+                "--model",
+                "openai/loopback",
+                "--api-base",
+                server.url,
+                "--samples",
+                "3",
+                "--inputs",
+                "20",
+                "--format",
+                "json",
+                "--cache-dir",
+                str(tmp_path / "cache"),
+            ],
+            tmp_path,
+            OPENAI_API_KEY="sk-loopback",
+        )
         sent = server.chat_requests
     assert done.returncode in (0, 1), done.stderr[-3000:]
     assert json.loads(done.stdout)["functions"][0]["samples"] == 3
@@ -56,13 +79,20 @@ def test_module_secrets_never_reach_the_provider_and_prompt_shows_what_is_sent(t
     assert shown.returncode == 0 and "nothing was sent" in shown.stderr
     assert json.loads(shown.stdout) == sent[0].messages
     text = run_cli(["prompt", f"{target}::price"], tmp_path)
-    assert text.returncode == 0 and "--- user ---" in text.stdout and "DB_URL = 'postgres://app:[redacted]@db.internal/app'" in text.stdout
+    assert (
+        text.returncode == 0
+        and "--- user ---" in text.stdout
+        and "DB_URL = 'postgres://app:[redacted]@db.internal/app'" in text.stdout
+    )
 
 
 def test_prompt_names_what_it_cannot_show(tmp_path):
     target = tmp_path / "billing.py"
     target.write_text(MODULE)
-    for arg, why in ((f"{target}::nothing", "no function nothing"), (str(target), "expected FILE::NAME"),
-                     (f"{tmp_path / 'missing.py'}::price", "cannot read")):
+    for arg, why in (
+        (f"{target}::nothing", "no function nothing"),
+        (str(target), "expected FILE::NAME"),
+        (f"{tmp_path / 'missing.py'}::price", "cannot read"),
+    ):
         done = run_cli(["prompt", arg], tmp_path)
         assert done.returncode == 2 and why in done.stderr and done.stdout == "", (arg, done.stderr)

@@ -29,7 +29,9 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 def coherence(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if not k.startswith(("COHERENCE_", "OPENAI_"))}
     full.update({"PYTHONPATH": str(SERVER_DIR), "OPENAI_API_KEY": SECRET, **(env or {})})
-    return subprocess.run([sys.executable, "-m", "coherence", *args], capture_output=True, text=True, cwd=cwd, env=full, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "coherence", *args], capture_output=True, text=True, cwd=cwd, env=full, timeout=300
+    )
 
 
 def clone(tmp_path: Path, table: str) -> Path:
@@ -56,7 +58,9 @@ def test_the_key_never_goes_to_the_repositorys_api_base(tmp_path):
         user_env = {"OPENAI_BASE_URL": users.url, "XDG_CACHE_HOME": str(tmp_path / "cache")}
         for flags in (["--model", "openai/users-model"], []):
             env = dict(user_env) if flags else {**user_env, "COHERENCE_MODEL": "openai/users-model"}
-            proc = coherence("check", "clampmod.py", *flags, "--cache-dir", str(tmp_path / f"c{len(flags)}"), cwd=repo, env=env)
+            proc = coherence(
+                "check", "clampmod.py", *flags, "--cache-dir", str(tmp_path / f"c{len(flags)}"), cwd=repo, env=env
+            )
             assert proc.returncode == 0, proc.stderr
             assert "clamp: coherent" in proc.stdout
         assert attacker.request_count == 0
@@ -115,7 +119,9 @@ def test_the_repositorys_python_does_not_run(tmp_path):
     /proc/<coherence>/environ."""
     stolen = tmp_path / "stolen"
     repo = clone(tmp_path, 'python = "tools/py"\nreplay = "samples.jsonl"\nsamples = 3\ninputs = 40\n')
-    (repo / "samples.jsonl").write_text('{"entry_point": "clamp", "candidates": ["def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))", "def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))"]}\n')
+    (repo / "samples.jsonl").write_text(
+        '{"entry_point": "clamp", "candidates": ["def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))", "def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))"]}\n'
+    )
     tools = repo / "tools"
     tools.mkdir()
     (tools / "py").write_text(f'#!/bin/sh\ncat /proc/$PPID/environ > {stolen}\nexec {sys.executable} "$@"\n')
@@ -136,7 +142,9 @@ def test_the_repositorys_python_does_not_run(tmp_path):
 )
 def test_the_repository_cannot_weaken_the_sandbox_or_choose_where_coherence_writes(tmp_path, setting):
     repo = clone(tmp_path, setting + '\nreplay = "samples.jsonl"\nsamples = 3\ninputs = 40\n')
-    (repo / "samples.jsonl").write_text('{"entry_point": "clamp", "candidates": ["def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))", "def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))"]}\n')
+    (repo / "samples.jsonl").write_text(
+        '{"entry_point": "clamp", "candidates": ["def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))", "def clamp(x, lo, hi):\\n    return max(lo, min(x, hi))"]}\n'
+    )
     proc = coherence("check", ".", "--format", "json", cwd=repo, env={"XDG_CACHE_HOME": str(tmp_path / "xdg-cache")})
     assert proc.returncode == 0, proc.stderr
     name = setting.split(" ")[0].replace("-", "_")

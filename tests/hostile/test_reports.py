@@ -65,21 +65,55 @@ MARKUP = {
     "markdown link": "[update](https://evil.example/)",
     "code fence": "```\n![x](https://evil.example/q.png)\n```",
 }
-ATTACKS = {**{f"secret: {k}": v for k, v in SECRETS.items()}, **{f"control: {k}": v for k, v in CONTROLS.items()},
-           **{f"markup: {k}": v for k, v in MARKUP.items()}}
+ATTACKS = {
+    **{f"secret: {k}": v for k, v in SECRETS.items()},
+    **{f"control: {k}": v for k, v in CONTROLS.items()},
+    **{f"markup: {k}": v for k, v in MARKUP.items()},
+}
 _MD = MarkdownIt("commonmark")
 
 
 def hostile_result(payload: str) -> CheckResult:
     """A result with ``payload`` in every field that generated code, or a workspace, can fill."""
-    ce = Counterexample(call=f"f({payload!r})", yours="1", theirs=payload,
-                        alternatives=[ClusterOutput(payload, 5), ClusterOutput(f"raises {payload}", 2)], disagreeing=7, total=9)
-    return CheckResult(name="f", qualname="f", path="target.py", line=3, status="incoherent", samples=10, inputs=100,
-                       incoherence=0.3, incoherence_interval=[0.2, 0.4], disagreement=0.7, error_lower_bound=0.15, dsde=0.6,
-                       sde=0.2, trust=0.4, clusters=[Cluster(5, models={payload: 5}, representative_source=f"def f(x):\n    return {payload!r}\n", output=payload),
-                                 Cluster(2), Cluster(1, yours=True), Cluster(1), Cluster(1)], user_cluster=2, counterexample=ce, model="replay:x.jsonl",
-                       sampling=f"9 of 9 alternatives; {payload}", disagreeing_code=f"def f(x):\n    return {payload!r}  # {payload}\n",
-                       extra={"outside_domain": payload})
+    ce = Counterexample(
+        call=f"f({payload!r})",
+        yours="1",
+        theirs=payload,
+        alternatives=[ClusterOutput(payload, 5), ClusterOutput(f"raises {payload}", 2)],
+        disagreeing=7,
+        total=9,
+    )
+    return CheckResult(
+        name="f",
+        qualname="f",
+        path="target.py",
+        line=3,
+        status="incoherent",
+        samples=10,
+        inputs=100,
+        incoherence=0.3,
+        incoherence_interval=[0.2, 0.4],
+        disagreement=0.7,
+        error_lower_bound=0.15,
+        dsde=0.6,
+        sde=0.2,
+        trust=0.4,
+        clusters=[
+            Cluster(
+                5, models={payload: 5}, representative_source=f"def f(x):\n    return {payload!r}\n", output=payload
+            ),
+            Cluster(2),
+            Cluster(1, yours=True),
+            Cluster(1),
+            Cluster(1),
+        ],
+        user_cluster=2,
+        counterexample=ce,
+        model="replay:x.jsonl",
+        sampling=f"9 of 9 alternatives; {payload}",
+        disagreeing_code=f"def f(x):\n    return {payload!r}  # {payload}\n",
+        extra={"outside_domain": payload},
+    )
 
 
 def renderings(results: list[CheckResult]) -> dict[str, str]:
@@ -94,8 +128,26 @@ def renderings(results: list[CheckResult]) -> dict[str, str]:
         "lens": render.lens_title(r, checking=False),
         "hover": render.hover_markdown(r),
         "command result": json.dumps(result_json(r)),
-        "skipped text": formats.to_text([CheckResult(name="f", path="t.py", line=1, status="error", reason=str(r.counterexample.theirs if r.counterexample else ""))]),
-        "skipped hover": render.hover_markdown(CheckResult(name="f", path="t.py", line=1, status="error", reason=str(r.counterexample.theirs if r.counterexample else ""))),
+        "skipped text": formats.to_text(
+            [
+                CheckResult(
+                    name="f",
+                    path="t.py",
+                    line=1,
+                    status="error",
+                    reason=str(r.counterexample.theirs if r.counterexample else ""),
+                )
+            ]
+        ),
+        "skipped hover": render.hover_markdown(
+            CheckResult(
+                name="f",
+                path="t.py",
+                line=1,
+                status="error",
+                reason=str(r.counterexample.theirs if r.counterexample else ""),
+            )
+        ),
     }
 
 
@@ -138,11 +190,20 @@ def test_a_hostile_value_is_data_in_every_rendering(name):
     assert violations(name, renderings([hostile_result(ATTACKS[name])]), secret_of(name)) == []
 
 
-@pytest.mark.parametrize("text", [
-    "risk-management-framework-2024", "https://example.com/a?b=1", "{'tokens': ['hello', 'world']}",
-    "password_strength('abcdefgh')", "Task-0123456789abcdefghij", "user@example.com", "[1, 2, 'sk']",
-    "café ünïcode 日本語 ✓", "a\\nb",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "risk-management-framework-2024",
+        "https://example.com/a?b=1",
+        "{'tokens': ['hello', 'world']}",
+        "password_strength('abcdefgh')",
+        "Task-0123456789abcdefghij",
+        "user@example.com",
+        "[1, 2, 'sk']",
+        "café ünïcode 日本語 ✓",
+        "a\\nb",
+    ],
+)
 def test_honest_text_is_not_redacted_or_escaped(text):
     assert display(text) == text
 

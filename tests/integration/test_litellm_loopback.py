@@ -11,7 +11,6 @@ import sys
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
 from coherence.engine.markers import find_targets
-
 from tests.conftest import EXAMPLES
 from tests.support.openai_loopback import LoopbackServer, code_reply
 
@@ -33,7 +32,9 @@ def count_vowels_target(body: str | None = None):
 
 async def test_check_through_litellm_http_and_cache(tmp_path):
     with LoopbackServer(replies=recorded("count_vowels"), cycle=True) as server:
-        config = CheckConfig(model="openai/recorded", api_base=server.url, samples=10, inputs=200, cache_dir=str(tmp_path))
+        config = CheckConfig(
+            model="openai/recorded", api_base=server.url, samples=10, inputs=200, cache_dir=str(tmp_path)
+        )
         os.environ.setdefault("OPENAI_API_KEY", "sk-loopback")
         checker = Checker(config)
         result = await checker.check(count_vowels_target())
@@ -60,11 +61,31 @@ def test_cli_through_litellm_http(tmp_path):
     with LoopbackServer(replies=recorded("is_palindrome"), cycle=True) as server:
         mod = tmp_path / "pal.py"
         source = (EXAMPLES / "textutils.py").read_text()
-        mod.write_text(source[source.index("# coherence\ndef is_palindrome"):])
+        mod.write_text(source[source.index("# coherence\ndef is_palindrome") :])
         env = dict(os.environ, OPENAI_API_KEY="sk-loopback")
         proc = subprocess.run(
-            [sys.executable, "-m", "coherence", "check", str(mod), "--model", "openai/recorded", "--api-base", server.url, "--inputs", "200", "--cache-dir", str(tmp_path / "cache"), "--format", "json"],
-            capture_output=True, text=True, env=env, timeout=300, cwd=tmp_path,
+            [
+                sys.executable,
+                "-m",
+                "coherence",
+                "check",
+                str(mod),
+                "--model",
+                "openai/recorded",
+                "--api-base",
+                server.url,
+                "--inputs",
+                "200",
+                "--cache-dir",
+                str(tmp_path / "cache"),
+                "--format",
+                "json",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=300,
+            cwd=tmp_path,
         )
         assert proc.returncode == 0, proc.stderr
         (entry,) = json.loads(proc.stdout)["functions"]

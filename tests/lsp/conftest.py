@@ -39,7 +39,9 @@ TEST_SETTINGS = {"inputs": 200, "runOn": "open"}
 
 def client_params(name: str) -> tuple[types.ClientCapabilities, types.ClientInfo]:
     data = json.loads((CLIENTS / CLIENT_FILES[name]).read_text())
-    params = get_converter().structure({"capabilities": data["capabilities"], "clientInfo": data["clientInfo"]}, types.InitializeParams)
+    params = get_converter().structure(
+        {"capabilities": data["capabilities"], "clientInfo": data["clientInfo"]}, types.InitializeParams
+    )
     return params.capabilities, params.client_info
 
 
@@ -67,7 +69,9 @@ def make_client(answer_registrations: bool = True) -> LanguageClient:
         ls.diagnostics[params.uri] = params.diagnostics
         ls.diagnostic_log.append(params)  # type: ignore[attr-defined]
 
-    register_lsp_features(client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish_diagnostics})
+    register_lsp_features(
+        client, {**DEFAULT_CLIENT_FEATURES, types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish_diagnostics}
+    )
     client.statuses = []  # type: ignore[attr-defined]
     client.registrations = []  # type: ignore[attr-defined]
     client.lens_refreshes = 0  # type: ignore[attr-defined]
@@ -129,7 +133,9 @@ class Session:
         self.versions[uri] = 1
         self.texts[uri] = text
         self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+            types.DidOpenTextDocumentParams(
+                text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+            )
         )
         return uri
 
@@ -147,10 +153,14 @@ class Session:
     def save(self, uri: str, *, write: bool = True) -> None:
         if write:
             Path(uri.removeprefix("file://")).write_text(self.texts[uri], encoding="utf-8")
-        self.client.text_document_did_save(types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        self.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
 
     def close(self, uri: str) -> None:
-        self.client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri)))
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+        )
 
     def diagnostics(self, uri: str) -> list[types.Diagnostic]:
         return list(self.client.diagnostics.get(uri, ()))
@@ -177,7 +187,11 @@ class Session:
             stats = await asyncio.wait_for(self.command("coherence.serverStats"), 10)
         except Exception as exc:
             stats = f"(serverStats failed: {exc!r})"
-        progress = [f"{getattr(r, 'kind', '?')}: {getattr(r, 'message', '')}" for reports in self.client.progress_reports.values() for r in reports][-8:]
+        progress = [
+            f"{getattr(r, 'kind', '?')}: {getattr(r, 'message', '')}"
+            for reports in self.client.progress_reports.values()
+            for r in reports
+        ][-8:]
         return (
             f"statuses: {self.client.statuses[-3:]}\nmessages: {[m.message for m in self.client.messages]}\n"
             f"progress: {progress}\ndiagnostics: { {u: [d.message for d in ds] for u, ds in self.client.diagnostics.items()} }\nserver: {stats}"
@@ -185,24 +199,44 @@ class Session:
 
     async def wait_idle(self, what: str = "the server to finish checking", timeout: float = TIMEOUT) -> dict:
         """Wait until the last status says nothing is being checked."""
-        return await self.wait_for(lambda: self.client.statuses and self.client.statuses[-1]["checking"] == 0 and self.client.statuses[-1], what, timeout)
+        return await self.wait_for(
+            lambda: self.client.statuses and self.client.statuses[-1]["checking"] == 0 and self.client.statuses[-1],
+            what,
+            timeout,
+        )
 
     async def command(self, command: str, *arguments: Any) -> Any:
-        return await self.client.workspace_execute_command_async(types.ExecuteCommandParams(command=command, arguments=list(arguments)))
+        return await self.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=list(arguments))
+        )
 
     async def hover(self, uri: str, line: int, character: int) -> types.Hover | None:
         return await self.client.text_document_hover_async(
-            types.HoverParams(text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(line=line, character=character))
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=line, character=character),
+            )
         )
 
     async def code_lens(self, uri: str) -> list[types.CodeLens]:
-        return list(await self.client.text_document_code_lens_async(types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))) or [])
+        return list(
+            await self.client.text_document_code_lens_async(
+                types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+            )
+            or []
+        )
 
-    async def code_actions(self, uri: str, line: int, diagnostics: list[types.Diagnostic] | None = None) -> list[types.CodeAction | types.Command]:
+    async def code_actions(
+        self, uri: str, line: int, diagnostics: list[types.Diagnostic] | None = None
+    ) -> list[types.CodeAction | types.Command]:
         rng = types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=0))
         return list(
             await self.client.text_document_code_action_async(
-                types.CodeActionParams(text_document=types.TextDocumentIdentifier(uri=uri), range=rng, context=types.CodeActionContext(diagnostics=diagnostics or []))
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=uri),
+                    range=rng,
+                    context=types.CodeActionContext(diagnostics=diagnostics or []),
+                )
             )
             or []
         )

@@ -6,7 +6,6 @@ no traceback, and the CLI says the same in its JSON."""
 
 from __future__ import annotations
 
-
 import asyncio
 import json
 import subprocess
@@ -115,7 +114,13 @@ def client_name() -> str:
 
 def add_replay(workspace: Path, name: str, *bodies: str) -> None:
     """Recorded alternatives for ``name`` in the workspace's (copied) replay file."""
-    entry = {"entry_point": name, "task_id": f"bad/{name}", "model": "hand-written", "temperature": 0.6, "candidates": [b + "\n# End of python code" for b in bodies]}
+    entry = {
+        "entry_point": name,
+        "task_id": f"bad/{name}",
+        "model": "hand-written",
+        "temperature": 0.6,
+        "candidates": [b + "\n# End of python code" for b in bodies],
+    }
     with open(workspace / "recorded_samples.jsonl", "a") as fh:
         fh.write(json.dumps(entry) + "\n")
 
@@ -150,17 +155,36 @@ async def normal_check_still_works(lsp) -> None:
 
 async def test_every_kind_of_marked_function_gets_a_result_or_a_reason(start, workspace, tmp_path):
     # three alternatives each for the coherent ones: fewer is too little evidence (min_alternatives)
-    add_replay(workspace, "conv", "def conv(x):\n    return x", "def conv(x):\n    y = x\n    return y", "def conv(x):\n    return (x)")
-    add_replay(workspace, "bump", "def bump(self, k):\n    self.n = self.n + k\n    return self.n", "class Tally:\n    def bump(self, k):\n        self.n += k\n        return self.n",
-               "def bump(self, k):\n    self.n += k\n    return self.n")
+    add_replay(
+        workspace,
+        "conv",
+        "def conv(x):\n    return x",
+        "def conv(x):\n    y = x\n    return y",
+        "def conv(x):\n    return (x)",
+    )
+    add_replay(
+        workspace,
+        "bump",
+        "def bump(self, k):\n    self.n = self.n + k\n    return self.n",
+        "class Tally:\n    def bump(self, k):\n        self.n += k\n        return self.n",
+        "def bump(self, k):\n    self.n += k\n    return self.n",
+    )
     # two alternatives agree with each other against yours (a bloc: a diagnostic, not a hint)
-    add_replay(workspace, "scaled", "def scaled(self, k):\n    self.n = 10 * k\n    return self.n", "def scaled(self, k):\n    return k * 10",
-               "def scaled(self, k):\n    ten = 10\n    return k * ten")
+    add_replay(
+        workspace,
+        "scaled",
+        "def scaled(self, k):\n    self.n = 10 * k\n    return self.n",
+        "def scaled(self, k):\n    return k * 10",
+        "def scaled(self, k):\n    ten = 10\n    return k * ten",
+    )
     (workspace / "kinds.py").write_text(KINDS)
     lsp = await start(capture_stderr=True)
     uri = lsp.open("kinds.py")
     lsp.save(uri)
-    await lsp.wait_for(lambda: len(lsp.coherence_diagnostics(uri, "skipped")) == len(SKIPPED), "a skipped diagnostic per unsupported function")
+    await lsp.wait_for(
+        lambda: len(lsp.coherence_diagnostics(uri, "skipped")) == len(SKIPPED),
+        "a skipped diagnostic per unsupported function",
+    )
     await lsp.wait_idle()
     text = lsp.texts[uri]
     by_name = {d.data["name"]: d for d in lsp.coherence_diagnostics(uri, "skipped")}
@@ -197,7 +221,10 @@ async def test_every_kind_of_marked_function_gets_a_result_or_a_reason(start, wo
     assert statuses[("conv", conv_line + 1)][0] == "coherent", statuses
     assert statuses[("bump", line_of(text, "def bump") + 1)][0] == "coherent", statuses
     assert statuses[("scaled", line_of(text, "def scaled") + 1)][0] == "incoherent", statuses
-    assert [s for (n, _), (s, r) in statuses.items() if n == "conv" and s == "skipped"] == ["skipped", "skipped"]  # the two stubs
+    assert [s for (n, _), (s, r) in statuses.items() if n == "conv" and s == "skipped"] == [
+        "skipped",
+        "skipped",
+    ]  # the two stubs
 
     await normal_check_still_works(lsp)
     alive(lsp)
@@ -218,7 +245,10 @@ async def test_syntax_errors_mid_typing(start, workspace, tmp_path):
     broken = good[:cut] + "    return sum(1 for ch in s if\n" + good[cut:].split("\n", 1)[1]
     version = lsp.change(uri, broken)
     lsp.save(uri)
-    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "syntax-error") and lsp.client.diagnostic_log[-1].version == version, "the syntax-error note")
+    await lsp.wait_for(
+        lambda: lsp.coherence_diagnostics(uri, "syntax-error") and lsp.client.diagnostic_log[-1].version == version,
+        "the syntax-error note",
+    )
     note = lsp.coherence_diagnostics(uri, "syntax-error")[0]
     assert "syntax error" in note.message and "last version that parsed" in note.message, note.message
     # The last good results stay, and the server answers.
@@ -240,10 +270,12 @@ async def test_syntax_errors_mid_typing(start, workspace, tmp_path):
     # Yours now agrees with the majority; only the alternative that also counts "y" differs, alone:
     # a hint, which has no diagnostic.
     await lsp.wait_for(
-        lambda: not lsp.coherence_diagnostics(uri, "syntax-error")
-        and not lsp.coherence_diagnostics(uri, "incoherent")
-        and lsp.client.statuses[-1]["checking"] == 0
-        and lsp.client.statuses[-1].get("hint") == 1,
+        lambda: (
+            not lsp.coherence_diagnostics(uri, "syntax-error")
+            and not lsp.coherence_diagnostics(uri, "incoherent")
+            and lsp.client.statuses[-1]["checking"] == 0
+            and lsp.client.statuses[-1].get("hint") == 1
+        ),
         "the fixed file's results",
     )
     lenses = {lens.range.start.line: lens.command.title for lens in await lsp.code_lens(uri)}
@@ -261,7 +293,10 @@ async def test_empty_file(start, workspace, tmp_path):
     assert lsp.diagnostics(uri) == []
     assert await lsp.code_lens(uri) == []
     assert await lsp.hover(uri, 0, 0) is None
-    assert cli_json(workspace, workspace / "empty.py", tmp_path) == {"functions": []} or cli_json(workspace, workspace / "empty.py", tmp_path)["functions"] == []
+    assert (
+        cli_json(workspace, workspace / "empty.py", tmp_path) == {"functions": []}
+        or cli_json(workspace, workspace / "empty.py", tmp_path)["functions"] == []
+    )
     await normal_check_still_works(lsp)
     alive(lsp)
 
@@ -301,7 +336,10 @@ def big_module(n_lines: int = 20_000) -> str:
     """~20k lines of unmarked functions, then examples/textutils.py's two marked ones."""
     tail = (Path(__file__).resolve().parents[2] / "examples" / "textutils.py").read_text().split('"""\n', 1)[1]
     fillers = (n_lines - tail.count("\n")) // 6 + 1
-    head = "".join(f'\n\ndef filler_{i}(x: int) -> int:\n    """Return x plus {i}."""\n    y = x\n    return y + {i}\n' for i in range(fillers))
+    head = "".join(
+        f'\n\ndef filler_{i}(x: int) -> int:\n    """Return x plus {i}."""\n    y = x\n    return y + {i}\n'
+        for i in range(fillers)
+    )
     return '"""A generated module of 20k lines, with two marked functions at the end."""\n' + head + "\n\n" + tail
 
 
@@ -335,5 +373,8 @@ async def test_a_20k_line_file_does_not_block_hover(start, workspace, tmp_path):
     print(f"20k-line file: {len(latencies)} hovers during its check, max {max(latencies) * 1000:.0f} ms")
 
     out = cli_json(workspace, workspace / "big.py", tmp_path)
-    assert {f["name"]: f["status"] for f in out["functions"]} == {"count_vowels": "incoherent", "is_palindrome": "coherent"}
+    assert {f["name"]: f["status"] for f in out["functions"]} == {
+        "count_vowels": "incoherent",
+        "is_palindrome": "coherent",
+    }
     alive(lsp)

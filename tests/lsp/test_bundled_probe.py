@@ -22,12 +22,16 @@ def make_bundle(tmp_path: Path, requires: list[str], binary: list[str]) -> Path:
     info.mkdir(parents=True)
     lines = ["Metadata-Version: 2.1", "Name: fakeserver", "Version: 1.0", *(f"Requires-Dist: {r}" for r in requires)]
     (info / "METADATA").write_text("\n".join(lines) + "\n")
-    (bundled / "binary.json").write_text(json.dumps({"wheel": "fakeserver-1.0-py3-none-any.whl", "binary": dict.fromkeys(binary, "0")}))
+    (bundled / "binary.json").write_text(
+        json.dumps({"wheel": "fakeserver-1.0-py3-none-any.whl", "binary": dict.fromkeys(binary, "0")})
+    )
     return bundled
 
 
 def probe(bundled: Path) -> dict:
-    out = subprocess.run([sys.executable, str(bundled / "tool" / "probe.py")], capture_output=True, text=True, timeout=60, cwd=bundled)
+    out = subprocess.run(
+        [sys.executable, str(bundled / "tool" / "probe.py")], capture_output=True, text=True, timeout=60, cwd=bundled
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
 
@@ -40,7 +44,9 @@ def test_an_environment_with_the_compiled_distributions_passes(tmp_path):
 
 
 def test_a_missing_or_too_old_distribution_fails_and_is_named(tmp_path):
-    result = probe(make_bundle(tmp_path, ["numpy>=999", "no-such-compiled-dist>=1"], ["numpy", "no-such-compiled-dist"]))
+    result = probe(
+        make_bundle(tmp_path, ["numpy>=999", "no-such-compiled-dist>=1"], ["numpy", "no-such-compiled-dist"])
+    )
     assert result["ok"] is False
     assert result["missing"] == ["no-such-compiled-dist", f"numpy {metadata.version('numpy')} (needs >=999)"]
     assert "no-such-compiled-dist" in result["reason"]

@@ -25,7 +25,11 @@ def apply_text_edits(text: str, edits: list[types.TextEdit]) -> str:
             return len(text)
         return starts[pos.line] + pos.character
 
-    spans = sorted(((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits), key=lambda s: (s[0], s[1]), reverse=True)
+    spans = sorted(
+        ((offset(e.range.start), offset(e.range.end), e.new_text) for e in edits),
+        key=lambda s: (s[0], s[1]),
+        reverse=True,
+    )
     for a, b, new in spans:
         text = text[:a] + new + text[b:]
     return text
@@ -69,14 +73,23 @@ async def test_check_coherence_action_runs_the_check(lsp):
     results = await lsp.command(check.command.command, *check.command.arguments)
     assert [(r["name"], r["status"]) for r in results] == [("is_palindrome", "coherent")]
     # It ran with progress.
-    assert any(any(isinstance(v, types.WorkDoneProgressEnd) for v in reports) for reports in lsp.client.progress_reports.values())
+    assert any(
+        any(isinstance(v, types.WorkDoneProgressEnd) for v in reports)
+        for reports in lsp.client.progress_reports.values()
+    )
 
     # Outside any marked function: no actions.
     assert await lsp.code_actions(uri, 0) == []
 
 
 def run_pytest(workspace: Path, test_file: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file], cwd=workspace, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 async def test_add_counterexample_as_a_regression_test_pinning_either_side(lsp):
@@ -86,7 +99,9 @@ async def test_add_counterexample_as_a_regression_test_pinning_either_side(lsp):
     actions = await actions_for(lsp, uri, "count_vowels")
     mine_title = "Add counterexample as a regression test expecting yours (`0`)"
     theirs_title = "Add counterexample as a regression test expecting theirs (`1`)"
-    assert {"Check coherence", mine_title, theirs_title, "Replace body with the majority alternative"} <= set(actions), list(actions)
+    assert {"Check coherence", mine_title, theirs_title, "Replace body with the majority alternative"} <= set(
+        actions
+    ), list(actions)
     assert not any(t == "Add counterexample as a regression test" for t in actions)
     test_uri = (lsp.workspace / "test_textutils_coherence.py").as_uri()
     contents = {}
@@ -139,11 +154,17 @@ async def test_show_alternatives_returns_each_cluster_beside_yours(lsp):
     assert view["call"] == "count_vowels('A')" and view["programs"] == 10
     assert view["yours"]["output"] == "0" and view["yours"]["size"] == 1
     # the code to compare, without the docstring the alternatives do not repeat
-    assert view["yours"]["source"] == 'def count_vowels(s: str) -> int:\n    return sum(1 for ch in s if ch in "aeiou")\n'
+    assert (
+        view["yours"]["source"] == 'def count_vowels(s: str) -> int:\n    return sum(1 for ch in s if ch in "aeiou")\n'
+    )
     sizes = [c["size"] for c in view["clusters"]]
     assert sizes == sorted(sizes, reverse=True) and sum(sizes) == 9, view["clusters"]
     largest = view["clusters"][0]
-    assert largest["output"] == "1" and "def count_vowels" in largest["source"] and sum(largest["models"].values()) == largest["size"]
+    assert (
+        largest["output"] == "1"
+        and "def count_vowels" in largest["source"]
+        and sum(largest["models"].values()) == largest["size"]
+    )
 
     # A client without a diff view of its own gets a unified diff document.
     view2 = await lsp.command(action.command.command, *action.command.arguments)
@@ -153,7 +174,10 @@ async def test_show_alternatives_returns_each_cluster_beside_yours(lsp):
         text = path_of(diff.uri).read_text()
         assert diff.uri.endswith("count_vowels.alternatives.diff")
         assert "# yours: 1 of 10 programs\n#   count_vowels('A') -> 0\n" in text
-        assert f"# alternative 1 of {len(sizes)}: {largest['size']} of 10 programs" in text and "#   count_vowels('A') -> 1" in text
+        assert (
+            f"# alternative 1 of {len(sizes)}: {largest['size']} of 10 programs" in text
+            and "#   count_vowels('A') -> 1" in text
+        )
         assert "--- yours\n+++ alternative 1\n" in text
 
     # Not in a marked function: nothing to show, and the server says so.
@@ -185,7 +209,12 @@ async def test_replace_body_with_the_majority_alternative(lsp):
     assert 'return sum(1 for ch in s if ch in "aeiou")' not in after
     majority = ast.parse(diag.data["majority_code"])
     alt = next(n for n in majority.body if isinstance(n, ast.FunctionDef))
-    assert ast.dump(ast.Module(body=fn.body[1:], type_ignores=[])) == ast.dump(ast.Module(body=[s for s in alt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))], type_ignores=[]))
+    assert ast.dump(ast.Module(body=fn.body[1:], type_ignores=[])) == ast.dump(
+        ast.Module(
+            body=[s for s in alt.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))],
+            type_ignores=[],
+        )
+    )
     # Everything else is untouched.
     assert after.split("# coherence\ndef is_palindrome")[1] == before.split("# coherence\ndef is_palindrome")[1]
 
@@ -193,8 +222,17 @@ async def test_replace_body_with_the_majority_alternative(lsp):
     lsp.change(uri, after)
     lsp.save(uri)
     await lsp.wait_for(
-        lambda: [d for d in lsp.coherence_diagnostics(uri) if d.data["name"] == "count_vowels" and d.data["trust"] > diag.data["trust"]]
-        or (lsp.client.statuses[-1]["checking"] == 0 and not any(d.data["name"] == "count_vowels" for d in lsp.coherence_diagnostics(uri))),
+        lambda: (
+            [
+                d
+                for d in lsp.coherence_diagnostics(uri)
+                if d.data["name"] == "count_vowels" and d.data["trust"] > diag.data["trust"]
+            ]
+            or (
+                lsp.client.statuses[-1]["checking"] == 0
+                and not any(d.data["name"] == "count_vowels" for d in lsp.coherence_diagnostics(uri))
+            )
+        ),
         "count_vowels to agree with the majority",
     )
 
@@ -232,8 +270,14 @@ async def test_accept_this_disagreement_turns_the_warning_into_a_hint(lsp):
     lsp.change(uri, after)
     lsp.save(uri)
     # the alternatives that count upper case are the accepted reading: no evidence left, a hint
-    await lsp.wait_for(lambda: lsp.client.statuses[-1]["checking"] == 0 and not lsp.coherence_diagnostics(uri, "incoherent")
-                       and lsp.client.statuses[-1].get("hint") == 1, "count_vowels to become a hint")
+    await lsp.wait_for(
+        lambda: (
+            lsp.client.statuses[-1]["checking"] == 0
+            and not lsp.coherence_diagnostics(uri, "incoherent")
+            and lsp.client.statuses[-1].get("hint") == 1
+        ),
+        "count_vowels to become a hint",
+    )
     assert f"Accept this disagreement as intended ({call})" not in await actions_for(lsp, uri, "count_vowels")
 
 
@@ -241,12 +285,24 @@ async def test_a_baseline_file_accepts_its_disagreements_in_the_editor_too(start
     # `coherence check --write-baseline` records count_vowels' finding; the editor reads the same
     # file (the nearest .coherence-baseline.json up to the workspace root) and shows a hint only
     env = {**__import__("os").environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
-    wrote = subprocess.run([sys.executable, "-m", "coherence", "check", "textutils.py", "--write-baseline"], cwd=workspace, env=env,
-                           capture_output=True, text=True, timeout=300)
+    wrote = subprocess.run(
+        [sys.executable, "-m", "coherence", "check", "textutils.py", "--write-baseline"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert wrote.returncode == 0, wrote.stderr
     assert "count_vowels" in (workspace / ".coherence-baseline.json").read_text()
     lsp = await start()
     uri = lsp.open("textutils.py")
-    await lsp.wait_for(lambda: lsp.client.statuses and lsp.client.statuses[-1]["checking"] == 0 and lsp.client.statuses[-1].get("hint", 0) >= 1,
-                       "count_vowels to be checked")
+    await lsp.wait_for(
+        lambda: (
+            lsp.client.statuses
+            and lsp.client.statuses[-1]["checking"] == 0
+            and lsp.client.statuses[-1].get("hint", 0) >= 1
+        ),
+        "count_vowels to be checked",
+    )
     assert not lsp.coherence_diagnostics(uri, "incoherent")

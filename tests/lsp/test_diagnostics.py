@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-
 import json
 import re
 
@@ -80,7 +79,10 @@ async def test_breaking_then_fixing_a_body_shows_then_clears_the_diagnostic(lsp)
     broken = original.replace("return s == s[::-1]", "return len(s) > 1 and s == s[::-1]")
     lsp.change(uri, broken)
     lsp.save(uri)
-    await lsp.wait_for(lambda: any(d.data["name"] == "is_palindrome" for d in lsp.coherence_diagnostics(uri)), "the is_palindrome diagnostic")
+    await lsp.wait_for(
+        lambda: any(d.data["name"] == "is_palindrome" for d in lsp.coherence_diagnostics(uri)),
+        "the is_palindrome diagnostic",
+    )
     d = next(d for d in lsp.coherence_diagnostics(uri) if d.data["name"] == "is_palindrome")
     assert d.code == "incoherent" and "is_palindrome(" in d.message and ": yours False, theirs True" in d.message
     assert d.range.start.line == broken.splitlines().index("def is_palindrome(s: str) -> bool:")
@@ -88,7 +90,10 @@ async def test_breaking_then_fixing_a_body_shows_then_clears_the_diagnostic(lsp)
     # Fix it again (body-only edits: the cached result comes back at once) -> the diagnostic clears.
     lsp.change(uri, original)
     lsp.save(uri)
-    await lsp.wait_for(lambda: not any(d.data["name"] == "is_palindrome" for d in lsp.coherence_diagnostics(uri)), "the is_palindrome diagnostic to clear")
+    await lsp.wait_for(
+        lambda: not any(d.data["name"] == "is_palindrome" for d in lsp.coherence_diagnostics(uri)),
+        "the is_palindrome diagnostic to clear",
+    )
     status = await lsp.wait_idle()
     assert status["incoherent"] == 1 and status["coherent"] == 1
 
@@ -127,7 +132,10 @@ async def test_a_path_with_spaces_and_unicode(lsp):
     # The editor's text (not the file on disk) is what gets checked.
     lsp.change(uri, lsp.texts[uri].replace("return s == s[::-1]", "return len(s) > 1 and s == s[::-1]"))
     lsp.save(uri, write=False)
-    await lsp.wait_for(lambda: any(d.data["name"] == "is_palindrome" for d in lsp.coherence_diagnostics(uri)), "the is_palindrome diagnostic")
+    await lsp.wait_for(
+        lambda: any(d.data["name"] == "is_palindrome" for d in lsp.coherence_diagnostics(uri)),
+        "the is_palindrome diagnostic",
+    )
 
 
 async def test_an_untitled_document(lsp):
@@ -135,7 +143,11 @@ async def test_an_untitled_document(lsp):
     text = (lsp.workspace / "textutils.py").read_text()
     lsp.versions[uri] = 1
     lsp.texts[uri] = text
-    lsp.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)))
+    lsp.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+        )
+    )
     # Not on disk: the workspace's pyproject.toml (replay) applies.
     d = (await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic"))[0]
     assert d.data["name"] == "count_vowels"

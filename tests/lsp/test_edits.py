@@ -24,7 +24,14 @@ def result(name: str, call: str, yours: str, theirs: str) -> CheckResult:
         samples=10,
         clusters=[Cluster(7), Cluster(3, yours=True)],
         user_cluster=1,
-        counterexample=Counterexample(call=call, yours=yours, theirs=theirs, alternatives=[ClusterOutput(theirs, 7), ClusterOutput(yours, 2)], disagreeing=7, total=9),
+        counterexample=Counterexample(
+            call=call,
+            yours=yours,
+            theirs=theirs,
+            alternatives=[ClusterOutput(theirs, 7), ClusterOutput(yours, 2)],
+            disagreeing=7,
+            total=9,
+        ),
     )
 
 
@@ -73,7 +80,10 @@ def test_regression_test_pins_an_exception_or_the_value():
     imp, mine = edits.regression_test(r, "/w/m.py", MODULE, "yours")
     assert imp == "from m import norm, Point"
     ast.parse(mine)
-    assert "    try:\n        result = norm(Point(x=0, y=-1))\n    except Exception as exc:\n        assert type(exc).__name__ == 'ValueError', exc\n" in mine
+    assert (
+        "    try:\n        result = norm(Point(x=0, y=-1))\n    except Exception as exc:\n        assert type(exc).__name__ == 'ValueError', exc\n"
+        in mine
+    )
     _, theirs = edits.regression_test(r, "/w/m.py", MODULE, "theirs")
     assert "    result = norm(Point(x=0, y=-1))\n    assert result == 1\n" in theirs
 
@@ -86,7 +96,10 @@ def test_regression_test_without_literal_outputs_compares_the_printed_form():
 
 
 def test_regression_test_is_not_written_for_what_a_test_cannot_reproduce():
-    assert edits.regression_test(result("area", "area(1e300)", "raises Timeout", "1.0"), "/w/m.py", MODULE, "yours") is None
+    assert (
+        edits.regression_test(result("area", "area(1e300)", "raises Timeout", "1.0"), "/w/m.py", MODULE, "yours")
+        is None
+    )
     assert edits.regression_test(result("area", "area(1.0)", "[1, 2, 3, …", "1.0"), "/w/m.py", MODULE, "yours") is None
     assert edits.regression_test(result("area", "area(1.0)", "1", "2"), "/w/m.py", MODULE, "both") is None
 
@@ -133,8 +146,13 @@ def test_a_pinned_test_fails_on_the_side_it_rejects(tmp_path, side):
     outcomes = {}
     for name, source in (("yours", VOWELS), ("theirs", VOWELS_FIXED)):
         (tmp_path / "vowels.py").write_text(source)
-        run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", edits.test_module_name("vowels.py")],
-                             cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        run = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", edits.test_module_name("vowels.py")],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         outcomes[name] = run.returncode
         if name != side:
             assert "assert 0 == 1" in run.stdout or "assert 1 == 0" in run.stdout, run.stdout
@@ -155,10 +173,15 @@ def test_replace_body_keeps_header_comment_docstring_and_adds_imports():
         # End of python code
         '''
     )
-    changes = edits.replace_body(MODULE, "area", MODULE.splitlines().index("def area(r: float) -> float:  # coherence") + 1, alt)
+    changes = edits.replace_body(
+        MODULE, "area", MODULE.splitlines().index("def area(r: float) -> float:  # coherence") + 1, alt
+    )
     after = edits.apply_changes(MODULE, changes)
     ast.parse(after)
-    assert "def area(r: float) -> float:  # coherence\n    \"\"\"Area of a circle of radius r.\"\"\"\n    # uses pi\n    return math.pi * r ** 2\n" in after
+    assert (
+        'def area(r: float) -> float:  # coherence\n    """Area of a circle of radius r."""\n    # uses pi\n    return math.pi * r ** 2\n'
+        in after
+    )
     assert "Other docstring" not in after
     # `import math` is there already; lru_cache is new and goes after the last import.
     assert after.count("import math") == 1
@@ -168,13 +191,13 @@ def test_replace_body_keeps_header_comment_docstring_and_adds_imports():
 
 def test_replace_body_of_a_one_line_def_with_helpers():
     alt = textwrap.dedent(
-        '''
+        """
         def _manhattan(a, b):
             return abs(a) + abs(b)
 
         def norm(p: Point) -> float:
             return float(_manhattan(p.x, p.y))
-        '''
+        """
     )
     line = MODULE.splitlines().index("def norm(p: Point) -> float: return abs(p.x) + abs(p.y)") + 1
     after = edits.apply_changes(MODULE, edits.replace_body(MODULE, "norm", line, alt))
@@ -217,7 +240,7 @@ CART = textwrap.dedent(
 
 def test_replace_body_of_a_method_written_as_the_whole_class():
     alt = textwrap.dedent(
-        '''
+        """
         class Cart:
             def add(self, item, qty=1):
                 if qty > 0:
@@ -229,14 +252,17 @@ def test_replace_body_of_a_method_written_as_the_whole_class():
 
             def total(self):
                 return 0
-        '''
+        """
     )
     line = CART.splitlines().index("    def add(self, item: str, qty: int = 1) -> int:") + 1
     after = edits.apply_changes(CART, edits.replace_body(CART, "add", line, alt))
     cls = next(n for n in ast.parse(after).body if isinstance(n, ast.ClassDef))
     # the new helper method joins the class; the user's own total() stays as it was
     assert [n.name for n in cls.body] == ["__init__", "add", "_put", "total"]
-    assert "    # coherence\n    def add(self, item, qty=1):\n        \"\"\"Add qty of item; return the total.\"\"\"\n        if qty > 0:\n" in after
+    assert (
+        '    # coherence\n    def add(self, item, qty=1):\n        """Add qty of item; return the total."""\n        if qty > 0:\n'
+        in after
+    )
     assert "return sum(self.items.values())\n" in after.split("def total")[1]
 
 
@@ -245,12 +271,21 @@ def test_replace_body_of_a_method_with_a_module_level_helper():
     line = CART.splitlines().index("    def add(self, item: str, qty: int = 1) -> int:") + 1
     after = edits.apply_changes(CART, edits.replace_body(CART, "add", line, alt))
     tree = ast.parse(after)
-    assert [type(n).__name__ + ":" + getattr(n, "name", "") for n in tree.body] == ["Import:", "FunctionDef:_positive", "ClassDef:Cart"]
+    assert [type(n).__name__ + ":" + getattr(n, "name", "") for n in tree.body] == [
+        "Import:",
+        "FunctionDef:_positive",
+        "ClassDef:Cart",
+    ]
     assert "        self.items[item] = self.items.get(item, 0) + _positive(qty)\n        return self.total()\n" in after
 
 
 def test_regression_test_of_a_method_imports_its_class():
-    r = result("add", "Cart().add('', 0)", "0 (and leaves the object as Cart(items={'': 0}))", "0 (and leaves the object unchanged)")
+    r = result(
+        "add",
+        "Cart().add('', 0)",
+        "0 (and leaves the object as Cart(items={'': 0}))",
+        "0 (and leaves the object unchanged)",
+    )
     r.qualname = "Cart.add"
     import_line, mine = edits.regression_test(r, "shop/cart.py", CART, "yours")
     _, theirs = edits.regression_test(r, "shop/cart.py", CART, "theirs")
@@ -270,6 +305,9 @@ def test_regression_test_of_a_method_imports_its_class():
             return False
         return True
 
-    guarded = CART.replace("self.items[item] = self.items.get(item, 0) + qty", "if qty > 0:\n            self.items[item] = self.items.get(item, 0) + qty")
+    guarded = CART.replace(
+        "self.items[item] = self.items.get(item, 0) + qty",
+        "if qty > 0:\n            self.items[item] = self.items.get(item, 0) + qty",
+    )
     assert passes(mine, CART) and not passes(mine, guarded)  # yours records the item with 0
     assert passes(theirs, guarded) and not passes(theirs, CART)

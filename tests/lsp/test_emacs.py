@@ -22,8 +22,13 @@ def emacs() -> str:
     path = shutil.which("emacs")
     if path is None:
         pytest.skip("emacs is not installed (apt-get install emacs-nox elpa-eglot)")
-    probe = subprocess.run([path, "--batch", "--eval", "(require 'eglot)"],
-                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    probe = subprocess.run(
+        [path, "--batch", "--eval", "(require 'eglot)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
     if probe.returncode != 0:
         pytest.skip(f"eglot is not installed (apt-get install elpa-eglot): {probe.stderr[-300:]}")
     return path
@@ -33,8 +38,14 @@ def test_emacs_eglot_gets_the_diagnostic_and_hover(emacs, tmp_path):
     ws = copy_examples(tmp_path / "ws")
     out = tmp_path / "report.json"
     env = editor_env(tmp_path, ws, out)  # HOME too: no user init, no ~/.emacs.d written in the real home
-    run = subprocess.run([emacs, "--batch", "-l", str(HERE / "emacs" / "check.el")],
-                         env=env, capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)
+    run = subprocess.run(
+        [emacs, "--batch", "-l", str(HERE / "emacs" / "check.el")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+        stdin=subprocess.DEVNULL,
+    )
     assert out.is_file(), f"no report; emacs exited {run.returncode}: {run.stdout[-2000:]} {run.stderr[-2000:]}"
     report = json.loads(out.read_text())
     assert report["errors"] is None, (report["errors"], run.stderr[-2000:])

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ast
-import re
 import asyncio
+import re
 import time
 
 from lsprotocol import types
@@ -64,7 +64,10 @@ async def test_code_lens_titles_and_command(lsp):
     text = lsp.texts[uri]
     cv, pal = line_of(text, "def count_vowels"), line_of(text, "def is_palindrome")
     assert set(titles) == {cv, pal}
-    assert re.match(r"coherence: warning · \d of 9 alternatives disagree with yours on count_vowels\(.*· trust \d\.\d\d$", titles[cv]), titles[cv]
+    assert re.match(
+        r"coherence: warning · \d of 9 alternatives disagree with yours on count_vowels\(.*· trust \d\.\d\d$",
+        titles[cv],
+    ), titles[cv]
     assert titles[pal] == f"coherence: trust {calibrated_trust(0.0):.2f} · 10 samples × 200 inputs", titles[pal]
     for lens in lenses:
         assert lens.command.command == "coherence.checkFunction"

@@ -42,19 +42,28 @@ async def test_samples_from_the_llm_are_cached_so_body_edits_cost_no_call(start,
     calls = loopback.request_count
     assert calls >= 2  # one per function at least
     prompts = "\n".join(r.text for r in loopback.chat_requests)
-    assert "def count_vowels(" in prompts and 'return sum(1 for ch in s if ch in "aeiou")' not in prompts  # never the body
+    assert (
+        "def count_vowels(" in prompts and 'return sum(1 for ch in s if ch in "aeiou")' not in prompts
+    )  # never the body
 
     # Body-only edit of both functions' module: re-checked from the sample cache.
     text = lsp.texts[uri]
     lsp.change(uri, text.replace('for ch in s if ch in "aeiou"', 'for ch in s.lower() if ch in "aeiou"'))
     lsp.save(uri)
     # the fixed function agrees with the alternatives: no warning left (a hint or coherent)
-    await lsp.wait_for(lambda: lsp.client.statuses[-1]["checking"] == 0 and lsp.client.statuses[-1].get("warning") == 0, "the re-check")
+    await lsp.wait_for(
+        lambda: lsp.client.statuses[-1]["checking"] == 0 and lsp.client.statuses[-1].get("warning") == 0, "the re-check"
+    )
     await lsp.wait_idle()
     assert loopback.request_count == calls
 
     # A docstring edit changes the spec: new samples are requested.
-    lsp.change(uri, lsp.texts[uri].replace("Count the vowels (a, e, i, o, u) in s", "Count the vowels (a, e, i, o, u) in the string s"))
+    lsp.change(
+        uri,
+        lsp.texts[uri].replace(
+            "Count the vowels (a, e, i, o, u) in s", "Count the vowels (a, e, i, o, u) in the string s"
+        ),
+    )
     lsp.save(uri)
     await lsp.wait_for(lambda: loopback.request_count > calls, "new LLM calls")
     await lsp.wait_idle()

@@ -65,7 +65,9 @@ def test_neovim_gets_diagnostic_hover_and_lenses(nvim, tmp_path):
     assert "**warning**" in hover and "counterexample: `count_vowels(" in hover
     assert "- yours: `0`" in hover and "```python" in hover and "10 samples × 200 inputs" in hover
 
-    assert re.match(r"coherence: warning · \d of 9 alternatives disagree with yours on count_vowels\(", report["lenses"][0]), report["lenses"]
+    assert re.match(
+        r"coherence: warning · \d of 9 alternatives disagree with yours on count_vowels\(", report["lenses"][0]
+    ), report["lenses"]
     assert report["lenses"][1] == f"coherence: trust {calibrated_trust(0.0):.2f} · 10 samples × 200 inputs"
     assert report["stopped"]
 
@@ -83,7 +85,13 @@ def test_neovim_shows_each_verdict_with_its_severity(nvim, tmp_path):
     assert report["errors"] == [], report["errors"]
     lines = (ws / "verdicts.py").read_text().splitlines()
     def_line = {ln.split("(")[0][4:]: i for i, ln in enumerate(lines) if ln.startswith("def ")}
-    by_function = {name: d["severity"] for d in report["final_diagnostics"] if d["source"] == "coherence" for name, i in def_line.items() if d["lnum"] == i}
+    by_function = {
+        name: d["severity"]
+        for d in report["final_diagnostics"]
+        if d["source"] == "coherence"
+        for name, i in def_line.items()
+        if d["lnum"] == i
+    }
     # vim.diagnostic.severity: 2 WARN, 3 INFO
     assert by_function == {"is_leap": 2, "word_count": 2, "halve": 3}, report["final_diagnostics"]
     word_count = next(d["message"] for d in report["final_diagnostics"] if d["lnum"] == def_line["word_count"])

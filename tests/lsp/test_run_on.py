@@ -54,7 +54,9 @@ async def test_a_settings_change_under_run_on_save_starts_no_check(start):
     lsp = await start({"runOn": "save"})
     uri = lsp.open("textutils.py")
     lsp.client.set_configuration({"runOn": "save", "inputs": 150}, section="coherence")
-    lsp.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"coherence": {"runOn": "save", "inputs": 150}}))
+    lsp.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"coherence": {"runOn": "save", "inputs": 150}})
+    )
     await asyncio.sleep(QUIET_SECONDS)
     assert await checks_queued(lsp) == 0
     lsp.save(uri)
@@ -68,7 +70,9 @@ async def test_an_editor_value_equal_to_the_default_beats_pyproject(start, works
     pyproject.write_text(pyproject.read_text().replace("samples = 10", "samples = 6"))
     lsp = await start({"samples": 10})
     uri = lsp.open("textutils.py")
-    d = await lsp.wait_for(lambda: [d for d in lsp.coherence_diagnostics(uri) if d.data["name"] == "count_vowels"], "a result")
+    d = await lsp.wait_for(
+        lambda: [d for d in lsp.coherence_diagnostics(uri) if d.data["name"] == "count_vowels"], "a result"
+    )
     assert d[0].data["samples"] == 10
 
 
@@ -78,7 +82,9 @@ async def test_an_unset_editor_value_leaves_pyproject_alone(start, workspace):
     # null is how a client says "not set" (the VS Code client sends it for every key the user did not set)
     lsp = await start({"samples": None})
     uri = lsp.open("textutils.py")
-    d = await lsp.wait_for(lambda: [d for d in lsp.coherence_diagnostics(uri) if d.data["name"] == "count_vowels"], "a result")
+    d = await lsp.wait_for(
+        lambda: [d for d in lsp.coherence_diagnostics(uri) if d.data["name"] == "count_vowels"], "a result"
+    )
     assert d[0].data["samples"] == 6
 
 

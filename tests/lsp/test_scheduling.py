@@ -55,7 +55,9 @@ async def test_an_edit_cancels_the_check_and_drops_its_result(lsp):
     # The cancelled check never publishes a result, for version 1 or any other.
     await asyncio.sleep(1.0)
     assert not lsp.coherence_diagnostics(uri)
-    assert all(not [d for d in p.diagnostics if d.source == "coherence"] for p in lsp.client.diagnostic_log if p.uri == uri)
+    assert all(
+        not [d for d in p.diagnostics if d.source == "coherence"] for p in lsp.client.diagnostic_log if p.uri == uri
+    )
 
 
 async def test_results_of_an_old_version_are_not_shown(start):
@@ -100,14 +102,26 @@ async def test_unchanged_functions_are_not_rerun(lsp):
     lsp.change(uri, text + "\nLIMIT = 3\n")
     lsp.save(uri)
     await lsp.wait_for(lambda: len(lsp.client.progress_reports) > n_progress, "a new check")
-    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent") and lsp.coherence_diagnostics(uri, "incoherent")[0].data["checked_at"] != first["checked_at"], "the new result")
+    await lsp.wait_for(
+        lambda: (
+            lsp.coherence_diagnostics(uri, "incoherent")
+            and lsp.coherence_diagnostics(uri, "incoherent")[0].data["checked_at"] != first["checked_at"]
+        ),
+        "the new result",
+    )
     await lsp.wait_idle()
     n_after_edit = len(lsp.client.progress_reports)
 
     # ...and undoing it brings back the cached results of the first text at once.
     lsp.change(uri, text)
     lsp.save(uri)
-    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent") and lsp.coherence_diagnostics(uri, "incoherent")[0].data["checked_at"] == first["checked_at"], "the cached result")
+    await lsp.wait_for(
+        lambda: (
+            lsp.coherence_diagnostics(uri, "incoherent")
+            and lsp.coherence_diagnostics(uri, "incoherent")[0].data["checked_at"] == first["checked_at"]
+        ),
+        "the cached result",
+    )
     await asyncio.sleep(0.3)
     assert len(lsp.client.progress_reports) == n_after_edit
 
@@ -155,7 +169,9 @@ async def test_shutdown_with_work_in_flight_is_clean(start):
     assert "Traceback" not in err and "Task was destroyed" not in err and "never retrieved" not in err, err
 
 
-SLOW_TWO = SLOW + '''
+SLOW_TWO = (
+    SLOW
+    + '''
 
 # coherence
 def is_palindrome(s: str) -> bool:
@@ -163,17 +179,24 @@ def is_palindrome(s: str) -> bool:
     time.sleep(0.05)
     return s == s[::-1]
 '''
+)
 
 
 async def test_an_edit_cancels_queued_and_running_checks(start):
     lsp = await start({"maxConcurrentChecks": 1})
     (lsp.workspace / "slow.py").write_text(SLOW_TWO)
     uri = lsp.open("slow.py")
-    await lsp.wait_for(lambda: lsp.client.statuses and lsp.client.statuses[-1]["checking"] == 2, "two checks (one running, one queued)")
+    await lsp.wait_for(
+        lambda: lsp.client.statuses and lsp.client.statuses[-1]["checking"] == 2, "two checks (one running, one queued)"
+    )
     begun = await lsp.wait_for(lambda: progress_tokens_with(lsp, types.WorkDoneProgressBegin), "progress to begin")
     lsp.change(uri, SLOW_TWO + "\n# edited\n")
     await lsp.wait_for(lambda: lsp.client.statuses[-1]["checking"] == 0, "both checks to be cancelled", timeout=10)
-    await lsp.wait_for(lambda: any(isinstance(r, types.WorkDoneProgressEnd) for r in lsp.client.progress_reports[begun[0]]), "progress to end", timeout=10)
+    await lsp.wait_for(
+        lambda: any(isinstance(r, types.WorkDoneProgressEnd) for r in lsp.client.progress_reports[begun[0]]),
+        "progress to end",
+        timeout=10,
+    )
     await asyncio.sleep(0.5)
     stats = await lsp.command("coherence.serverStats")
     assert stats["jobs"] == 0 and stats["progressTokens"] == 0 and stats["tasks"] <= 1, stats

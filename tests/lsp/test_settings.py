@@ -24,7 +24,10 @@ async def test_a_settings_change_rechecks_and_the_severity_comes_from_the_verdic
     # count_vowels: 9 of 9 alternatives agree with each other against yours: a warning
     assert d.severity == types.DiagnosticSeverity.Warning and d.data["severity"] == "warning"
     change_configuration(lsp, {"inputs": 200})
-    await lsp.wait_for(lambda: [d for d in lsp.coherence_diagnostics(uri, "incoherent") if d.data["inputs"] == 200], "a check with the new settings")
+    await lsp.wait_for(
+        lambda: [d for d in lsp.coherence_diagnostics(uri, "incoherent") if d.data["inputs"] == 200],
+        "a check with the new settings",
+    )
     assert lsp.coherence_diagnostics(uri, "incoherent")[0].severity == types.DiagnosticSeverity.Warning
     if lsp.client_name == "vscode":
         # VS Code declares dynamic registration for configuration changes: the server registered.
@@ -35,7 +38,11 @@ async def test_samples_change_reruns_with_the_new_count(lsp):
     uri = lsp.open("textutils.py")
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
     change_configuration(lsp, {"inputs": 100, "samples": 5})
-    d = (await lsp.wait_for(lambda: [d for d in lsp.coherence_diagnostics(uri) if d.data["samples"] == 5], "results with 5 samples"))[0]
+    d = (
+        await lsp.wait_for(
+            lambda: [d for d in lsp.coherence_diagnostics(uri) if d.data["samples"] == 5], "results with 5 samples"
+        )
+    )[0]
     assert d.data["inputs"] == 100
     assert " of 4 alternatives disagree with yours" in d.message
 
@@ -49,7 +56,9 @@ async def test_flat_initialization_options_and_run_on_change(start):
     # Typing (no save) re-checks after the debounce.
     text = lsp.texts[uri].replace("return s == s[::-1]", "return len(s) > 1 and s == s[::-1]")
     lsp.change(uri, text)
-    await lsp.wait_for(lambda: any(d.data["name"] == "is_palindrome" for d in lsp.coherence_diagnostics(uri)), "a check while typing")
+    await lsp.wait_for(
+        lambda: any(d.data["name"] == "is_palindrome" for d in lsp.coherence_diagnostics(uri)), "a check while typing"
+    )
 
 
 async def test_bad_settings_get_friendly_messages_and_defaults(start):
@@ -58,8 +67,14 @@ async def test_bad_settings_get_friendly_messages_and_defaults(start):
     lsp.save(uri)  # the bad runOn falls back to "save"
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
     messages = [m.message for m in lsp.client.messages]
-    assert "coherence: coherence.samples should be an integer of at least 2 (your function plus one alternative), got 'lots'; using 10" in messages
-    assert any(m.startswith("coherence: coherence.runOn should be one of save, open, change, manual, got 'sometimes'") for m in messages)
+    assert (
+        "coherence: coherence.samples should be an integer of at least 2 (your function plus one alternative), got 'lots'; using 10"
+        in messages
+    )
+    assert any(
+        m.startswith("coherence: coherence.runOn should be one of save, open, change, manual, got 'sometimes'")
+        for m in messages
+    )
     assert any("coherence.temperature should be a number between 0 and 2, got 7" in m for m in messages)
     assert any("coherence.callTimeout" in m for m in messages)
     assert len(messages) == len(set(messages)) == 4
@@ -70,11 +85,17 @@ async def test_no_model_is_one_message_not_one_per_function(start, tmp_path):
     lsp = await start()
     bare = tmp_path / "bare"  # no pyproject.toml: no model, no replay
     bare.mkdir()
-    (bare / "m.py").write_text("# coherence\ndef f(x: int) -> int:\n    return x\n\n\n# coherence\ndef g(x: int) -> int:\n    return -x\n")
+    (bare / "m.py").write_text(
+        "# coherence\ndef f(x: int) -> int:\n    return x\n\n\n# coherence\ndef g(x: int) -> int:\n    return -x\n"
+    )
     uri = (bare / "m.py").as_uri()
     lsp.versions[uri] = 1
     lsp.texts[uri] = (bare / "m.py").read_text()
-    lsp.client.text_document_did_open(types.DidOpenTextDocumentParams(text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=lsp.texts[uri])))
+    lsp.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="python", version=1, text=lsp.texts[uri])
+        )
+    )
     await lsp.wait_for(lambda: lsp.client.messages, "a message")
     lsp.save(uri, write=False)
     await asyncio.sleep(1.0)
@@ -89,7 +110,9 @@ async def test_no_model_is_one_message_not_one_per_function(start, tmp_path):
     change_configuration(lsp, {"inputs": 200, "replay": "recorded_samples.jsonl"})
     await asyncio.sleep(0.2)
     # f and g have no recorded samples: one message for the replay miss, however many functions.
-    await lsp.wait_for(lambda: [m for m in lsp.client.messages if "has no recorded samples" in m.message], "the replay message")
+    await lsp.wait_for(
+        lambda: [m for m in lsp.client.messages if "has no recorded samples" in m.message], "the replay message"
+    )
     await asyncio.sleep(1.0)
     assert len([m for m in lsp.client.messages if "has no recorded samples" in m.message]) == 1
 
@@ -161,7 +184,9 @@ async def test_files_the_server_must_survive(lsp):
     assert "too large" in note[0].message
 
     # Not UTF-8 on disk (checked through checkWorkspace), and a lone surrogate in an open document.
-    (lsp.workspace / "latin1.py").write_bytes("# coherence\ndef f(x: int) -> int:\n    return x  # café\n".encode("latin-1"))
+    (lsp.workspace / "latin1.py").write_bytes(
+        "# coherence\ndef f(x: int) -> int:\n    return x  # café\n".encode("latin-1")
+    )
     bad = lsp.open("surrogate.py", "# coherence\ndef f(x: str) -> str:\n    return x + '\ud800'\n")
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(bad, "skipped"), "the surrogate note")
     summary = await lsp.command("coherence.checkWorkspace")
@@ -206,6 +231,11 @@ async def test_workspace_configuration_is_pulled_at_start(start, client_name):
     lsp = await start({"inputs": 200}, configuration={"inputs": 120, "samples": 6})
     uri = lsp.open("textutils.py")
     want = (120, 6) if client_name == "vscode" else (200, 10)
-    await lsp.wait_for(lambda: [d for d in lsp.coherence_diagnostics(uri, "incoherent") if (d.data["inputs"], d.data["samples"]) == want], f"a result with {want}")
+    await lsp.wait_for(
+        lambda: [
+            d for d in lsp.coherence_diagnostics(uri, "incoherent") if (d.data["inputs"], d.data["samples"]) == want
+        ],
+        f"a result with {want}",
+    )
     await lsp.wait_idle()
     assert [(d.data["inputs"], d.data["samples"]) for d in lsp.coherence_diagnostics(uri)] == [want]

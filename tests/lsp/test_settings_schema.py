@@ -54,7 +54,13 @@ def test_each_setting_matches_package_json(properties, name):
 def test_defaults_that_override_the_engine_are_the_engine_defaults():
     engine = CheckConfig()
     overriding = {name: SPEC[name].metadata["engine"] for name in SPEC if SPEC[name].metadata["engine"]}
-    assert overriding == {"temperature": "temperature", "samples": "samples", "inputs": "inputs", "callTimeout": "call_timeout", "markers": "mode"}
+    assert overriding == {
+        "temperature": "temperature",
+        "samples": "samples",
+        "inputs": "inputs",
+        "callTimeout": "call_timeout",
+        "markers": "mode",
+    }
     for name, engine_name in overriding.items():
         assert getattr(DEFAULTS, name) == getattr(engine, engine_name), name
     assert DEFAULTS.callTimeout == 0.5  # package.json said 1.0 while 0.5 was in effect
@@ -76,14 +82,18 @@ def test_validation_comes_from_the_same_bounds():
 
 
 def test_a_key_the_user_set_is_explicit_even_at_its_default_and_null_is_unset():
-    settings, problems = parse_settings({"samples": 10, "callTimeout": 0.5, "inputs": None, "runOn": "open", "trace": {"server": "off"}})
+    settings, problems = parse_settings(
+        {"samples": 10, "callTimeout": 0.5, "inputs": None, "runOn": "open", "trace": {"server": "off"}}
+    )
     assert problems == []
     assert settings.explicit == {"samples", "callTimeout", "runOn"}
     assert parse_settings({"samples": "lots"})[0].explicit == frozenset()
 
 
 def test_precedence_against_pyproject(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[tool.coherence]\nreplay = "r.jsonl"\nsamples = 20\ncall-timeout = 2.0\nexclude = ["a.py::f"]\n')
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.coherence]\nreplay = "r.jsonl"\nsamples = 20\ncall-timeout = 2.0\nexclude = ["a.py::f"]\n'
+    )
     (tmp_path / "r.jsonl").write_text("")
     doc = str(tmp_path / "m.py")
 
@@ -91,7 +101,10 @@ def test_precedence_against_pyproject(tmp_path):
         return build_config(parse_settings(raw)[0], doc, str(tmp_path), trusted=True).config
 
     assert (config({}).samples, config({}).call_timeout) == (20, 2.0)  # unset: the pyproject's
-    assert (config({"samples": 10, "callTimeout": 0.5}).samples, config({"samples": 10, "callTimeout": 0.5}).call_timeout) == (10, 0.5)
+    assert (
+        config({"samples": 10, "callTimeout": 0.5}).samples,
+        config({"samples": 10, "callTimeout": 0.5}).call_timeout,
+    ) == (10, 0.5)
     # The editor's exclude patterns add to the pyproject's.
     assert config({"exclude": ["b.py"]}).exclude == ("a.py::f", "b.py")
     assert config({}).exclude == ("a.py::f",)

@@ -79,7 +79,9 @@ async def start_slow_checks(start) -> tuple:
     workers = children_of(pid)
     if not workers:
         stats = await lsp.command("coherence.serverStats")
-        raise AssertionError(f"no worker processes under the server: {await lsp.describe()} {stats} {lsp.stderr()[-3000:]}")
+        raise AssertionError(
+            f"no worker processes under the server: {await lsp.describe()} {stats} {lsp.stderr()[-3000:]}"
+        )
     return lsp, pid, workers
 
 

@@ -43,7 +43,9 @@ def _node_modules() -> Path:
     if node is None or npm is None:
         pytest.skip("node/npm not installed")
     if not (SMOKE / "node_modules" / "vscode-jsonrpc").is_dir():
-        run = subprocess.run([npm, "ci", "--no-audit", "--no-fund"], cwd=SMOKE, capture_output=True, text=True, timeout=300)
+        run = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund"], cwd=SMOKE, capture_output=True, text=True, timeout=300
+        )
         if run.returncode != 0:
             pytest.skip(f"npm ci failed (offline?): {run.stderr[-500:]}")
     return SMOKE / "node_modules"
@@ -62,7 +64,13 @@ def test_vscode_jsonrpc_smoke(tmp_path, noisy):
         (hook / "sitecustomize.py").write_text(NOISE)
         paths.insert(0, str(hook))
     env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    run = subprocess.run(["node", str(SMOKE / "smoke.mjs"), sys.executable, str(ws)], env=env, capture_output=True, text=True, timeout=180)
+    run = subprocess.run(
+        ["node", str(SMOKE / "smoke.mjs"), sys.executable, str(ws)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert run.returncode == 0, run.stderr[-4000:]
     assert "PASS:" in run.stderr
     if noisy:

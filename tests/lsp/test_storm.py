@@ -118,7 +118,9 @@ class StormText:
 def make_workspace(ws: Path) -> Path:
     ws.mkdir(parents=True, exist_ok=True)
     (ws / "samples.jsonl").write_text("\n".join(replay_lines()) + "\n")
-    (ws / "pyproject.toml").write_text('[tool.coherence]\nreplay = "samples.jsonl"\nsamples = 4\ninputs = 100\ninput-budget = 60\n')
+    (ws / "pyproject.toml").write_text(
+        '[tool.coherence]\nreplay = "samples.jsonl"\nsamples = 4\ninputs = 100\ninput-budget = 60\n'
+    )
     (ws / "storm.py").write_text(StormText().text())
     return ws
 
@@ -192,20 +194,33 @@ class StormFigures:
             f"diagnostics published: {self.published_during} during the storm, {self.published_total} in all; final version {self.final_version}",
             f"server RSS: before {self.rss_before_kb / 1024:.1f} MB, after {self.rss_after_kb / 1024:.1f} MB, growth {(self.rss_after_kb - self.rss_before_kb) / 1024:+.1f} MB",
             "checks: "
-            + ", ".join(f"{k.removeprefix('checks').lower()} {b.get(k, 0) - a.get(k, 0)}" for k in ("checksQueued", "checksStarted", "checksCancelled", "checksCompleted")),
+            + ", ".join(
+                f"{k.removeprefix('checks').lower()} {b.get(k, 0) - a.get(k, 0)}"
+                for k in ("checksQueued", "checksStarted", "checksCancelled", "checksCompleted")
+            ),
             f"server-side hover handler: {b.get('hoverHandlerMs')}",
-            "bookkeeping after: " + ", ".join(f"{k} {b.get(k)}" for k in ("requestFutures", "progressTokens", "tasks", "jobs", "documents", "cachedResults")),
+            "bookkeeping after: "
+            + ", ".join(
+                f"{k} {b.get(k)}"
+                for k in ("requestFutures", "progressTokens", "tasks", "jobs", "documents", "cachedResults")
+            ),
         ]
 
 
-async def run_storm(lsp, seconds: float, *, rate: float = CHANGE_RATE, seed: int = 0, log=None) -> tuple[StormFigures, str, StormText]:
+async def run_storm(
+    lsp, seconds: float, *, rate: float = CHANGE_RATE, seed: int = 0, log=None
+) -> tuple[StormFigures, str, StormText]:
     """Open storm.py, let its first check finish, then storm it; returns the figures once the
     server is quiet again after a final save."""
     fig = StormFigures()
     doc = StormText(seed=seed)
     uri = lsp.open("storm.py", doc.text())
     expected = {fname(i) for i in range(N_FUNCTIONS) if disagrees(i)}
-    await lsp.wait_for(lambda: {d.data["name"] for d in lsp.coherence_diagnostics(uri, "incoherent")} == expected, "the first check of all 20 functions", timeout=240)
+    await lsp.wait_for(
+        lambda: {d.data["name"] for d in lsp.coherence_diagnostics(uri, "incoherent")} == expected,
+        "the first check of all 20 functions",
+        timeout=240,
+    )
     await lsp.wait_idle(timeout=120)
     fig.stats_before = await lsp.command("coherence.serverStats")
     pid = fig.stats_before["pid"]
@@ -257,9 +272,11 @@ async def run_storm(lsp, seconds: float, *, rate: float = CHANGE_RATE, seed: int
     await lsp.hover(uri, 0, 0)
     mark = len(lsp.client.diagnostic_log)
     await lsp.wait_for(
-        lambda: lsp.client.diagnostic_log[mark:]
-        and {d.data["name"] for d in lsp.coherence_diagnostics(uri, "incoherent")} == expected
-        and lsp.client.statuses[-1]["checking"] == 0,
+        lambda: (
+            lsp.client.diagnostic_log[mark:]
+            and {d.data["name"] for d in lsp.coherence_diagnostics(uri, "incoherent")} == expected
+            and lsp.client.statuses[-1]["checking"] == 0
+        ),
         "the final text's results",
         timeout=240,
     )
@@ -301,7 +318,9 @@ async def test_edit_storm(start):
     log = [p for p in lsp.client.diagnostic_log if p.uri == uri]
     versions = [p.version for p in log]
     assert all(v is not None for v in versions), versions[:20]
-    assert all(a <= b for a, b in itertools.pairwise(versions)), [(a, b) for a, b in itertools.pairwise(versions) if a > b][:5]
+    assert all(a <= b for a, b in itertools.pairwise(versions)), [
+        (a, b) for a, b in itertools.pairwise(versions) if a > b
+    ][:5]
     assert max(versions) == fig.final_version
     after = [p.version for p in lsp.client.diagnostic_log[lsp.storm_mark :] if p.uri == uri]
     assert after and set(after) == {fig.final_version}, after
@@ -314,7 +333,10 @@ async def test_edit_storm(start):
     for d in diags:
         name = d.data["name"]
         line = doc.def_line(final, int(name[-2:]))
-        assert d.range.start.line == line and lines[line][d.range.start.character : d.range.end.character] == name, (d.range, name)
+        assert d.range.start.line == line and lines[line][d.range.start.character : d.range.end.character] == name, (
+            d.range,
+            name,
+        )
         assert d.data["status"] == "incoherent"
     # And hover on the final text shows a fresh result.
     h = await lsp.hover(uri, doc.def_line(final, 3), 6)

@@ -33,7 +33,10 @@ async def test_an_untrusted_workspace_cannot_send_the_key_to_its_server(start, w
         point_at(workspace, theirs.url)
         lsp = await start(env={"OPENAI_API_KEY": SECRET, "XDG_CONFIG_HOME": str(tmp_path / "config")})
         lsp.open("textutils.py")
-        shown = await lsp.wait_for(lambda: [m.message for m in lsp.client.messages if "no model configured" in m.message], "the configuration message")
+        shown = await lsp.wait_for(
+            lambda: [m.message for m in lsp.client.messages if "no model configured" in m.message],
+            "the configuration message",
+        )
         assert "not using model, api_base from" in shown[0] and "coherence trust" in shown[0]
         assert theirs.request_count == 0
 

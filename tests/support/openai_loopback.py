@@ -78,9 +78,7 @@ class Fault:
 
     @property
     def serves_normally(self) -> bool:
-        return (
-            self.status is None and not self.truncated and not self.empty and self.body is None
-        )
+        return self.status is None and not self.truncated and not self.empty and self.body is None
 
 
 def rate_limited(retry_after: float | None = None) -> Fault:
@@ -232,7 +230,9 @@ class LoopbackServer:
         httpd.block_on_close = False
         self._httpd = httpd
         self._thread = threading.Thread(
-            target=httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True,
+            target=httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            daemon=True,
             name=f"openai-loopback-{self.port}",
         )
         self._thread.start()
@@ -319,15 +319,14 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
 
-        def _send(self, status: int, body: str, headers: dict[str, str] | None = None,
-                  content_length: int | None = None) -> None:
+        def _send(
+            self, status: int, body: str, headers: dict[str, str] | None = None, content_length: int | None = None
+        ) -> None:
             data = body.encode()
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
-                self.send_header(
-                    "Content-Length", str(len(data) if content_length is None else content_length)
-                )
+                self.send_header("Content-Length", str(len(data) if content_length is None else content_length))
                 for k, v in (headers or {}).items():
                     self.send_header(k, v)
                 self.end_headers()
@@ -336,8 +335,12 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError, OSError):
                 self.close_connection = True
 
-        def _error(self, status: int, message: str, headers: dict[str, str] | None = None,
-                   ) -> None:
+        def _error(
+            self,
+            status: int,
+            message: str,
+            headers: dict[str, str] | None = None,
+        ) -> None:
             err_type = {
                 400: "invalid_request_error",
                 401: "invalid_api_key",
@@ -345,14 +348,19 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 404: "not_found_error",
                 429: "rate_limit_exceeded",
             }.get(status, "server_error")
-            body = json.dumps({"error": {"message": message or f"HTTP {status}",
-                                         "type": err_type, "param": None, "code": err_type}})
+            body = json.dumps(
+                {"error": {"message": message or f"HTTP {status}", "type": err_type, "param": None, "code": err_type}}
+            )
             self._send(status, body, headers)
 
         def do_GET(self) -> None:
             if self.path.rstrip("/") in ("/v1/models", "/models"):
-                self._send(200, json.dumps({"object": "list", "data": [
-                    {"id": "loopback", "object": "model", "owned_by": "loopback"}]}))
+                self._send(
+                    200,
+                    json.dumps(
+                        {"object": "list", "data": [{"id": "loopback", "object": "model", "owned_by": "loopback"}]}
+                    ),
+                )
             else:
                 self._error(404, f"no route {self.path}")
 

@@ -14,7 +14,7 @@ def _stat(pid: int) -> tuple[int, int, bytes, int] | None:
         uid = os.stat(f"/proc/{pid}").st_uid
     except OSError:
         return None
-    fields = data[data.rfind(b")") + 2:].split()
+    fields = data[data.rfind(b")") + 2 :].split()
     return int(fields[1]), int(fields[19]), fields[0], uid  # ppid, start time, state, uid
 
 

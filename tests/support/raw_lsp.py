@@ -20,8 +20,14 @@ class RawServer:
     def __init__(self, tmp_path: Path, env: dict[str, str]):
         self.stderr_path = tmp_path / "server-stderr.txt"
         self._err = open(self.stderr_path, "wb")  # noqa: SIM115
-        self.proc = subprocess.Popen([sys.executable, "-m", "coherence", "serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=self._err, env=env, cwd=str(tmp_path))
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "coherence", "serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._err,
+            env=env,
+            cwd=str(tmp_path),
+        )
         self.messages: queue.Queue = queue.Queue()
         self.seen: list[dict] = []  # every message from the server, in order
         self.bad_frames: list[bytes] = []
@@ -67,13 +73,17 @@ class RawServer:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f"no response to {msg_id!r} in {timeout} s; server stderr:\n{self.stderr()[-3000:]}")
+                raise AssertionError(
+                    f"no response to {msg_id!r} in {timeout} s; server stderr:\n{self.stderr()[-3000:]}"
+                )
             try:
                 m = self.messages.get(timeout=left)
             except queue.Empty:
                 continue
             if m is None:
-                raise AssertionError(f"the server closed its output waiting for {msg_id!r}; stderr:\n{self.stderr()[-3000:]}")
+                raise AssertionError(
+                    f"the server closed its output waiting for {msg_id!r}; stderr:\n{self.stderr()[-3000:]}"
+                )
             if "method" not in m and m.get("id") == msg_id:
                 return m
 
@@ -114,11 +124,15 @@ class RawServer:
 
     def open(self, path: Path, text: str) -> str:
         uri = path.as_uri()
-        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        self.notify(
+            "textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}}
+        )
         return uri
 
     def hover(self, uri: str, line: int = 0, character: int = 0) -> dict:
-        return self.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}})
+        return self.request(
+            "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": line, "character": character}}
+        )
 
     def peak_rss_mb(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as f:

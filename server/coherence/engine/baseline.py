@@ -42,14 +42,16 @@ def entries_for(results: Iterable[CheckResult], root: Path) -> list[dict]:
     for r in results:
         if r.status != "incoherent" or r.severity not in ("warning", "information") or r.counterexample is None:
             continue
-        out.append({
-            "path": _key(r.path, root),
-            "function": r.qualname or r.name,
-            "spec_hash": r.spec_hash,
-            "accept": r.counterexample.call,
-            "yours": r.counterexample.yours,
-            "theirs": r.counterexample.theirs,
-        })
+        out.append(
+            {
+                "path": _key(r.path, root),
+                "function": r.qualname or r.name,
+                "spec_hash": r.spec_hash,
+                "accept": r.counterexample.call,
+                "yours": r.counterexample.yours,
+                "theirs": r.counterexample.theirs,
+            }
+        )
     return sorted(out, key=lambda e: (e["path"], e["function"], e["accept"]))
 
 
@@ -57,7 +59,9 @@ def write(path: str | Path, results: Iterable[CheckResult]) -> int:
     """Write the baseline of ``results`` to ``path``; returns the number of entries."""
     path = Path(path)
     entries = entries_for(results, path.resolve().parent)
-    path.write_text(json.dumps({"version": VERSION, "entries": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(
+        json.dumps({"version": VERSION, "entries": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
     return len(entries)
 
 
@@ -70,10 +74,14 @@ class Baseline:
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise BaselineError(f"cannot read the baseline {self.path}: {exc}") from exc
         if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
-            raise BaselineError(f"{self.path} is not a coherence baseline (expected {{\"version\": 1, \"entries\": [...]}})")
+            raise BaselineError(
+                f'{self.path} is not a coherence baseline (expected {{"version": 1, "entries": [...]}})'
+            )
         self._by_key: dict[tuple[str, str, str], list[str]] = {}
         for i, e in enumerate(data["entries"]):
-            if not isinstance(e, dict) or not all(isinstance(e.get(k), str) for k in ("path", "function", "spec_hash", "accept")):
+            if not isinstance(e, dict) or not all(
+                isinstance(e.get(k), str) for k in ("path", "function", "spec_hash", "accept")
+            ):
                 raise BaselineError(f"{self.path}: entry {i} needs the strings path, function, spec_hash and accept")
             self._by_key.setdefault((e["path"], e["function"], e["spec_hash"]), []).append(e["accept"])
 

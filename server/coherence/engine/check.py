@@ -70,7 +70,9 @@ def module_context_for(target: Target, workspace: str | None) -> ModuleContext:
 
 
 class Checker:
-    def __init__(self, config: CheckConfig, *, provider=None, cache: SampleCache | None = None, executor: Executor | None = None):
+    def __init__(
+        self, config: CheckConfig, *, provider=None, cache: SampleCache | None = None, executor: Executor | None = None
+    ):
         self.config = config.validated()
         self._provider = provider
         self._cache = cache
@@ -103,7 +105,11 @@ class Checker:
     @property
     def executor(self) -> Executor:
         if self._executor is None:
-            limits = ExecutionLimits(call_timeout=self.config.call_timeout, program_budget=self.config.program_budget, run_budget=self.config.run_budget)
+            limits = ExecutionLimits(
+                call_timeout=self.config.call_timeout,
+                program_budget=self.config.program_budget,
+                run_budget=self.config.run_budget,
+            )
             self._executor = Executor(python=self.config.python, limits=limits, sandbox=self.config.sandbox)
         return self._executor
 
@@ -162,13 +168,28 @@ class Checker:
         try:
             targets = find_targets(source, path, mode=self.config.mode)
         except SyntaxError as exc:
-            return [CheckResult(name="<module>", path=path, line=exc.lineno or 1, status="error", reason=f"syntax error: {exc.msg} (line {exc.lineno})")]
+            return [
+                CheckResult(
+                    name="<module>",
+                    path=path,
+                    line=exc.lineno or 1,
+                    status="error",
+                    reason=f"syntax error: {exc.msg} (line {exc.lineno})",
+                )
+            ]
         results = []
         for target in targets:
             results.append(await self.check(target, **kw))
         return results
 
-    async def check(self, target: Target, *, progress: Progress | None = None, cancel: threading.Event | None = None, samples: SampleSet | None = None) -> CheckResult:
+    async def check(
+        self,
+        target: Target,
+        *,
+        progress: Progress | None = None,
+        cancel: threading.Event | None = None,
+        samples: SampleSet | None = None,
+    ) -> CheckResult:
         """Check one target.  Raises ``CoherenceError`` only for problems the user must fix in their
         configuration (no model, bad key); everything about the code itself ends up in the result."""
         # Inputs depend on the spec alone: build them while the LLM answers, which takes longer.
@@ -178,15 +199,25 @@ class Checker:
             inputs_task = asyncio.ensure_future(asyncio.to_thread(self._inputs_for, target, early))
             inputs_task.add_done_callback(_retrieve)
         try:
-            return await self._check(target, inputs_task, progress=progress, cancel=cancel, samples=samples, early=early)
+            return await self._check(
+                target, inputs_task, progress=progress, cancel=cancel, samples=samples, early=early
+            )
         finally:
             # A check that ended early or was cancelled leaves no task behind (the thread finishes
             # on its own and caches the inputs for the next check).
             if inputs_task is not None and not inputs_task.done():
                 inputs_task.cancel()
 
-    async def _check(self, target: Target, inputs_task, *, progress: Progress | None, cancel: threading.Event | None, samples: SampleSet | None,
-                     early: _EarlyRerun | None = None) -> CheckResult:
+    async def _check(
+        self,
+        target: Target,
+        inputs_task,
+        *,
+        progress: Progress | None,
+        cancel: threading.Event | None,
+        samples: SampleSet | None,
+        early: _EarlyRerun | None = None,
+    ) -> CheckResult:
         started = time.monotonic()
         result = result_for(target, "skipped")
         result.delta = self.config.delta
@@ -222,14 +253,23 @@ class Checker:
         module = module_context_for(target, cfg.workspace)
         spec = target.spec
         programs = [Program(target.name, None, "yours", spec.owner, spec.method_kind)] + [
-            Program(target.name, s.code, f"alternative {i}", spec.owner, spec.method_kind, origin=s.model or samples.model)
+            Program(
+                target.name, s.code, f"alternative {i}", spec.owner, spec.method_kind, origin=s.model or samples.model
+            )
             for i, s in enumerate(valid, start=1)
         ]
         # The workers load the module and the programs while the inputs are still being made
         # (with cached or replayed samples, nothing else hides their generation).
-        starting = asyncio.ensure_future(asyncio.to_thread(
-            self.executor.prepare, module, programs, rerun_program=0 if cfg.rerun_inputs > 0 else -1, seed=cfg.seed, anchor=0
-        ))
+        starting = asyncio.ensure_future(
+            asyncio.to_thread(
+                self.executor.prepare,
+                module,
+                programs,
+                rerun_program=0 if cfg.rerun_inputs > 0 else -1,
+                seed=cfg.seed,
+                anchor=0,
+            )
+        )
         try:
             prepared = await asyncio.shield(starting)
         except asyncio.CancelledError:  # the start goes on in its thread: what it starts is given up
@@ -276,7 +316,9 @@ class Checker:
             # an example the user accepted yours on (a comment, the baseline) is no evidence
             accepted = {inp.key() for _, inp in accepted_inputs(target)} if target.accept else set()
             examples = [e for e in examples if e[1].key() not in accepted]
-            stated = verdict.from_examples([_example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)], len(scored.programs) - 1)
+            stated = verdict.from_examples(
+                [_example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)], len(scored.programs) - 1
+            )
             # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
             discredited = _discredited(examples)
             evidence = await asyncio.to_thread(_judge, scored, discredited)
@@ -289,13 +331,17 @@ class Checker:
             if evidence.severity == "hint" and result.accepted:
                 result.evidence["why"] = "you accepted this disagreement as intended"
             if evidence.kind == "example" and evidence.input is not None:
-                result.counterexample, result.disagreeing_code = _example_counterexample(target, scored, examples[evidence.input], evidence)
+                result.counterexample, result.disagreeing_code = _example_counterexample(
+                    target, scored, examples[evidence.input], evidence
+                )
                 timings["counterexample"] = round(time.monotonic() - stage, 4)
                 result.seconds = time.monotonic() - started
                 report_progress(f"{target.name}: done", 1.0)
                 return result
             report_progress(f"{target.name}: shrinking a counterexample", 0.85)
-            result.counterexample, where, rival, outcomes = await asyncio.to_thread(self._counterexample, target, module, scored, report, evidence, cancel)
+            result.counterexample, where, rival, outcomes = await asyncio.to_thread(
+                self._counterexample, target, module, scored, report, evidence, cancel
+            )
             if outcomes is not None:
                 shown = cx.render_outcomes(outcomes, target.spec.receiver)
                 for cluster, members in zip(result.clusters, scored.metrics.cluster_members):
@@ -309,7 +355,17 @@ class Checker:
         report_progress(f"{target.name}: done", 1.0)
         return result
 
-    def _score(self, target: Target, result: CheckResult, report: ExecutionReport, programs: list[Program], valid: list, inputs: list[Input], rerun: list[int], started: float):
+    def _score(
+        self,
+        target: Target,
+        result: CheckResult,
+        report: ExecutionReport,
+        programs: list[Program],
+        valid: list,
+        inputs: list[Input],
+        rerun: list[int],
+        started: float,
+    ):
         """The outcome matrix to metrics, status and domain, filled into ``result``; None when the
         result is final (an error: nothing ran, nothing left to compare)."""
         if report.module_error:
@@ -423,7 +479,9 @@ class Checker:
         accepted = accepted_inputs(target)
         if not accepted:
             return
-        report = self.executor.run(module, scored.programs, [inp for _, inp in accepted], seed=self.config.seed, cancel=cancel)
+        report = self.executor.run(
+            module, scored.programs, [inp for _, inp in accepted], seed=self.config.seed, cancel=cancel
+        )
         if report.module_error:
             return
         readers = np.zeros(len(scored.programs), dtype=bool)
@@ -440,7 +498,9 @@ class Checker:
         differs = scored.labels[1:] != scored.labels[0]
         scored.ignore = ~(differs & ~readers[1:, None]).any(axis=0)
 
-    def _stated(self, target: Target, module: ModuleContext, scored: Scored, report: ExecutionReport, cancel) -> list[tuple[StatedExample, Input, list[Outcome]]]:
+    def _stated(
+        self, target: Target, module: ModuleContext, scored: Scored, report: ExecutionReport, cancel
+    ) -> list[tuple[StatedExample, Input, list[Outcome]]]:
         """Each worked example of the docstring that coherence can rebuild, with every program's
         outcome on it: from the run when the example was among the inputs (doctests are), else
         from a small run of its own.  Examples on which yours ran out of time are left out."""
@@ -462,12 +522,26 @@ class Checker:
             else:
                 missing.append((ex, inp))
         if missing:
-            run = self.executor.run(module, scored.programs, [inp for _, inp in missing], seed=self.config.seed, cancel=cancel)
+            run = self.executor.run(
+                module, scored.programs, [inp for _, inp in missing], seed=self.config.seed, cancel=cancel
+            )
             if not run.module_error:
                 found.extend((ex, inp, [row[a] for row in run.outcomes]) for a, (ex, inp) in enumerate(missing))
-        return [(ex, inp, row) for ex, inp, row in found if row[0].error not in OUT_OF_TIME and row[0].error != BUDGET_EXCEEDED]
+        return [
+            (ex, inp, row)
+            for ex, inp, row in found
+            if row[0].error not in OUT_OF_TIME and row[0].error != BUDGET_EXCEEDED
+        ]
 
-    def _counterexample(self, target: Target, module: ModuleContext, scored: Scored, report: ExecutionReport, evidence: verdict.Evidence, cancel):
+    def _counterexample(
+        self,
+        target: Target,
+        module: ModuleContext,
+        scored: Scored,
+        report: ExecutionReport,
+        evidence: verdict.Evidence,
+        cancel,
+    ):
         """The counterexample, why its input lies outside the stated domain ("" inside), and the
         program whose outcome it sets against yours.
 
@@ -486,7 +560,11 @@ class Checker:
         start = inputs[x]
         # an input from inside the domain stays inside while it shrinks, and one with the examples'
         # magnitudes keeps them (shrinking toward 0 turns is_leap(1900) into is_leap(0))
-        keep = _keeper(domain, inside is not None and bool(inside[x]), domain is not None and bool(domain.bands) and domain.typical(start))
+        keep = _keeper(
+            domain,
+            inside is not None and bool(inside[x]),
+            domain is not None and bool(domain.bands) and domain.typical(start),
+        )
         if domain is not None and domain.ordered_pairs and not domain.crossed(start):
             # nor does one whose intervals are ordered, like the examples', shrink into (1, 0)
             keep = _and(keep, lambda c: not domain.crossed(c))
@@ -513,23 +591,36 @@ class Checker:
         if domain is not None and domain.crossed(shrunk) and not domain.crossed(start):
             shrunk, outcomes = start, start_outcomes  # the input before shrinking, which the reader would not dismiss
         if domain is not None and domain.bands and not domain.typical(shrunk):
-            shrunk, outcomes = cx.toward_examples(self.executor, module, scored.programs, rival, shrunk, outcomes,
-                                                  [c for c in domain.toward_examples(shrunk) if keep is None or keep(c)],
-                                                  seed=self.config.seed, cancel=cancel)
+            shrunk, outcomes = cx.toward_examples(
+                self.executor,
+                module,
+                scored.programs,
+                rival,
+                shrunk,
+                outcomes,
+                [c for c in domain.toward_examples(shrunk) if keep is None or keep(c)],
+                seed=self.config.seed,
+                cancel=cancel,
+            )
         where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
-        described = cx.describe(target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver)
+        described = cx.describe(
+            target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver
+        )
         return described, where, rival, outcomes
 
 
 def _example_votes(i: int, ex: StatedExample, row: list[Outcome]) -> tuple[int, bool, list[bool], list[bool]]:
     """(index, yours gives the stated result, which alternatives do, which agree with yours)."""
+
     def said(o: Outcome) -> bool:
         return gives(o, ex.value, ex.raises, ex.expected)
 
     return i, said(row[0]), [said(o) for o in row[1:]], [outcomes_equal(o, row[0]) for o in row[1:]]
 
 
-def _example_counterexample(target: Target, scored: Scored, found: tuple[StatedExample, Input, list[Outcome]], evidence: verdict.Evidence):
+def _example_counterexample(
+    target: Target, scored: Scored, found: tuple[StatedExample, Input, list[Outcome]], evidence: verdict.Evidence
+):
     """The counterexample of a contradicted worked example: the example's own call, yours
     against what the docstring states; and the source of an alternative that reproduces it."""
     ex, inp, row = found
@@ -550,8 +641,10 @@ def thin_evidence(alternatives: int, config: CheckConfig, sampling: str) -> str:
     needed = min(config.min_alternatives, config.samples - 1)
     if alternatives >= needed:
         return ""
-    return (f"too little evidence to call it coherent: it agrees with {alternatives} alternative"
-            f"{'' if alternatives == 1 else 's'} only ({sampling}), and min_alternatives is {needed}")
+    return (
+        f"too little evidence to call it coherent: it agrees with {alternatives} alternative"
+        f"{'' if alternatives == 1 else 's'} only ({sampling}), and min_alternatives is {needed}"
+    )
 
 
 def describe_clusters(metrics: Metrics, programs: list[Program]) -> list[Cluster]:
@@ -560,12 +653,14 @@ def describe_clusters(metrics: Metrics, programs: list[Program]) -> list[Cluster
     out = []
     for i, members in enumerate(metrics.cluster_members):
         alternatives = [programs[j] for j in members if j != 0]
-        out.append(Cluster(
-            size=len(members),
-            yours=i == metrics.user_cluster,
-            models=dict(Counter(p.origin or "unknown" for p in alternatives)),
-            representative_source=alternatives[0].source if alternatives else None,
-        ))
+        out.append(
+            Cluster(
+                size=len(members),
+                yours=i == metrics.user_cluster,
+                models=dict(Counter(p.origin or "unknown" for p in alternatives)),
+                representative_source=alternatives[0].source if alternatives else None,
+            )
+        )
     return out
 
 
@@ -602,11 +697,22 @@ def _judge(scored: Scored, discredited: set[int] | frozenset[int] = frozenset())
     labels, raised = scored.labels[rows], scored.raised[rows]
     incoherent = bool((labels != labels[:1]).any())
     models = [scored.programs[j].origin for j in rows]  # who wrote each row: a panel's term needs it
-    evidence = verdict.judge(labels, raised, inside=scored.inside, incoherent=incoherent, ignore=scored.ignore, typical=typical,
-                             models=models, model_backs=verdict.PANEL_MODEL_BACKS)
+    evidence = verdict.judge(
+        labels,
+        raised,
+        inside=scored.inside,
+        incoherent=incoherent,
+        ignore=scored.ignore,
+        typical=typical,
+        models=models,
+        model_backs=verdict.PANEL_MODEL_BACKS,
+    )
     if evidence.severity == "none":  # only the discredited ones disagree with yours
-        return verdict.Evidence("hint", alternatives=len(rows) - 1,
-                                why="only alternatives that contradict the docstring's worked examples disagree with yours")
+        return verdict.Evidence(
+            "hint",
+            alternatives=len(rows) - 1,
+            why="only alternatives that contradict the docstring's worked examples disagree with yours",
+        )
     if evidence.rival is not None:
         evidence.rival = rows[evidence.rival]  # back to the program's own index
     return evidence
@@ -644,7 +750,11 @@ def user_assumptions(target: Target) -> list[Assumption]:
     for expr in target.assume:
         a = assumption(expr, "your assume")
         if a is None:
-            log.warning("%s: ignoring assume %r: not an expression over the parameters coherence can evaluate", target.name, expr)
+            log.warning(
+                "%s: ignoring assume %r: not an expression over the parameters coherence can evaluate",
+                target.name,
+                expr,
+            )
         else:
             out.append(a)
     return out
@@ -666,7 +776,12 @@ def accepted_inputs(target: Target) -> list[tuple[str, Input]]:
         if inp is not None:
             out.append((call, inp))
         else:
-            log.warning("%s: ignoring accept %r: not a call of %s with values coherence can rebuild", target.name, call, target.spec.callee)
+            log.warning(
+                "%s: ignoring accept %r: not a call of %s with values coherence can rebuild",
+                target.name,
+                call,
+                target.spec.callee,
+            )
     return out
 
 
@@ -778,7 +893,9 @@ def too_slow(reached: np.ndarray, finished: np.ndarray) -> list[int]:
     return slow
 
 
-def _drop_programs(drop: list[int], programs: list[Program], valid: list, report: ExecutionReport) -> tuple[list[Program], list, list[int]]:
+def _drop_programs(
+    drop: list[int], programs: list[Program], valid: list, report: ExecutionReport
+) -> tuple[list[Program], list, list[int]]:
     """Leave the alternatives ``drop`` out of the programs, their samples and the report's rows;
     returns (programs, samples, indices kept)."""
     keep = [p for p in range(len(programs)) if p not in drop]
@@ -791,7 +908,9 @@ def _raise_matrices(ids: np.ndarray, distinct: list[Outcome]) -> tuple[np.ndarra
     """Which calls raised, and an integer code of the exception type (-1 where none was)."""
     codes: dict[str, int] = {}
     raised = np.array([o.kind == "raise" for o in distinct], dtype=bool)
-    errors = np.array([codes.setdefault(o.error or "", len(codes)) if o.kind == "raise" else -1 for o in distinct], dtype=np.int64)
+    errors = np.array(
+        [codes.setdefault(o.error or "", len(codes)) if o.kind == "raise" else -1 for o in distinct], dtype=np.int64
+    )
     return raised[ids], errors[ids]
 
 
@@ -831,7 +950,13 @@ def results_keys(targets: list[Target], config: CheckConfig) -> list[str]:
         if module is None:
             module = modules[(target.module_source, target.path)] = _module_facts(target, config.mode)
         # what the user accepted (comments, a baseline file) changes the verdict, so the key
-        parts = [target.spec.spec_hash, target.body_hash, _context_hash(target, *module), settings, "\n".join(target.accept)]
+        parts = [
+            target.spec.spec_hash,
+            target.body_hash,
+            _context_hash(target, *module),
+            settings,
+            "\n".join(target.accept),
+        ]
         keys.append(hashlib.sha256("|".join(parts).encode()).hexdigest()[:32])
     return keys
 
@@ -843,7 +968,9 @@ def _module_facts(target: Target, mode: str) -> tuple[list[str], list[tuple[int,
         siblings = find_targets(target.module_source, target.path, mode=mode)
     except SyntaxError:
         siblings = []
-    return target.module_source.splitlines(), [(t.line, t.end_line, t.name, _WORD.fullmatch(t.name) is not None) for t in siblings]
+    return target.module_source.splitlines(), [
+        (t.line, t.end_line, t.name, _WORD.fullmatch(t.name) is not None) for t in siblings
+    ]
 
 
 _WORD = re.compile(r"\w+")

@@ -30,7 +30,9 @@ class PanelMember:
     api_base: str | None = None
 
     def __str__(self) -> str:
-        extra = (f" share={self.share:g}" if self.share != 1.0 else "") + (f" api_base={self.api_base}" if self.api_base else "")
+        extra = (f" share={self.share:g}" if self.share != 1.0 else "") + (
+            f" api_base={self.api_base}" if self.api_base else ""
+        )
         return self.model + extra
 
 
@@ -50,11 +52,15 @@ def parse_member(value, what: str = "models") -> PanelMember:
             table[key.replace("-", "_")] = val
         value = table
     if not isinstance(value, dict):
-        raise ConfigurationError(f"{what} should list model names or tables {{model = ..., share = ..., api_base = ...}}, got {value!r}")
+        raise ConfigurationError(
+            f"{what} should list model names or tables {{model = ..., share = ..., api_base = ...}}, got {value!r}"
+        )
     unknown = set(value) - {"model", "share", "api_base", "api-base"}
     model = value.get("model")
     if unknown or not isinstance(model, str) or not model.strip():
-        raise ConfigurationError(f"{what}: each entry needs a model name and may have share and api_base only, got {value!r}")
+        raise ConfigurationError(
+            f"{what}: each entry needs a model name and may have share and api_base only, got {value!r}"
+        )
     api_base = value.get("api_base", value.get("api-base"))
     if api_base is not None and (not isinstance(api_base, str) or not api_base.strip()):
         raise ConfigurationError(f"{what}: api_base of {model} should be a URL, got {api_base!r}")
@@ -122,7 +128,9 @@ class CheckConfig:
 
     def validated(self) -> CheckConfig:
         if self.samples < 2:
-            raise ConfigurationError(f"samples must be at least 2 (your function plus one alternative), got {self.samples}")
+            raise ConfigurationError(
+                f"samples must be at least 2 (your function plus one alternative), got {self.samples}"
+            )
         if self.inputs < 1:
             raise ConfigurationError(f"inputs must be at least 1, got {self.inputs}")
         if self.min_alternatives < 1:
@@ -182,7 +190,9 @@ def coherence_table(data: dict, path: Path) -> dict | None:
     tool = data.get("tool")
     table = tool.get("coherence") if isinstance(tool, dict) else None
     if table is not None and not isinstance(table, dict):
-        raise ConfigurationError(f"{path}: tool.coherence should be a table ([tool.coherence]), got {type(table).__name__}")
+        raise ConfigurationError(
+            f"{path}: tool.coherence should be a table ([tool.coherence]), got {type(table).__name__}"
+        )
     return table
 
 

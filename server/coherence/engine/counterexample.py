@@ -24,7 +24,9 @@ from coherence.engine.outcomes import Outcome, group_outcomes, outcomes_equal
 from coherence.engine.result import ClusterOutput, Counterexample
 
 
-def choose(labels: np.ndarray, raised: np.ndarray, inputs: Sequence[Input], metrics: Metrics, prefer: np.ndarray | None = None) -> tuple[int, int] | None:
+def choose(
+    labels: np.ndarray, raised: np.ndarray, inputs: Sequence[Input], metrics: Metrics, prefer: np.ndarray | None = None
+) -> tuple[int, int] | None:
     """(input index, representative program of the opposing cluster), or None when P0 agrees with all.
     The opposing cluster is the largest one that differs from P0.  ``prefer`` (a mask over
     inputs, e.g. those inside the domain the docstring describes) wins over the rest: then it is
@@ -75,7 +77,24 @@ SHRINK_BUDGET = 1.0
 SHRINK_SECONDS = 2.0
 
 
-def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: int, start: Input, start_outcomes: Sequence[Outcome], *, rounds: int = 4, seed: int = 0, cancel=None, fanout: int = 8, limit: int = 256, keep=None, budget: float = SHRINK_BUDGET, seconds: float = SHRINK_SECONDS, known: KnownOutcomes | None = None) -> tuple[Input, list[Outcome]]:
+def shrink(
+    executor,
+    module: ModuleContext,
+    programs: Sequence[Program],
+    rival: int,
+    start: Input,
+    start_outcomes: Sequence[Outcome],
+    *,
+    rounds: int = 4,
+    seed: int = 0,
+    cancel=None,
+    fanout: int = 8,
+    limit: int = 256,
+    keep=None,
+    budget: float = SHRINK_BUDGET,
+    seconds: float = SHRINK_SECONDS,
+    known: KnownOutcomes | None = None,
+) -> tuple[Input, list[Outcome]]:
     """Greedy shrinking: the simplest variant on which the user's function and ``rival`` still
     disagree.  Returns the input and every program's outcome on it.
 
@@ -95,7 +114,9 @@ def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: 
     for _ in range(rounds):
         if time.monotonic() >= until:
             break
-        first = [c for c in shrink_candidates(current) if shrink_key(c) < shrink_key(current) and (keep is None or keep(c))]
+        first = [
+            c for c in shrink_candidates(current) if shrink_key(c) < shrink_key(current) and (keep is None or keep(c))
+        ]
         candidates = {c.key(): c for c in first}
         for c in sorted(first, key=shrink_key)[:fanout]:
             for cc in shrink_candidates(c):
@@ -144,8 +165,19 @@ def shrink(executor, module: ModuleContext, programs: Sequence[Program], rival: 
     return Input(args=current.args, kwargs=current.kwargs, origin="shrink"), outcomes
 
 
-def toward_examples(executor, module: ModuleContext, programs: Sequence[Program], rival: int, current: Input, outcomes: Sequence[Outcome],
-                    candidates: Sequence[Input], *, seed: int = 0, cancel=None, budget: float = SHRINK_BUDGET) -> tuple[Input, list[Outcome]]:
+def toward_examples(
+    executor,
+    module: ModuleContext,
+    programs: Sequence[Program],
+    rival: int,
+    current: Input,
+    outcomes: Sequence[Outcome],
+    candidates: Sequence[Input],
+    *,
+    seed: int = 0,
+    cancel=None,
+    budget: float = SHRINK_BUDGET,
+) -> tuple[Input, list[Outcome]]:
     """The first of ``candidates`` (variants of ``current`` with the examples' magnitudes, in
     order of preference) on which yours and ``rival`` still disagree the same way, with every
     program's outcome on it; else ``current`` unchanged.  Two runs at most: the pair on all
@@ -154,7 +186,9 @@ def toward_examples(executor, module: ModuleContext, programs: Sequence[Program]
         return current, list(outcomes)
     want_both_ok = outcomes[0].kind == "ok" and outcomes[rival].kind == "ok"
     budget = max(budget, 2 * executor.limits.call_timeout)
-    report = executor.run(module, [programs[0], programs[rival]], list(candidates), seed=seed, cancel=cancel, budget=budget)
+    report = executor.run(
+        module, [programs[0], programs[rival]], list(candidates), seed=seed, cancel=cancel, budget=budget
+    )
     if report.module_error or report.load_errors[0] or report.load_errors[1]:
         return current, list(outcomes)
     for idx, cand in enumerate(candidates):
@@ -185,11 +219,22 @@ def render_outcomes(outcomes: Sequence[Outcome], receiver: bool = False) -> list
     as agreement."""
     shown = [o.render(receiver=receiver) for o in outcomes]
     if receiver and any(o.kind == "ok" and o.mutated is not None for o in outcomes):
-        shown = [f"{s} (and leaves the object unchanged)" if o.kind == "ok" and o.mutated is None else s for o, s in zip(outcomes, shown)]
+        shown = [
+            f"{s} (and leaves the object unchanged)" if o.kind == "ok" and o.mutated is None else s
+            for o, s in zip(outcomes, shown)
+        ]
     return shown
 
 
-def describe(name: str, inp: Input, outcomes: Sequence[Outcome], rival_index: int, *, shrunk_from: Input | None = None, receiver: bool = False) -> Counterexample:
+def describe(
+    name: str,
+    inp: Input,
+    outcomes: Sequence[Outcome],
+    rival_index: int,
+    *,
+    shrunk_from: Input | None = None,
+    receiver: bool = False,
+) -> Counterexample:
     """Group every program's outcome on ``inp``; ``outcomes[0]`` is the user's.  ``name`` is the
     callee as written in a call (``Counter().add`` for a method); ``receiver`` says the outcomes'
     first argument is that object."""

@@ -48,8 +48,14 @@ def read_source(path: str | os.PathLike) -> str:
         return fh.read()
 
 
-def find_targets(source: str, path: str = "<untitled>", *, mode: str = "marked",
-                 include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> list[Target]:
+def find_targets(
+    source: str,
+    path: str = "<untitled>",
+    *,
+    mode: str = "marked",
+    include: tuple[str, ...] = (),
+    exclude: tuple[str, ...] = (),
+) -> list[Target]:
     """Every marked function in ``source``, module-level first.
 
     ``include`` and ``exclude`` are name globs (``selection.names_for`` picks the ones of a
@@ -74,7 +80,9 @@ def find_targets(source: str, path: str = "<untitled>", *, mode: str = "marked",
     return targets
 
 
-def _find_targets(source: str, path: str, mode: str, include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> list[Target]:
+def _find_targets(
+    source: str, path: str, mode: str, include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()
+) -> list[Target]:
     tree = ast.parse(source, filename=path)
     lines = source.splitlines()
     classes = tuple(_class_infos(tree))
@@ -110,16 +118,34 @@ def _find_targets(source: str, path: str, mode: str, include: tuple[str, ...] = 
         if _is_off(fn, lines) or name_matches(qualname, exclude):
             continue
         owner, method_kind = methods.get(id(fn), (None, None))
-        target = _make_target(fn, qualname, reason, tree, source, lines, path, classes, context, owner=owner, method_kind=method_kind)
+        target = _make_target(
+            fn, qualname, reason, tree, source, lines, path, classes, context, owner=owner, method_kind=method_kind
+        )
         if marked or not target.skip_reason:  # "Cart.*" means its checkable methods, not __init__
             targets.append(target)
     return targets
 
 
 # Methods whose behaviour is about the object's life, not a computation over inputs.
-_LIFECYCLE = frozenset(("__init__", "__new__", "__del__", "__init_subclass__", "__post_init__", "__class_getitem__",
-                        "__set_name__", "__getattr__", "__getattribute__", "__setattr__", "__delattr__", "__enter__",
-                        "__exit__", "__aenter__", "__aexit__"))
+_LIFECYCLE = frozenset(
+    (
+        "__init__",
+        "__new__",
+        "__del__",
+        "__init_subclass__",
+        "__post_init__",
+        "__class_getitem__",
+        "__set_name__",
+        "__getattr__",
+        "__getattribute__",
+        "__setattr__",
+        "__delattr__",
+        "__enter__",
+        "__exit__",
+        "__aenter__",
+        "__aexit__",
+    )
+)
 
 
 def _required_init_args(cls: ast.ClassDef, info: ClassInfo | None) -> list[str]:
@@ -136,7 +162,9 @@ def _required_init_args(cls: ast.ClassDef, info: ClassInfo | None) -> list[str]:
     return [p.name for p in info.fields if p.default is None]
 
 
-def _method_support(cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef, info: ClassInfo | None) -> tuple[str, str | None]:
+def _method_support(
+    cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunctionDef, info: ClassInfo | None
+) -> tuple[str, str | None]:
     """How a method is called (instance, static or class), and why it cannot be checked, if so.
 
     An instance method is called on ``Owner()``, built afresh for every call, so the class must be
@@ -161,7 +189,10 @@ def _method_support(cls: ast.ClassDef, node: ast.FunctionDef | ast.AsyncFunction
     if kind == "instance":
         required = _required_init_args(cls, info)
         if required:
-            return kind, f"{cls.name}() needs arguments ({', '.join(required[:4])}), and methods are called on an object built without any"
+            return (
+                kind,
+                f"{cls.name}() needs arguments ({', '.join(required[:4])}), and methods are called on an object built without any",
+            )
     return kind, None
 
 
@@ -177,7 +208,14 @@ def _lambda_function(node: ast.stmt) -> ast.FunctionDef | None:
     if not isinstance(target, ast.Name) or not isinstance(node.value, ast.Lambda):
         return None
     lam = node.value
-    fn = ast.FunctionDef(name=target.id, args=lam.args, body=[ast.Return(value=lam.body)], decorator_list=[], returns=None, type_params=[])  # type: ignore[call-arg]  # 3.12's field
+    fn = ast.FunctionDef(
+        name=target.id,
+        args=lam.args,
+        body=[ast.Return(value=lam.body)],
+        decorator_list=[],
+        returns=None,
+        type_params=[],
+    )  # type: ignore[call-arg]  # 3.12's field
     ast.copy_location(fn, node)
     fn.col_offset = target.col_offset
     return fn
@@ -215,7 +253,7 @@ def _tokenized_comment(line: str) -> str:
     try:
         toks = list(tokenize.generate_tokens(io.StringIO(line).readline))
     except (tokenize.TokenError, IndentationError, SyntaxError):
-        return line[line.index("#"):]
+        return line[line.index("#") :]
     return " ".join(t.string for t in toks if t.type == tokenize.COMMENT)
 
 
@@ -224,7 +262,9 @@ def _tokenized_comment(line: str) -> str:
 _STATEMENT_COMMENT = re.compile(r"#\s*coherence\s*:\s*(assume|accept)\s+(.+?)\s*$", re.IGNORECASE)
 
 
-def _user_statements(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def _user_statements(
+    node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """The preconditions (``assume``) and accepted calls (``accept``) the user wrote for this
     function: a marker decorator's ``assume=`` argument (a string or a list of strings) and
     ``# coherence: assume ...`` / ``# coherence: accept ...`` comments around its header."""
@@ -266,7 +306,9 @@ _BLOCKS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
 
 
 def _nested_functions(tree: ast.Module) -> Iterable[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
-    def walk(node: ast.AST, prefix: str, inside_function: bool) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
+    def walk(
+        node: ast.AST, prefix: str, inside_function: bool
+    ) -> Iterator[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str]]:
         # Functions are statements, so only the blocks of statements are walked: expressions and
         # simple statements (most of the tree) hold none.
         for block in node._fields:
@@ -341,7 +383,20 @@ def _owner(func: ast.AST, target: ast.AST) -> bool:
     return search(func)
 
 
-def _make_target(node, qualname, reason, tree, source, lines, path, classes, context: _ModuleContext | None = None, *, owner: str | None = None, method_kind: str | None = None) -> Target:
+def _make_target(
+    node,
+    qualname,
+    reason,
+    tree,
+    source,
+    lines,
+    path,
+    classes,
+    context: _ModuleContext | None = None,
+    *,
+    owner: str | None = None,
+    method_kind: str | None = None,
+) -> Target:
     first = min([node.lineno] + [d.lineno for d in node.decorator_list])
     end = node.end_lineno or node.lineno
     function_source = "\n".join(lines[first - 1 : end])
@@ -358,7 +413,11 @@ def _make_target(node, qualname, reason, tree, source, lines, path, classes, con
             body_hash(node),
         ),
     )
-    if method_kind in ("instance", "class") and params and params[0].kind in ("positional_only", "positional_or_keyword"):
+    if (
+        method_kind in ("instance", "class")
+        and params
+        and params[0].kind in ("positional_only", "positional_or_keyword")
+    ):
         params = params[1:]  # the receiver: the executor supplies it
     spec = Spec(
         name=node.name,
@@ -374,8 +433,10 @@ def _make_target(node, qualname, reason, tree, source, lines, path, classes, con
     )
     if reason is None:
         reason = own_reason
-    if reason is None and any(p.kind == "var_keyword" for p in spec.params) and not any(
-        p.kind in ("positional_only", "positional_or_keyword", "keyword_only") for p in spec.params
+    if (
+        reason is None
+        and any(p.kind == "var_keyword" for p in spec.params)
+        and not any(p.kind in ("positional_only", "positional_or_keyword", "keyword_only") for p in spec.params)
     ):
         star = "*args and **kwargs" if any(p.kind == "var_positional" for p in spec.params) else "**kwargs"
         reason = f"functions that take only {star} have no signature to build inputs from"
@@ -405,7 +466,12 @@ def body_hash(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     """Hash of what the function does: its AST without the docstring (formatting and comments
     do not change behaviour, so they do not invalidate results)."""
     body = node.body
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         body = body[1:]
     dumped = ast.dump(ast.Module(body=body, type_ignores=[]), annotate_fields=False)
     dumped += "|" + ast.dump(node.args) + "|" + "|".join(ast.dump(d) for d in node.decorator_list)

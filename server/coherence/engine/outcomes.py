@@ -293,8 +293,10 @@ def render_canonical(c: Any, limit: int = 120) -> str:
         elif tag == "O":
             state = x[2]
             put(f"{x[1]}(")
-            if isinstance(state, list) and state[:1] == ["D"] and all(
-                isinstance(k, list) and k[:1] == ["S"] for k, _ in state[1]
+            if (
+                isinstance(state, list)
+                and state[:1] == ["D"]
+                and all(isinstance(k, list) and k[:1] == ["S"] for k, _ in state[1])
             ):
                 for j, (k, v) in enumerate(state[1]):
                     if j:
@@ -426,7 +428,13 @@ def gives(outcome: Outcome, value: Any = None, raises: str | None = None, shown:
     got, want = outcome.value, canonical(value)
     if _ceq(want, got):
         return True
-    if isinstance(value, float) and not isinstance(value, bool) and isinstance(got, list) and got[:1] == ["F"] and not isinstance(got[1], str):
+    if (
+        isinstance(value, float)
+        and not isinstance(value, bool)
+        and isinstance(got, list)
+        and got[:1] == ["F"]
+        and not isinstance(got[1], str)
+    ):
         digits = shown.strip().split(".")[-1] if "." in shown and "e" not in shown.lower() else ""
         return digits.isdigit() and abs(got[1] - value) <= 0.5 * 10 ** -len(digits) + 1e-12
     return False
@@ -477,7 +485,7 @@ def group_outcomes(outcomes: Sequence[Outcome]) -> list[int]:
             return f
 
         for a_pos, a in enumerate(oks):
-            for b in oks[a_pos + 1:]:
+            for b in oks[a_pos + 1 :]:
                 if a in has_float or b in has_float:
                     ra, rb = find(a), find(b)
                     if ra != rb and _forms_equal(form(a), form(b)):
@@ -529,7 +537,9 @@ def labels_from_ids(ids: np.ndarray, distinct: Sequence[Outcome]) -> np.ndarray:
     first = (ids[:, None, :] == ids[None, :, :]).argmax(axis=1)  # first row equal to row i, per column
     rank = np.cumsum(first == np.arange(m)[:, None], axis=0) - 1
     labels = np.take_along_axis(rank, first, axis=0).astype(np.int32)
-    floaty = np.fromiter((o.kind == "ok" and any(t in o.key for t in _FLOATY) for o in distinct), dtype=bool, count=len(distinct))
+    floaty = np.fromiter(
+        (o.kind == "ok" and any(t in o.key for t in _FLOATY) for o in distinct), dtype=bool, count=len(distinct)
+    )
     if floaty.any():
         for j in np.flatnonzero(floaty[ids].any(axis=0) & (labels.max(axis=0) > 0)).tolist():
             labels[:, j] = group_outcomes([distinct[k] for k in ids[:, j].tolist()])

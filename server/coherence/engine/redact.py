@@ -63,9 +63,40 @@ def _mark(m: re.Match) -> str:
 
 # Every pattern above contains one of these (lower case): a text with none of them skips the
 # patterns, whose lookbehinds cost about a microsecond per character (0.2 ms for a diagnostic).
-_ANCHORS = ("sk-", "sk_", "rk_", "pk_", "akia", "asia", "agpa", "aida", "aroa", "anpa", "ghp_", "gho_", "ghu_", "ghs_",
-            "ghr_", "github_pat_", "glpat-", "xox", "aiza", "hf_", "npm_", "eyj", "bearer", "basic", "://", "private",
-            "api", "secret", "token", "passw", "credential", "access")
+_ANCHORS = (
+    "sk-",
+    "sk_",
+    "rk_",
+    "pk_",
+    "akia",
+    "asia",
+    "agpa",
+    "aida",
+    "aroa",
+    "anpa",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "github_pat_",
+    "glpat-",
+    "xox",
+    "aiza",
+    "hf_",
+    "npm_",
+    "eyj",
+    "bearer",
+    "basic",
+    "://",
+    "private",
+    "api",
+    "secret",
+    "token",
+    "passw",
+    "credential",
+    "access",
+)
 
 
 def redact(text: str) -> str:

@@ -153,7 +153,8 @@ class CheckResult:
         # results written before clusters were objects hold their sizes only
         user = data.get("user_cluster")
         data["clusters"] = [
-            Cluster(size=c, yours=i == user) if isinstance(c, int) else Cluster(**c) for i, c in enumerate(data.get("clusters") or [])
+            Cluster(size=c, yours=i == user) if isinstance(c, int) else Cluster(**c)
+            for i, c in enumerate(data.get("clusters") or [])
         ]
         known = set(cls.__dataclass_fields__)
         # Results saved before these keys became fields carry them in ``extra``.

@@ -109,7 +109,9 @@ class Spec:
         text = "\n".join(lines)
         if self.owner is None:
             return text
-        return f"class {self.owner}:\n    ...\n\n" + "\n".join(("    " + ln) if ln.strip() else "" for ln in text.splitlines())
+        return f"class {self.owner}:\n    ...\n\n" + "\n".join(
+            ("    " + ln) if ln.strip() else "" for ln in text.splitlines()
+        )
 
     def to_dict(self) -> dict:
         return asdict(self)

@@ -76,10 +76,19 @@ def _kind(yours_raised: bool, rival_raised: bool) -> str:
     return "value"
 
 
-def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None = None, incoherent: bool | None = None,
-          ignore: np.ndarray | None = None, typical: np.ndarray | None = None,
-          models: list[str] | None = None, cross_share: float | None = None, bloc_models: int = 1,
-          model_backs: str = "") -> Evidence:
+def judge(
+    labels: np.ndarray,
+    raised: np.ndarray,
+    *,
+    inside: np.ndarray | None = None,
+    incoherent: bool | None = None,
+    ignore: np.ndarray | None = None,
+    typical: np.ndarray | None = None,
+    models: list[str] | None = None,
+    cross_share: float | None = None,
+    bloc_models: int = 1,
+    model_backs: str = "",
+) -> Evidence:
     """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
     which calls raised.  ``inside``: the inputs inside the stated domain (None: all are);
     ``ignore``: inputs whose disagreements the user accepted as intended; ``typical``: inputs
@@ -134,7 +143,9 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
         seen["normal"] = True
         if bloc < BLOC_MIN:
             continue
-        spans = len({models[r] for r in (1 + np.flatnonzero(col == label)).tolist()}) if panel and models is not None else 1
+        spans = (
+            len({models[r] for r in (1 + np.flatnonzero(col == label)).tolist()}) if panel and models is not None else 1
+        )
         if spans < bloc_models:
             seen["one-model"] = True
             continue
@@ -159,7 +170,11 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
         chosen, severity = best_info, "information"
     else:
         if not candidates.size:
-            why = "you accepted these disagreements as intended" if ignore is not None and ignore.any() else "alternatives differ among themselves, and agree with yours"
+            why = (
+                "you accepted these disagreements as intended"
+                if ignore is not None and ignore.any()
+                else "alternatives differ among themselves, and agree with yours"
+            )
         elif not seen["inside"]:
             why = "the programs differ only on inputs outside the stated domain"
         elif not seen["normal"] and not seen["yours-returns"]:
@@ -176,7 +191,9 @@ def judge(labels: np.ndarray, raised: np.ndarray, *, inside: np.ndarray | None =
             why = "fewer than a third of the alternatives agree with each other against yours"
         return Evidence("hint", alternatives=alts, why=why)
     _, x, rival, bloc, against_x, agree, kind = chosen
-    return Evidence(severity, input=x, rival=rival, bloc=bloc, against=against_x, agree=agree, alternatives=alts, kind=kind)
+    return Evidence(
+        severity, input=x, rival=rival, bloc=bloc, against=against_x, agree=agree, alternatives=alts, kind=kind
+    )
 
 
 def stronger(a: Evidence, b: Evidence) -> Evidence:
@@ -203,7 +220,23 @@ def from_examples(checked: list[tuple[int, bool, list[bool], list[bool]]], alts:
     backing = sum(support)
     rival = 1 + support.index(True) if backing else None
     if backing:
-        return Evidence("warning", input=i, rival=rival, bloc=backing, against=alts - sum(agree), agree=sum(agree),
-                        alternatives=alts, kind="example")
-    return Evidence("information", input=i, bloc=0, against=alts - sum(agree), agree=sum(agree), alternatives=alts, kind="example",
-                    why="your function and every alternative contradict the docstring's example: the example may be wrong, or every sample shares a bug")
+        return Evidence(
+            "warning",
+            input=i,
+            rival=rival,
+            bloc=backing,
+            against=alts - sum(agree),
+            agree=sum(agree),
+            alternatives=alts,
+            kind="example",
+        )
+    return Evidence(
+        "information",
+        input=i,
+        bloc=0,
+        against=alts - sum(agree),
+        agree=sum(agree),
+        alternatives=alts,
+        kind="example",
+        why="your function and every alternative contradict the docstring's example: the example may be wrong, or every sample shares a bug",
+    )

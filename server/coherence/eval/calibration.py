@@ -42,8 +42,11 @@ def _apply(points: list[tuple[float, float, int]], x: float) -> float:
 
 
 def _pairs(records: list[dict]) -> list[tuple[str, float, bool]]:
-    return [(str(r.get("model")), float(r["dsde"]), bool(r.get("candidate0_pass")))
-            for r in records if r.get("status") in CHECKED and r.get("dsde") is not None]
+    return [
+        (str(r.get("model")), float(r["dsde"]), bool(r.get("candidate0_pass")))
+        for r in records
+        if r.get("status") in CHECKED and r.get("dsde") is not None
+    ]
 
 
 def fit(records: list[dict], corpus: str, engine: str) -> dict:

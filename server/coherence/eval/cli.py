@@ -35,31 +35,91 @@ def add_eval_parser(subparsers) -> None:
         ),
     )
     p.add_argument("--corpus", nargs="+", metavar="SAMPLES", help="recorded samples, JSONL or JSONL.gz (one or more)")
-    p.add_argument("--panel", nargs="+", metavar="SAMPLES", help="a panel of models: candidate 0 from the first corpus file, the alternatives drawn from the others (even shares, fixed --seed); same benchmark")
-    p.add_argument("--baseline", metavar="DIR", help="with --panel: the same-model run of the first corpus (its tasks.jsonl), for the gain on the tasks both have")
-    p.add_argument("--tasks", nargs="+", metavar="TASKS", help="benchmark task files: HumanEval (check(candidate)) and/or sanitized MBPP (test_list)")
+    p.add_argument(
+        "--panel",
+        nargs="+",
+        metavar="SAMPLES",
+        help="a panel of models: candidate 0 from the first corpus file, the alternatives drawn from the others (even shares, fixed --seed); same benchmark",
+    )
+    p.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="with --panel: the same-model run of the first corpus (its tasks.jsonl), for the gain on the tasks both have",
+    )
+    p.add_argument(
+        "--tasks",
+        nargs="+",
+        metavar="TASKS",
+        help="benchmark task files: HumanEval (check(candidate)) and/or sanitized MBPP (test_list)",
+    )
     p.add_argument("--samples", "-m", type=int, default=10, help="programs per task, candidate 0 included (default 10)")
     p.add_argument("--inputs", "-n", type=int, default=1000, help="inputs per task (default 1000)")
-    p.add_argument("--seeds", choices=("signature", "tests"), default="signature", help="signature: IDE mode, inputs from the signature and docstring only (default); tests: the benchmark's test inputs seed the fuzzer (the paper's setting)")
-    p.add_argument("--jobs", "-j", type=int, default=1, help="tasks run at once (each already uses sandbox processes; default 1)")
-    p.add_argument("--out", "-o", default="coherence-eval", metavar="DIR", help="output folder (default ./coherence-eval)")
+    p.add_argument(
+        "--seeds",
+        choices=("signature", "tests"),
+        default="signature",
+        help="signature: IDE mode, inputs from the signature and docstring only (default); tests: the benchmark's test inputs seed the fuzzer (the paper's setting)",
+    )
+    p.add_argument(
+        "--jobs", "-j", type=int, default=1, help="tasks run at once (each already uses sandbox processes; default 1)"
+    )
+    p.add_argument(
+        "--out", "-o", default="coherence-eval", metavar="DIR", help="output folder (default ./coherence-eval)"
+    )
     p.add_argument("--limit", type=int, help="only the first N tasks of each corpus file")
     p.add_argument("--task-id", nargs="+", dest="task_ids", metavar="ID", help="only these task ids")
-    p.add_argument("--timeout", type=float, default=1.0, dest="call_timeout", help="seconds per call in the check (default 1.0)")
-    p.add_argument("--program-budget", type=float, default=20.0, help="seconds for one program over all inputs; the inputs past it are left out for every program (default 20)")
-    p.add_argument("--run-budget", type=float, default=10.0, help="seconds for all the programs of a task together, shared out over the parallel slots, at least 1 s each (default 10, the engine's; 0 for no cap)")
-    p.add_argument("--label-timeout", type=float, default=10.0, help="seconds for one candidate's benchmark tests (default 10)")
+    p.add_argument(
+        "--timeout", type=float, default=1.0, dest="call_timeout", help="seconds per call in the check (default 1.0)"
+    )
+    p.add_argument(
+        "--program-budget",
+        type=float,
+        default=20.0,
+        help="seconds for one program over all inputs; the inputs past it are left out for every program (default 20)",
+    )
+    p.add_argument(
+        "--run-budget",
+        type=float,
+        default=10.0,
+        help="seconds for all the programs of a task together, shared out over the parallel slots, at least 1 s each (default 10, the engine's; 0 for no cap)",
+    )
+    p.add_argument(
+        "--label-timeout", type=float, default=10.0, help="seconds for one candidate's benchmark tests (default 10)"
+    )
     p.add_argument("--seed", type=int, default=0, help="input generation seed (default 0)")
     p.add_argument("--sandbox", choices=("auto", "bwrap", "guard", "strict"), default="auto")
     p.add_argument("--python", metavar="INTERPRETER", help="interpreter that runs the programs (default: this one)")
     p.add_argument("--restart", action="store_true", help="discard finished tasks in --out instead of resuming")
-    p.add_argument("--redo-failures", action="store_true", help="before resuming, drop finished tasks that a sandbox worker failure (not the code) spoiled, and run them again")
-    p.add_argument("--keep-matrices", action="store_true", help="also write every task's outcome matrix to matrices.jsonl (for benchmarks/eval_whatif.py)")
+    p.add_argument(
+        "--redo-failures",
+        action="store_true",
+        help="before resuming, drop finished tasks that a sandbox worker failure (not the code) spoiled, and run them again",
+    )
+    p.add_argument(
+        "--keep-matrices",
+        action="store_true",
+        help="also write every task's outcome matrix to matrices.jsonl (for benchmarks/eval_whatif.py)",
+    )
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-    p.add_argument("--compare", nargs="+", metavar="DIR", help="rank the models of these runs' summaries: pass@1 vs share of zero incoherence")
-    p.add_argument("--calibrate", nargs="+", metavar="DIR", help="fit the trust calibration map on the tasks.jsonl files under DIR (DSDE -> share passing the tests) and write it to --out (a .json file)")
-    p.add_argument("--rebuild", nargs="+", metavar="DIR", help="recompute summary.json, table.md and plots from the tasks.jsonl files under DIR")
+    p.add_argument(
+        "--compare",
+        nargs="+",
+        metavar="DIR",
+        help="rank the models of these runs' summaries: pass@1 vs share of zero incoherence",
+    )
+    p.add_argument(
+        "--calibrate",
+        nargs="+",
+        metavar="DIR",
+        help="fit the trust calibration map on the tasks.jsonl files under DIR (DSDE -> share passing the tests) and write it to --out (a .json file)",
+    )
+    p.add_argument(
+        "--rebuild",
+        nargs="+",
+        metavar="DIR",
+        help="recompute summary.json, table.md and plots from the tasks.jsonl files under DIR",
+    )
 
 
 def run_eval(args) -> int:
@@ -81,7 +141,10 @@ def run_eval(args) -> int:
             print("coherence eval: --baseline goes with --panel", file=sys.stderr)
             return EXIT_USAGE
         if not (args.corpus or getattr(args, "panel", None)) or not args.tasks:
-            print("coherence eval: give --corpus (or --panel) and --tasks (or --compare DIR..., --rebuild DIR...)", file=sys.stderr)
+            print(
+                "coherence eval: give --corpus (or --panel) and --tasks (or --compare DIR..., --rebuild DIR...)",
+                file=sys.stderr,
+            )
             return EXIT_USAGE
         return _run(args)
     except (CorpusError, CoherenceError) as exc:
@@ -154,10 +217,24 @@ def _run(args) -> int:
         prev = 0.0 if args.restart else _previous_wall(run_dir)
         started = time.monotonic()
         records, interrupted = run_samples_file(
-            samples, tasks, run_dir, opts, samples_path=path, restart=args.restart, redo_infra=args.redo_failures, progress=not args.quiet, cancel=cancel
+            samples,
+            tasks,
+            run_dir,
+            opts,
+            samples_path=path,
+            restart=args.restart,
+            redo_infra=args.redo_failures,
+            progress=not args.quiet,
+            cancel=cancel,
         )
         wall = time.monotonic() - started
-        meta = {"model": first.model, "benchmark": first.benchmark, "samples": opts.samples, "inputs": opts.inputs, "seeds": opts.seeds}
+        meta = {
+            "model": first.model,
+            "benchmark": first.benchmark,
+            "samples": opts.samples,
+            "inputs": opts.inputs,
+            "seeds": opts.seeds,
+        }
         if first.panel:
             meta["panel"] = first.panel
         meta["wall_seconds"] = prev + wall
@@ -222,8 +299,11 @@ def _calibrate(args) -> int:
         return EXIT_USAGE
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    print(f"calibration map of {data['tasks']} tasks ({len(data['points'])} steps): ECE in sample {data['ece_in_sample']}, "
-          f"leave-one-model-out {data['ece_leave_one_model_out']}, raw 1-DSDE {data['ece_raw']} -> {target}", file=sys.stderr)
+    print(
+        f"calibration map of {data['tasks']} tasks ({len(data['points'])} steps): ECE in sample {data['ece_in_sample']}, "
+        f"leave-one-model-out {data['ece_leave_one_model_out']}, raw 1-DSDE {data['ece_raw']} -> {target}",
+        file=sys.stderr,
+    )
     return EXIT_OK
 
 

@@ -157,7 +157,9 @@ def load_tasks(path: str | Path) -> dict[str, BenchmarkTask]:
                 test_list=list(row["test_list"]),
             )
         else:
-            raise CorpusError(f"{path}: a line is neither a HumanEval task (canonical_solution, test) nor an MBPP task (code, test_list)")
+            raise CorpusError(
+                f"{path}: a line is neither a HumanEval task (canonical_solution, test) nor an MBPP task (code, test_list)"
+            )
         out[t.key] = t
     if not out:
         raise CorpusError(f"{path} holds no tasks")

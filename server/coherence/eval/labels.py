@@ -87,12 +87,7 @@ def label_source(task: BenchmarkTask, code: str, entry_point: str) -> str:
         prefix = ""
         if needs and not _defines(code, needs) and task.prompt:
             prefix = task.prompt.rstrip() + "\n    pass\n\n\n"  # helpers of the prompt; its stub is overridden below
-        return (
-            f"{prefix}{code}\n\n\n{test}\n\n\n"
-            f"def {LABEL_ENTRY}():\n"
-            f"    check({entry_point})\n"
-            f"    return True\n"
-        )
+        return f"{prefix}{code}\n\n\n{test}\n\n\ndef {LABEL_ENTRY}():\n    check({entry_point})\n    return True\n"
     lines = [*task.test_imports, "", code, "", ""]
     names = []
     for i, assertion in enumerate(task.test_list):
@@ -236,7 +231,11 @@ def run_labels(
 
 
 def label_executor(timeout: float = 10.0, python: str | None = None, sandbox: str = "auto", jobs: int = 0) -> Executor:
-    return Executor(python=python, limits=ExecutionLimits(call_timeout=timeout, program_budget=timeout + 5.0, jobs=jobs), sandbox=sandbox)
+    return Executor(
+        python=python,
+        limits=ExecutionLimits(call_timeout=timeout, program_budget=timeout + 5.0, jobs=jobs),
+        sandbox=sandbox,
+    )
 
 
 # ---------------------------------------------------------------------------------------------

@@ -21,7 +21,9 @@ def panel_name(models: list[str]) -> str:
     return "+".join(models)
 
 
-def compose(author: list[SampleTask], others: list[list[SampleTask]], alternatives: int, seed: int = 0) -> list[SampleTask]:
+def compose(
+    author: list[SampleTask], others: list[list[SampleTask]], alternatives: int, seed: int = 0
+) -> list[SampleTask]:
     """One SampleTask per task of ``author`` that every corpus of ``others`` also holds:
     ``candidates[0]`` is the author's, the rest drawn from ``others``; ``origins[i]`` names the
     model of candidate i.  Tasks missing from a panel member are left out (the gain against the
@@ -57,9 +59,18 @@ def compose(author: list[SampleTask], others: list[list[SampleTask]], alternativ
 # The figures the gain compares (``report.summarize`` over the tasks both runs have), plus
 # ``diagnostics_on_passing``: warnings and information on functions that pass their tests.
 GAIN_KEYS = (
-    "checked", "failing", "warnings", "informations", "warning_recall_tests", "warning_precision_tests",
-    "warning_precision_verified", "diagnostic_recall_tests", "detection_rate_tests", "diagnostics_on_clean",
-    "diagnostics_on_passing", "auroc_dsde",
+    "checked",
+    "failing",
+    "warnings",
+    "informations",
+    "warning_recall_tests",
+    "warning_precision_tests",
+    "warning_precision_verified",
+    "diagnostic_recall_tests",
+    "detection_rate_tests",
+    "diagnostics_on_clean",
+    "diagnostics_on_passing",
+    "auroc_dsde",
 )
 
 
@@ -69,16 +80,23 @@ def gain(panel_records: list[dict], baseline_records: list[dict]) -> dict:
     from coherence.eval.report import summarize
     from coherence.eval.verdicts import DIAGNOSTIC, _checked
 
-    both = {str(r["task_id"]) for r in _checked(panel_records)} & {str(r["task_id"]) for r in _checked(baseline_records)}
+    both = {str(r["task_id"]) for r in _checked(panel_records)} & {
+        str(r["task_id"]) for r in _checked(baseline_records)
+    }
 
     def figures(records: list[dict]) -> dict:
         kept = [r for r in records if str(r["task_id"]) in both]
         s = summarize(kept)
-        s["diagnostics_on_passing"] = sum(1 for r in kept if r.get("candidate0_pass") and r.get("severity") in DIAGNOSTIC)
+        s["diagnostics_on_passing"] = sum(
+            1 for r in kept if r.get("candidate0_pass") and r.get("severity") in DIAGNOSTIC
+        )
         return {k: s.get(k) for k in GAIN_KEYS}
 
     p, b = figures(panel_records), figures(baseline_records)
-    delta = {k: (round(p[k] - b[k], 4) if isinstance(p[k], (int, float)) and isinstance(b[k], (int, float)) else None) for k in GAIN_KEYS}
+    delta = {
+        k: (round(p[k] - b[k], 4) if isinstance(p[k], (int, float)) and isinstance(b[k], (int, float)) else None)
+        for k in GAIN_KEYS
+    }
     return {"tasks": len(both), "panel": p, "same_model": b, "gain": delta}
 
 
@@ -99,6 +117,8 @@ def write_gain(run_dir, panel_records: list[dict], baseline_dir) -> str:
     def f(x):
         return "–" if x is None else (f"{x:.3f}" if isinstance(x, float) else str(x))
 
-    return (f"panel vs same model on {g['tasks']} tasks: W recall {f(b['warning_recall_tests'])} -> {f(p['warning_recall_tests'])}, "
-            f"W precision (verified) {f(b['warning_precision_verified'])} -> {f(p['warning_precision_verified'])}, "
-            f"diagnostics on passing {b['diagnostics_on_passing']} -> {p['diagnostics_on_passing']} ({Path(run_dir) / 'gain.json'})")
+    return (
+        f"panel vs same model on {g['tasks']} tasks: W recall {f(b['warning_recall_tests'])} -> {f(p['warning_recall_tests'])}, "
+        f"W precision (verified) {f(b['warning_precision_verified'])} -> {f(p['warning_precision_verified'])}, "
+        f"diagnostics on passing {b['diagnostics_on_passing']} -> {p['diagnostics_on_passing']} ({Path(run_dir) / 'gain.json'})"
+    )

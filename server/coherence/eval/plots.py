@@ -25,13 +25,24 @@ def error_vs_incoherence(records: list[dict], path: Path, title: str = "") -> No
     I = 2E (E = I/2, Theorem 4.1's bound).  Left: candidate 0's error; right: the mean error over
     the m programs (the E the theorem bounds).  Bubble area = number of tasks at that point."""
     plt = _plt()
-    rows = [r for r in records if r.get("status") in CHECKED and r.get("error") is not None and r.get("incoherence") is not None]
+    rows = [
+        r
+        for r in records
+        if r.get("status") in CHECKED and r.get("error") is not None and r.get("incoherence") is not None
+    ]
     fig, axes = plt.subplots(1, 2, figsize=(11, 5), sharey=True)
-    for ax, key, label in ((axes[0], "error", "pointwise error of candidate 0"), (axes[1], "error_mean_candidates", "mean pointwise error of the m programs")):
+    for ax, key, label in (
+        (axes[0], "error", "pointwise error of candidate 0"),
+        (axes[1], "error_mean_candidates", "mean pointwise error of the m programs"),
+    ):
         pts = Counter((round(r["incoherence"], 2), round(r[key], 2)) for r in rows if r.get(key) is not None)
         if pts:
             xs, ys, ss = zip(*[(x, y, c) for (x, y), c in pts.items()])
-            fails = {(round(r["incoherence"], 2), round(r[key], 2)) for r in rows if r.get(key) is not None and not r.get("candidate0_pass")}
+            fails = {
+                (round(r["incoherence"], 2), round(r[key], 2))
+                for r in rows
+                if r.get(key) is not None and not r.get("candidate0_pass")
+            }
             colors = ["tab:red" if (x, y) in fails else "tab:blue" for x, y in zip(xs, ys)]
             ax.scatter(xs, ys, s=[20 + 12 * c for c in ss], c=colors, alpha=0.55, edgecolors="k", linewidths=0.4)
         ax.plot([0, 1], [0, 0.5], "--", color="gray", label="I = 2E (error bound E ≥ I/2)")
@@ -60,11 +71,20 @@ def roc(records: list[dict], path: Path, title: str = "") -> None:
         if auc is None:
             continue
         fpr, tpr, _ = roc_curve(scores, fails)
-        ax.plot(fpr, tpr, style, lw=2 if key == "dsde" else 1.3, label=f"{key.upper() if key != 'incoherence' else 'Î'} (AUROC {auc:.3f})")
+        ax.plot(
+            fpr,
+            tpr,
+            style,
+            lw=2 if key == "dsde" else 1.3,
+            label=f"{key.upper() if key != 'incoherence' else 'Î'} (AUROC {auc:.3f})",
+        )
     ax.plot([0, 1], [0, 1], color="lightgray", lw=1)
     ax.set_xlabel("false positive rate (candidate 0 passes, flagged)")
     ax.set_ylabel("true positive rate (candidate 0 fails, flagged)")
-    ax.set_title(f"ROC: predicting failure of candidate 0 ({sum(fails)} of {len(rows)} fail)" + (f"\n{title}" if title else ""), fontsize=9)
+    ax.set_title(
+        f"ROC: predicting failure of candidate 0 ({sum(fails)} of {len(rows)} fail)" + (f"\n{title}" if title else ""),
+        fontsize=9,
+    )
     if ax.get_legend_handles_labels()[0]:
         ax.legend(loc="lower right", fontsize=8)
     else:
@@ -97,7 +117,12 @@ def compare_rankings(groups: list[dict], path: Path) -> None:
         ax.set_xlabel("rank by pass@1 (1 = best)")
         ax.set_ylabel("rank by share of tasks with Î = 0")
         rho = g.get("spearman")
-        ax.set_title(f"{g['benchmark']} · seeds {g['seeds']} · ρ = {rho:.3f}" if rho is not None else f"{g['benchmark']} · seeds {g['seeds']}", fontsize=9)
+        ax.set_title(
+            f"{g['benchmark']} · seeds {g['seeds']} · ρ = {rho:.3f}"
+            if rho is not None
+            else f"{g['benchmark']} · seeds {g['seeds']}",
+            fontsize=9,
+        )
         ax.invert_xaxis()
         ax.invert_yaxis()
         ax.grid(True, alpha=0.3)

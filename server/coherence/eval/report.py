@@ -61,11 +61,17 @@ def summarize(records: list[dict], meta: dict | None = None) -> dict[str, Any]:
         "mean_error_value": _r(mean([r["error_value"] for r in value_err])),
         "mean_error_mean_candidates": _r(mean([r.get("error_mean_candidates") for r in with_err])),
         "mean_incoherence": _r(mean(inc)),
-        "spearman_error_incoherence": _r(spearman([r["error"] for r in with_err], [r["incoherence"] for r in with_err])),
+        "spearman_error_incoherence": _r(
+            spearman([r["error"] for r in with_err], [r["incoherence"] for r in with_err])
+        ),
         "detection_rate": _r(detection_rate([r["error"] for r in with_err], [r["incoherence"] for r in with_err])),
         "detection_rate_tests": _r(share([r["incoherence"] > 0 for r in failing])),
-        "detection_rate_mean_error": _r(detection_rate([r.get("error_mean_candidates") for r in with_err], [r["incoherence"] for r in with_err])),
-        "detection_rate_value_error": _r(detection_rate([r["error_value"] for r in value_err], [r["incoherence"] for r in value_err])),
+        "detection_rate_mean_error": _r(
+            detection_rate([r.get("error_mean_candidates") for r in with_err], [r["incoherence"] for r in with_err])
+        ),
+        "detection_rate_value_error": _r(
+            detection_rate([r["error_value"] for r in value_err], [r["incoherence"] for r in value_err])
+        ),
         "tasks_error_positive": sum(1 for r in with_err if r["error"] > 0),
         "tasks_failing_tests": len(failing),
         "tasks_incoherent": len(flagged),
@@ -79,7 +85,9 @@ def summarize(records: list[dict], meta: dict | None = None) -> dict[str, Any]:
         "auroc_incoherence": _r(auroc(inc, fails)),
         "auroc_dsde_error": _r(auroc([r["dsde"] for r in with_err], [r["error"] > 0 for r in with_err])),
         "warning_precision": _r(share([not r.get("candidate0_pass", False) for r in flagged])),
-        "share_zero_incoherence": _r(share([r.get("status") in CHECKED and r.get("incoherence") == 0 for r in records])),
+        "share_zero_incoherence": _r(
+            share([r.get("status") in CHECKED and r.get("incoherence") == 0 for r in records])
+        ),
         "seconds_per_task_median": _r(median([r.get("seconds") for r in records]), 3),
         "seconds_total_tasks": _r(sum(r.get("seconds") or 0 for r in records), 1),
         "statuses": dict(Counter(r.get("status") for r in records)),
@@ -118,7 +126,9 @@ def summarize(records: list[dict], meta: dict | None = None) -> dict[str, Any]:
             "error_positive_both": sum(1 for r in both if r["error"] > 0 and r["paper"]["Err"] > 0),
             "error_positive_only_here": sum(1 for r in both if r["error"] > 0 and r["paper"]["Err"] == 0),
             "error_positive_only_paper": sum(1 for r in both if r["error"] == 0 and r["paper"]["Err"] > 0),
-            "spearman_incoherence_vs_paper": _r(spearman([r["incoherence"] for r in both], [r["paper"]["Dis"] for r in both])),
+            "spearman_incoherence_vs_paper": _r(
+                spearman([r["incoherence"] for r in both], [r["paper"]["Dis"] for r in both])
+            ),
             "spearman_error_vs_paper": _r(spearman([r["error"] for r in both], [r["paper"]["Err"] for r in both])),
         }
     model = summary["model"]
@@ -186,7 +196,11 @@ def table_markdown(summaries: list[dict]) -> str:
             out.append("| " + " | ".join(row) + " |")
         means = []
         for b in benches:
-            vals = [x.get("detection_rate") for x in group if x.get("benchmark") == b and x.get("detection_rate") is not None]
+            vals = [
+                x.get("detection_rate")
+                for x in group
+                if x.get("benchmark") == b and x.get("detection_rate") is not None
+            ]
             means.append(f"{b} {(sum(vals) / len(vals)):.2f}" if vals else f"{b} –")
         out.append("")
         out.append(
@@ -202,10 +216,28 @@ def table_markdown(summaries: list[dict]) -> str:
     out.append(verdicts_markdown(summaries))
     out.append("### Every run\n")
     keys = [
-        "model", "benchmark", "seeds", "tasks", "checked", "pass_at_1", "mean_error", "mean_incoherence",
-        "spearman_error_incoherence", "detection_rate", "detection_rate_mean_error", "detection_rate_tests", "undetected_mean_error",
-        "false_alarm_rate", "false_alarm_denominator", "auroc_incoherence", "auroc_sde", "auroc_dsde",
-        "warning_precision", "share_zero_incoherence", "seconds_per_task_median", "wall_seconds",
+        "model",
+        "benchmark",
+        "seeds",
+        "tasks",
+        "checked",
+        "pass_at_1",
+        "mean_error",
+        "mean_incoherence",
+        "spearman_error_incoherence",
+        "detection_rate",
+        "detection_rate_mean_error",
+        "detection_rate_tests",
+        "undetected_mean_error",
+        "false_alarm_rate",
+        "false_alarm_denominator",
+        "auroc_incoherence",
+        "auroc_sde",
+        "auroc_dsde",
+        "warning_precision",
+        "share_zero_incoherence",
+        "seconds_per_task_median",
+        "wall_seconds",
     ]
     out.append("| " + " | ".join(keys) + " |")
     out.append("|" + "---|" * len(keys))
@@ -215,12 +247,24 @@ def table_markdown(summaries: list[dict]) -> str:
 
 
 VERDICT_COLUMNS = [
-    ("model", "model"), ("benchmark", "benchmark"), ("seeds", "seeds"), ("checked", "checked"), ("failing", "failing"),
-    ("W", "warnings"), ("I", "informations"), ("H", "hints"),
-    ("W recall (tests)", "warning_recall_tests"), ("W prec. (tests)", "warning_precision_tests"),
-    ("W prec. (verified)", "warning_precision_verified"), ("I prec. (verified)", "information_precision_verified"),
-    ("cx rejected", "counterexample_rejected_share"), ("diag. on clean", "diagnostics_on_clean"),
-    ("incoh. on clean", "incoherent_on_clean"), ("ECE trust", "ece_trust"), ("AUROC trust", "auroc_trust"), ("AUROC DSDE", "auroc_dsde"),
+    ("model", "model"),
+    ("benchmark", "benchmark"),
+    ("seeds", "seeds"),
+    ("checked", "checked"),
+    ("failing", "failing"),
+    ("W", "warnings"),
+    ("I", "informations"),
+    ("H", "hints"),
+    ("W recall (tests)", "warning_recall_tests"),
+    ("W prec. (tests)", "warning_precision_tests"),
+    ("W prec. (verified)", "warning_precision_verified"),
+    ("I prec. (verified)", "information_precision_verified"),
+    ("cx rejected", "counterexample_rejected_share"),
+    ("diag. on clean", "diagnostics_on_clean"),
+    ("incoh. on clean", "incoherent_on_clean"),
+    ("ECE trust", "ece_trust"),
+    ("AUROC trust", "auroc_trust"),
+    ("AUROC DSDE", "auroc_dsde"),
 ]
 
 
@@ -244,8 +288,13 @@ def pooled(records_by_run: list[list[dict]]) -> list[dict]:
             models[key].add(r.get("model"))
     out = []
     for (bench, seeds), recs in sorted(groups.items(), key=lambda kv: (str(kv[0][0]), str(kv[0][1]))):
-        summary = {"model": f"pooled ({len(models[(bench, seeds)])} models)", "benchmark": bench, "seeds": seeds,
-                   "checked": sum(1 for r in recs if r.get("status") in CHECKED), "tasks": len(recs)}
+        summary = {
+            "model": f"pooled ({len(models[(bench, seeds)])} models)",
+            "benchmark": bench,
+            "seeds": seeds,
+            "checked": sum(1 for r in recs if r.get("status") in CHECKED),
+            "tasks": len(recs),
+        }
         summary.update(verdict_summary(recs))
         out.append(summary)
     return out
@@ -270,7 +319,9 @@ def write_pooled(out_dir: Path) -> list[dict]:
         runs.append(recs)
     pools = pooled(runs)
     (Path(out_dir) / "pooled.json").write_text(json.dumps(pools, indent=2) + "\n", encoding="utf-8")
-    (Path(out_dir) / "pooled.md").write_text(verdicts_markdown(pools, "### Verdicts, models pooled\n"), encoding="utf-8")
+    (Path(out_dir) / "pooled.md").write_text(
+        verdicts_markdown(pools, "### Verdicts, models pooled\n"), encoding="utf-8"
+    )
     return pools
 
 
@@ -304,7 +355,9 @@ def write_run_outputs(out_dir: Path, records: list[dict], meta: dict, *, plots: 
 
 
 def _title(s: dict) -> str:
-    return f"{s.get('model')} · {s.get('benchmark')} · seeds {s.get('seeds')} · m={s.get('samples')}, n={s.get('inputs')}"
+    return (
+        f"{s.get('model')} · {s.get('benchmark')} · seeds {s.get('seeds')} · m={s.get('samples')}, n={s.get('inputs')}"
+    )
 
 
 def compare(summaries: list[dict]) -> list[dict]:
@@ -319,20 +372,35 @@ def compare(summaries: list[dict]) -> list[dict]:
         # one summary per model (a later duplicate replaces an earlier one)
         by_model = {g.get("model"): g for g in rows}
         rows = sorted(by_model.values(), key=lambda g: -g["pass_at_1"])
-        rho = spearman([g["pass_at_1"] for g in rows], [g["share_zero_incoherence"] for g in rows]) if len(rows) >= 2 else None
-        out.append({
-            "benchmark": bench,
-            "seeds": seeds,
-            "models": [{"model": g.get("model"), "pass_at_1": g["pass_at_1"], "share_zero_incoherence": g["share_zero_incoherence"]} for g in rows],
-            "spearman": rho,
-        })
+        rho = (
+            spearman([g["pass_at_1"] for g in rows], [g["share_zero_incoherence"] for g in rows])
+            if len(rows) >= 2
+            else None
+        )
+        out.append(
+            {
+                "benchmark": bench,
+                "seeds": seeds,
+                "models": [
+                    {
+                        "model": g.get("model"),
+                        "pass_at_1": g["pass_at_1"],
+                        "share_zero_incoherence": g["share_zero_incoherence"],
+                    }
+                    for g in rows
+                ],
+                "spearman": rho,
+            }
+        )
     return out
 
 
 def compare_text(groups: list[dict]) -> str:
     lines = []
     for g in groups:
-        lines.append(f"{g['benchmark']} · seeds {g['seeds']}: Spearman ρ(pass@1 ranking, zero-incoherence ranking) = {_f(g['spearman'], 3)} over {len(g['models'])} models")
+        lines.append(
+            f"{g['benchmark']} · seeds {g['seeds']}: Spearman ρ(pass@1 ranking, zero-incoherence ranking) = {_f(g['spearman'], 3)} over {len(g['models'])} models"
+        )
         lines.append(f"  {'model':<26} {'pass@1':>7} {'I=0 share':>10}")
         for m in g["models"]:
             lines.append(f"  {m['model']!s:<26} {m['pass_at_1']:>7.3f} {m['share_zero_incoherence']:>10.3f}")

@@ -273,7 +273,12 @@ def evaluate_task(
             executor = _ReferenceExecutor(
                 reference,
                 python=opts.python,
-                limits=ExecutionLimits(call_timeout=opts.call_timeout, program_budget=opts.program_budget, run_budget=opts.run_budget, jobs=workers),
+                limits=ExecutionLimits(
+                    call_timeout=opts.call_timeout,
+                    program_budget=opts.program_budget,
+                    run_budget=opts.run_budget,
+                    jobs=workers,
+                ),
                 sandbox=opts.sandbox,
             )
             checker = Checker(config, provider=_NoProvider(), executor=executor)
@@ -308,7 +313,9 @@ def evaluate_task(
         load_errors=len(result.load_errors),
         sandbox=result.sandbox,
     )
-    rec.update(severity=result.severity, evidence=result.evidence, domain=result.domain, outside_domain=result.outside_domain)
+    rec.update(
+        severity=result.severity, evidence=result.evidence, domain=result.domain, outside_domain=result.outside_domain
+    )
     if result.counterexample is not None:
         ce = result.counterexample
         rec["counterexample"] = {"call": ce.call, "yours": ce.yours, "theirs": ce.theirs, "summary": ce.summary()}
@@ -573,13 +580,18 @@ def run_samples_file(
         old = previous.get("settings", {})
         before = _engines_of(previous)
         if before and fingerprint not in before and tasks_path.stat().st_size:
-            print(f"coherence eval: warning: {out_dir} was started with another engine ({'+'.join(before)}, now "
-                  f"{fingerprint}); resuming mixes them, and run.json lists every one (use --restart for "
-                  "a clean run)", file=sys.stderr)
+            print(
+                f"coherence eval: warning: {out_dir} was started with another engine ({'+'.join(before)}, now "
+                f"{fingerprint}); resuming mixes them, and run.json lists every one (use --restart for "
+                "a clean run)",
+                file=sys.stderr,
+            )
         diff = {k: (old.get(k), v) for k, v in settings.items() if k in old and old.get(k) != v}
         if diff:
             listed = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in diff.items())
-            raise SettingsMismatch(f"{out_dir} holds a run with other settings ({listed}); use another --out or --restart")
+            raise SettingsMismatch(
+                f"{out_dir} holds a run with other settings ({listed}); use another --out or --restart"
+            )
     records = read_records(tasks_path)
     if redo_infra:
         bad = [r for r in records if infra_failure(r)]
@@ -588,7 +600,10 @@ def run_samples_file(
             tmp = tasks_path.with_suffix(".jsonl.tmp")
             tmp.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
             os.replace(tmp, tasks_path)
-            print(f"coherence eval: redoing {len(bad)} task(s) hit by a worker failure: {', '.join(str(r['task_id']) for r in bad[:8])}", file=sys.stderr)
+            print(
+                f"coherence eval: redoing {len(bad)} task(s) hit by a worker failure: {', '.join(str(r['task_id']) for r in bad[:8])}",
+                file=sys.stderr,
+            )
     done = {str(r["task_id"]) for r in records}
     todo = []
     missing = []
@@ -601,16 +616,29 @@ def run_samples_file(
             continue
         todo.append((st, bt))
     if missing:
-        print(f"coherence eval: {len(missing)} task(s) of {first.benchmark}/{first.model} have no benchmark task and are skipped: {', '.join(missing[:5])}{'…' if len(missing) > 5 else ''}", file=sys.stderr)
+        print(
+            f"coherence eval: {len(missing)} task(s) of {first.benchmark}/{first.model} have no benchmark task and are skipped: {', '.join(missing[:5])}{'…' if len(missing) > 5 else ''}",
+            file=sys.stderr,
+        )
     total = len(todo) + len(done)
     # Every engine that wrote tasks into this run, oldest first: a resume that runs nothing keeps the
     # list as it was, so a finished run is not credited to the engine that merely re-read it.
     engines = _engines_of(previous)
     if todo and fingerprint not in engines:
         engines.append(fingerprint)
-    run_path.write_text(json.dumps({"settings": settings, "samples_file": str(samples_path or ""),
-                                    "engine": "+".join(engines) or fingerprint, "engines": engines},
-                                   indent=2) + "\n", encoding="utf-8")
+    run_path.write_text(
+        json.dumps(
+            {
+                "settings": settings,
+                "samples_file": str(samples_path or ""),
+                "engine": "+".join(engines) or fingerprint,
+                "engines": engines,
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
 
     paper: dict[str, dict] = {}
     if samples_path is not None:
@@ -683,7 +711,10 @@ def run_samples_file(
             if bar:
                 bar.close()
                 bar = None
-            print(f"coherence eval: interrupted; {len(records)} of {total} tasks are saved in {tasks_path}; run again to resume", file=sys.stderr)
+            print(
+                f"coherence eval: interrupted; {len(records)} of {total} tasks are saved in {tasks_path}; run again to resume",
+                file=sys.stderr,
+            )
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
             if bar:

@@ -68,7 +68,9 @@ def _bins(probs: list[float], outcomes: list[bool], bins: int) -> list[tuple[flo
         lo, hi = b / bins, (b + 1) / bins
         idx = [i for i, p in enumerate(probs) if (lo <= p < hi) or (b == bins - 1 and p == 1.0)]
         if idx:
-            out.append((lo, hi, len(idx), sum(probs[i] for i in idx) / len(idx), sum(outcomes[i] for i in idx) / len(idx)))
+            out.append(
+                (lo, hi, len(idx), sum(probs[i] for i in idx) / len(idx), sum(outcomes[i] for i in idx) / len(idx))
+            )
     return out
 
 
@@ -81,7 +83,10 @@ def ece(probs: list[float], outcomes: list[bool], bins: int = 10) -> float | Non
 
 
 def reliability(probs: list[float], outcomes: list[bool], bins: int = 10) -> list[dict]:
-    return [{"bin": [lo, hi], "n": n, "trust": round(p, 4), "pass_rate": round(o, 4)} for lo, hi, n, p, o in _bins(probs, outcomes, bins)]
+    return [
+        {"bin": [lo, hi], "n": n, "trust": round(p, 4), "pass_rate": round(o, 4)}
+        for lo, hi, n, p, o in _bins(probs, outcomes, bins)
+    ]
 
 
 def pr_curve(records: list[dict]) -> list[dict]:
@@ -91,9 +96,21 @@ def pr_curve(records: list[dict]) -> list[dict]:
     out = []
     for k in range(1, 11):
         s = k / 10
-        flagged = [r for r in checked if r.get("severity") in DIAGNOSTIC and _bloc_share(r) >= s and (r.get("evidence") or {}).get("bloc", 0) > (r.get("evidence") or {}).get("agree", 0)]
-        out.append({"share": s, "warnings": len(flagged), "recall_tests": _share(sum(fails(r) for r in flagged), failing),
-                    "precision_verified": _share(sum(verified(r) for r in flagged), len(flagged))})
+        flagged = [
+            r
+            for r in checked
+            if r.get("severity") in DIAGNOSTIC
+            and _bloc_share(r) >= s
+            and (r.get("evidence") or {}).get("bloc", 0) > (r.get("evidence") or {}).get("agree", 0)
+        ]
+        out.append(
+            {
+                "share": s,
+                "warnings": len(flagged),
+                "recall_tests": _share(sum(fails(r) for r in flagged), failing),
+                "precision_verified": _share(sum(verified(r) for r in flagged), len(flagged)),
+            }
+        )
     return out
 
 

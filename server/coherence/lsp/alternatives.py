@@ -25,7 +25,11 @@ def view(result: CheckResult, function_source: str) -> dict | None:
     others = [(i, c) for i, c in enumerate(result.clusters) if not c.yours and c.representative_source]
     if not others:
         return None
-    mine = result.clusters[result.user_cluster] if result.user_cluster is not None and result.user_cluster < len(result.clusters) else None
+    mine = (
+        result.clusters[result.user_cluster]
+        if result.user_cluster is not None and result.user_cluster < len(result.clusters)
+        else None
+    )
     total = result.samples or sum(c.size for c in result.clusters)
     call = ce.call if ce is not None else None
 
@@ -37,15 +41,18 @@ def view(result: CheckResult, function_source: str) -> dict | None:
     clusters = []
     for at, (i, c) in enumerate(others, start=1):
         models = ", ".join(f"{m} ×{n}" for m, n in c.models.items())
-        clusters.append({
-            "index": i,
-            "size": c.size,
-            "models": c.models,
-            "source": _code(c.representative_source or ""),
-            "output": c.output,
-            "label": f"alternative {at} of {len(others)}: {c.size} of {total} programs" + (f" ({models})" if models else ""),
-            "shown": shown(c.output),
-        })
+        clusters.append(
+            {
+                "index": i,
+                "size": c.size,
+                "models": c.models,
+                "source": _code(c.representative_source or ""),
+                "output": c.output,
+                "label": f"alternative {at} of {len(others)}: {c.size} of {total} programs"
+                + (f" ({models})" if models else ""),
+                "shown": shown(c.output),
+            }
+        )
     return {
         "name": result.name,
         "qualname": result.qualname or result.name,
@@ -73,7 +80,9 @@ def unified(payload: dict) -> str:
     parts = [f"# coherence: alternatives to {payload['qualname']}", *header(mine)]
     for at, cluster in enumerate(payload["clusters"], start=1):
         parts += ["", *header(cluster)]
-        diff = difflib.unified_diff(mine["source"].splitlines(), cluster["source"].splitlines(), "yours", f"alternative {at}", lineterm="")
+        diff = difflib.unified_diff(
+            mine["source"].splitlines(), cluster["source"].splitlines(), "yours", f"alternative {at}", lineterm=""
+        )
         parts += list(diff) or ["# (the same source)"]
     return "\n".join(parts) + "\n"
 
@@ -92,7 +101,12 @@ def _code(source: str) -> str:
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or not body or len(body) < 2:
             continue
         doc = body[0]
-        if (isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant) and isinstance(doc.value.value, str)
-                and doc.lineno > node.lineno and body[1].lineno > (doc.end_lineno or doc.lineno)):
+        if (
+            isinstance(doc, ast.Expr)
+            and isinstance(doc.value, ast.Constant)
+            and isinstance(doc.value.value, str)
+            and doc.lineno > node.lineno
+            and body[1].lineno > (doc.end_lineno or doc.lineno)
+        ):
             drop.update(range(doc.lineno, (doc.end_lineno or doc.lineno) + 1))
     return "".join(line for n, line in enumerate(text.splitlines(keepends=True), start=1) if n not in drop)

@@ -177,7 +177,7 @@ def _call_test_body(call: str, rendered: str) -> list[str] | None:
             "except Exception as exc:",
             f"    assert type(exc).__name__ == {exc_name!r}, exc",
             "else:",
-            f"    raise AssertionError(f\"expected {exc_name}, got {{result!r}}\")",
+            f'    raise AssertionError(f"expected {exc_name}, got {{result!r}}")',
         ]
     return ["result = " + call, f"assert repr(result) == {rendered!r}"]
 
@@ -203,7 +203,7 @@ def _method_test_body(call: str, rendered: str) -> list[str] | None:
         return None
     return [
         f"obj = {owner}()",
-        f"result = obj.{call[len(owner) + 3:]}",
+        f"result = obj.{call[len(owner) + 3 :]}",
         f"assert (result, vars(obj)) == ({lit}, {state})",
     ]
 
@@ -250,7 +250,12 @@ def _import_insertion_line(source: str) -> int:
         return 0
     at = 0
     for i, node in enumerate(tree.body):
-        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str)
+        is_doc = (
+            i == 0
+            and isinstance(node, ast.Expr)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, str)
+        )
         if is_doc or isinstance(node, (ast.Import, ast.ImportFrom)):
             at = node.end_lineno or node.lineno
         else:
@@ -357,7 +362,9 @@ def replace_body(source: str, name: str, name_line: int, alternative: str) -> li
         else:
             head = alt_lines[alt.lineno - 1]
             colon = _header_colon(head)
-            header = [head[: colon + 1].strip()] if colon is not None else [f"def {name}{ast.unparse(alt.args).join('()')}:"]
+            header = (
+                [head[: colon + 1].strip()] if colon is not None else [f"def {name}{ast.unparse(alt.args).join('()')}:"]
+            )
         header = [def_indent + ln for ln in header if ln.strip()]
         comment = _def_comment(lines[node.lineno - 1])
         if comment and comment not in header[0]:
@@ -388,7 +395,12 @@ def replace_body(source: str, name: str, name_line: int, alternative: str) -> li
             if stmt.name not in have and stmt.name != name:
                 helpers.append("\n".join(alt_lines[_first_line(stmt) - 1 : stmt.end_lineno]))
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-            names = {n.id for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]) for n in ast.walk(t) if isinstance(n, ast.Name)}
+            names = {
+                n.id
+                for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])
+                for n in ast.walk(t)
+                if isinstance(n, ast.Name)
+            }
             if names and not names & have:
                 helpers.append(ast.unparse(stmt))
     # An alternative that wrote out the whole class: the methods it added go in after this one.
@@ -402,9 +414,17 @@ def replace_body(source: str, name: str, name_line: int, alternative: str) -> li
             if isinstance(i, (ast.FunctionDef, ast.AsyncFunctionDef)) and i is not alt and i.name not in have_members
         ]
         if extra:
-            changes[0] = Change(changes[0].start, changes[0].end, changes[0].text + nl + (nl + nl).join(x.replace("\n", nl) for x in extra) + nl)
+            changes[0] = Change(
+                changes[0].start,
+                changes[0].end,
+                changes[0].text + nl + (nl + nl).join(x.replace("\n", nl) for x in extra) + nl,
+            )
     if helpers and not def_indent:
-        changes[0] = Change(changes[0].start, changes[0].end, changes[0].text + nl + nl + (nl + nl + nl).join(h.replace("\n", nl) for h in helpers) + nl)
+        changes[0] = Change(
+            changes[0].start,
+            changes[0].end,
+            changes[0].text + nl + nl + (nl + nl + nl).join(h.replace("\n", nl) for h in helpers) + nl,
+        )
     elif helpers and user_cls is not None:  # a method's module-level helpers go above its class
         at = _first_line(user_cls) - 1
         changes.append(Change(at, at, (nl + nl + nl).join(h.replace("\n", nl) for h in helpers) + nl + nl + nl))

@@ -36,6 +36,7 @@ from pygls.protocol.language_server import lsp_method
 from coherence import __version__
 from coherence.engine.redact import escape, redact
 from coherence.lsp import settings as settings_mod
+from coherence.lsp import transport
 from coherence.lsp.features import LanguageFeature
 from coherence.lsp.features.alternatives import AlternativesFeature
 from coherence.lsp.features.checking import CheckingFeature
@@ -47,7 +48,6 @@ from coherence.lsp.features.hover import HoverFeature
 from coherence.lsp.features.status import StatusFeature
 from coherence.lsp.render import client_column
 from coherence.lsp.scheduler import Scheduler
-from coherence.lsp import transport
 from coherence.lsp.state import DocumentState
 from coherence.lsp.uris import uri_to_path
 
@@ -113,7 +113,12 @@ class CoherenceProtocol(LanguageServerProtocol):
 
 class CoherenceLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("coherence", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental, protocol_cls=CoherenceProtocol)
+        super().__init__(
+            "coherence",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            protocol_cls=CoherenceProtocol,
+        )
         self.settings = settings_mod.DEFAULTS
         self._init_settings: dict = {}
         self.client_trust: bool | None = None  # the editor's workspace trust, when the client says
@@ -240,7 +245,9 @@ class CoherenceLanguageServer(LanguageServer):
         None shows it every time) and log it."""
         key = message if once_key is _ONCE else once_key
         message = _clean(message)
-        kind = {"error": types.MessageType.Error, "warning": types.MessageType.Warning}.get(level, types.MessageType.Info)
+        kind = {"error": types.MessageType.Error, "warning": types.MessageType.Warning}.get(
+            level, types.MessageType.Info
+        )
         log.warning("%s", message) if kind != types.MessageType.Info else log.info("%s", message)
         if self.stopping:
             return
@@ -262,7 +269,11 @@ class CoherenceLanguageServer(LanguageServer):
         log.error("server error (%s): %s", getattr(source, "__name__", source), _clean(str(error)))
         if self.stopping or source.__name__ == "FeatureRequestError":
             return
-        self.notify_problem(f"coherence: internal error: {error}", once_key=("internal", type(error).__name__, str(error)), level="error")
+        self.notify_problem(
+            f"coherence: internal error: {error}",
+            once_key=("internal", type(error).__name__, str(error)),
+            level="error",
+        )
 
     # -- documents and positions ------------------------------------------------------------
     def position_encoding(self):
@@ -288,7 +299,9 @@ class CoherenceLanguageServer(LanguageServer):
         enc = self.position_encoding()
         start = client_column(text, column, enc)
         end = client_column(text, column + length, enc)
-        return types.Range(start=types.Position(line=line, character=start), end=types.Position(line=line, character=end))
+        return types.Range(
+            start=types.Position(line=line, character=start), end=types.Position(line=line, character=end)
+        )
 
     def workspace_roots(self) -> list[str]:
         roots: list[str] = []
@@ -322,7 +335,11 @@ class CoherenceLanguageServer(LanguageServer):
         for checker in self.scheduler.checkers():
             dirs.add(checker.config.cache_dir)
         if not dirs:
-            dirs.add(settings_mod.resolve_path(self.settings.cacheDir, self.workspace_root()) if self.settings.cacheDir else None)
+            dirs.add(
+                settings_mod.resolve_path(self.settings.cacheDir, self.workspace_root())
+                if self.settings.cacheDir
+                else None
+            )
         n = 0
         for d in dirs:
             try:
@@ -400,7 +417,11 @@ class CoherenceLanguageServer(LanguageServer):
             scope = path_to_uri(roots[0])
         # a client that cannot answer keeps the init options
         result = await self.ask_client(
-            self.workspace_configuration_async(types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=scope, section=settings_mod.SECTION)])),
+            self.workspace_configuration_async(
+                types.ConfigurationParams(
+                    items=[types.ConfigurationItem(scope_uri=scope, section=settings_mod.SECTION)]
+                )
+            ),
             "workspace/configuration",
         )
         if not result:
@@ -485,7 +506,15 @@ def create_server() -> CoherenceLanguageServer:
         if dynamic:
             await ls.ask_client(
                 ls.client_register_capability_async(
-                    types.RegistrationParams(registrations=[types.Registration(id="coherence-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION, register_options={"section": settings_mod.SECTION})])
+                    types.RegistrationParams(
+                        registrations=[
+                            types.Registration(
+                                id="coherence-configuration",
+                                method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                                register_options={"section": settings_mod.SECTION},
+                            )
+                        ]
+                    )
                 ),
                 "registering for configuration changes",
             )

@@ -78,7 +78,9 @@ class BatchProgress:
             future.add_done_callback(lambda f: self._cancelled() if f.cancelled() else None)
         self.ls.work_done_progress.begin(
             token,
-            types.WorkDoneProgressBegin(title=self.title, cancellable=True, message=self.message or None, percentage=self._percent()),
+            types.WorkDoneProgressBegin(
+                title=self.title, cancellable=True, message=self.message or None, percentage=self._percent()
+            ),
         )
         self.begun = True
 
@@ -100,7 +102,9 @@ class BatchProgress:
         if percent == self._last_percent and not message:
             return
         self._last_percent = percent
-        self.ls.work_done_progress.report(self.token, types.WorkDoneProgressReport(message=message, percentage=percent, cancellable=True))
+        self.ls.work_done_progress.report(
+            self.token, types.WorkDoneProgressReport(message=message, percentage=percent, cancellable=True)
+        )
 
     def finish_one(self, key: str) -> None:
         self.fractions.pop(key, None)

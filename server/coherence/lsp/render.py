@@ -70,7 +70,9 @@ def lens_title(r: CheckResult | None, *, checking: bool, stale: bool = False) ->
     if r is None:
         return "coherence: not checked · click to check"
     if r.status in ("coherent", "incoherent"):
-        title = f"coherence: {r.severity} · {r.headline()}" if r.status == "incoherent" else f"coherence: {r.headline()}"
+        title = (
+            f"coherence: {r.severity} · {r.headline()}" if r.status == "incoherent" else f"coherence: {r.headline()}"
+        )
         if partial_sampling(r):
             title += f" · {partial_sampling(r)}"
     elif r.status == "skipped":
@@ -147,7 +149,9 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
         lines.append(f"_Only a hint: {why}._")
     if stale:
         lines.append("")
-        lines.append("_This result is for an earlier version of the function._" + (" Checking the new one…" if checking else ""))
+        lines.append(
+            "_This result is for an earlier version of the function._" + (" Checking the new one…" if checking else "")
+        )
     elif checking:
         lines.append("")
         lines.append("_Checking again…_")
@@ -212,7 +216,9 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
     if r.cost_split():
         cost += f" ({_text(r.cost_split())})"
     model = r.model or "?"
-    lines.append(f"{r.samples} samples × {r.inputs} inputs · model {_code(model)}{cost} · checked {_ago(r.checked_at)} in {r.seconds:.1f} s")
+    lines.append(
+        f"{r.samples} samples × {r.inputs} inputs · model {_code(model)}{cost} · checked {_ago(r.checked_at)} in {r.seconds:.1f} s"
+    )
     if r.sampling:
         lines.append("")
         lines.append(f"_{_text(r.sampling)}_")

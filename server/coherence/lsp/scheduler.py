@@ -15,15 +15,15 @@ import asyncio
 import logging
 import os
 from pathlib import Path
-from urllib.parse import unquote
 from typing import TYPE_CHECKING
+from urllib.parse import unquote
 
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError, ConfigurationError
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.markers import find_targets
-from coherence.engine.selection import names_for
 from coherence.engine.result import CheckResult
+from coherence.engine.selection import names_for
 from coherence.lsp.progress import BatchProgress, NullProgress
 from coherence.lsp.settings import build_config
 from coherence.lsp.state import MAX_FILE_BYTES, DocumentState, Job, ResultCache
@@ -36,7 +36,22 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SKIP_DIRS = {".git", ".hg", ".venv", "venv", "env", "node_modules", "__pycache__", "build", "dist", ".tox", ".nox", "site-packages", ".mypy_cache", ".pytest_cache"}
+SKIP_DIRS = {
+    ".git",
+    ".hg",
+    ".venv",
+    "venv",
+    "env",
+    "node_modules",
+    "__pycache__",
+    "build",
+    "dist",
+    ".tox",
+    ".nox",
+    "site-packages",
+    ".mypy_cache",
+    ".pytest_cache",
+}
 MAX_WORKSPACE_FILES = 2000
 _CACHEABLE = ("coherent", "incoherent", "nondeterministic", "skipped")
 # A check waits until its document has been still this long: in a burst of edits (saves while
@@ -99,7 +114,9 @@ class Scheduler:
         cached = self._configs.get(key)
         if cached is None:
             try:
-                resolved = build_config(self.ls.settings, state.path, self.ls.workspace_root(state.path), self.ls.client_trust)
+                resolved = build_config(
+                    self.ls.settings, state.path, self.ls.workspace_root(state.path), self.ls.client_trust
+                )
                 if resolved.notice:  # a repository setting refused for want of trust: say so once
                     self.ls.notify_problem(resolved.notice, level="info")
                 cached = resolved.config
@@ -155,7 +172,9 @@ class Scheduler:
         try:
             size = os.path.getsize(path)
             if size > MAX_FILE_BYTES:
-                raise FileProblem(f"the file is too large to check ({size // 1024} KB; the limit is {MAX_FILE_BYTES // 1024} KB)")
+                raise FileProblem(
+                    f"the file is too large to check ({size // 1024} KB; the limit is {MAX_FILE_BYTES // 1024} KB)"
+                )
             data = Path(path).read_bytes()
         except OSError as exc:
             raise FileProblem(f"cannot read the file: {exc.strerror or exc}") from exc
@@ -182,7 +201,9 @@ class Scheduler:
             return
         state.parsed_text_hash = text_hash
         if len(text) > MAX_FILE_BYTES:
-            state.file_problem = f"the file is too large to check ({len(text) // 1024} KB; the limit is {MAX_FILE_BYTES // 1024} KB)"
+            state.file_problem = (
+                f"the file is too large to check ({len(text) // 1024} KB; the limit is {MAX_FILE_BYTES // 1024} KB)"
+            )
             state.targets = {}
             return
         try:
@@ -290,7 +311,15 @@ class Scheduler:
         task = self.ls.run_task(later(), name=f"debounce {uri}")
         self._debounce[uri] = task
 
-    async def check_document(self, uri: str, *, force: bool = False, qualnames: list[str] | None = None, reason: str = "save", own_progress: bool = True) -> list[CheckResult]:
+    async def check_document(
+        self,
+        uri: str,
+        *,
+        force: bool = False,
+        qualnames: list[str] | None = None,
+        reason: str = "save",
+        own_progress: bool = True,
+    ) -> list[CheckResult]:
         """Check the marked functions of a document (those in ``qualnames`` if given).
 
         Returns the results (cached or new) of the functions checked; [] if the document cannot
@@ -302,13 +331,19 @@ class Scheduler:
             text, version = self.source(uri)
         except FileProblem as exc:
             state.file_problem = str(exc)
-            self.ls.notify_problem(f"coherence: {Path(state.path or uri).name}: {exc}", once_key=("file", uri, str(exc)), level="info")
+            self.ls.notify_problem(
+                f"coherence: {Path(state.path or uri).name}: {exc}", once_key=("file", uri, str(exc)), level="info"
+            )
             self.ls.refresh(uri)
             return []
         state.version = version
         self._parse(state, text)
         if state.file_problem:
-            self.ls.notify_problem(f"coherence: {Path(state.path or uri).name}: {state.file_problem}", once_key=("file", uri, state.file_problem), level="info")
+            self.ls.notify_problem(
+                f"coherence: {Path(state.path or uri).name}: {state.file_problem}",
+                once_key=("file", uri, state.file_problem),
+                level="info",
+            )
             self.ls.refresh(uri)
             return []
         if state.syntax_error is not None:
@@ -358,7 +393,13 @@ class Scheduler:
                 results[q] = result
                 continue
             running = state.jobs.get(q)
-            if running is not None and running.key == key and not running.cancel.is_set() and not force and running.task is not None:
+            if (
+                running is not None
+                and running.key == key
+                and not running.cancel.is_set()
+                and not force
+                and running.task is not None
+            ):
                 waits.append(running.task)
                 continue
             if running is not None:
@@ -366,8 +407,18 @@ class Scheduler:
                 if not running.started and running.task is not None:
                     running.task.cancel()
             shown = state.results.get(q)
-            unchanged = shown is not None and shown.spec_hash == target.spec.spec_hash and shown.body_hash == target.body_hash
-            job = Job(uri=uri, qualname=q, key=key, version=version, target=target, forced=force, urgent=force or not unchanged)
+            unchanged = (
+                shown is not None and shown.spec_hash == target.spec.spec_hash and shown.body_hash == target.body_hash
+            )
+            job = Job(
+                uri=uri,
+                qualname=q,
+                key=key,
+                version=version,
+                target=target,
+                forced=force,
+                urgent=force or not unchanged,
+            )
             state.jobs[q] = job
             self.stats["checksQueued"] += 1
             new_jobs.append(job)
@@ -389,8 +440,12 @@ class Scheduler:
             for job in new_jobs:
                 if job.urgent:
                     self._urgent += 1
-                job.task = self.ls.run_task(self._run_job(job, checker, progress, remaining), name=f"check {job.qualname}")
-                job.task.add_done_callback(lambda _t, job=job, progress=progress, remaining=remaining: self._finish(job, progress, remaining))  # type: ignore[misc]  # a lambda's default arguments
+                job.task = self.ls.run_task(
+                    self._run_job(job, checker, progress, remaining), name=f"check {job.qualname}"
+                )
+                job.task.add_done_callback(
+                    lambda _t, job=job, progress=progress, remaining=remaining: self._finish(job, progress, remaining)  # type: ignore[misc]  # a lambda's default arguments
+                )
                 waits.append(job.task)
         self.ls.refresh(uri)
 
@@ -421,7 +476,11 @@ class Scheduler:
         if job.finished:
             return
         job.finished = True
-        self.stats["checksCancelled" if job.cancel.is_set() or (job.task is not None and job.task.cancelled()) else "checksCompleted"] += 1
+        self.stats[
+            "checksCancelled"
+            if job.cancel.is_set() or (job.task is not None and job.task.cancelled())
+            else "checksCompleted"
+        ] += 1
         if job.urgent:
             self._urgent -= 1
             if self._urgent <= 0 and self._urgent_done is not None:
@@ -452,7 +511,9 @@ class Scheduler:
                 return
             await asyncio.sleep(wait)
 
-    async def _run_job(self, job: Job, checker: Checker, progress: BatchProgress | NullProgress, remaining: dict) -> CheckResult | None:
+    async def _run_job(
+        self, job: Job, checker: Checker, progress: BatchProgress | NullProgress, remaining: dict
+    ) -> CheckResult | None:
         result: CheckResult | None = None
         try:
             if not job.urgent:
@@ -559,7 +620,17 @@ class Scheduler:
     def counts(self) -> dict[str, int]:
         # "incoherent" counts every incoherent function; "warning", "information" and "hint" split
         # them by the verdict's severity, the one scale the CLI, SARIF and the diagnostics use.
-        counts = {"checking": 0, "incoherent": 0, "warning": 0, "information": 0, "hint": 0, "coherent": 0, "skipped": 0, "nondeterministic": 0, "errors": 0}
+        counts = {
+            "checking": 0,
+            "incoherent": 0,
+            "warning": 0,
+            "information": 0,
+            "hint": 0,
+            "coherent": 0,
+            "skipped": 0,
+            "nondeterministic": 0,
+            "errors": 0,
+        }
         for state in self.docs.values():
             counts["checking"] += state.checking()
             for q in state.targets:

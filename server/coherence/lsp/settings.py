@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any, get_origin, get_type_hints
 
 from coherence.engine.config import CheckConfig
-
 from coherence.engine.errors import ConfigurationError
 from coherence.engine.resolve import ConfigResolver, Resolved
 from coherence.engine.selection import check_patterns
@@ -42,17 +41,38 @@ MARKERS = ("marked", "docstring")
 _ENGINE = CheckConfig()
 
 
-def _setting(default: Any, wanted: str, *, minimum: float | None = None, maximum: float | None = None, above: float | None = None,
-             choices: tuple[str, ...] = (), engine: str | None = None, client: bool = False, key: str | None = None, scope: str = "resource",
-             parse: Any = None) -> Any:
+def _setting(
+    default: Any,
+    wanted: str,
+    *,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+    choices: tuple[str, ...] = (),
+    engine: str | None = None,
+    client: bool = False,
+    key: str | None = None,
+    scope: str = "resource",
+    parse: Any = None,
+) -> Any:
     """One setting: its default, what a valid value is (``wanted``, for the message when it is not;
     ``minimum``/``maximum``/``above`` (exclusive minimum) or ``choices``, which validation and the
     client's package.json share), the ``CheckConfig`` field it overrides (``engine``), whether only
     the client uses it (``client``), its key when not the field's name (``key``: ``trace.server``),
     its VS Code scope, and for a list, how its value is read (``parse``: raises ValueError when
     invalid; exclude patterns by default)."""
-    meta = {"wanted": wanted, "minimum": minimum, "maximum": maximum, "above": above, "choices": choices,
-            "engine": engine, "client": client, "key": key, "scope": scope, "parse": parse}
+    meta = {
+        "wanted": wanted,
+        "minimum": minimum,
+        "maximum": maximum,
+        "above": above,
+        "choices": choices,
+        "engine": engine,
+        "client": client,
+        "key": key,
+        "scope": scope,
+        "parse": parse,
+    }
     if isinstance(default, (list, tuple)):
         return field(default=tuple(default), metadata=meta)
     return field(default=default, metadata=meta)
@@ -74,18 +94,33 @@ class Settings:
     tests/lsp/test_settings_schema.py) all come from here."""
 
     enable: bool = _setting(True, "true or false", client=True)
-    interpreter: tuple[str, ...] = _setting((), "a list of strings: the interpreter and its leading arguments", client=True)
-    importStrategy: str = _setting("useBundled", "one of useBundled, fromEnvironment", choices=("useBundled", "fromEnvironment"), client=True)
+    interpreter: tuple[str, ...] = _setting(
+        (), "a list of strings: the interpreter and its leading arguments", client=True
+    )
+    importStrategy: str = _setting(
+        "useBundled", "one of useBundled, fromEnvironment", choices=("useBundled", "fromEnvironment"), client=True
+    )
     model: str = _setting("", "a litellm model name such as openai/gpt-4o-mini")
     # a panel: "openai/a share=2 api_base=URL" per entry (config.parse_models)
-    models: tuple[str, ...] = _setting((), "a list of litellm model names, each optionally followed by share=N api_base=URL",
-                                       parse=_model_list)
+    models: tuple[str, ...] = _setting(
+        (), "a list of litellm model names, each optionally followed by share=N api_base=URL", parse=_model_list
+    )
     apiBase: str = _setting("", "a URL")
     replay: str = _setting("", "the path of a recorded-samples JSONL file")
-    temperature: float = _setting(_ENGINE.temperature, "a number between 0 and 2", minimum=0, maximum=2, engine="temperature")
-    samples: int = _setting(_ENGINE.samples, "an integer of at least 2 (your function plus one alternative)", minimum=2, maximum=1000, engine="samples")
+    temperature: float = _setting(
+        _ENGINE.temperature, "a number between 0 and 2", minimum=0, maximum=2, engine="temperature"
+    )
+    samples: int = _setting(
+        _ENGINE.samples,
+        "an integer of at least 2 (your function plus one alternative)",
+        minimum=2,
+        maximum=1000,
+        engine="samples",
+    )
     inputs: int = _setting(_ENGINE.inputs, "a positive integer", minimum=1, maximum=1_000_000, engine="inputs")
-    callTimeout: float = _setting(_ENGINE.call_timeout, "a number of seconds above 0", above=0, maximum=600, engine="call_timeout")
+    callTimeout: float = _setting(
+        _ENGINE.call_timeout, "a number of seconds above 0", above=0, maximum=600, engine="call_timeout"
+    )
     runOn: str = _setting("save", "one of " + ", ".join(RUN_ON), choices=RUN_ON)
     debounceMs: int = _setting(800, "a number of milliseconds of at least 0", minimum=0, maximum=600_000)
     markers: str = _setting(_ENGINE.mode, "one of " + ", ".join(MARKERS), choices=MARKERS, engine="mode")
@@ -93,7 +128,14 @@ class Settings:
     executionInterpreter: str = _setting("", "the path of a Python interpreter")
     maxConcurrentChecks: int = _setting(2, "an integer of at least 1", minimum=1, maximum=64, scope="window")
     cacheDir: str = _setting("", "a directory")
-    traceServer: str = _setting("off", "one of off, messages, verbose", choices=("off", "messages", "verbose"), client=True, key="trace.server", scope="window")
+    traceServer: str = _setting(
+        "off",
+        "one of off, messages, verbose",
+        choices=("off", "messages", "verbose"),
+        client=True,
+        key="trace.server",
+        scope="window",
+    )
     # The keys the editor set (to any valid value, the default included): they win over pyproject.
     explicit: frozenset[str] = field(default=frozenset(), compare=False)
 
@@ -155,7 +197,9 @@ def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
             continue
         ok, converted = _convert(KINDS[key], SPEC[key].metadata, value)
         if not ok:
-            problems.append(f"{SECTION}.{key} should be {SPEC[key].metadata['wanted']}, got {value!r}; using {getattr(DEFAULTS, key)!r}")
+            problems.append(
+                f"{SECTION}.{key} should be {SPEC[key].metadata['wanted']}, got {value!r}; using {getattr(DEFAULTS, key)!r}"
+            )
             continue
         values[key] = converted
     return replace(DEFAULTS, **values, explicit=frozenset(values)), problems
@@ -205,7 +249,9 @@ def resolve_path(value: str, root: str | None) -> str:
     return str(p)
 
 
-def build_config(settings: Settings, document_path: str | None, workspace_root: str | None, trusted: bool | None = None) -> Resolved:
+def build_config(
+    settings: Settings, document_path: str | None, workspace_root: str | None, trusted: bool | None = None
+) -> Resolved:
     """The engine configuration for one document, with the notice naming any repository setting
     that was refused (``trusted``: the editor's workspace trust when the client says, else None:
     the user's trust store).  Raises ``ConfigurationError`` for a broken pyproject.toml or user
@@ -223,7 +269,11 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
     if settings.replay:
         overrides["replay"] = resolve_path(settings.replay, workspace_root)
     if settings.executionInterpreter:
-        overrides["python"] = resolve_path(settings.executionInterpreter, workspace_root) if os.sep in settings.executionInterpreter else settings.executionInterpreter
+        overrides["python"] = (
+            resolve_path(settings.executionInterpreter, workspace_root)
+            if os.sep in settings.executionInterpreter
+            else settings.executionInterpreter
+        )
     if settings.cacheDir:
         overrides["cache_dir"] = resolve_path(settings.cacheDir, workspace_root)
     for name in settings.explicit:
@@ -251,7 +301,9 @@ def build_config(settings: Settings, document_path: str | None, workspace_root: 
             + (f" ({resolved.notice.removeprefix('coherence: ')})" if resolved.notice else "")
         )
     if config.replay and not Path(config.replay).is_file():
-        raise ConfigurationError(f"coherence: the replay file {config.replay} does not exist (setting coherence.replay).")
+        raise ConfigurationError(
+            f"coherence: the replay file {config.replay} does not exist (setting coherence.replay)."
+        )
     return replace(resolved, config=config.validated())
 
 

@@ -83,7 +83,9 @@ class FrameReader:
         low = self.buf.lower()
         at = low.find(_MARK, start)
         if at < 0:  # keep only an end that may be the start of one (nothing else: no blank line)
-            at = len(low) - next((k for k in range(min(len(_MARK) - 1, len(low)), 0, -1) if _MARK.startswith(low[-k:])), 0)
+            at = len(low) - next(
+                (k for k in range(min(len(_MARK) - 1, len(low)), 0, -1) if _MARK.startswith(low[-k:])), 0
+            )
         self._lost += at
         del self.buf[:at]
 
@@ -93,7 +95,9 @@ class FrameReader:
             end = _HEADER_END.search(self.buf, 0, MAX_HEADER + 4)
             if end is None:
                 if len(self.buf) > MAX_HEADER:  # a line with no end, or a header block with none
-                    self._resync("bytes that are not an LSP header", 1 if self.buf[: len(_MARK)].lower() == _MARK else 0)
+                    self._resync(
+                        "bytes that are not an LSP header", 1 if self.buf[: len(_MARK)].lower() == _MARK else 0
+                    )
                 elif not self._fill():
                     return None
                 continue
@@ -108,14 +112,16 @@ class FrameReader:
                 continue
             n = int(raw) if len(raw) <= 15 else MAX_BODY + 1  # (int() refuses 4300 digits and more)
             if n > MAX_BODY:
-                head = bytes(self.buf[end.end(): end.end() + 512])
-                self._resync(f"a message of {raw[:40].decode()} bytes, more than the {MAX_BODY} this server reads", end.end())
+                head = bytes(self.buf[end.end() : end.end() + 512])
+                self._resync(
+                    f"a message of {raw[:40].decode()} bytes, more than the {MAX_BODY} this server reads", end.end()
+                )
                 return Frame(None, head)
             while len(self.buf) < end.end() + n:
                 if not self._fill():
                     self._problem(f"the end of the stream inside a message ({len(self.buf) - end.end()} of {n} bytes)")
                     return None
-            body = bytes(self.buf[end.end(): end.end() + n])
+            body = bytes(self.buf[end.end() : end.end() + n])
             del self.buf[: end.end() + n]
             if self._lost:
                 log.warning("reading on after %d bytes that were no message", self._lost)
@@ -145,7 +151,9 @@ class Dispatcher:
         self.protocol = protocol
 
     def reply_error(self, msg_id: Any, code: int, message: str) -> None:
-        self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id if _valid_id(msg_id) else None, "error": {"code": code, "message": message}})
+        self.protocol._send_data(
+            {"jsonrpc": "2.0", "id": msg_id if _valid_id(msg_id) else None, "error": {"code": code, "message": message}}
+        )
 
     def frame(self, frame: Frame) -> None:
         """One frame from the reader: the message in it, or an error answer."""
@@ -159,7 +167,9 @@ class Dispatcher:
             text = frame.body.decode("utf-8")
         except UnicodeDecodeError as exc:
             log.warning("a message that is not UTF-8: %s", exc)
-            self.reply_error(_id_in(frame.body), PARSE_ERROR, f"the message is not valid UTF-8 ({exc.reason} at byte {exc.start})")
+            self.reply_error(
+                _id_in(frame.body), PARSE_ERROR, f"the message is not valid UTF-8 ({exc.reason} at byte {exc.start})"
+            )
             return
         try:
             data = json.loads(text)
@@ -186,7 +196,11 @@ class Dispatcher:
         msg_id = data.get("id")
         method = data.get("method")
         is_request = "id" in data and "method" in data
-        if data.get("jsonrpc") != "2.0" or ("method" in data and not isinstance(method, str)) or ("id" in data and not _valid_id(msg_id) and msg_id is not None):
+        if (
+            data.get("jsonrpc") != "2.0"
+            or ("method" in data and not isinstance(method, str))
+            or ("id" in data and not _valid_id(msg_id) and msg_id is not None)
+        ):
             log.warning("an invalid JSON-RPC message: %.200r", data)
             if is_request or ("method" not in data and "result" not in data and "error" not in data):
                 self.reply_error(msg_id, INVALID_REQUEST, "not a JSON-RPC 2.0 message")

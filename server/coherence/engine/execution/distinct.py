@@ -66,7 +66,9 @@ def _tree(source: str, entry_point: str = "") -> str:
 
 # What reads names (or docstrings) by their text: a program that mentions any of these keeps its
 # tree as written.
-_DYNAMIC = re.compile(r"\b(?:locals|vars|globals|eval|exec|compile|_getframe|inspect|__code__|co_varnames|f_back|f_locals|__doc__)\b")
+_DYNAMIC = re.compile(
+    r"\b(?:locals|vars|globals|eval|exec|compile|_getframe|inspect|__code__|co_varnames|f_back|f_locals|__doc__)\b"
+)
 # The identifier fields of the syntax tree that bind or use a variable
 _NAME_FIELDS = {ast.Name: "id", ast.arg: "arg", ast.ExceptHandler: "name", ast.MatchAs: "name", ast.MatchStar: "name"}
 
@@ -106,7 +108,12 @@ def _in_order(tree: ast.Module) -> list[ast.AST]:
         node = stack.pop()
         if isinstance(node, _DOCUMENTED):
             body = node.body
-            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+            if (
+                body
+                and isinstance(body[0], ast.Expr)
+                and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)
+            ):
                 node.body = body[1:] or [ast.Pass()]
         out.append(node)
         stack.extend(reversed(list(children(node))))
@@ -150,7 +157,9 @@ def _renamable(nodes: list[ast.AST], source: str, entry_point: str) -> set[str]:
             blocked.add(node.name)
             if node.name == entry_point and t is not ast.ClassDef:
                 a = node.args
-                blocked.update(x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None)
+                blocked.update(
+                    x.arg for x in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if x is not None
+                )
     return candidates - blocked
 
 

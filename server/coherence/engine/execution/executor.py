@@ -24,11 +24,11 @@ from dataclasses import replace
 from typing import IO, Protocol
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
-from coherence.engine.execution.distinct import copy_rows, distinct_programs
 from coherence.engine.execution import procs
 from coherence.engine.execution import sandbox as sb
-from coherence.engine.execution.pool import POOL, WarmWorker
 from coherence.engine.execution.coherence_worker import protocol
+from coherence.engine.execution.distinct import copy_rows, distinct_programs
+from coherence.engine.execution.pool import POOL, WarmWorker
 from coherence.engine.execution.program import ExecutionLimits, ExecutionReport, ModuleContext, Program
 from coherence.engine.execution.records import RunRecords, reserved_outcome
 from coherence.engine.outcomes import Outcome
@@ -117,7 +117,7 @@ class _Run:
         if k < 0:
             self.buf = buf
             return
-        self.buf = buf[k + 1:]
+        self.buf = buf[k + 1 :]
         outcome = self.records.outcome
         mark, reserved = protocol.RESERVED_MARK, reserved_outcome
         results = self.results
@@ -159,7 +159,6 @@ class _Run:
                     cpu = info.get("cpu")
                     if isinstance(cpu, (int, float)) and not isinstance(cpu, bool) and cpu >= 0:
                         self.over_cpu = float(cpu)
-
 
     def note(self, raw: bytes) -> None:
         """Keep a worker's diagnostic, within bounds: every crashed child may send a few of up to
@@ -211,8 +210,13 @@ def _worker_pids(pids) -> list[int]:
 class Executor:
     """Runs programs on inputs in sandboxed worker processes (see ``coherence_worker``)."""
 
-    def __init__(self, python: str | None = None, limits: ExecutionLimits | None = None, sandbox: str = "auto",
-                 warm: bool | None = None):
+    def __init__(
+        self,
+        python: str | None = None,
+        limits: ExecutionLimits | None = None,
+        sandbox: str = "auto",
+        warm: bool | None = None,
+    ):
         self.python = python
         self.limits = limits or ExecutionLimits()
         self.sandbox = sandbox
@@ -247,7 +251,9 @@ class Executor:
         ``rerun``: inputs ``rerun_program`` runs once more, in a process with another hash seed."""
         if cancel is not None and cancel.is_set():
             raise CheckCancelled("The check was cancelled.")
-        prepared = self.prepare(module, programs, rerun_program=rerun_program if rerun else -1, seed=seed, budget=budget, anchor=anchor)
+        prepared = self.prepare(
+            module, programs, rerun_program=rerun_program if rerun else -1, seed=seed, budget=budget, anchor=anchor
+        )
         try:
             return prepared.run(inputs, rerun=rerun, cancel=cancel, last=last)
         finally:
@@ -302,7 +308,10 @@ class Executor:
             "site_dirs": list(interp.site_dirs),
             # reads the children may not do (the user's home), except what they need
             "private": [os.path.expanduser("~")] if os.path.expanduser("~") not in ("", "/") else [],
-            "allow": list(interp.prefixes) + list(interp.path) + list(interp.site_dirs) + list(extra)
+            "allow": list(interp.prefixes)
+            + list(interp.path)
+            + list(interp.site_dirs)
+            + list(extra)
             + [os.path.dirname(interp.executable), os.path.dirname(sb.WORKER)],
             "module": {
                 "source": module.source,
@@ -324,7 +333,9 @@ class Executor:
         }
 
     @staticmethod
-    def _job_inputs(inputs: Sequence[str], packed: Sequence[str | None], last: Sequence[int] = (), anchor: int | None = None) -> dict:
+    def _job_inputs(
+        inputs: Sequence[str], packed: Sequence[str | None], last: Sequence[int] = (), anchor: int | None = None
+    ) -> dict:
         """The part of a job that needs the inputs (``protocol.INPUT_KEYS``, in that order)."""
         values = (list(inputs), list(packed), cheapest_first(inputs, last), sorted(set(last)), anchor)
         return dict(zip(protocol.INPUT_KEYS, values))
@@ -333,7 +344,9 @@ class Executor:
         """Hand a warm worker the job without its inputs ("inputs_follow"): its leader loads the
         module and the programs, then waits for the inputs (``_start``).  False when no warm
         worker could take it (the run then starts in full once the inputs are there)."""
-        return self.warm and self._start_warm(run, mode, interp, extra, hashseed, lambda tmp, fd: _encode(dict(job, fd=fd, tmp=tmp, inputs_follow=True)))
+        return self.warm and self._start_warm(
+            run, mode, interp, extra, hashseed, lambda tmp, fd: _encode(dict(job, fd=fd, tmp=tmp, inputs_follow=True))
+        )
 
     def _start(self, run: _Run, mode, interp, extra, hashseed, job: dict, inputs: dict) -> None:
         """Start a run with its inputs, or send the inputs to one ``_start_ahead`` started."""
@@ -370,7 +383,9 @@ class Executor:
         hidden = tuple(sb.hidden_paths(interp, extra)) if mode == "bwrap" else ()
         key = (interp.executable, interp.stamp, mode, extra, hidden, hashseed, tuple(sorted(env.items())))
         try:
-            warm = POOL.checkout(key, lambda: sb.worker_command(mode, interp, env, extra), env, guard_home=mode != "bwrap")
+            warm = POOL.checkout(
+                key, lambda: sb.worker_command(mode, interp, env, extra), env, guard_home=mode != "bwrap"
+            )
         except OSError:
             return False  # the one-shot path reports why the interpreter does not start
         if mode == "bwrap":
@@ -521,7 +536,8 @@ class Executor:
                 except OSError:
                     tail = ""
                 run.diagnostics.append(
-                    f"{run.label}: exited with status {proc.returncode}" + (f": {tail.splitlines()[-1]}" if tail else "")
+                    f"{run.label}: exited with status {proc.returncode}"
+                    + (f": {tail.splitlines()[-1]}" if tail else "")
                 )
         if run.fd >= 0:
             try:
@@ -564,8 +580,17 @@ class PreparedRun:
     One-shot workers (no warm pool) cannot take a job in two frames: those start in ``run``.
     ``close`` gives up the jobs that never got their inputs and must always be called."""
 
-    def __init__(self, executor: Executor, module: ModuleContext, programs: Sequence[Program], *, rerun_program: int, seed: int,
-                 budget: float | None, anchor: int | None):
+    def __init__(
+        self,
+        executor: Executor,
+        module: ModuleContext,
+        programs: Sequence[Program],
+        *,
+        rerun_program: int,
+        seed: int,
+        budget: float | None,
+        anchor: int | None,
+    ):
         self.executor = ex = executor
         self.programs = list(programs)
         self.distinct, self.runs_for = distinct_programs(self.programs)
@@ -593,7 +618,9 @@ class PreparedRun:
         self.main_job = ex._job(self.mode, self.interp, self.extra, module, self.distinct, seed, lim)
         self.main = _Run("worker", m, 0)
         if self.rerun_program >= 0:
-            self.rr_job = ex._job(self.mode, self.interp, self.extra, module, [self.distinct[self.rerun_program]], seed + 1, lim)
+            self.rr_job = ex._job(
+                self.mode, self.interp, self.extra, module, [self.distinct[self.rerun_program]], seed + 1, lim
+            )
             self.rr = _Run("rerun worker", 1, 0)
         try:
             for run, job, hashseed in ((self.main, self.main_job, 0), (self.rr, self.rr_job, 1)):
@@ -624,8 +651,14 @@ class PreparedRun:
             self.rr_early = sources
         return True
 
-    def run(self, inputs: Sequence[str | Packable], *, rerun: Sequence[int] = (), cancel: threading.Event | None = None,
-            last: Sequence[int] = ()) -> ExecutionReport:
+    def run(
+        self,
+        inputs: Sequence[str | Packable],
+        *,
+        rerun: Sequence[int] = (),
+        cancel: threading.Event | None = None,
+        last: Sequence[int] = (),
+    ) -> ExecutionReport:
         """What ``Executor.run`` returns, for these inputs (once)."""
         ex, mode, interp = self.executor, self.mode, self.interp
         start = time.monotonic()
@@ -645,7 +678,11 @@ class PreparedRun:
         uniq = sorted(set(rerun_idx))
         rr_early = self.rr_early
         early = rr_early is not None
-        if rr is not None and rr_early is not None and (uniq != list(range(len(rr_early))) or [sources[i] for i in uniq] != rr_early):
+        if (
+            rr is not None
+            and rr_early is not None
+            and (uniq != list(range(len(rr_early))) or [sources[i] for i in uniq] != rr_early)
+        ):
             uniq = rerun_idx = []  # it re-ran other inputs than these: no re-run (never seen)
         if rr is not None and not uniq:
             self._give_up(rr)
@@ -657,9 +694,19 @@ class PreparedRun:
             self._closed = True  # the runs are this call's now
             self.pending = []
         try:
-            ex._start(main, mode, interp, self.extra, 0, self.main_job, ex._job_inputs(sources, packed, last, self.anchor))
+            ex._start(
+                main, mode, interp, self.extra, 0, self.main_job, ex._job_inputs(sources, packed, last, self.anchor)
+            )
             if rr is not None and not early:
-                ex._start(rr, mode, interp, self.extra, 1, self.rr_job, ex._job_inputs([sources[i] for i in uniq], [packed[i] for i in uniq]))
+                ex._start(
+                    rr,
+                    mode,
+                    interp,
+                    self.extra,
+                    1,
+                    self.rr_job,
+                    ex._job_inputs([sources[i] for i in uniq], [packed[i] for i in uniq]),
+                )
             deadline = start + ex._deadline(m, rr is not None, self.lim)
             timed_out = ex._pump(runs, deadline, cancel)
         finally:

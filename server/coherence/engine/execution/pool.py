@@ -233,7 +233,9 @@ class WorkerPool:
         if idle and w in idle:
             idle.remove(w)
 
-    def _start(self, key: tuple, make_cmd: Callable[[], list[str]], env: dict[str, str], guard_home: bool) -> WarmWorker:
+    def _start(
+        self, key: tuple, make_cmd: Callable[[], list[str]], env: dict[str, str], guard_home: bool
+    ) -> WarmWorker:
         cmd = make_cmd()
         home = tempfile.mkdtemp(prefix="coherence-worker-") if guard_home else None
         if home:

@@ -21,8 +21,8 @@ def _read_stat(pid: int | str) -> Proc | None:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read()
         close = stat.rfind(b")")
-        fields = stat[close + 2:].split()
-        return Proc(int(fields[1]), int(fields[3]), fields[0], stat[stat.find(b"(") + 1:close])
+        fields = stat[close + 2 :].split()
+        return Proc(int(fields[1]), int(fields[3]), fields[0], stat[stat.find(b"(") + 1 : close])
     except (OSError, ValueError, IndexError):
         return None
 

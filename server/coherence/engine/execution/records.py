@@ -26,7 +26,9 @@ __all__ = ["FORGED", "RECORD_BYTES", "RunRecords", "outcome_from_record", "reser
 
 FORGED = Outcome.raised(protocol.CRASH_PROTOCOL)  # a record no worker writes
 # The reserved outcomes a job's leader writes ("!<word>", see protocol): one object each
-_RESERVED = {protocol.reserved(w): Outcome.raised(w) for w in (protocol.TIMEOUT, protocol.BUDGET_EXCEEDED, protocol.INPUT_ERROR)}
+_RESERVED = {
+    protocol.reserved(w): Outcome.raised(w) for w in (protocol.TIMEOUT, protocol.BUDGET_EXCEEDED, protocol.INPUT_ERROR)
+}
 _CRASH_WORD = re.compile(r"Crash\([ -~]{1,100}\)")
 
 
@@ -38,6 +40,7 @@ def reserved_outcome(raw: bytes) -> Outcome:
         return o
     word = raw[1:].decode("ascii", "replace")
     return Outcome.raised(word) if _CRASH_WORD.fullmatch(word) else FORGED
+
 
 _SPECIAL_FLOATS = ("nan", "inf", "-inf")
 _NAMED = frozenset(("R", "X", "Z"))
@@ -51,27 +54,33 @@ _NUM = r'(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|"nan"|"inf"|"-i
 # A scalar canonical form (see coherence_worker/canon.py), the most frequent tags first.  Every
 # alternative starts with '["', which cannot occur inside a JSON string (its quote would be
 # escaped), so a match always starts at a real list.
-_LEAF = "|".join((
-    rf'\["F",{_NUM}\]',
-    r'\["I","-?[0-9]+"\]',
-    rf'\["S",{_STR}\]',
-    r'\["N"\]',
-    r'\["B",(?:true|false)\]',
-    rf'\["C",{_NUM},{_NUM}\]',
-    r'\["CYCLE"\]',
-    r'\["Y","(?:[0-9a-f]{2})*"\]',
-    rf'\["[RXZ]",{_STR},{_STR}\]',
-))
+_LEAF = "|".join(
+    (
+        rf'\["F",{_NUM}\]',
+        r'\["I","-?[0-9]+"\]',
+        rf'\["S",{_STR}\]',
+        r'\["N"\]',
+        r'\["B",(?:true|false)\]',
+        rf'\["C",{_NUM},{_NUM}\]',
+        r'\["CYCLE"\]',
+        r'\["Y","(?:[0-9a-f]{2})*"\]',
+        rf'\["[RXZ]",{_STR},{_STR}\]',
+    )
+)
 _FLAT = re.compile(rf'\["ok",(?:\["[LTE]",\[(?:(?:{_LEAF})(?:,(?:{_LEAF}))*)?\]\]|{_LEAF}),null,null\]')
 # Reduction: every scalar becomes a hole, then every list whose items are all holes does, innermost
 # first, one nesting level per pass.  The hole is not ASCII, so it cannot be in a record's text.
 _HOLE = "\u00b7"
 _LEAVES = re.compile(_LEAF)
-_NODES = re.compile("|".join((
-    rf'\["[LTE]",\[(?:{_HOLE}(?:,{_HOLE})*)?\]\]',
-    rf'\["D",\[(?:\[{_HOLE},{_HOLE}\](?:,\[{_HOLE},{_HOLE}\])*)?\]\]',
-    rf'\["O",{_STR},{_HOLE}\]',
-)))
+_NODES = re.compile(
+    "|".join(
+        (
+            rf'\["[LTE]",\[(?:{_HOLE}(?:,{_HOLE})*)?\]\]',
+            rf'\["D",\[(?:\[{_HOLE},{_HOLE}\](?:,\[{_HOLE},{_HOLE}\])*)?\]\]',
+            rf'\["O",{_STR},{_HOLE}\]',
+        )
+    )
+)
 _REDUCED = re.compile(rf'\["ok",{_HOLE},(?:null|{_HOLE}),null\]')
 _PASSES = 16  # deeper values take the decoding path
 
@@ -120,8 +129,11 @@ def valid_canonical(c, depth: int = 0) -> bool:
             return isinstance(v, list) and all(valid_canonical(x, depth + 1) for x in v)
         if tag == "D":
             return isinstance(v, list) and all(
-                isinstance(kv, list) and len(kv) == 2 and valid_canonical(kv[0], depth + 1)
-                and valid_canonical(kv[1], depth + 1) for kv in v
+                isinstance(kv, list)
+                and len(kv) == 2
+                and valid_canonical(kv[0], depth + 1)
+                and valid_canonical(kv[1], depth + 1)
+                for kv in v
             )
         return False
     if n == 3:

@@ -35,8 +35,21 @@ WORKER = str(Path(__file__).with_name("worker.py"))
 # Environment variables the worker may see.  Everything else (API keys, tokens, proxies, the
 # editor's variables) is dropped.  The locale ones are named one by one: a prefix ("LC_*") let
 # LC_OPENAI_API_KEY through.
-LOCALE = ("LC_ALL", "LC_CTYPE", "LC_NUMERIC", "LC_TIME", "LC_COLLATE", "LC_MONETARY", "LC_MESSAGES",
-          "LC_PAPER", "LC_NAME", "LC_ADDRESS", "LC_TELEPHONE", "LC_MEASUREMENT", "LC_IDENTIFICATION")
+LOCALE = (
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_NUMERIC",
+    "LC_TIME",
+    "LC_COLLATE",
+    "LC_MONETARY",
+    "LC_MESSAGES",
+    "LC_PAPER",
+    "LC_NAME",
+    "LC_ADDRESS",
+    "LC_TELEPHONE",
+    "LC_MEASUREMENT",
+    "LC_IDENTIFICATION",
+)
 ENV_ALLOW = frozenset(("PATH", "LANG", "LANGUAGE", "TZ", "PYTHONPATH", "LD_LIBRARY_PATH", "SYSTEMROOT") + LOCALE)
 ENV_FIXED = {
     "PYTHONHASHSEED": "0",
@@ -125,7 +138,11 @@ def probe_interpreter(python: str | None = None) -> Interpreter:
     exe = shutil.which(python) if os.sep not in python else python
     if not exe or not os.path.exists(exe):
         raise ConfigurationError(f"The Python interpreter {python!r} was not found.")
-    env = {k: v for k, v in os.environ.items() if k in ENV_ALLOW or k in ("HOME", "VIRTUAL_ENV", "PYENV_VERSION", "PYENV_ROOT", "CONDA_PREFIX")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in ENV_ALLOW or k in ("HOME", "VIRTUAL_ENV", "PYENV_VERSION", "PYENV_ROOT", "CONDA_PREFIX")
+    }
     env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     try:
         proc = subprocess.run(
@@ -145,7 +162,7 @@ def probe_interpreter(python: str | None = None) -> Interpreter:
             f"The Python interpreter {python!r} does not work (exit status {proc.returncode}: {tail[:300]})."
         )
     try:
-        info = json.loads(out[marker + len("COHERENCE-PROBE"):].strip().splitlines()[0])
+        info = json.loads(out[marker + len("COHERENCE-PROBE") :].strip().splitlines()[0])
     except (ValueError, IndexError) as exc:
         raise ConfigurationError(f"The Python interpreter {python!r} gave an unreadable answer.") from exc
     version = tuple(int(v) for v in info.get("version", (0, 0, 0)))
@@ -258,7 +275,11 @@ def hidden_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
     known = _hidden.get(key)
     if known is not None and now - known[0] < _EXPOSED_SECONDS:
         return list(known[1])
-    needed = [os.path.realpath(p) for p in (*interp.prefixes, *interp.site_dirs, os.path.dirname(interp.executable), os.path.dirname(WORKER)) if p]
+    needed = [
+        os.path.realpath(p)
+        for p in (*interp.prefixes, *interp.site_dirs, os.path.dirname(interp.executable), os.path.dirname(WORKER))
+        if p
+    ]
     out: list[str] = []
     for root in extra:
         try:
@@ -302,7 +323,7 @@ def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[s
     for path in bound:
         root = next(r for r in roots if _under(path, r))
         # intermediate directories, world-traversable so the dropped user can reach the binds
-        parts = path[len(root):].strip("/").split("/")
+        parts = path[len(root) :].strip("/").split("/")
         cur = root
         for part in parts[:-1]:
             cur = cur.rstrip("/") + "/" + part
@@ -326,9 +347,21 @@ def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[s
         # privileged bubblewrap: no user namespace (so the worker can drop to "nobody" and the
         # process limit applies), all capabilities dropped except changing uid/gid and killing
         # the children that dropped to "nobody" (the watchdog)
-        cmd += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try",
-                "--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
-                "--cap-add", "CAP_KILL"]
+        cmd += [
+            "--unshare-ipc",
+            "--unshare-pid",
+            "--unshare-net",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--cap-drop",
+            "ALL",
+            "--cap-add",
+            "CAP_SETUID",
+            "--cap-add",
+            "CAP_SETGID",
+            "--cap-add",
+            "CAP_KILL",
+        ]
     else:
         cmd += ["--unshare-all"]
     cmd += ["--die-with-parent", "--new-session", "--clearenv"]
@@ -351,7 +384,11 @@ def bwrap_works(interp: Interpreter, extra_paths: tuple[str, ...] = ()) -> bool:
     try:
         env = base_env(BWRAP_TMP)
         cmd = bwrap_command(interp, env, extra_paths) + [
-            "--", interp.executable, "-S", "-c", "import sys; sys.stdout.write('coherence-ok')"
+            "--",
+            interp.executable,
+            "-S",
+            "-c",
+            "import sys; sys.stdout.write('coherence-ok')",
         ]
         proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, timeout=30, env=env)
         ok = proc.returncode == 0 and b"coherence-ok" in proc.stdout

@@ -53,6 +53,7 @@ __all__ = ["EVIDENCE_ORIGINS", "Domain", "Rule"]
 # Inputs written by people: the docstring's examples and the workspace's tests.
 EVIDENCE_ORIGINS = ("doctest", "test")
 
+
 @dataclass(frozen=True)
 class Rule:
     """One constraint on one parameter, backed by every example that gives it a value."""
@@ -98,8 +99,16 @@ class Rule:
             scalar = isinstance(value, (int, float))
             if self.stated:
                 sign = "positive" if strict else "non-negative"
-                return f"{p} is {bad!r}; your docstring says {p} is {sign}" if scalar else f"{p} holds {bad!r}; your docstring says its numbers are {sign}"
-            return f"{p} is negative; every example's {p} is ≥ 0" if scalar else f"{p} holds a negative number; no example's {p} does"
+                return (
+                    f"{p} is {bad!r}; your docstring says {p} is {sign}"
+                    if scalar
+                    else f"{p} holds {bad!r}; your docstring says its numbers are {sign}"
+                )
+            return (
+                f"{p} is negative; every example's {p} is ≥ 0"
+                if scalar
+                else f"{p} holds a negative number; no example's {p} does"
+            )
         if self.kind == "alphabet":
             foreign = sorted({c for s in _strings(value) for c in s if c not in self.chars})
             if foreign:
@@ -121,8 +130,12 @@ class Rule:
             return None
         # len
         other = values.get(self.other)
-        if (isinstance(value, int) and not isinstance(value, bool) and isinstance(other, (list, tuple, str))
-                and value != len(other)):
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and isinstance(other, (list, tuple, str))
+            and value != len(other)
+        ):
             return f"{p} is {value}, not len({self.other}) = {len(other)}; in every example {p} == len({self.other})"
         return None
 
@@ -233,7 +246,7 @@ class Domain:
             mid = (lo + hi) / 2
             seen.sort(key=lambda r: (-_roundness(r), abs(r - mid)))
             for r in seen[:limit]:
-                args = inp.args[:i] + (r,) + inp.args[i + 1:]
+                args = inp.args[:i] + (r,) + inp.args[i + 1 :]
                 out.append(Input(args=args, kwargs=inp.kwargs, origin="shrink"))
         return out
 
@@ -274,14 +287,22 @@ class Domain:
         if binding is None:
             aps, kps = bind(self.spec.params, inp)
             stars = [(p.name, i) for i, p in enumerate(aps) if p is not None and p.kind == "var_positional"]
-            named = [(p.name, True, i) for i, p in enumerate(aps) if p is not None and p.kind not in ("var_positional", "var_keyword")]
-            named += [(p.name, False, i) for i, p in enumerate(kps) if p is not None and p.kind not in ("var_positional", "var_keyword")]
+            named = [
+                (p.name, True, i)
+                for i, p in enumerate(aps)
+                if p is not None and p.kind not in ("var_positional", "var_keyword")
+            ]
+            named += [
+                (p.name, False, i)
+                for i, p in enumerate(kps)
+                if p is not None and p.kind not in ("var_positional", "var_keyword")
+            ]
             binding = self._slots[shape] = named, stars[0] if stars else None
         slots, star = binding
         args = inp.args
         values = {name: args[i] if positional else kw[i][1] for name, positional, i in slots}
         if star is not None:
-            values[star[0]] = _star_values(args[star[1]:])
+            values[star[0]] = _star_values(args[star[1] :])
         return values
 
     def _assumed(self, learned: list[Rule], given: Iterable[Assumption]) -> list[Rule]:
@@ -388,4 +409,3 @@ def _learn(spec: Spec, types: dict, evid: dict[str, list[tuple[Input, Any]]]) ->
             if len(lists) >= 2 and all(_is_sorted(v) for v in lists):
                 rules.append(Rule(p.name, "sorted"))
     return rules
-

@@ -104,7 +104,7 @@ def _prose_examples(doc: str, name: str) -> list[StatedExample]:
             if not arrow or arrow.end() == end:
                 continue
             # the whole rest of the line (a trailing comment or full stop aside) is the result
-            rest = re.split(r"\s#|\s+\((?=[A-Za-z])|;", line[arrow.end():], maxsplit=1)[0].strip().rstrip(".,")
+            rest = re.split(r"\s#|\s+\((?=[A-Za-z])|;", line[arrow.end() :], maxsplit=1)[0].strip().rstrip(".,")
             ok, value = _literal(rest)
             if ok and rest and _literal_args(call, name):
                 out.append(StatedExample(call, rest, value=value))

@@ -55,9 +55,42 @@ __all__ = ["generate_inputs", "shrink_candidates", "shrink_key", "infer_types"]
 # (MBPP: ``max_sub_array_sum(a, size)``, ``find_min_diff(arr, n)``).
 _LEN_NAMES = {"n", "size", "length", "len", "arr_size", "array_size", "list_size", "N"}
 # Names of int parameters that are usually counts / indices (mostly non-negative).
-_NONNEG_NAMES = {"n", "k", "m", "num", "count", "size", "length", "len", "index", "idx", "i", "j",
-                 "N", "K", "M", "L", "steps", "step", "times", "rows", "cols", "digits", "width", "height",
-                 "depth", "level", "limit", "r", "h", "radius", "side", "number", "position", "pos"}
+_NONNEG_NAMES = {
+    "n",
+    "k",
+    "m",
+    "num",
+    "count",
+    "size",
+    "length",
+    "len",
+    "index",
+    "idx",
+    "i",
+    "j",
+    "N",
+    "K",
+    "M",
+    "L",
+    "steps",
+    "step",
+    "times",
+    "rows",
+    "cols",
+    "digits",
+    "width",
+    "height",
+    "depth",
+    "level",
+    "limit",
+    "r",
+    "h",
+    "radius",
+    "side",
+    "number",
+    "position",
+    "pos",
+}
 
 
 def named_like_count(name: str) -> bool:
@@ -278,8 +311,8 @@ class _Constraints:
         for name, (other, prob) in self.len_of.items():
             # a length is of one collection: only parameters with one slot each
             if len(where.get(name, ())) == 1 and len(where.get(other, ())) == 1 and rng.random() < prob:
-                (w, i), = where[name]
-                (ow, oi), = where[other]
+                ((w, i),) = where[name]
+                ((ow, oi),) = where[other]
                 v = args[i] if w == "a" else kwargs[i][1]
                 c = args[oi] if ow == "a" else kwargs[oi][1]
                 if isinstance(v, int) and not isinstance(v, bool) and isinstance(c, (list, tuple, str)):
@@ -298,8 +331,12 @@ def _put(args: list, kwargs: list, w: str, i: int, v: Any) -> None:
         kwargs[i] = (kwargs[i][0], v)
 
 
-_NARROW_CLASSES = [frozenset("01"), frozenset("0123456789"), frozenset("0123456789.-+"),
-                   frozenset("0123456789abcdefABCDEF")]
+_NARROW_CLASSES = [
+    frozenset("01"),
+    frozenset("0123456789"),
+    frozenset("0123456789.-+"),
+    frozenset("0123456789abcdefABCDEF"),
+]
 
 
 def evidence_by_param(spec: Spec, seeds: list[Input]) -> dict[str, list[tuple[Input, Any]]]:
@@ -552,7 +589,9 @@ def generate_inputs(
     return out[:n]
 
 
-def _lineages(params: tuple[Param, ...], types: dict[str, TypeDesc], seeds: list[Input]) -> tuple[list[list[Input]], list[list[int]], list[float]]:
+def _lineages(
+    params: tuple[Param, ...], types: dict[str, TypeDesc], seeds: list[Input]
+) -> tuple[list[list[Input]], list[list[int]], list[float]]:
     """The mutation's lineages: each lineage's inputs, their sizes, and the lineages' cumulative
     weights (for drawing one by bisection).
 

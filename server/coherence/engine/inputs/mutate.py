@@ -286,7 +286,19 @@ def _char_for(s: str, rng: random.Random, byte_mode: bool) -> str:
     return _GENERIC_CHARS[below(len(_GENERIC_CHARS))]
 
 
-_STR_OPS = ("insert", "insert", "delete", "delete", "replace", "replace", "truncate", "duplicate", "case", "space", "fresh")
+_STR_OPS = (
+    "insert",
+    "insert",
+    "delete",
+    "delete",
+    "replace",
+    "replace",
+    "truncate",
+    "duplicate",
+    "case",
+    "space",
+    "fresh",
+)
 _STR_OPS_2_WORDS = _STR_OPS + ("word_drop", "word_swap", "word_dup")
 _STR_OPS_3_WORDS = _STR_OPS + ("word_drop", "word_swap", "word_dup") * 2
 _STR_OPS_EMPTY = ("insert", "insert", "fresh", "space")

@@ -47,10 +47,37 @@ UNKNOWN = None  # holds() could not decide (a value it cannot see, e.g. an insta
 # ---------------------------------------------------------------------------------------------
 
 _FUNCS: dict[str, Callable[..., Any]] = {
-    "len": len, "abs": abs, "min": min, "max": max, "sorted": sorted, "set": set, "all": all,
-    "any": any, "sum": sum, "list": list, "tuple": tuple, "int": int, "float": float, "bool": bool,
+    "len": len,
+    "abs": abs,
+    "min": min,
+    "max": max,
+    "sorted": sorted,
+    "set": set,
+    "all": all,
+    "any": any,
+    "sum": sum,
+    "list": list,
+    "tuple": tuple,
+    "int": int,
+    "float": float,
+    "bool": bool,
 }
-_STR_METHODS = frozenset({"isalpha", "isdigit", "isalnum", "islower", "isupper", "isspace", "isascii", "isdecimal", "isnumeric", "strip", "lower", "upper"})
+_STR_METHODS = frozenset(
+    {
+        "isalpha",
+        "isdigit",
+        "isalnum",
+        "islower",
+        "isupper",
+        "isspace",
+        "isascii",
+        "isdecimal",
+        "isnumeric",
+        "strip",
+        "lower",
+        "upper",
+    }
+)
 _CONSTS = {"True": True, "False": False, "None": None}
 _STEPS = 20_000
 _BIG = 10**100
@@ -72,21 +99,61 @@ def _parse(expr: str) -> ast.Expression | None:
         if isinstance(node, ast.Call):
             f = node.func
             if node.keywords or not (
-                (isinstance(f, ast.Name) and f.id in _FUNCS) or (isinstance(f, ast.Attribute) and f.attr in _STR_METHODS)
+                (isinstance(f, ast.Name) and f.id in _FUNCS)
+                or (isinstance(f, ast.Attribute) and f.attr in _STR_METHODS)
             ):
                 return None
         if isinstance(node, ast.Attribute) and node.attr not in _STR_METHODS:
             return None
-        if isinstance(node, ast.comprehension) and (node.is_async or not isinstance(node.target, (ast.Name, ast.Tuple))):
+        if isinstance(node, ast.comprehension) and (
+            node.is_async or not isinstance(node.target, (ast.Name, ast.Tuple))
+        ):
             return None
     return tree
 
 
 _ALLOWED = (
-    ast.Expression, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.BinOp, ast.Name, ast.Load, ast.Store, ast.Constant,
-    ast.Call, ast.Attribute, ast.Subscript, ast.Slice, ast.List, ast.Tuple, ast.GeneratorExp, ast.ListComp, ast.comprehension,
-    ast.And, ast.Or, ast.Not, ast.USub, ast.UAdd, ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow,
-    ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn, ast.Is, ast.IsNot, ast.IfExp,
+    ast.Expression,
+    ast.Compare,
+    ast.BoolOp,
+    ast.UnaryOp,
+    ast.BinOp,
+    ast.Name,
+    ast.Load,
+    ast.Store,
+    ast.Constant,
+    ast.Call,
+    ast.Attribute,
+    ast.Subscript,
+    ast.Slice,
+    ast.List,
+    ast.Tuple,
+    ast.GeneratorExp,
+    ast.ListComp,
+    ast.comprehension,
+    ast.And,
+    ast.Or,
+    ast.Not,
+    ast.USub,
+    ast.UAdd,
+    ast.Add,
+    ast.Sub,
+    ast.Mult,
+    ast.Div,
+    ast.FloorDiv,
+    ast.Mod,
+    ast.Pow,
+    ast.Eq,
+    ast.NotEq,
+    ast.Lt,
+    ast.LtE,
+    ast.Gt,
+    ast.GtE,
+    ast.In,
+    ast.NotIn,
+    ast.Is,
+    ast.IsNot,
+    ast.IfExp,
 )
 
 
@@ -94,10 +161,23 @@ def _names(expr: str) -> tuple[str, ...]:
     tree = _parse(expr)
     if tree is None:
         return ()
-    bound = {n.id for c in ast.walk(tree) if isinstance(c, ast.comprehension) for n in ast.walk(c.target) if isinstance(n, ast.Name)}
+    bound = {
+        n.id
+        for c in ast.walk(tree)
+        if isinstance(c, ast.comprehension)
+        for n in ast.walk(c.target)
+        if isinstance(n, ast.Name)
+    }
     out: list[str] = []
     for n in ast.walk(tree):
-        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id not in _FUNCS and n.id not in _CONSTS and n.id not in bound and n.id not in out:
+        if (
+            isinstance(n, ast.Name)
+            and isinstance(n.ctx, ast.Load)
+            and n.id not in _FUNCS
+            and n.id not in _CONSTS
+            and n.id not in bound
+            and n.id not in out
+        ):
             out.append(n.id)
     return tuple(out)
 
@@ -125,7 +205,16 @@ def holds(a: Assumption | str, values: dict[str, Any], *, is_opaque=None) -> boo
         return bool(_eval(tree.body, env, steps))
     except _Undecided:
         return UNKNOWN
-    except (TypeError, ValueError, IndexError, KeyError, AttributeError, ZeroDivisionError, OverflowError, RecursionError):
+    except (
+        TypeError,
+        ValueError,
+        IndexError,
+        KeyError,
+        AttributeError,
+        ZeroDivisionError,
+        OverflowError,
+        RecursionError,
+    ):
         return False
 
 
@@ -161,8 +250,14 @@ def _eval(node: ast.AST, env: dict[str, Any], steps: list[int]) -> Any:
             return a**b
         if isinstance(op, ast.Mult) and (isinstance(a, (str, list, tuple)) or isinstance(b, (str, list, tuple))):
             raise _Undecided  # no building big sequences
-        return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b, ast.Div: lambda: a / b,
-                ast.FloorDiv: lambda: a // b, ast.Mod: lambda: a % b}[type(op)]()
+        return {
+            ast.Add: lambda: a + b,
+            ast.Sub: lambda: a - b,
+            ast.Mult: lambda: a * b,
+            ast.Div: lambda: a / b,
+            ast.FloorDiv: lambda: a // b,
+            ast.Mod: lambda: a % b,
+        }[type(op)]()
     if isinstance(node, ast.Compare):
         left = _eval(node.left, env, steps)
         for cmp, right_node in zip(node.ops, node.comparators):
@@ -255,22 +350,36 @@ def _bind(target: ast.AST, item: Any, scope: dict[str, Any]) -> None:
 # ---------------------------------------------------------------------------------------------
 
 # A precondition's voice, and a result's: "return True if a > b" states none.
-_VOICE = re.compile(r"\b(assum\w*|constraints?|guarantee\w*|precondition\w*|will\s+(?:always\s+)?be|must\s+be|is\s+always|are\s+always|"
-                    r"given|where|such\s+that|you\s+may|can\s+be\s+sure|note|requires?|expects?|input)\b", re.I)
+_VOICE = re.compile(
+    r"\b(assum\w*|constraints?|guarantee\w*|precondition\w*|will\s+(?:always\s+)?be|must\s+be|is\s+always|are\s+always|"
+    r"given|where|such\s+that|you\s+may|can\s+be\s+sure|note|requires?|expects?|input)\b",
+    re.I,
+)
 _RESULT = re.compile(r"\b(returns?|otherwise|else|whether|true\s+if|false\s+if|output)\b", re.I)
-_SECTION = re.compile(r"^\s*(constraints?|notes?|assumptions?|preconditions?|requires|args|arguments|parameters|params)\s*:?\s*$", re.I)
+_SECTION = re.compile(
+    r"^\s*(constraints?|notes?|assumptions?|preconditions?|requires|args|arguments|parameters|params)\s*:?\s*$", re.I
+)
 _CMP_OPS = r"(?:<=|>=|==|!=|<|>|≤|≥|≠)"
 _TERM = r"(?:len\(\s*\w+\s*\)|-?\d+(?:\.\d+)?(?:\s*(?:\^|\*\*)\s*\d+)?|[A-Za-z_]\w*(?:\[\s*\w+\s*\])?)"
 _CHAIN = re.compile(rf"{_TERM}(?:\s*{_CMP_OPS}\s*{_TERM})+")
-_NONEMPTY = re.compile(r"\b(?:non-?empty\s+(?:list|array|string|sequence|tuple|collection|input|dict(?:ionary)?|set|vector|matrix|grid)s?\b|"
-                       r"(?:is|are|will\s+be|must\s+be|never)\s+(?:not\s+)?(?:non-?empty|never\s+empty)|(?:is|are|will|must|should)\s+not\s+(?:be\s+)?empty|"
-                       r"at\s+least\s+one\s+(?:element|item|number|value|string|character|entry|word|integer))", re.I)
+_NONEMPTY = re.compile(
+    r"\b(?:non-?empty\s+(?:list|array|string|sequence|tuple|collection|input|dict(?:ionary)?|set|vector|matrix|grid)s?\b|"
+    r"(?:is|are|will\s+be|must\s+be|never)\s+(?:not\s+)?(?:non-?empty|never\s+empty)|(?:is|are|will|must|should)\s+not\s+(?:be\s+)?empty|"
+    r"at\s+least\s+one\s+(?:element|item|number|value|string|character|entry|word|integer))",
+    re.I,
+)
 _SORTED = re.compile(r"\b(?:sorted|in\s+(?:ascending|non-?decreasing|increasing)\s+order)\b", re.I)
-_DISTINCT = re.compile(r"\b(?:(?:distinct|unique)\s+(?:elements?|numbers|integers|values|items|entries|words|strings)|"
-                       r"(?:elements?|numbers|integers|values|items|entries|they)\s+(?:are|will\s+be)\s+(?:all\s+)?(?:distinct|unique)|"
-                       r"no\s+duplicates?|without\s+duplicates?|duplicates?\s+free)\b", re.I)
-_LETTERS = re.compile(r"\b(?:only\s+(?:of\s+)?(?:english\s+)?(?:lower-?case\s+|upper-?case\s+)?letters?|(?:english\s+|lower-?case\s+|upper-?case\s+)?letters?\s+only|"
-                      r"only\s+(?:of\s+)?digits|digits\s+only|only\s+(?:lower-?case|upper-?case)\b(?:\s+(?:english\s+)?(?:letters?|characters?|alphabets?))?)", re.I)
+_DISTINCT = re.compile(
+    r"\b(?:(?:distinct|unique)\s+(?:elements?|numbers|integers|values|items|entries|words|strings)|"
+    r"(?:elements?|numbers|integers|values|items|entries|they)\s+(?:are|will\s+be)\s+(?:all\s+)?(?:distinct|unique)|"
+    r"no\s+duplicates?|without\s+duplicates?|duplicates?\s+free)\b",
+    re.I,
+)
+_LETTERS = re.compile(
+    r"\b(?:only\s+(?:of\s+)?(?:english\s+)?(?:lower-?case\s+|upper-?case\s+)?letters?|(?:english\s+|lower-?case\s+|upper-?case\s+)?letters?\s+only|"
+    r"only\s+(?:of\s+)?digits|digits\s+only|only\s+(?:lower-?case|upper-?case)\b(?:\s+(?:english\s+)?(?:letters?|characters?|alphabets?))?)",
+    re.I,
+)
 
 
 def _sentences(doc: str) -> list[tuple[str, bool]]:
@@ -337,13 +446,17 @@ def _stated(doc: str, params: tuple[str, ...], families_items: tuple[tuple[str, 
     for text, in_section in _sentences(doc):
         text = _lengths(text)
         voice = in_section or bool(_VOICE.search(text))
-        about_result = bool(_RESULT.search(text)) and not re.search(r"\b(assum\w*|guarantee\w*|constraints?|you\s+may)\b", text, re.I)
+        about_result = bool(_RESULT.search(text)) and not re.search(
+            r"\b(assum\w*|guarantee\w*|constraints?|you\s+may)\b", text, re.I
+        )
         named = _params_in(text, list(params))
         # comparisons: "lo <= hi", "1 <= len(arr) <= 100", "0 <= k <= len(arr)"
         standalone = _CHAIN.fullmatch(text.strip().rstrip(".,;")) is not None
         if (voice or standalone) and not about_result:
             for m in _CHAIN.finditer(text):
-                if re.match(r"[.\[(\w]", text[m.end():m.end() + 1]) and not re.match(r"\.(\s|$)", text[m.end():m.end() + 2]):
+                if re.match(r"[.\[(\w]", text[m.end() : m.end() + 1]) and not re.match(
+                    r"\.(\s|$)", text[m.end() : m.end() + 2]
+                ):
                     continue  # cut off: "grid[0].size", "x.y"
                 expr = _normalise(m.group(0))
                 a = assumption(expr, "")
@@ -371,7 +484,7 @@ def _stated(doc: str, params: tuple[str, ...], families_items: tuple[tuple[str, 
                 add(f"all(c.isalpha() and c.islower() for c in {s})", text)
             elif "upper" in phrase:
                 add(f"all(c.isalpha() and c.isupper() for c in {s})", text)
-            elif re.match(r"\s+and\s+(?:white)?spaces?\b", text[letters.end():], re.I):
+            elif re.match(r"\s+and\s+(?:white)?spaces?\b", text[letters.end() :], re.I):
                 add(f"all(c.isalpha() or c == ' ' for c in {s})", text)
             else:
                 add(f"all(c.isalpha() for c in {s})", text)
@@ -386,11 +499,17 @@ def _stated(doc: str, params: tuple[str, ...], families_items: tuple[tuple[str, 
 
 # "the median of a non-empty list", "given a sorted list": the adjective qualifies an input even in a
 # sentence about the result; "returns a sorted list" qualifies the result.
-_INPUT_PHRASE = re.compile(r"\b(?:of|given|takes?|takes\s+in|receives?|accepts?|for|from)\s+(?:an?|the|two|each)?\s*"
-                           r"(?:non-?empty|sorted|distinct|unique)\b", re.I)
+_INPUT_PHRASE = re.compile(
+    r"\b(?:of|given|takes?|takes\s+in|receives?|accepts?|for|from)\s+(?:an?|the|two|each)?\s*"
+    r"(?:non-?empty|sorted|distinct|unique)\b",
+    re.I,
+)
 
 
-_OUTPUT_HEAD = re.compile(r"^\s*(?:it\s+|this\s+function\s+)?returns?\s+(?:a|an|the)?\s*(?:new\s+)?(?:non-?empty|sorted|distinct|unique)\b", re.I)
+_OUTPUT_HEAD = re.compile(
+    r"^\s*(?:it\s+|this\s+function\s+)?returns?\s+(?:a|an|the)?\s*(?:new\s+)?(?:non-?empty|sorted|distinct|unique)\b",
+    re.I,
+)
 
 
 def _input_phrase(text: str) -> bool:

@@ -11,8 +11,8 @@ negative numbers and ``True`` values), so a greedy shrinker always terminates.
 from __future__ import annotations
 
 import math
-from typing import Any
 from collections.abc import Iterator
+from typing import Any
 
 from coherence.engine.inputs.values import Construct, Expr, Input, to_source
 

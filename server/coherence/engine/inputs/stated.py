@@ -59,7 +59,12 @@ def _names(doc: str, m: re.Match, group: str, params: set[str]) -> list[str]:
         word = word.strip("`")
         if word not in params:
             break
-        if k and k == len(words) - 1 and re.match(r"[ \t]+[A-Za-z]", doc[m.end(group):]) and not re.match(r"\s+and\b", doc[m.end(group):]):
+        if (
+            k
+            and k == len(words) - 1
+            and re.match(r"[ \t]+[A-Za-z]", doc[m.end(group) :])
+            and not re.match(r"\s+and\b", doc[m.end(group) :])
+        ):
             break
         out.append(word)
     return out

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
-from collections.abc import Iterable
 
 from coherence.engine.inputs.values import Construct, Expr
 from coherence.engine.spec import ClassInfo, Param
@@ -195,13 +195,35 @@ _SIMPLE = {
     "Text": STR,
 }
 _LISTISH = {
-    "list", "List", "Sequence", "MutableSequence", "Iterable", "Iterator", "Collection",
-    "Reversible", "Generator", "Container", "deque", "Deque", "UserList", "array", "ndarray",
-    "ArrayLike", "Sized",
+    "list",
+    "List",
+    "Sequence",
+    "MutableSequence",
+    "Iterable",
+    "Iterator",
+    "Collection",
+    "Reversible",
+    "Generator",
+    "Container",
+    "deque",
+    "Deque",
+    "UserList",
+    "array",
+    "ndarray",
+    "ArrayLike",
+    "Sized",
 }
 _DICTISH = {
-    "dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict", "DefaultDict",
-    "Counter", "ChainMap", "UserDict",
+    "dict",
+    "Dict",
+    "Mapping",
+    "MutableMapping",
+    "OrderedDict",
+    "defaultdict",
+    "DefaultDict",
+    "Counter",
+    "ChainMap",
+    "UserDict",
 }
 _SETISH = {"set", "Set", "MutableSet", "AbstractSet", "KeysView"}
 _FROZENSETISH = {"frozenset", "FrozenSet"}
@@ -544,35 +566,53 @@ def _add(names: str, t: TypeDesc) -> None:
         _EXACT[n] = t
 
 
-_add("n m k i j num number count cnt idx index size length len width height h w r radius "
-     "start end stop step steps base power exponent degree side limit target "
-     "pos position year month day hour minute second low high lo hi left right top bottom "
-     "digit digits bits times rows cols columns row col column depth level max min maxval "
-     "minval val value rotations monthnum monthnum2 monthnum3 startnum endnum upper lower "
-     "sale_amount actual_cost salary age capacity key_num modulo mod "
-     "divisor dividend multiplier offset shift seed", INT)
-_add("threshold eps epsilon tol tolerance rate ratio prob probability percent percentage "
-     "alpha beta gamma factor scale temperature weight mean sigma std", FLOAT)
-_add("s str string text word sentence name test_str strr line pattern prefix suffix sub "
-     "substring sub_str msg message password email url txt para paragraph phrase input_str "
-     "my_str word_str str_in string_in s_in st query label title code dna expression expr "
-     "paren_string brackets ip address hex binary bin time date dt sequence_str key keyword", STR)
+_add(
+    "n m k i j num number count cnt idx index size length len width height h w r radius "
+    "start end stop step steps base power exponent degree side limit target "
+    "pos position year month day hour minute second low high lo hi left right top bottom "
+    "digit digits bits times rows cols columns row col column depth level max min maxval "
+    "minval val value rotations monthnum monthnum2 monthnum3 startnum endnum upper lower "
+    "sale_amount actual_cost salary age capacity key_num modulo mod "
+    "divisor dividend multiplier offset shift seed",
+    INT,
+)
+_add(
+    "threshold eps epsilon tol tolerance rate ratio prob probability percent percentage "
+    "alpha beta gamma factor scale temperature weight mean sigma std",
+    FLOAT,
+)
+_add(
+    "s str string text word sentence name test_str strr line pattern prefix suffix sub "
+    "substring sub_str msg message password email url txt para paragraph phrase input_str "
+    "my_str word_str str_in string_in s_in st query label title code dna expression expr "
+    "paren_string brackets ip address hex binary bin time date dt sequence_str key keyword",
+    STR,
+)
 _add("ch char newch letter character c_char sep separator delimiter delim symbol", CHAR)
-_add("lst list arr array nums numbers items elements data values xs ys seq sequence "
-     "input_list my_list listval newlist arraynums array_nums num_list iterable li l_list "
-     "list_ dlist stdata lis vals scores prices heights ages arr_list int_list number_list "
-     "integers ints digits_list operand", _LIST_INT)
-_add("words strings names str_list stringlist sample_names lines tokens colors patterns "
-     "letters sentences strs string_list word_list texts", _LIST_STR)
-_add("matrix grid my_matrix board lists list_of_lists nestedlist nested_list mat mtx "
-     "triangle nested arrays test_list_of_lists", _MATRIX)
+_add(
+    "lst list arr array nums numbers items elements data values xs ys seq sequence "
+    "input_list my_list listval newlist arraynums array_nums num_list iterable li l_list "
+    "list_ dlist stdata lis vals scores prices heights ages arr_list int_list number_list "
+    "integers ints digits_list operand",
+    _LIST_INT,
+)
+_add(
+    "words strings names str_list stringlist sample_names lines tokens colors patterns "
+    "letters sentences strs string_list word_list texts",
+    _LIST_STR,
+)
+_add(
+    "matrix grid my_matrix board lists list_of_lists nestedlist nested_list mat mtx "
+    "triangle nested arrays test_list_of_lists",
+    _MATRIX,
+)
 _add("test_tup test_tuple tup tuplex tuple tpl tup_list tuples_tuple", _TUP_INT)
-_add("dict dic dct dict_ test_dict mapping dictionary my_dict counts counter freq "
-     "frequency hashmap table", _DICT)
-_add("test_list ranges tuple_list list_tuples tuples pairs points coords subjectmarks "
-     "intervals edges", list_of(tuple_of(INT, INT)))
-_add("flag verbose strict reverse reversed ignore_case case_sensitive inplace in_place "
-     "enabled recursive", BOOL)
+_add("dict dic dct dict_ test_dict mapping dictionary my_dict counts counter freq frequency hashmap table", _DICT)
+_add(
+    "test_list ranges tuple_list list_tuples tuples pairs points coords subjectmarks intervals edges",
+    list_of(tuple_of(INT, INT)),
+)
+_add("flag verbose strict reverse reversed ignore_case case_sensitive inplace in_place enabled recursive", BOOL)
 _add("set_ my_set set s_set int_set", set_of(INT))
 
 for _n in ("cost", "price", "score", "total", "amount"):  # numbers, unless the docstring says more
@@ -596,8 +636,13 @@ _SUFFIX_RULES: list[tuple[re.Pattern, TypeDesc]] = [
     (re.compile(r"^(str|string|text|word)_"), STR),
     (re.compile(r"^(is|has|should|use|allow|can|do)_"), BOOL),
     (re.compile(r"(^|_)(flag)$"), BOOL),
-    (re.compile(r"(^|_)(num|number|count|cnt|size|len|length|index|idx|n|k|total|sum|"
-                r"amount|limit|width|height|depth|pos|digit|digits|year|month|day|power)$"), INT),
+    (
+        re.compile(
+            r"(^|_)(num|number|count|cnt|size|len|length|index|idx|n|k|total|sum|"
+            r"amount|limit|width|height|depth|pos|digit|digits|year|month|day|power)$"
+        ),
+        INT,
+    ),
     (re.compile(r"^(num|n|number|count|max|min)_"), INT),
     (re.compile(r"(^|_)(threshold|rate|ratio|prob|probability|eps|tol|weight|price|factor)$"), FLOAT),
 ]
@@ -658,13 +703,34 @@ def infer_from_default(default: str | None) -> TypeDesc | None:
 # Docstring words -> what a collection parameter holds / what a vague parameter is.
 _ELEM_HINTS: list[tuple[re.Pattern, TypeDesc]] = [
     (re.compile(r"\b(sub-?)?lists? of (strings|words)\b|\bsublists? of strings\b", re.I), list_of(STR)),
-    (re.compile(r"\b(list|array)s? of (lists|arrays)\b|\bnested lists?\b|\beach sub-?list\b|\bmatri(x|ces)\b|"
-                r"\blists? of lists?\b|\b2d\b|\bgrid\b|\blists (with)?in (a|the) (given )?list\b", re.I), list_of(INT)),
-    (re.compile(r"\b(list|array)s? of tuples?\b|\btuple lists?\b|\blist of pairs\b|\bnested tuples?\b|"
-                r"\btuples? (with)?in (the|a) (given )?list\b|\bpairs of tuples\b|\btuple of tuples\b", re.I), tuple_of(INT, INT)),
-    (re.compile(r"\b(list|array|tuple)s? of (strings?|words|names|str)\b|\bstrings? (in|of) (the|a) (given )?(list|tuple)\b|"
-                r"\bstring list\b|\bwords?\b", re.I), STR),
-    (re.compile(r"\b(list|array)s? of (floats?|decimals?|real numbers)\b|\bfloat(ing[- ]point)? numbers\b", re.I), FLOAT),
+    (
+        re.compile(
+            r"\b(list|array)s? of (lists|arrays)\b|\bnested lists?\b|\beach sub-?list\b|\bmatri(x|ces)\b|"
+            r"\blists? of lists?\b|\b2d\b|\bgrid\b|\blists (with)?in (a|the) (given )?list\b",
+            re.I,
+        ),
+        list_of(INT),
+    ),
+    (
+        re.compile(
+            r"\b(list|array)s? of tuples?\b|\btuple lists?\b|\blist of pairs\b|\bnested tuples?\b|"
+            r"\btuples? (with)?in (the|a) (given )?list\b|\bpairs of tuples\b|\btuple of tuples\b",
+            re.I,
+        ),
+        tuple_of(INT, INT),
+    ),
+    (
+        re.compile(
+            r"\b(list|array|tuple)s? of (strings?|words|names|str)\b|\bstrings? (in|of) (the|a) (given )?(list|tuple)\b|"
+            r"\bstring list\b|\bwords?\b",
+            re.I,
+        ),
+        STR,
+    ),
+    (
+        re.compile(r"\b(list|array)s? of (floats?|decimals?|real numbers)\b|\bfloat(ing[- ]point)? numbers\b", re.I),
+        FLOAT,
+    ),
     (re.compile(r"\b(list|array)s? of dict(ionarie)?s\b|\bdictionaries\b", re.I), dict_of(STR, INT)),
 ]
 _KIND_WORDS: list[tuple[re.Pattern, TypeDesc]] = [
@@ -677,10 +743,21 @@ _KIND_WORDS: list[tuple[re.Pattern, TypeDesc]] = [
     (re.compile(r"\binteger\b|\bnatural number\b|\bwhole number\b", re.I), INT),
 ]
 # "two strings s and c": one kind for several parameters.
-_SHARED_KIND = re.compile(r"\b(two|three|four|both|pair of|several|multiple)\s+(\w+\s+)?"
-                          r"(strings|lists|arrays|tuples|integers|numbers|dictionaries|words)\b", re.I)
-_SHARED_MAP = {"strings": "str", "words": "str", "lists": "list", "arrays": "list", "tuples": "tuple",
-               "integers": "int", "numbers": "int", "dictionaries": "dict"}
+_SHARED_KIND = re.compile(
+    r"\b(two|three|four|both|pair of|several|multiple)\s+(\w+\s+)?"
+    r"(strings|lists|arrays|tuples|integers|numbers|dictionaries|words)\b",
+    re.I,
+)
+_SHARED_MAP = {
+    "strings": "str",
+    "words": "str",
+    "lists": "list",
+    "arrays": "list",
+    "tuples": "tuple",
+    "integers": "int",
+    "numbers": "int",
+    "dictionaries": "dict",
+}
 _KIND_NAMES = r"(tuples?|lists?|arrays?|dictionar(?:y|ies)|strings?|sets?|integers?|numbers?|floats?|matri(?:x|ces))"
 # Phrases about the result, not the arguments: "returns a tuple", "... in a list", "into a string".
 _RESULT_PHRASES = re.compile(
@@ -688,10 +765,16 @@ _RESULT_PHRASES = re.compile(
     r"|\b(as|into|to)\s+(a|an)\s+(new\s+|single\s+)?" + _KIND_NAMES + r"\b",
     re.I,
 )
-_STRINGY = re.compile(r"\bstr(ing)?s?\b|\bwords?\b|\btext\b|\bsentences?\b|\bchar(acter)?s?\b|\bletters?\b|"
-                      r"\bsubstrings?\b|\bvowels?\b|\bpalindrom", re.I)
-_NUMERIC = re.compile(r"\bnumbers?\b|\bintegers?\b|\barea\b|\bvolume\b|\bperimeter\b|\bside\b|\blength\b|"
-                      r"\bsum\b|\bradius\b|\bheight\b|\bdigits?\b", re.I)
+_STRINGY = re.compile(
+    r"\bstr(ing)?s?\b|\bwords?\b|\btext\b|\bsentences?\b|\bchar(acter)?s?\b|\bletters?\b|"
+    r"\bsubstrings?\b|\bvowels?\b|\bpalindrom",
+    re.I,
+)
+_NUMERIC = re.compile(
+    r"\bnumbers?\b|\bintegers?\b|\barea\b|\bvolume\b|\bperimeter\b|\bside\b|\blength\b|"
+    r"\bsum\b|\bradius\b|\bheight\b|\bdigits?\b",
+    re.I,
+)
 
 
 def description_hints(doc: str | None) -> tuple[list[TypeDesc], TypeDesc | None, bool]:
@@ -784,8 +867,13 @@ def param_types(
             if t.name == "count-letter":
                 # ``N``/``K``/``M``: a count, unless it is the only parameter (``sort_matrix(M)``).
                 t = INT if len(params) > 1 else INT.with_weak()
-            if p.name in ("s", "S") and docstring and not _STRINGY.search(docstring) \
-                    and _NUMERIC.search(docstring) and infer_from_default(p.default) is None:
+            if (
+                p.name in ("s", "S")
+                and docstring
+                and not _STRINGY.search(docstring)
+                and _NUMERIC.search(docstring)
+                and infer_from_default(p.default) is None
+            ):
                 t = _NUMBER.with_weak()  # ``s`` as a side / sum: "area of a polygon given its side s"
             if t.weak:
                 pending_weak.append(p.name)

@@ -14,8 +14,8 @@ The worker evaluates ``Input.source()`` afresh for every call, which doubles as 
 from __future__ import annotations
 
 import base64
-import math
 import marshal
+import math
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -157,7 +157,9 @@ class Input:
         src = self.__dict__.get("_src")
         if src is None:
             kw = "{" + ", ".join(f"{k!r}: {to_source(v)}" for k, v in self.kwargs) + "}" if self.kwargs else "{}"
-            src = self.__dict__["_src"] = f"({to_source(self.args if type(self.args) is tuple else tuple(self.args))}, {kw})"
+            src = self.__dict__["_src"] = (
+                f"({to_source(self.args if type(self.args) is tuple else tuple(self.args))}, {kw})"
+            )
         return src
 
     def call(self, name: str) -> str:

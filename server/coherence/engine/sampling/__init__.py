@@ -23,6 +23,7 @@ from pathlib import Path
 
 from coherence.engine.errors import ConfigurationError, SamplingError
 from coherence.engine.sampling.cache import CacheKey, SampleCache, default_cache_path
+from coherence.engine.sampling.panel import MemberReport, PanelProvider, make_panel, sample_panel
 from coherence.engine.sampling.prompt import (
     PROMPT_VERSION,
     SAMPLE_STATUSES,
@@ -38,7 +39,6 @@ from coherence.engine.sampling.provider import (
     ProviderReply,
     RetryPolicy,
 )
-from coherence.engine.sampling.panel import MemberReport, PanelProvider, make_panel, sample_panel
 from coherence.engine.sampling.replay import ReplayProvider
 from coherence.engine.spec import Spec
 
@@ -157,14 +157,13 @@ class SampleSet:
         kind = _kind_of(self.failures)
         failing = {m: r for m, r in self.by_model.items() if r.failures}
         if failing:  # a panel: name the members that fell short, each with its own reason
-            who = "; ".join(f"{m}: {len(r.failures)} of {r.requested} failed ({Counter(r.failures).most_common(1)[0][0]})"
-                            for m, r in failing.items())
+            who = "; ".join(
+                f"{m}: {len(r.failures)} of {r.requested} failed ({Counter(r.failures).most_common(1)[0][0]})"
+                for m, r in failing.items()
+            )
             kind = _kind_of([f for r in failing.values() for f in r.failures])
             return f"coherence: {name}: {self.programs_summary()} from the panel; {who}. {_KIND_ADVICE[kind]}"
-        return (
-            f"coherence: {name}: {self.programs_summary()} from {self.model}. "
-            f"{_KIND_ADVICE[kind]}"
-        )
+        return f"coherence: {name}: {self.programs_summary()} from {self.model}. {_KIND_ADVICE[kind]}"
 
 
 def cache_key(spec: Spec, provider: Provider) -> CacheKey:
@@ -192,8 +191,7 @@ def _kind_of(failures: list[str]) -> str:
 
 
 _KIND_ADVICE = {
-    "rate_limit": "The provider is rate-limiting this key; wait, lower the concurrency or "
-    "the number of samples.",
+    "rate_limit": "The provider is rate-limiting this key; wait, lower the concurrency or the number of samples.",
     "timeout": "The provider did not answer in time; raise the timeout or check the server.",
     "connection": "Could not connect; check the api_base and that the server is running.",
     "auth": "Check the API key.",
@@ -226,7 +224,8 @@ async def sample_alternatives(
             # damaged or foreign row.  Drop it and ask again.
             log.warning(
                 "ignored %d cached sample(s) for %s that do not define it",
-                len(cached) - len(usable), spec.name,
+                len(cached) - len(usable),
+                spec.name,
             )
         result.samples.extend(usable)
         result.from_cache = len(usable)
@@ -322,7 +321,9 @@ def make_provider(
     if timeout <= 0:
         raise ConfigurationError(f"timeout must be > 0 seconds (got {timeout}).")
     if models:
-        return make_panel(models, temperature=temperature, timeout=timeout, max_concurrency=max_concurrency, api_base=api_base)
+        return make_panel(
+            models, temperature=temperature, timeout=timeout, max_concurrency=max_concurrency, api_base=api_base
+        )
     return LiteLLMProvider(
         str(model).strip(),
         api_base=(api_base or None),

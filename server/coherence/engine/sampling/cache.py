@@ -242,9 +242,7 @@ class SampleCache:
     def _connect(self, target: str) -> sqlite3.Connection:
         if target != ":memory:":
             Path(target).parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(
-            target, timeout=self.busy_timeout, check_same_thread=False, isolation_level=None
-        )
+        conn = sqlite3.connect(target, timeout=self.busy_timeout, check_same_thread=False, isolation_level=None)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(self.busy_timeout * 1000)}")
             if target != ":memory:":
@@ -381,10 +379,7 @@ class SampleCache:
                 conn.executemany(
                     "INSERT INTO samples(spec_hash, model, temperature, prompt_version, idx, "
                     "status, code, raw, detail, created) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    [
-                        (*key.params(), nxt + i, s.status, s.code, s.raw, s.detail, now)
-                        for i, s in enumerate(samples)
-                    ],
+                    [(*key.params(), nxt + i, s.status, s.code, s.raw, s.detail, now) for i, s in enumerate(samples)],
                 )
                 conn.execute("COMMIT")
             except BaseException:
@@ -416,8 +411,7 @@ class SampleCache:
     def misses(self, key: CacheKey) -> int:
         def q(conn: sqlite3.Connection) -> int:
             row = conn.execute(
-                "SELECT count FROM misses WHERE spec_hash=? AND model=? AND temperature=? "
-                "AND prompt_version=?",
+                "SELECT count FROM misses WHERE spec_hash=? AND model=? AND temperature=? AND prompt_version=?",
                 key.params(),
             ).fetchone()
             return int(row[0]) if row else 0
@@ -444,8 +438,7 @@ class SampleCache:
                     conn.execute(f"DELETE FROM {table}")
                 else:
                     conn.execute(
-                        f"DELETE FROM {table} WHERE spec_hash=? AND model=? AND temperature=? "
-                        "AND prompt_version=?",
+                        f"DELETE FROM {table} WHERE spec_hash=? AND model=? AND temperature=? AND prompt_version=?",
                         key.params(),
                     )
 

@@ -58,8 +58,15 @@ class Estimate:
         return f"about ${self.usd:.4f}" if self.usd is not None else f"price unknown: {self.note}"
 
 
-def estimate(targets: list[Target], model: str, *, count: int, cache: SampleCache | None = None,
-             temperature: float = 0.6, supports_n: bool | None = None) -> Estimate:
+def estimate(
+    targets: list[Target],
+    model: str,
+    *,
+    count: int,
+    cache: SampleCache | None = None,
+    temperature: float = 0.6,
+    supports_n: bool | None = None,
+) -> Estimate:
     """What sampling ``count`` alternatives of each target from ``model`` would cost now, the
     samples already in ``cache`` (same model, temperature and prompt version) deducted."""
     litellm = import_litellm()
@@ -81,11 +88,22 @@ def estimate(targets: list[Target], model: str, *, count: int, cache: SampleCach
         requests = math.ceil(need / MAX_N) if supports_n else need
         prompt = _tokens(litellm, model, messages=build_messages(target.spec))
         reply = _tokens(litellm, model, text=target.function_source) + FENCE_TOKENS
-        out.functions.append(FunctionCost(target.path, target.name_line, target.qualname or target.name, cached, need,
-                                          requests, prompt * requests, reply * need))
+        out.functions.append(
+            FunctionCost(
+                target.path,
+                target.name_line,
+                target.qualname or target.name,
+                cached,
+                need,
+                requests,
+                prompt * requests,
+                reply * need,
+            )
+        )
     try:
-        prompt_usd, completion_usd = litellm.cost_per_token(model=model, prompt_tokens=out.prompt_tokens,
-                                                            completion_tokens=out.completion_tokens)
+        prompt_usd, completion_usd = litellm.cost_per_token(
+            model=model, prompt_tokens=out.prompt_tokens, completion_tokens=out.completion_tokens
+        )
         out.usd = float(prompt_usd) + float(completion_usd)
     except Exception:  # noqa: BLE001 - a local or unlisted model: litellm has no price
         out.note = f"litellm has no price for {model}"

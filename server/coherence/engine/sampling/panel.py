@@ -85,7 +85,9 @@ class PanelProvider:
         raise SamplingError("a panel samples through sample_alternatives", kind="config")
 
 
-def make_panel(members, *, temperature: float, timeout: float, max_concurrency: int, api_base: str | None = None) -> PanelProvider:
+def make_panel(
+    members, *, temperature: float, timeout: float, max_concurrency: int, api_base: str | None = None
+) -> PanelProvider:
     """A ``PanelProvider`` of LiteLLM providers from ``CheckConfig.models``; ``api_base`` (the
     config's own) applies to members that name none."""
     from coherence.engine.sampling.provider import LiteLLMProvider
@@ -95,8 +97,19 @@ def make_panel(members, *, temperature: float, timeout: float, max_concurrency: 
     for m in members:
         base = m.api_base or api_base or None
         sems = shared.setdefault(provider_key(m.model, base), {})
-        built.append((LiteLLMProvider(m.model, api_base=base, temperature=temperature, timeout=timeout,
-                                      max_concurrency=max_concurrency, semaphores=sems), float(m.share)))
+        built.append(
+            (
+                LiteLLMProvider(
+                    m.model,
+                    api_base=base,
+                    temperature=temperature,
+                    timeout=timeout,
+                    max_concurrency=max_concurrency,
+                    semaphores=sems,
+                ),
+                float(m.share),
+            )
+        )
     return PanelProvider(built)
 
 
@@ -126,15 +139,22 @@ async def sample_panel(spec: Spec, count: int, panel: PanelProvider, cache=None)
         result.samples.extend(replace(s, model=provider.model) for s in got.samples)
         result.failures.extend(got.failures)
         result.notices.extend(got.notices)
-        rep.valid, rep.failures, rep.cost_usd, rep.from_cache = len(got.valid), list(got.failures), got.cost_usd, got.from_cache
+        rep.valid, rep.failures, rep.cost_usd, rep.from_cache = (
+            len(got.valid),
+            list(got.failures),
+            got.cost_usd,
+            got.from_cache,
+        )
         result.cost_usd += got.cost_usd
         result.prompt_tokens += got.prompt_tokens
         result.completion_tokens += got.completion_tokens
         result.from_cache += got.from_cache
     if not result.valid and errors:
         why = "; ".join(f"{model}: {err}" for model, err in errors)
-        raise SamplingError(f"Could not get any alternative implementation of {spec.name} from the panel: {why}",
-                            kind=getattr(errors[0][1], "kind", "provider"))
+        raise SamplingError(
+            f"Could not get any alternative implementation of {spec.name} from the panel: {why}",
+            kind=getattr(errors[0][1], "kind", "provider"),
+        )
     return result
 
 

@@ -88,17 +88,22 @@ def build_messages(spec: Spec) -> list[dict]:
     if context.strip():
         user += _CONTEXT_BLOCK.format(context=context)
         context_rule = (
-            "- You may use the imports, constants, classes and functions of the module above; "
-            "do not redefine them.\n"
+            "- You may use the imports, constants, classes and functions of the module above; do not redefine them.\n"
         )
     else:
         context_rule = ""
     if spec.owner:
         what = f"method `{spec.name}` of class `{spec.owner}`"
-        contents = f"only the complete method `{spec.name}` (its `def`, not the rest of the class: the class already exists)"
+        contents = (
+            f"only the complete method `{spec.name}` (its `def`, not the rest of the class: the class already exists)"
+        )
         helpers = "module-level helper functions"
     else:
-        what, contents, helpers = f"function `{spec.name}`", f"the complete implementation of `{spec.name}`", "helper functions"
+        what, contents, helpers = (
+            f"function `{spec.name}`",
+            f"the complete implementation of `{spec.name}`",
+            "helper functions",
+        )
     user += _INSTRUCTIONS.format(
         what=what,
         contents=contents,
@@ -121,9 +126,7 @@ def build_messages(spec: Spec) -> list[dict]:
 
 _FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.#-]*)[^\n]*$", re.MULTILINE)
 _PY_TAGS = {"", "python", "py", "python3", "py3", "pycon", "ipython", "python2"}
-_END_MARKER = re.compile(
-    r"^[ \t]*#\s*End of (?:the )?python code\.?[ \t]*$", re.IGNORECASE | re.MULTILINE
-)
+_END_MARKER = re.compile(r"^[ \t]*#\s*End of (?:the )?python code\.?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass
@@ -205,18 +208,25 @@ def defines_function(code: str | None, name: str, owner: str | None = None) -> b
 
 def _defines(tree: ast.Module, name: str, owner: str | None = None) -> bool:
     for node in tree.body:
-        if owner is not None and isinstance(node, ast.ClassDef) and node.name == owner and any(
-            isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name for item in node.body
+        if (
+            owner is not None
+            and isinstance(node, ast.ClassDef)
+            and node.name == owner
+            and any(
+                isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name for item in node.body
+            )
         ):
             return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             return True
-        if isinstance(node, ast.Assign) and any(
-            isinstance(t, ast.Name) and t.id == name for t in node.targets
-        ):
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
             return True
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and node.target.id == name
-                and node.value is not None):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == name
+            and node.value is not None
+        ):
             return True
     return False
 
@@ -278,9 +288,7 @@ def _is_demo(node: ast.stmt, name: str, method: bool = False) -> str | None:
             return "top-level print"
     if _calls(node, {name}):
         return f"top-level call of {name}"
-    if isinstance(node, (ast.For, ast.While, ast.With, ast.AsyncWith)) and _calls(
-        node, {"print", "input"}
-    ):
+    if isinstance(node, (ast.For, ast.While, ast.With, ast.AsyncWith)) and _calls(node, {"print", "input"}):
         return "top-level demo loop"
     return None
 
@@ -298,11 +306,7 @@ def _strip_demos(block: _Block, name: str, method: bool = False) -> tuple[str, l
     if not drop:
         return block.text, []
     lines = block.text.splitlines()
-    keep = [
-        ln
-        for i, ln in enumerate(lines, start=1)
-        if not any(a <= i <= b for a, b in drop)
-    ]
+    keep = [ln for i, ln in enumerate(lines, start=1) if not any(a <= i <= b for a, b in drop)]
     text = "\n".join(keep).strip("\n") + "\n"
     # Drop the comment lines left dangling at the end (``# Example usage:``).
     out = text.rstrip().splitlines()
@@ -312,9 +316,7 @@ def _strip_demos(block: _Block, name: str, method: bool = False) -> tuple[str, l
     try:
         ast.parse(text)
     except SyntaxError:  # a statement shared a line with another (``x = 1; print(x)``)
-        tree = ast.Module(
-            body=[n for n in block.tree.body if not _is_demo(n, name, method)], type_ignores=[]
-        )
+        tree = ast.Module(body=[n for n in block.tree.body if not _is_demo(n, name, method)], type_ignores=[])
         text = ast.unparse(tree) + "\n"
     return text, sorted(set(reasons))
 
@@ -356,9 +358,7 @@ def extract_program(reply: str, name: str, owner: str | None = None) -> Sample:
     else:
         others = _other_fence_tags(raw)
         if others:
-            return Sample(
-                None, raw, "other_language", f"a {', '.join(others[:3])} block, not Python"
-            )
+            return Sample(None, raw, "other_language", f"a {', '.join(others[:3])} block, not Python")
         blocks = [_parse(raw)]
         if blocks[0].tree is None and not _looks_like_code_for(raw, name):
             return Sample(None, raw, "no_code", "no code block in the reply")

@@ -77,6 +77,7 @@ def import_litellm() -> Any:
     # No redirect_stdout here: swapping sys.stdout process-wide for seconds could divert the
     # language server's own protocol output.  litellm prints nothing on import (tested).
     import litellm
+
     litellm.suppress_debug_info = True
     for attr, value in (("set_verbose", False), ("telemetry", False), ("drop_params", True)):
         with contextlib.suppress(Exception):
@@ -191,8 +192,7 @@ def _missing_key(model: str, text: str) -> _Failure:
         what = " or ".join(names)
         message = f"No API key for {model}: set {what} in the environment."
         if model.startswith("openai/"):
-            message += (" A local OpenAI-compatible server that needs no key accepts any value "
-                        f"(e.g. {names[0]}=none).")
+            message += f" A local OpenAI-compatible server that needs no key accepts any value (e.g. {names[0]}=none)."
     else:
         message = f"No API key for {model} ({text})."
     return _Failure("authentication failed (no API key)", "auth", False, fatal=True, message=message)
@@ -343,7 +343,9 @@ class LiteLLMProvider:
         self.completion_kwargs = dict(completion_kwargs or {})
         # per event loop; a panel hands the members of one provider the same dict, so that
         # max_concurrency limits the provider (one API key's rate limit), not each model
-        self._sems: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = semaphores if semaphores is not None else {}
+        self._sems: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] = (
+            semaphores if semaphores is not None else {}
+        )
         self._supports_n_cache: bool | None = None
         self.waits: list[float] = []  # every backoff slept, in seconds (for tests and benchmarks)
 
@@ -424,7 +426,9 @@ class LiteLLMProvider:
                     if abort.is_set():  # a fatal error arrived while this one waited its turn
                         return _Result(
                             failure=_Failure("not attempted", "provider", False),
-                            cost_usd=cost, prompt_tokens=pt, completion_tokens=ct,
+                            cost_usd=cost,
+                            prompt_tokens=pt,
+                            completion_tokens=ct,
                         )
                     resp = await asyncio.wait_for(
                         litellm.acompletion(**self._kwargs(messages, n)),
@@ -444,10 +448,7 @@ class LiteLLMProvider:
                     msg = getattr(choice, "message", None)
                     content = getattr(msg, "content", None) if msg is not None else None
                     if isinstance(content, list):  # content parts
-                        content = "".join(
-                            str(p.get("text", "")) if isinstance(p, dict) else str(p)
-                            for p in content
-                        )
+                        content = "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in content)
                     texts.append(content or "")
                 if texts:
                     return _Result(texts=texts, cost_usd=cost, prompt_tokens=pt, completion_tokens=ct)
@@ -487,9 +488,7 @@ class LiteLLMProvider:
             if need <= 0 or fatal is not None:
                 break
             chunks = _chunks(need, self.max_n) if (use_n and need > 1) else [1] * need
-            results = await asyncio.gather(
-                *(self._run_one(messages, k, abort) for k in chunks)
-            )
+            results = await asyncio.gather(*(self._run_one(messages, k, abort) for k in chunks))
             need = 0
             for k, res in zip(chunks, results):
                 reply.cost_usd += res.cost_usd

@@ -24,7 +24,6 @@ from coherence.engine.sampling.prompt import Sample, extract_program
 from coherence.engine.sampling.provider import ProviderReply
 from coherence.engine.spec import Spec
 
-
 _EXTRACTED_MAX = 8192
 
 # What a line must hold; other keys (task_id, model, temperature, ...) are optional and free.
@@ -36,8 +35,15 @@ LINE_SCHEMA = {
         "candidates": {"type": "array", "items": {"type": "string"}},
     },
 }
-_JSON_TYPES = {"dict": "an object", "list": "a list", "str": "a string", "int": "a number",
-               "float": "a number", "bool": "true/false", "NoneType": "null"}
+_JSON_TYPES = {
+    "dict": "an object",
+    "list": "a list",
+    "str": "a string",
+    "int": "a number",
+    "float": "a number",
+    "bool": "true/false",
+    "NoneType": "null",
+}
 
 
 @functools.lru_cache(maxsize=1)
@@ -120,7 +126,7 @@ class ReplayProvider:
                     if problem:
                         raise ConfigurationError(
                             f"Replay file {self.path}, line {lineno}: {problem}. Each line is one "
-                            "task: {\"entry_point\": \"name\", \"candidates\": [\"<python source>\", ...]}."
+                            'task: {"entry_point": "name", "candidates": ["<python source>", ...]}.'
                         )
                     entries.append(obj)
         except (OSError, EOFError, UnicodeDecodeError) as e:

@@ -59,11 +59,17 @@ class AlternativesFeature(LanguageFeature):
         uri, line = parse_location(args)
         uri = uri or self.ls.last_uri
         if uri is None or line is None:
-            self.ls.notify_problem("coherence: put the cursor in a checked function to see its alternatives", once_key=None, level="info")
+            self.ls.notify_problem(
+                "coherence: put the cursor in a checked function to see its alternatives", once_key=None, level="info"
+            )
             return None
         payload = self.payload(uri, line)
         if payload is None:
-            self.ls.notify_problem(f"coherence: no alternatives to show at line {line + 1} (check the function first)", once_key=None, level="info")
+            self.ls.notify_problem(
+                f"coherence: no alternatives to show at line {line + 1} (check the function first)",
+                once_key=None,
+                level="info",
+            )
             return None
         client_view = len(args) > 2 and isinstance(args[2], dict) and args[2].get("view") == "client"
         if not client_view:

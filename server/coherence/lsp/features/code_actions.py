@@ -41,12 +41,16 @@ class CodeActionsFeature(LanguageFeature):
         if uri not in self.ls.scheduler.docs:
             return None
         state = self.ls.scheduler.refresh_parse(uri)
-        target = state.target_at_line(params.range.start.line, body=True) or state.target_at_line(params.range.end.line, body=True)
+        target = state.target_at_line(params.range.start.line, body=True) or state.target_at_line(
+            params.range.end.line, body=True
+        )
         if target is None:
             return None
         q = target.qualname or target.name
         only = params.context.only
-        diagnostics = [d for d in params.context.diagnostics if d.source == SOURCE and d.range.start.line == target.name_line - 1]
+        diagnostics = [
+            d for d in params.context.diagnostics if d.source == SOURCE and d.range.start.line == target.name_line - 1
+        ]
         actions: list[types.CodeAction] = []
 
         def wanted(kind: str | None) -> bool:
@@ -60,7 +64,9 @@ class CodeActionsFeature(LanguageFeature):
             actions.append(
                 types.CodeAction(
                     title="Check coherence",
-                    command=types.Command(title="Check coherence", command=CHECK_FUNCTION, arguments=[uri, target.name_line - 1]),
+                    command=types.Command(
+                        title="Check coherence", command=CHECK_FUNCTION, arguments=[uri, target.name_line - 1]
+                    ),
                 )
             )
         result = state.results.get(q)
@@ -68,25 +74,55 @@ class CodeActionsFeature(LanguageFeature):
             return actions
         same_spec = result.spec_hash == target.spec.spec_hash
 
-        if same_spec and wanted(KIND_QUICKFIX) and any(c.representative_source and not c.yours for c in result.clusters):
+        if (
+            same_spec
+            and wanted(KIND_QUICKFIX)
+            and any(c.representative_source and not c.yours for c in result.clusters)
+        ):
             args = [uri, target.name_line - 1]
-            actions.append(types.CodeAction(title="Show alternatives", kind=KIND_QUICKFIX, diagnostics=diagnostics or None,
-                                            command=types.Command(title="Show alternatives", command=SHOW_ALTERNATIVES, arguments=args)))
+            actions.append(
+                types.CodeAction(
+                    title="Show alternatives",
+                    kind=KIND_QUICKFIX,
+                    diagnostics=diagnostics or None,
+                    command=types.Command(title="Show alternatives", command=SHOW_ALTERNATIVES, arguments=args),
+                )
+            )
 
         if result.counterexample is not None and same_spec and wanted(KIND_QUICKFIX):
             actions += self._regression_test_actions(state.path, target, result, diagnostics)
 
         ce = result.counterexample
-        if (result.status == "incoherent" and result.severity in ("warning", "information") and ce is not None and same_spec
-                and ce.call not in target.accept and wanted(KIND_QUICKFIX)):
+        if (
+            result.status == "incoherent"
+            and result.severity in ("warning", "information")
+            and ce is not None
+            and same_spec
+            and ce.call not in target.accept
+            and wanted(KIND_QUICKFIX)
+        ):
             edit = self._accept_edit(uri, target, ce.call)
             if edit is not None:
-                actions.append(types.CodeAction(title=f"Accept this disagreement as intended ({ce.call})", kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit))
+                actions.append(
+                    types.CodeAction(
+                        title=f"Accept this disagreement as intended ({ce.call})",
+                        kind=KIND_QUICKFIX,
+                        diagnostics=diagnostics or None,
+                        edit=edit,
+                    )
+                )
 
         if self._minority(result) and result.majority_code and same_spec and wanted(KIND_QUICKFIX):
             edit = self._replace_body_edit(uri, target, result.majority_code, result)
             if edit is not None:
-                actions.append(types.CodeAction(title="Replace body with the majority alternative", kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit))
+                actions.append(
+                    types.CodeAction(
+                        title="Replace body with the majority alternative",
+                        kind=KIND_QUICKFIX,
+                        diagnostics=diagnostics or None,
+                        edit=edit,
+                    )
+                )
         return actions
 
     @staticmethod
@@ -135,7 +171,9 @@ class CodeActionsFeature(LanguageFeature):
             out.append(types.TextEdit(range=types.Range(start=start, end=end), new_text=ch.text))
         return out
 
-    def _document_edit(self, uri: str, source: str, changes: list[edits.Change], version: int | None) -> types.WorkspaceEdit:
+    def _document_edit(
+        self, uri: str, source: str, changes: list[edits.Change], version: int | None
+    ) -> types.WorkspaceEdit:
         text_edits = self._text_edits(source, changes)
         if self._supports_document_changes():
             return types.WorkspaceEdit(
@@ -185,7 +223,15 @@ class CodeActionsFeature(LanguageFeature):
                         types.CreateFile(uri=test_uri, options=types.CreateFileOptions(ignore_if_exists=True)),
                         types.TextDocumentEdit(
                             text_document=types.OptionalVersionedTextDocumentIdentifier(uri=test_uri, version=None),
-                            edits=[types.TextEdit(range=types.Range(start=types.Position(line=0, character=0), end=types.Position(line=0, character=0)), new_text=content)],
+                            edits=[
+                                types.TextEdit(
+                                    range=types.Range(
+                                        start=types.Position(line=0, character=0),
+                                        end=types.Position(line=0, character=0),
+                                    ),
+                                    new_text=content,
+                                )
+                            ],
                         ),
                     ]
                 )
@@ -195,8 +241,17 @@ class CodeActionsFeature(LanguageFeature):
                 edit = self._document_edit(test_uri, existing, changes, version)
             test_line = content.splitlines().index(test_source.splitlines()[0])
             title = f"Add counterexample as a regression test expecting {side} (`{_short(shown)}`)"
-            out.append(types.CodeAction(title=title, kind=KIND_QUICKFIX, diagnostics=diagnostics or None, edit=edit,
-                                        command=types.Command(title="Open the test", command=SHOW_DOCUMENT, arguments=[test_uri, test_line])))
+            out.append(
+                types.CodeAction(
+                    title=title,
+                    kind=KIND_QUICKFIX,
+                    diagnostics=diagnostics or None,
+                    edit=edit,
+                    command=types.Command(
+                        title="Open the test", command=SHOW_DOCUMENT, arguments=[test_uri, test_line]
+                    ),
+                )
+            )
         return out
 
     def _accept_edit(self, uri: str, target, call: str) -> types.WorkspaceEdit | None:
@@ -236,9 +291,17 @@ class CodeActionsFeature(LanguageFeature):
             needs_confirmation=True,
             description=f"{majority.size} of {result.samples} programs behave like it",
         )
-        text_edits = [types.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=REPLACE_BODY) for e in self._text_edits(source, changes)]
+        text_edits = [
+            types.AnnotatedTextEdit(range=e.range, new_text=e.new_text, annotation_id=REPLACE_BODY)
+            for e in self._text_edits(source, changes)
+        ]
         return types.WorkspaceEdit(
-            document_changes=[types.TextDocumentEdit(text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version), edits=text_edits)],
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=doc.version),
+                    edits=text_edits,
+                )
+            ],
             change_annotations={REPLACE_BODY: annotation},
         )
 

@@ -23,7 +23,9 @@ class CodeLensFeature(LanguageFeature):
                 title = "coherence: error — " + state.config_error.removeprefix("coherence: ")
                 title = title if len(title) <= 160 else title[:159] + "…"
             else:
-                title = lens_title(result, checking=checking, stale=result is not None and not checking and not state.is_fresh(q))
+                title = lens_title(
+                    result, checking=checking, stale=result is not None and not checking and not state.is_fresh(q)
+                )
             line = target.name_line - 1
             lenses.append(
                 types.CodeLens(

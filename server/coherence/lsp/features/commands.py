@@ -144,7 +144,12 @@ class CommandsFeature(LanguageFeature):
         open_uris = self._open_uris()
         for uri in uris:
             sched.state(uri, open_=uri in open_uris)
-        progress = BatchProgress(self.ls, f"coherence: checking {len(uris)} files", len(uris), on_cancel=lambda: [sched.cancel(u, reason="cancelled") for u in uris])
+        progress = BatchProgress(
+            self.ls,
+            f"coherence: checking {len(uris)} files",
+            len(uris),
+            on_cancel=lambda: [sched.cancel(u, reason="cancelled") for u in uris],
+        )
         progress.start()
 
         async def one(uri: str) -> list:
@@ -187,7 +192,11 @@ class CommandsFeature(LanguageFeature):
             "tasks": len(self.ls._tasks),
             "documents": len(sched.docs),
             "jobs": sum(len(s.jobs) for s in sched.docs.values()),
-            "jobList": [f"{j.qualname} v{j.version} started={j.started} urgent={j.urgent} cancelled={j.cancel.is_set()}" for s in sched.docs.values() for j in s.jobs.values()],
+            "jobList": [
+                f"{j.qualname} v{j.version} started={j.started} urgent={j.urgent} cancelled={j.cancel.is_set()}"
+                for s in sched.docs.values()
+                for j in s.jobs.values()
+            ],
             "urgentPending": sched._urgent,
             "cachedResults": len(sched.cache),
             "checkers": len(sched.checkers()),

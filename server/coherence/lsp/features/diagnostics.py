@@ -11,7 +11,12 @@ from coherence.lsp.render import client_column, diagnostic_message, diagnostic_s
 from coherence.lsp.state import DocumentState, result_json
 
 SOURCE = "coherence"
-CODES = {"incoherent": "incoherent", "nondeterministic": "nondeterministic", "skipped": "skipped", "error": "check-error"}
+CODES = {
+    "incoherent": "incoherent",
+    "nondeterministic": "nondeterministic",
+    "skipped": "skipped",
+    "error": "check-error",
+}
 
 
 class DiagnosticsFeature(LanguageFeature):
@@ -32,17 +37,23 @@ class DiagnosticsFeature(LanguageFeature):
             result._announced = True  # type: ignore[attr-defined]
             problem = result.sampling_problem
             if problem:
-                self.ls.notify_problem(problem, once_key=("partial-sampling", result.model, result.sampling_problem_kind))
+                self.ls.notify_problem(
+                    problem, once_key=("partial-sampling", result.model, result.sampling_problem_kind)
+                )
             for notice in result.notices:
                 self.ls.notify_problem(f"coherence: {notice}", once_key=("cache-notice", notice))
 
     def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[]))
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=params.text_document.uri, diagnostics=[])
+        )
 
     def publish(self, state: DocumentState) -> None:
         diagnostics = self.diagnostics(state)
         version = state.version if state.open else None
-        self.ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=state.uri, diagnostics=diagnostics, version=version))
+        self.ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=state.uri, diagnostics=diagnostics, version=version)
+        )
         state.last_published = diagnostics
 
     def diagnostics(self, state: DocumentState) -> list[types.Diagnostic]:
@@ -70,7 +81,14 @@ class DiagnosticsFeature(LanguageFeature):
         if state.syntax_error is not None:
             line, msg = state.syntax_error
             suffix = "; showing the results of the last version that parsed" if state.results else ""
-            out.append(self._file_note(lines, line - 1, f"coherence: not checked while the file has a syntax error (line {line}: {msg}){suffix}", "syntax-error"))
+            out.append(
+                self._file_note(
+                    lines,
+                    line - 1,
+                    f"coherence: not checked while the file has a syntax error (line {line}: {msg}){suffix}",
+                    "syntax-error",
+                )
+            )
         elif state.file_problem:
             out.append(self._file_note(lines, 0, f"coherence: {state.file_problem}", "skipped"))
         return out
@@ -80,7 +98,9 @@ class DiagnosticsFeature(LanguageFeature):
         text = lines[line] if line < len(lines) else ""
         end = client_column(text, len(text.rstrip("\r\n")), self.ls.position_encoding())
         return types.Diagnostic(
-            range=types.Range(start=types.Position(line=line, character=0), end=types.Position(line=line, character=end)),
+            range=types.Range(
+                start=types.Position(line=line, character=0), end=types.Position(line=line, character=end)
+            ),
             message=message,
             severity=types.DiagnosticSeverity.Information,
             source=SOURCE,

@@ -105,7 +105,9 @@ def publish_inputs(leader):
             while done < len(blob):
                 done += os.pwrite(fd, view[done:], done)
             os.ftruncate(fd, len(blob))
-            fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE)
+            fcntl.fcntl(
+                fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+            )
             ok = os.fstat(fd).st_size == len(blob) and protocol.pread_all(fd, len(blob)) == blob
     except (OSError, ValueError, TypeError):
         ok = False

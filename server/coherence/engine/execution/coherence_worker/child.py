@@ -17,7 +17,17 @@ import types
 from . import ahead, guard, kernel, loading, protocol
 from .canon import LIM, tname
 from .flat import flat_map, flat_seq, flat_set, snapshotter
-from .protocol import BUDGET_EXCEEDED, INPUT_ERROR, LOAD_FAILED, LOAD_OK, SLOT_LOAD, SLOT_POS, SLOT_WRITTEN, TIMEOUT, TOLD_HANGS
+from .protocol import (
+    BUDGET_EXCEEDED,
+    INPUT_ERROR,
+    LOAD_FAILED,
+    LOAD_OK,
+    SLOT_LOAD,
+    SLOT_POS,
+    SLOT_WRITTEN,
+    TIMEOUT,
+    TOLD_HANGS,
+)
 from .timer import Timeout
 
 
@@ -65,8 +75,12 @@ def enter(leader, w, cwd, uid):
             pass
     leader.timer.install()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    guard.limit_child(leader.as_limit, leader.file_size_mb * 1024 * 1024,
-                      int(leader.program_budget + leader.call_timeout + 5), max(64, w + 16))
+    guard.limit_child(
+        leader.as_limit,
+        leader.file_size_mb * 1024 * 1024,
+        int(leader.program_budget + leader.call_timeout + 5),
+        max(64, w + 16),
+    )
     guard.drop_privileges(uid, leader.set_pdeathsig)
     guard.confine(leader.guard, cwd)
     sys.stdout = leader.sink_out
@@ -165,6 +179,7 @@ def input_makers(codes, ns, receiver):
             def make():
                 args, kwargs = loads(mk) if mk.__class__ is bytes else mk()
                 return (build(),) + tuple(args), kwargs
+
             return make
 
         makers = [None if mk is None else on_fresh(mk) for mk in makers]
@@ -203,8 +218,11 @@ def may_draw(leader, text):
     roots = leader.workspace_roots
     # (the leader looked at every module it had; the program's load may have imported more)
     mark = loading.modules_mark()
-    per_call_seed = "random" in text or leader.workspace_draws or (
-        (mark is None or mark != leader.modules_scanned) and loading.draws(roots, leader.scanned))
+    per_call_seed = (
+        "random" in text
+        or leader.workspace_draws
+        or ((mark is None or mark != leader.modules_scanned) and loading.draws(roots, leader.scanned))
+    )
     return per_call_seed, not per_call_seed and bool(roots)
 
 
@@ -247,7 +265,7 @@ def call_loop(leader, task, indices, f, makers, out, go):
     np_seed = None
     if per_call_seed:
         np_seed = numpy_seed()
-    np_s = seed % (2 ** 32)
+    np_s = seed % (2**32)
     rseed(seed)
     if np_seed is not None:
         try:

@@ -62,14 +62,36 @@ PATHS = {
     "shutil.move": ((0, 1), None),
     "shutil.chown": ((0,), None),
 }
-PROCS = frozenset((
-    "os.system", "os.exec", "os.posix_spawn", "os.spawn", "subprocess.Popen", "os.fork",
-    "os.forkpty", "pty.spawn", "os.startfile", "socket.connect", "socket.bind",
-    "socket.sendto", "socket.sendmsg", "socket.getaddrinfo", "socket.gethostbyname",
-    "_thread.start_new_thread", "_thread.start_joinable_thread", "os.setuid", "os.setgid",
-    "os.setreuid", "os.setregid", "os.setresuid", "os.setresgid", "os.setgroups",
-    "os.chroot", "os.pidfd_open",
-))
+PROCS = frozenset(
+    (
+        "os.system",
+        "os.exec",
+        "os.posix_spawn",
+        "os.spawn",
+        "subprocess.Popen",
+        "os.fork",
+        "os.forkpty",
+        "pty.spawn",
+        "os.startfile",
+        "socket.connect",
+        "socket.bind",
+        "socket.sendto",
+        "socket.sendmsg",
+        "socket.getaddrinfo",
+        "socket.gethostbyname",
+        "_thread.start_new_thread",
+        "_thread.start_joinable_thread",
+        "os.setuid",
+        "os.setgid",
+        "os.setreuid",
+        "os.setregid",
+        "os.setresuid",
+        "os.setresgid",
+        "os.setgroups",
+        "os.chroot",
+        "os.pidfd_open",
+    )
+)
 KILL = frozenset(("os.kill", "os.killpg", "signal.pthread_kill"))
 WATCH = frozenset(PATHS) | PROCS | KILL | {"open"}
 
@@ -330,14 +352,19 @@ def isolate_as_root(tmp):
         # the host's runtime sockets (/run/user/$UID/bus, docker.sock, agents) out of sight
         real = os.path.realpath(tmp).encode()
         for run in (b"/run", b"/var/run"):
-            if (os.path.isdir(run) and not os.path.islink(run) and not (real + b"/").startswith(run + b"/")
-                    and libc.mount(b"tmpfs", run, b"tmpfs", MS_RDONLY, b"mode=0755,size=4k") != 0):
+            if (
+                os.path.isdir(run)
+                and not os.path.islink(run)
+                and not (real + b"/").startswith(run + b"/")
+                and libc.mount(b"tmpfs", run, b"tmpfs", MS_RDONLY, b"mode=0755,size=4k") != 0
+            ):
                 problems.append("tmpfs over %s: errno %d" % (run.decode(), ctypes.get_errno()))
         # the run's temp dir writable again: a bind mount of it, remounted read-write
         real = os.path.realpath(tmp).encode()
-        if libc.mount(real, real, None, MS_BIND, None) != 0 or libc.mount(
-            None, real, None, MS_REMOUNT | MS_BIND, None
-        ) != 0:
+        if (
+            libc.mount(real, real, None, MS_BIND, None) != 0
+            or libc.mount(None, real, None, MS_REMOUNT | MS_BIND, None) != 0
+        ):
             problems.append("writable temp dir: errno %d" % ctypes.get_errno())
     except BaseException as e:
         problems.append(describe_exc(e))

@@ -74,6 +74,8 @@ def apply(layers, own_dir):
         layers.landlock.close()  # the child's copies of the leader's descriptors
         if not ok:
             return "the Landlock rules could not be applied"
-    if layers.seccomp is not None and not seccomp.install(seccomp.for_process(layers.seccomp, os.getpid(), layers.pid_at)):
+    if layers.seccomp is not None and not seccomp.install(
+        seccomp.for_process(layers.seccomp, os.getpid(), layers.pid_at)
+    ):
         return "the seccomp filter could not be installed"
     return None

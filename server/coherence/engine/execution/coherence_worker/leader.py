@@ -161,13 +161,15 @@ class Leader(object):
             except BaseException:
                 pass
         guard.arm(self.guard, job)
-        self.layers = kernel.plan(job, [p for p in self.guard["allow"] if p != self.guard["root"]], self.guard["hidden"])
+        self.layers = kernel.plan(
+            job, [p for p in self.guard["allow"] if p != self.guard["root"]], self.guard["hidden"]
+        )
         # which kernel layers the children apply, so coherence can name the sandbox that ran
         names = self.layers.names()
         self.emit_json(META, SANDBOX, names)
         missing = [x for x in job.get("require") or () if x not in names]
         if missing:
-            raise Refused("sandbox \"strict\": the kernel refused " + " and ".join(missing))
+            raise Refused('sandbox "strict": the kernel refused ' + " and ".join(missing))
         sys.stdout = self.sink_out
         sys.stderr = self.sink_err
         sys.stdin = io.StringIO("")
@@ -229,8 +231,10 @@ class Leader(object):
             specs = self.job.get("tasks")
             if specs is None:
                 specs = [{"program": p} for p in range(len(self.programs))]
-            self.tasks = [Task(t, self.programs[int(spec.get("program", t))], int(spec.get("seed", self.seed)))
-                          for t, spec in enumerate(specs)]
+            self.tasks = [
+                Task(t, self.programs[int(spec.get("program", t))], int(spec.get("seed", self.seed)))
+                for t, spec in enumerate(specs)
+            ]
         return self.tasks
 
     def input_order(self):
@@ -265,7 +269,9 @@ class Leader(object):
         self.as_limit = vm + self.memory_mb * 1024 * 1024 if vm else self.memory_mb * 1024 * 1024
         if self.next_uid is None:
             try:
-                self.next_uid = guard.CHILD_UID_BASE + int.from_bytes(os.urandom(4), "big") % (guard.CHILD_UID_SPAN - 1000000)
+                self.next_uid = guard.CHILD_UID_BASE + int.from_bytes(os.urandom(4), "big") % (
+                    guard.CHILD_UID_SPAN - 1000000
+                )
             except BaseException:
                 self.next_uid = guard.CHILD_UID_BASE + os.getpid() * 1000 % guard.CHILD_UID_SPAN
 

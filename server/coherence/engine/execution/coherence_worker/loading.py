@@ -17,18 +17,49 @@ from .timer import Timeout
 # Imported in the leader before forking, so children share them.  CORE always; FULL as well when
 # the children (dropped to "nobody") could not read the standard library to import it lazily.
 PREIMPORT_CORE = (
-    "math", "itertools", "collections", "functools", "re", "string", "heapq", "bisect", "operator",
-    "copy", "random",
+    "math",
+    "itertools",
+    "collections",
+    "functools",
+    "re",
+    "string",
+    "heapq",
+    "bisect",
+    "operator",
+    "copy",
+    "random",
 )
 PREIMPORT = (
     # imported lazily by the standard library itself (what a program imports explicitly is found
     # by scanning its source and imported anyway)
-    "_strptime", "encodings.idna", "encodings.latin_1", "encodings.ascii", "encodings.cp1252",
-    "encodings.utf_16", "encodings.utf_32", "encodings.unicode_escape",
-    "encodings.raw_unicode_escape", "encodings.punycode", "unicodedata",
+    "_strptime",
+    "encodings.idna",
+    "encodings.latin_1",
+    "encodings.ascii",
+    "encodings.cp1252",
+    "encodings.utf_16",
+    "encodings.utf_32",
+    "encodings.unicode_escape",
+    "encodings.raw_unicode_escape",
+    "encodings.punycode",
+    "unicodedata",
     # common enough in helpers and programs to be worth sharing
-    "collections.abc", "fractions", "decimal", "datetime", "enum", "json", "numbers", "struct",
-    "array", "hashlib", "base64", "binascii", "zlib", "textwrap", "weakref", "contextlib",
+    "collections.abc",
+    "fractions",
+    "decimal",
+    "datetime",
+    "enum",
+    "json",
+    "numbers",
+    "struct",
+    "array",
+    "hashlib",
+    "base64",
+    "binascii",
+    "zlib",
+    "textwrap",
+    "weakref",
+    "contextlib",
 )
 
 
@@ -122,8 +153,7 @@ class Loader:
             info = Program(entry, source or "", spec.get("owner"), spec.get("kind"))
             if source is not None:
                 try:
-                    info.code = compile(source, "<%s>" % (spec.get("label") or "program"), "exec",
-                                        dont_inherit=True)
+                    info.code = compile(source, "<%s>" % (spec.get("label") or "program"), "exec", dont_inherit=True)
                     self.preimport(source_imports(source))
                 except BaseException as e:
                     info.error = describe_exc(e)
@@ -155,8 +185,11 @@ class Loader:
             if isinstance(theirs, type) and theirs is not cls:
                 # they wrote the whole class: take the method, and the helpers the user's class lacks
                 raw = theirs.__dict__.get(entry)
-                extras = {k: v for k, v in theirs.__dict__.items()
-                          if k not in cls.__dict__ and not (k.startswith("__") and k.endswith("__"))}
+                extras = {
+                    k: v
+                    for k, v in theirs.__dict__.items()
+                    if k not in cls.__dict__ and not (k.startswith("__") and k.endswith("__"))
+                }
                 ns[owner] = cls
             if raw is None:
                 raw = ns.get(entry)
@@ -184,7 +217,6 @@ class Loader:
         except BaseException as e:
             return None, None, "%s() cannot be built without arguments: %s" % (owner, describe_exc(e))
         return f, cls, None
-
 
 
 def prepare_inputs(sources, packed):
@@ -215,11 +247,10 @@ def prepare_inputs(sources, packed):
         except BaseException:
             pass
     # one lambda per two lines; multi-line sources (rare) are compiled one by one
-    todo = [i for i in range(len(sources)) if codes[i] is None
-            and "\n" not in sources[i] and "\r" not in sources[i]]
+    todo = [i for i in range(len(sources)) if codes[i] is None and "\n" not in sources[i] and "\r" not in sources[i]]
     chunk = 500
     for start in range(0, len(todo), chunk):
-        part = todo[start:start + chunk]
+        part = todo[start : start + chunk]
         text = "".join("(lambda: (%s\n))\n" % sources[i] for i in part)
         lines = {}
         try:
@@ -275,13 +306,17 @@ class Stash:
         try:
             where = dirs
             for k in range(len(parts)):
-                dotted = ".".join(parts[:k + 1])
+                dotted = ".".join(parts[: k + 1])
                 spec = PathFinder.find_spec(dotted, where)
                 if spec is None:
                     return k > 0
                 package = spec.submodule_search_locations
-                if (dotted not in self.sources and type(spec.origin) is str and spec.origin.endswith(".py")
-                        and os.path.isfile(spec.origin)):
+                if (
+                    dotted not in self.sources
+                    and type(spec.origin) is str
+                    and spec.origin.endswith(".py")
+                    and os.path.isfile(spec.origin)
+                ):
                     with open(spec.origin, "rb") as fh:
                         source = fh.read(self.MAX_BYTES - self.size + 1)
                     if self.size + len(source) > self.MAX_BYTES:
@@ -417,8 +452,6 @@ def module_imports(tree):
             seen.add(name)
             out.append(name)
     return out[:300]
-
-
 
 
 def source_imports(source):

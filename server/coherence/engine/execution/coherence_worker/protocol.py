@@ -111,7 +111,7 @@ def record_index(task):
     expression engine scans for; ``^`` in multi-line mode was tried at every byte (0.8 ms against
     0.2 ms per thousand records).  Cached, and compiled ahead in the warm worker (see serve): a
     compile costs 0.1 ms, once per child in each job's new leader otherwise."""
-    return re.compile(re.escape(b"\n%d " % task) + br"(-?[0-9]+) ")
+    return re.compile(re.escape(b"\n%d " % task) + rb"(-?[0-9]+) ")
 
 
 # A chunk of a child's records holds a reserved claim only if it holds this (a claim is

@@ -140,7 +140,6 @@ def serve():
             os._exit(0)
 
 
-
 def returncode(status):
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
@@ -162,7 +161,7 @@ def sweep(keep):
         try:
             with open("/proc/%s/stat" % name, "rb") as f:
                 stat = f.read()
-            fields = stat[stat.rfind(b")") + 2:].split()
+            fields = stat[stat.rfind(b")") + 2 :].split()
             if int(fields[3]) != sid or fields[0] == b"Z":
                 continue
             os.kill(int(name), signal.SIGKILL)
@@ -183,8 +182,11 @@ def sweep_ipc():
     except BaseException:
         return True
     left = False
-    for kind, remove in (("shm", lambda i: libc.shmctl(i, 0, None)), ("sem", lambda i: libc.semctl(i, 0, 0)),
-                         ("msg", lambda i: libc.msgctl(i, 0, None))):
+    for kind, remove in (
+        ("shm", lambda i: libc.shmctl(i, 0, None)),
+        ("sem", lambda i: libc.semctl(i, 0, 0)),
+        ("msg", lambda i: libc.msgctl(i, 0, None)),
+    ):
         try:
             with open("/proc/sysvipc/" + kind, "rb") as f:
                 rows = f.read().splitlines()[1:]

@@ -11,8 +11,19 @@ import struct
 import time
 
 from . import protocol
-from .protocol import (BUDGET_EXCEEDED, CLAIM_HINT, CRASH_PROTOCOL, DIAGNOSTIC_PREFIX, INPUT_ERROR, LOAD_FAILED,
-                       LOAD_PENDING, MAX_LINE, RESERVED_MARK, TIMEOUT, TOLD_HANGS)
+from .protocol import (
+    BUDGET_EXCEEDED,
+    CLAIM_HINT,
+    CRASH_PROTOCOL,
+    DIAGNOSTIC_PREFIX,
+    INPUT_ERROR,
+    LOAD_FAILED,
+    LOAD_PENDING,
+    MAX_LINE,
+    RESERVED_MARK,
+    TIMEOUT,
+    TOLD_HANGS,
+)
 
 GRACE = 0.5  # seconds past a deadline before the watchdog kills
 # A call past its timeout is over whatever happens next: its outcome is Timeout, from the child's
@@ -35,9 +46,35 @@ _EPSILON = 0.01  # seconds: clock reads of two processes
 class Child:
     """A forked child, as its leader sees it."""
 
-    __slots__ = ("pid", "fd", "slot", "task", "indices", "buf", "eof", "status", "seen_pos",
-                 "seen_time", "kill_reason", "cwd", "eof_time", "prefix", "allowed", "records",
-                 "diag", "parked", "go", "polled", "began", "timeouts", "claims", "run_end", "where", "has_late", "seen")
+    __slots__ = (
+        "pid",
+        "fd",
+        "slot",
+        "task",
+        "indices",
+        "buf",
+        "eof",
+        "status",
+        "seen_pos",
+        "seen_time",
+        "kill_reason",
+        "cwd",
+        "eof_time",
+        "prefix",
+        "allowed",
+        "records",
+        "diag",
+        "parked",
+        "go",
+        "polled",
+        "began",
+        "timeouts",
+        "claims",
+        "run_end",
+        "where",
+        "has_late",
+        "seen",
+    )
 
     def __init__(self, pid, fd, slot, task, indices, cwd, allowed, parked, go, now):
         self.pid = pid
@@ -67,7 +104,6 @@ class Child:
         self.run_end = None  # (position, late) of the last input of a checked RUN_SKIP
         self.where = None  # input -> position in indices (see position)
         self.has_late = None  # whether any of its inputs is a late one (see position)
-
 
 
 def allowed_for(leader, indices):
@@ -118,8 +154,8 @@ def read_child(leader, c):
         c.buf = b""
         chunk = buf
     else:
-        c.buf = buf[k + 1:]
-        chunk = buf[:k + 1]
+        c.buf = buf[k + 1 :]
+        chunk = buf[: k + 1]
         if len(c.buf) > MAX_LINE:
             c.buf = b""
             reject(c)
@@ -150,15 +186,15 @@ def read_child(leader, c):
             if line.startswith(prefix):
                 try:
                     at = line.index(b" ", len(prefix))
-                    i = int(line[len(prefix):at])
+                    i = int(line[len(prefix) : at])
                 except ValueError:
                     i = None
                 if i is not None and i in allowed:
-                    if line[at + 1:at + 2] != RESERVED_MARK:
+                    if line[at + 1 : at + 2] != RESERVED_MARK:
                         c.seen.add(b"%d" % i)
                         good.append(line)
                         continue
-                    if i >= 0 and check_claim(leader, c, i, line[at + 2:], now):
+                    if i >= 0 and check_claim(leader, c, i, line[at + 2 :], now):
                         good.append(line)
                         continue
             elif line.startswith(DIAGNOSTIC_PREFIX) and c.diag < 3:  # its own traceback
@@ -206,8 +242,12 @@ def check_claim(leader, c, i, word, now):
     if _run_skip(leader, c, i, pos, late, now):
         c.claims[i] = RUN_SKIP
         c.run_end = (pos, late)
-    elif t != leader.anchor and leader.anchor is not None and leader.told[TOLD_HANGS + i] and any(
-            v == TIMED_OUT and leader.told[TOLD_HANGS + j] for j, v in c.claims.items()):
+    elif (
+        t != leader.anchor
+        and leader.anchor is not None
+        and leader.told[TOLD_HANGS + i]
+        and any(v == TIMED_OUT and leader.told[TOLD_HANGS + j] for j, v in c.claims.items())
+    ):
         c.claims[i] = HANG_SKIP
     else:
         return False

@@ -55,5 +55,6 @@ def module_names(source: str | None) -> set[str] | None:
                 visit(getattr(st, "orelse", []))
                 for h in getattr(st, "handlers", []):
                     visit(h.body)
+
     visit(tree.body)
     return names

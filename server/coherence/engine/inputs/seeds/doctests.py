@@ -133,13 +133,14 @@ def _prose_assignments(spec: Spec, text: str) -> list[Input]:
         return []
     names = {p.name for p in params}
     required = {p.name for p in params if p.default is None}
-    rx = re.compile(r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-                    + r")\s*=(?!=)\s*")
+    rx = re.compile(
+        r"(?<![\w.])(" + "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True)) + r")\s*=(?!=)\s*"
+    )
     out: list[Input] = []
     for line in text.splitlines():
         found: dict[str, Any] = {}
         for m in rx.finditer(line):
-            v, ok = _literal_prefix(line[m.end():].strip()[:2000])
+            v, ok = _literal_prefix(line[m.end() :].strip()[:2000])
             if ok and m.group(1) not in found:
                 found[m.group(1)] = v
         if not found or not required <= set(found):

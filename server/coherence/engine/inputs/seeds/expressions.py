@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from typing import Any, TypeGuard
 from collections.abc import Callable
+from typing import Any, TypeGuard
 
 from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.values import Expr, Input
@@ -39,8 +39,12 @@ def literalish(node: ast.AST) -> Any:
                 raise Unsupported from e
         if fn in ("float", "int", "complex", "str", "bytes", "bool") and len(node.args) <= 2:
             args = [literalish(a) for a in node.args]
-            if fn == "float" and args and isinstance(args[0], str) and args[0].strip().lower() in (
-                "nan", "inf", "-inf", "+inf", "infinity", "-infinity"):
+            if (
+                fn == "float"
+                and args
+                and isinstance(args[0], str)
+                and args[0].strip().lower() in ("nan", "inf", "-inf", "+inf", "infinity", "-infinity")
+            ):
                 return float(args[0])
             if all(isinstance(a, (int, float, str, bool)) for a in args) and fn != "bytes":
                 try:
@@ -72,12 +76,23 @@ def literalish(node: ast.AST) -> Any:
             if isinstance(node.op, ast.Pow) and (abs(b) > 64 or abs(a) > 10**6):
                 raise Unsupported
             try:
-                return {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-                        ast.Pow: lambda: a ** b, ast.Div: lambda: a / b}[type(node.op)]()
+                return {
+                    ast.Add: lambda: a + b,
+                    ast.Sub: lambda: a - b,
+                    ast.Mult: lambda: a * b,
+                    ast.Pow: lambda: a**b,
+                    ast.Div: lambda: a / b,
+                }[type(node.op)]()
             except (ZeroDivisionError, OverflowError) as e:
                 raise Unsupported from e
-        if isinstance(node.op, ast.Mult) and isinstance(a, (str, list, tuple, bytes)) and isinstance(b, int) \
-                and not isinstance(b, bool) and b >= 0 and len(a) * b <= 10_000:
+        if (
+            isinstance(node.op, ast.Mult)
+            and isinstance(a, (str, list, tuple, bytes))
+            and isinstance(b, int)
+            and not isinstance(b, bool)
+            and b >= 0
+            and len(a) * b <= 10_000
+        ):
             return a * b
         if isinstance(node.op, ast.Add) and type(a) is type(b) and isinstance(a, (str, list, tuple, bytes)):
             return a + b
@@ -120,8 +135,9 @@ def _import_expr(module: str, attr: str | None) -> ast.AST:
 class Harvester:
     """Finds calls of the function in statements and turns them into Inputs."""
 
-    def __init__(self, spec: Spec, source: str, origin: str, allowed: Callable[[str], bool],
-                 require_literal: bool = False):
+    def __init__(
+        self, spec: Spec, source: str, origin: str, allowed: Callable[[str], bool], require_literal: bool = False
+    ):
         self.name = spec.name
         # a method: ``Owner().name(...)``, ``Owner.name(...)`` or ``obj.name(...)`` after
         # ``obj = Owner(...)`` (the receiver is not part of the input)
@@ -192,8 +208,11 @@ class Harvester:
             v = f.value
             return self._builds_owner(v) or (isinstance(v, ast.Name) and (v.id == self.owner or v.id in self.receivers))
         return (isinstance(f, ast.Name) and f.id == self.name) or (
-            isinstance(f, ast.Attribute) and f.attr == self.name and isinstance(f.value, ast.Name)
-            and f.value.id in self.modules)
+            isinstance(f, ast.Attribute)
+            and f.attr == self.name
+            and isinstance(f.value, ast.Name)
+            and f.value.id in self.modules
+        )
 
     def _calls_self(self, node: ast.AST) -> bool:
         return any(self._is_target(n) for n in ast.walk(node))

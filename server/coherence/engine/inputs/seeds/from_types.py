@@ -26,15 +26,47 @@ MAX_DEPTH = 3  # nesting of generated containers / constructs
 _INT_BOUNDARY = [3, 0, 1, -1, 2, 5, 10, -7, 42, 100, 7, -100, 1000, 10**6]
 _FLOAT_BOUNDARY = [1.5, 0.0, 1.0, -1.0, 0.5, -2.75, 3.14159, 100.0, 1e-09, 0.1, -0.5, 12345.678, 1e6]
 _STR_BOUNDARY = [
-    "hello", "", "a", "Hello World", " ", "abc def ghi", "aAbB", "12345", "racecar", "  padded  ",
-    "ünïcödé ✓ 中文", "a,b;c.d!", "\t\n", "AbCdEfGhIjKlMnOpQrStUvWxYz", "aaaa",
+    "hello",
+    "",
+    "a",
+    "Hello World",
+    " ",
+    "abc def ghi",
+    "aAbB",
+    "12345",
+    "racecar",
+    "  padded  ",
+    "ünïcödé ✓ 中文",
+    "a,b;c.d!",
+    "\t\n",
+    "AbCdEfGhIjKlMnOpQrStUvWxYz",
+    "aaaa",
 ]
 _CHAR_BOUNDARY = ["a", "z", "A", " ", "1", "é", "b"]
 _BYTES_BOUNDARY = [b"hello", b"", b"\x00", b"abc", b"\xff\xfe", b"Hello World"]
 _COMPLEX_BOUNDARY = [complex(1, 2), complex(0, 0), complex(0, -1), complex(3, 0), complex(-1.5, 2.5)]
 _WORDS = [
-    "hello", "world", "the", "quick", "brown", "fox", "a", "Python", "is", "fun", "abc", "racecar",
-    "level", "apple", "Banana", "x", "test", "data", "one", "two", "Zebra",
+    "hello",
+    "world",
+    "the",
+    "quick",
+    "brown",
+    "fox",
+    "a",
+    "Python",
+    "is",
+    "fun",
+    "abc",
+    "racecar",
+    "level",
+    "apple",
+    "Banana",
+    "x",
+    "test",
+    "data",
+    "one",
+    "two",
+    "Zebra",
 ]
 _LAMBDAS = {
     0: ["lambda: 0", "lambda: 1", "lambda: None"],
@@ -212,8 +244,9 @@ def boundary_values(t: TypeDesc, depth: int = 0) -> list[Any]:
         kl = [boundary_values(ft, depth + 1) for _, ft in kw]
         n = max(len(x) for x in pl + kl)
         return [
-            Construct(t.name, tuple(_rot(xs, j) for xs in pl),
-                      tuple((f.name, _rot(xs, j)) for (f, _), xs in zip(kw, kl)))
+            Construct(
+                t.name, tuple(_rot(xs, j) for xs in pl), tuple((f.name, _rot(xs, j)) for (f, _), xs in zip(kw, kl))
+            )
             for j in range(min(n, 8))
         ]
     return [1, "a", [1, 2, 3]]
@@ -232,8 +265,19 @@ def _matrix_boundary(row: TypeDesc, depth: int) -> list[Any]:
     def grid(r: int, c: int, shift: int = 0) -> list[list]:
         return [[flat[(i * c + j + shift) % len(flat)] for j in range(c)] for i in range(r)]
 
-    out = [grid(3, 3), [], [[]], grid(1, 1), grid(2, 3), grid(4, 4, 5), grid(3, 2), grid(1, 5),
-           [[ev[0], ev[0]], [ev[0], ev[0]]], grid(5, 5, 11), [flat[:3], flat[3:4], flat[4:6]]]
+    out = [
+        grid(3, 3),
+        [],
+        [[]],
+        grid(1, 1),
+        grid(2, 3),
+        grid(4, 4, 5),
+        grid(3, 2),
+        grid(1, 5),
+        [[ev[0], ev[0]], [ev[0], ev[0]]],
+        grid(5, 5, 11),
+        [flat[:3], flat[3:4], flat[4:6]],
+    ]
     return out
 
 
@@ -251,8 +295,9 @@ def _empty(t: TypeDesc) -> Any:
         return {}
     if k == "class":
         pos, kw = field_types(t)
-        return Construct(t.name, tuple(_empty_scalar(ft) for _, ft in pos),
-                         tuple((f.name, _empty_scalar(ft)) for f, ft in kw))
+        return Construct(
+            t.name, tuple(_empty_scalar(ft) for _, ft in pos), tuple((f.name, _empty_scalar(ft)) for f, ft in kw)
+        )
     return _empty_scalar(t)
 
 
@@ -293,8 +338,17 @@ def _stdlib_random(t: TypeDesc, rng: random.Random) -> Any:
     if kind == "date":
         return Construct(c, (rng.randint(1970, 2050), rng.randint(1, 12), rng.randint(1, 28)))
     if kind == "datetime":
-        return Construct(c, (rng.randint(1970, 2050), rng.randint(1, 12), rng.randint(1, 28),
-                             rng.randint(0, 23), rng.randint(0, 59), rng.randint(0, 59)))
+        return Construct(
+            c,
+            (
+                rng.randint(1970, 2050),
+                rng.randint(1, 12),
+                rng.randint(1, 28),
+                rng.randint(0, 23),
+                rng.randint(0, 59),
+                rng.randint(0, 59),
+            ),
+        )
     if kind == "timedelta":
         return Construct(c, kwargs=(("days", rng.randint(-10, 400)), ("seconds", rng.randint(0, 86399))))
     if kind == "Decimal":
@@ -430,6 +484,9 @@ def random_value(t: TypeDesc, rng: random.Random, depth: int = 0) -> Any:
         return _dict_from([(random_value(kt, rng, depth + 1), random_value(vt, rng, depth + 1)) for _ in range(n)])
     if k == "class":
         pos, kw = field_types(t)
-        return Construct(t.name, tuple(random_value(ft, rng, depth + 1) for _, ft in pos),
-                         tuple((f.name, random_value(ft, rng, depth + 1)) for f, ft in kw))
+        return Construct(
+            t.name,
+            tuple(random_value(ft, rng, depth + 1) for _, ft in pos),
+            tuple((f.name, random_value(ft, rng, depth + 1)) for f, ft in kw),
+        )
     return random_value(MIXED, rng, depth)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 import os
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.seeds.expressions import Harvester, allowed_names
@@ -21,9 +21,28 @@ MAX_TEST_BYTES = 4_000_000
 MAX_FILE_BYTES = 400_000
 MAX_TEST_SEEDS = 400
 SKIP_DIRS = {
-    ".git", ".hg", ".svn", "node_modules", "site-packages", "dist-packages", "__pycache__",
-    ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "build", "dist",
-    "venv", ".venv", "env", ".env", "virtualenv", ".idea", ".vscode",
+    ".git",
+    ".hg",
+    ".svn",
+    "node_modules",
+    "site-packages",
+    "dist-packages",
+    "__pycache__",
+    ".tox",
+    ".nox",
+    ".mypy_cache",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".eggs",
+    "build",
+    "dist",
+    "venv",
+    ".venv",
+    "env",
+    ".env",
+    "virtualenv",
+    ".idea",
+    ".vscode",
 }
 
 
@@ -32,8 +51,11 @@ def _test_files(root: Path, deadline: float) -> list[Path]:
     total = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in SKIP_DIRS and not d.startswith(".") and not d.endswith(".egg-info")
+            d
+            for d in dirnames
+            if d not in SKIP_DIRS
+            and not d.startswith(".")
+            and not d.endswith(".egg-info")
             and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg"))
         )
         rel_parts = Path(dirpath).relative_to(root).parts
@@ -166,8 +188,9 @@ def _bind_target(target: ast.AST, item: ast.AST, env: dict[str, ast.AST]) -> boo
     return False
 
 
-def workspace_seeds(spec: Spec, workspace: str | Path | None, module_source: str | None = None,
-                    deadline: float | None = None) -> list[Input]:
+def workspace_seeds(
+    spec: Spec, workspace: str | Path | None, module_source: str | None = None, deadline: float | None = None
+) -> list[Input]:
     """Calls ``name(...)`` / ``module.name(...)`` in the workspace's test files (``test_*.py``,
     ``*_test.py``, ``conftest.py``, anything under ``tests/``), including the rows of
     ``pytest.mark.parametrize`` and loops over literal lists.  Files that do not parse are skipped."""
