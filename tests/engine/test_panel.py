@@ -179,7 +179,7 @@ async def test_one_member_rate_limited_lowers_the_count_and_is_named(tmp_path, s
         assert down.request_count >= 1  # it was asked, and said no
     assert result.status == "incoherent"  # the check stands on the member that answered
     assert result.samples == 6 and result.sampling.startswith("6 of 10 samples; 4 failed: rate limited")
-    problem = result.extra["sampling_problem"]
+    problem = result.sampling_problem
     assert broken.model in problem and "4 of 4 failed" in problem and claude.model not in problem.split("panel;")[1]
     assert {m for c in result.clusters for m in c.models} == {claude.model}
 

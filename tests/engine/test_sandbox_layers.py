@@ -21,6 +21,7 @@ from coherence.engine.execution.program import ExecutionLimits, ModuleContext, P
 from coherence.engine.outcomes import Outcome, canonical
 from coherence.engine.result import CheckResult
 from tests.hostile.harness import bwrap_ok
+from tests.support.sarif import valid_sarif
 
 REPO = Path(__file__).resolve().parents[2]
 LIMITS = ExecutionLimits(call_timeout=2.0, program_budget=5.0)
@@ -146,7 +147,7 @@ def test_every_rendering_names_the_sandbox():
     )
     assert "sandbox guard+landlock+seccomp" in formats.to_text([r])
     assert json.loads(formats.to_json([r]))["functions"][0]["sandbox"] == "guard+landlock+seccomp"
-    sarif = json.loads(
+    sarif = valid_sarif(
         formats.to_sarif(
             [r, CheckResult(name="g", path="m.py", line=2, status="error", reason="x", sandbox="bwrap+seccomp")]
         )
