@@ -88,7 +88,10 @@ fi
 # -- the test -------------------------------------------------------------------------------------
 say "running tests/e2e/e2e.mjs"
 set +e
-COHERENCE_PYTHON=$PY COHERENCE_VSIX=$VSIX timeout -k 15 1800 "$N24/bin/node" "$E2E/e2e.mjs"
+# The pinned regression test runs under pytest: the interpreter that runs this script has it (the
+# cold install's bare venv, by design, has nothing).
+E2E_TEST_PYTHON=${E2E_TEST_PYTHON:-$(command -v python || command -v python3)}
+E2E_TEST_PYTHON=$E2E_TEST_PYTHON COHERENCE_PYTHON=$PY COHERENCE_VSIX=$VSIX timeout -k 15 1800 "$N24/bin/node" "$E2E/e2e.mjs"
 rc=$?
 set -e
 if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then

@@ -748,7 +748,8 @@ async function stepRegressionTests(page) {
     const file = path.join(ctx.dirs.workspace, testFile);
     await poll(`${testFile} saved`, async () => fs.existsSync(file) && fs.readFileSync(file, 'utf8').includes('assert result == 1'));
     // Pinning theirs: the test fails on the unfixed count_vowels (yours returns 0).
-    const run = runPytest(ctx.python, testFile);
+    // pytest from the interpreter running the suite: the cold install's bare venv has none
+    const run = runPytest(process.env.E2E_TEST_PYTHON || ctx.python, testFile);
     fs.writeFileSync(path.join(ARTIFACTS, 'pinned-test-on-yours.txt'), run.out);
     if (run.code !== 1 || !run.out.includes('assert 0 == 1')) fail(`pytest exited ${run.code}: ${run.out.slice(-800)}`);
     log(`pytest on the unfixed function: exit ${run.code}, ${(/\d+ failed[^\n]*/.exec(run.out) || [''])[0]}`);
