@@ -389,12 +389,15 @@ async function openFile(page, name, lineText = 'def count_vowels') {
         const input = page.locator('.quick-input-widget input');
         await input.waitFor({ state: 'visible', timeout: 5000 });
         await input.fill(name);
-        await page
+        // The row whose label is the name itself: Enter would take the first row, and a recently
+        // opened test_textutils_coherence.py ranks above textutils.py for "textutils.py".
+        const exact = new RegExp(`^\\s*${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+        const row = page
             .locator('.quick-input-widget .monaco-list-row')
-            .filter({ hasText: name })
-            .first()
-            .waitFor({ state: 'visible', timeout: 10_000 });
-        await page.keyboard.press('Enter');
+            .filter({ has: page.locator('.label-name', { hasText: exact }) })
+            .first();
+        await row.waitFor({ state: 'visible', timeout: 10_000 });
+        await row.click();
         await page.locator('.tabs-container .tab.active').filter({ hasText: name }).waitFor({ timeout: 5000 });
         return true;
     });
