@@ -396,8 +396,21 @@ async function openFile(page, name, lineText = 'def count_vowels') {
             .locator('.quick-input-widget .monaco-list-row')
             .filter({ has: page.locator('.label-name', { hasText: exact }) })
             .first();
-        await row.waitFor({ state: 'visible', timeout: 10_000 });
-        await row.click();
+        const exactShown = await row
+            .waitFor({ state: 'visible', timeout: 5000 })
+            .then(() => true)
+            .catch(() => false);
+        if (exactShown) {
+            await row.click();
+        } else {
+            // no row labelled exactly (another rendering of the label): the first match, as before
+            await page
+                .locator('.quick-input-widget .monaco-list-row')
+                .filter({ hasText: name })
+                .first()
+                .waitFor({ state: 'visible', timeout: 10_000 });
+            await page.keyboard.press('Enter');
+        }
         await page.locator('.tabs-container .tab.active').filter({ hasText: name }).waitFor({ timeout: 5000 });
         return true;
     });
