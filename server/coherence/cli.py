@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import os
 import shutil
 import sys
 from pathlib import Path
@@ -24,22 +23,6 @@ exit status (the highest that applies):
      one, an unknown model, a malformed replay file): fix it and run again
   3  internal error in coherence: a bug, reported with its message (-v shows the traceback)"""
 DEFAULT_BASELINE = ".coherence-baseline.json"
-_SKIP_DIRS = {
-    ".git",
-    ".hg",
-    ".venv",
-    "venv",
-    "env",
-    "node_modules",
-    "__pycache__",
-    "build",
-    "dist",
-    ".tox",
-    ".nox",
-    "site-packages",
-    ".mypy_cache",
-    ".pytest_cache",
-}
 
 
 def _number(kind: type, *, low: float | None = None, high: float | None = None, above: float | None = None):
@@ -195,9 +178,9 @@ def python_files(paths: list[str]) -> list[Path]:
         if p.is_file():
             files.append(p)
         elif p.is_dir():
-            for root, dirs, names in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in _SKIP_DIRS and not d.startswith("."))
-                files.extend(Path(root) / n for n in sorted(names) if n.endswith(".py"))
+            from coherence.engine.selection import walk_python_files
+
+            files.extend(walk_python_files(p))
         else:
             raise FileNotFoundError(raw)
     return files

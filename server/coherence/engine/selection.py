@@ -18,7 +18,7 @@ what the marker code needs and what keeps its cache keys small.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -69,3 +69,33 @@ def check_patterns(value: object, key: str) -> tuple[str, ...]:
     if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ValueError(f"{key} must be a list of 'path/glob.py::name_glob' strings, got {value!r}")
     return tuple(v.strip() for v in value)
+
+
+# Folders no one means when they ask for "the Python files under here": tools' caches, virtual
+# environments, VCS data, build output (dot-folders are skipped as well).
+SKIP_DIRS = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".venv",
+        "venv",
+        "env",
+        "node_modules",
+        "__pycache__",
+        "build",
+        "dist",
+        ".tox",
+        ".nox",
+        "site-packages",
+        ".mypy_cache",
+        ".pytest_cache",
+    }
+)
+
+
+def walk_python_files(root: str | Path) -> Iterator[Path]:
+    """The ``.py`` files below ``root``, in a stable order, without ``SKIP_DIRS`` and dot-folders:
+    what ``coherence check DIR`` and the editor's Check Workspace both look at."""
+    for dirpath, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        yield from (Path(dirpath) / n for n in sorted(names) if n.endswith(".py"))

@@ -23,7 +23,7 @@ from coherence.engine.errors import CheckCancelled, CoherenceError, Configuratio
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.markers import find_targets
 from coherence.engine.result import CheckResult
-from coherence.engine.selection import names_for
+from coherence.engine.selection import names_for, walk_python_files
 from coherence.lsp.progress import BatchProgress, NullProgress
 from coherence.lsp.settings import build_config
 from coherence.lsp.state import MAX_FILE_BYTES, DocumentState, Job, ResultCache
@@ -36,22 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-SKIP_DIRS = {
-    ".git",
-    ".hg",
-    ".venv",
-    "venv",
-    "env",
-    "node_modules",
-    "__pycache__",
-    "build",
-    "dist",
-    ".tox",
-    ".nox",
-    "site-packages",
-    ".mypy_cache",
-    ".pytest_cache",
-}
 MAX_WORKSPACE_FILES = 2000
 _CACHEABLE = ("coherent", "incoherent", "nondeterministic", "skipped")
 # A check waits until its document has been still this long: in a burst of edits (saves while
@@ -581,16 +565,13 @@ class Scheduler:
         seen: set[str] = set()
         out: list[str] = []
         for root in roots:
-            for dirpath, dirs, names in os.walk(root):
-                dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
-                for n in sorted(names):
-                    if n.endswith(".py"):
-                        uri = from_fs_path(os.path.join(dirpath, n)) or ""
-                        if uri and uri not in seen:
-                            seen.add(uri)
-                            out.append(uri)
-                if len(out) >= MAX_WORKSPACE_FILES:
-                    return out
+            for path in walk_python_files(root):
+                uri = from_fs_path(str(path)) or ""
+                if uri and uri not in seen:
+                    seen.add(uri)
+                    out.append(uri)
+                    if len(out) >= MAX_WORKSPACE_FILES:
+                        return out
         return out
 
     def close(self, uri: str) -> None:
