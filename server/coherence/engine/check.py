@@ -316,11 +316,10 @@ class Checker:
             # an example the user accepted yours on (a comment, the baseline) is no evidence
             accepted = {inp.key() for _, inp in accepted_inputs(target)} if target.accept else set()
             examples = [e for e in examples if e[1].key() not in accepted]
-            stated = verdict.from_examples(
-                [_example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)], len(scored.programs) - 1
-            )
+            votes = [_example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)]
+            stated = verdict.from_examples(votes, len(scored.programs) - 1)
+            discredited = _discredited(votes)
             # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
-            discredited = _discredited(examples)
             evidence = await asyncio.to_thread(_judge, scored, discredited)
             if stated is not None:
                 evidence = verdict.stronger(stated, evidence)
@@ -718,17 +717,16 @@ def _judge(scored: Scored, discredited: set[int] | frozenset[int] = frozenset())
     return evidence
 
 
-def _discredited(examples: list[tuple[StatedExample, Input, list[Outcome]]]) -> set[int]:
+def _discredited(votes: list[tuple[int, bool, list[bool], list[bool]]]) -> set[int]:
     """The alternatives that contradict a worked example of the docstring which some program
     (yours or another) does give: known wrong on the spec's own example, they lose their vote.
     (An example no program gives is more likely sloppy than a verdict on them all.)  Replayed on
     the recorded HumanEval corpus this moved warning precision from 0.826 to 0.837 and took
     diagnostics off 14 passing functions, at the same recall."""
     out: set[int] = set()
-    for ex, _, row in examples:
-        said = [gives(o, ex.value, ex.raises, ex.expected) for o in row]
-        if any(said):
-            out.update(j for j in range(1, len(row)) if not said[j])
+    for _, mine_gives, support, _ in votes:  # (``_example_votes``)
+        if mine_gives or any(support):
+            out.update(1 + j for j, gave in enumerate(support) if not gave)
     return out
 
 
