@@ -163,13 +163,13 @@ def _runs(*rows: str):
 
 
 def test_an_alternative_that_hangs_where_the_others_finish_is_too_slow():
-    from coherence.engine.check import too_slow
+    from coherence.engine.scoring import too_slow
 
     assert too_slow(*_runs("." * 20, "TTT" + "-" * 17, "." * 20, "." * 18 + "--")) == [1]
 
 
 def test_where_equally_slow_alternatives_stop_is_noise_not_a_reason_to_drop_them():
-    from coherence.engine.check import too_slow
+    from coherence.engine.scoring import too_slow
 
     # What CI saw from three identical brute-force alternatives next to a fast user function:
     # they stopped after 5, 6 and 22 inputs. The first two gave up on inputs that only the user's
@@ -288,7 +288,7 @@ def test_cli_usage_errors_exit_2(tmp_path):
 
 
 def test_results_key_ignores_unrelated_neighbours_only():
-    from coherence.engine.check import results_key
+    from coherence.engine.results_key import results_key
 
     src = textwrap.dedent(
         """
@@ -320,7 +320,7 @@ def test_results_key_ignores_unrelated_neighbours_only():
 
 
 def test_results_keys_of_a_module_match_each_functions_key_and_read_whole_names():
-    from coherence.engine.check import results_key, results_keys
+    from coherence.engine.results_key import results_key, results_keys
 
     # "mid·dot" is an identifier that is not all word characters (the middle dot is not one);
     # "bb" in c is not a mention of b, and "mid·dot" in d is one of mid·dot.
@@ -517,9 +517,9 @@ async def test_the_counterexample_comes_from_inside_what_the_docstring_states(tm
 def test_the_domain_is_asked_only_of_inputs_the_programs_disagree_on():
     import numpy as np
 
-    from coherence.engine.check import inside_mask
     from coherence.engine.inputs.domain import Domain
     from coherence.engine.inputs.generate import generate_inputs
+    from coherence.engine.scoring import inside_mask
 
     (t,) = find_targets(ROUND_DOWN, "mod.py")
     inputs = generate_inputs(t.spec, 200, module_source=ROUND_DOWN)
@@ -537,6 +537,7 @@ async def test_scoring_runs_off_the_event_loop(tmp_path, monkeypatch):
     import asyncio
 
     import coherence.engine.check as check_module
+    import coherence.engine.scoring as scoring_module
 
     seen = []
 
@@ -554,11 +555,12 @@ async def test_scoring_runs_off_the_event_loop(tmp_path, monkeypatch):
 
         return wrapped
 
-    for name in ("outcome_ids", "score", "inside_mask", "_judge"):
-        monkeypatch.setattr(check_module, name, spy(getattr(check_module, name)))
+    for name in ("outcome_ids", "score", "inside_mask"):
+        monkeypatch.setattr(scoring_module, name, spy(getattr(scoring_module, name)))
+    monkeypatch.setattr(check_module, "judge_scored", spy(check_module.judge_scored))
     result = await _round_down_result(tmp_path, [FLOOR, TOWARD_ZERO, TOWARD_ZERO])
     assert result.status == "incoherent" and result.outside_domain
-    assert {name for name, _ in seen} == {"outcome_ids", "score", "inside_mask", "_judge"}
+    assert {name for name, _ in seen} == {"outcome_ids", "score", "inside_mask", "judge_scored"}
     assert not any(loop for _, loop in seen), seen
 
 

@@ -340,7 +340,7 @@ def evaluate_task(
         if opts.keep_matrices:
             rec["_matrix"] = outcome_matrix(executor.first, [rows[r] for r in used_rows], used_rows, inputs)
             if inputs is not None:  # the stated domain, for replays of the severity rule
-                from coherence.engine.check import user_assumptions
+                from coherence.engine.acceptance import user_assumptions
                 from coherence.engine.inputs.domain import Domain
 
                 domain = Domain(target.spec, inputs, assume=user_assumptions(target))
@@ -353,7 +353,8 @@ def verify_counterexample(executor: Executor, target, result, reference: Program
     yours and the program it is set against: "theirs" (the reference agrees with the alternatives),
     "yours", "neither", or "rejects" (the reference raises there: the input is out of contract).
     "unknown" when the call cannot be rebuilt or the run fails."""
-    from coherence.engine.check import input_from_call, module_context_for
+    from coherence.engine.acceptance import input_from_call
+    from coherence.engine.check import module_context_for
 
     inp = input_from_call(target, result.counterexample.call)
     if inp is None:

@@ -230,7 +230,7 @@ class Scheduler:
         state.current_keys = {}
         if config is None:
             return
-        from coherence.engine.check import results_keys
+        from coherence.engine.results_key import results_keys
 
         for q, key in zip(state.targets, results_keys(list(state.targets.values()), config)):
             state.current_keys[q] = key

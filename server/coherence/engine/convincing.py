@@ -1,0 +1,112 @@
+"""The counterexample that convinces: the verdict's own input when it rests on one, kept inside
+the stated domain and near the examples' magnitudes while it shrinks (``counterexample.shrink``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from coherence.engine import counterexample as cx
+from coherence.engine import verdict
+from coherence.engine.config import CheckConfig
+from coherence.engine.errors import CheckCancelled
+from coherence.engine.execution import ModuleContext
+from coherence.engine.execution.executor import ExecutionReport
+from coherence.engine.inputs.domain import Domain
+from coherence.engine.spec import Target
+
+if TYPE_CHECKING:
+    from coherence.engine.execution.executor import Executor
+    from coherence.engine.scoring import Scored
+
+log = logging.getLogger(__name__)
+
+
+def for_verdict(
+    executor: Executor,
+    config: CheckConfig,
+    target: Target,
+    module: ModuleContext,
+    scored: Scored,
+    report: ExecutionReport,
+    evidence: verdict.Evidence,
+    cancel,
+):
+    """The counterexample, why its input lies outside the stated domain ("" inside), and the
+    program whose outcome it sets against yours.
+
+    It is the verdict's own input when the verdict rests on one (a bloc that outvotes yours, or
+    disagrees with it, inside the domain, both sides returning when they can); else the
+    general choice among all inputs (``counterexample.choose``)."""
+    inputs, domain, inside = scored.inputs, scored.domain, scored.inside
+    picked: tuple[int, int] | None
+    if evidence.input is not None and evidence.rival is not None:  # the verdict sets both
+        picked = (evidence.input, evidence.rival)
+    else:
+        picked = cx.choose(scored.labels, scored.raised, inputs, scored.metrics, prefer=inside)
+    if picked is None:
+        return None, "", None, None
+    x, rival = picked
+    start = inputs[x]
+    # an input from inside the domain stays inside while it shrinks, and one with the examples'
+    # magnitudes keeps them (shrinking toward 0 turns is_leap(1900) into is_leap(0))
+    keep = _keeper(
+        domain,
+        inside is not None and bool(inside[x]),
+        domain is not None and bool(domain.bands) and domain.typical(start),
+    )
+    if domain is not None and domain.ordered_pairs and not domain.crossed(start):
+        # nor does one whose intervals are ordered, like the examples', shrink into (1, 0)
+        keep = _and(keep, lambda c: not domain.crossed(c))
+    start_outcomes = [row[x] for row in report.outcomes]
+    try:
+        shrunk, outcomes = cx.shrink(
+            executor,
+            module,
+            scored.programs,
+            rival,
+            start,
+            start_outcomes,
+            rounds=config.shrink_rounds,
+            seed=config.seed,
+            cancel=cancel,
+            keep=keep,
+            known=cx.KnownOutcomes(inputs, report.outcomes),
+        )
+    except CheckCancelled:
+        raise
+    except Exception as exc:  # noqa: BLE001 - shrinking is a nicety; the unshrunk input stands
+        log.debug("shrinking failed: %s", exc)
+        shrunk, outcomes = start, start_outcomes
+    if domain is not None and domain.crossed(shrunk) and not domain.crossed(start):
+        shrunk, outcomes = start, start_outcomes  # the input before shrinking, which the reader would not dismiss
+    if domain is not None and domain.bands and not domain.typical(shrunk):
+        shrunk, outcomes = cx.toward_examples(
+            executor,
+            module,
+            scored.programs,
+            rival,
+            shrunk,
+            outcomes,
+            [c for c in domain.toward_examples(shrunk) if keep is None or keep(c)],
+            seed=config.seed,
+            cancel=cancel,
+        )
+    where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
+    described = cx.describe(
+        target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver
+    )
+    return described, where, rival, outcomes
+
+
+def _and(first, second):
+    return second if first is None else (lambda c: first(c) and second(c))
+
+
+def _keeper(domain: Domain | None, inside: bool, typical: bool):
+    if domain is None or not (inside or typical):
+        return None
+    if inside and typical:
+        return lambda c: domain.contains(c) and domain.typical(c)
+    return domain.contains if inside else domain.typical
