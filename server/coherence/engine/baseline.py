@@ -40,7 +40,7 @@ def _key(path: str | Path, root: Path) -> str:
 def entries_for(results: Iterable[CheckResult], root: Path) -> list[dict]:
     out = []
     for r in results:
-        if r.status != "incoherent" or r.severity not in ("warning", "information") or r.counterexample is None:
+        if r.finding not in ("warning", "information") or r.counterexample is None:
             continue
         out.append(
             {

@@ -34,7 +34,7 @@ from coherence.engine.sampling import SampleSet, make_provider, sample_alternati
 from coherence.engine.sampling.cache import SampleCache
 from coherence.engine.scoring import Scored, judge_scored, score_run
 from coherence.engine.spec import Target
-from coherence.engine.stated import discredited, example_counterexample, example_votes, stated_outcomes
+from coherence.engine.stated import Found, Votes, discredited, example_counterexample, example_votes, stated_outcomes
 
 log = logging.getLogger(__name__)
 
@@ -167,15 +167,11 @@ class Checker:
 
         The docstring's worked examples are part of the spec: a function that contradicts one is
         wrong or documented wrongly, whatever the alternatives say (``verdict.from_examples``)."""
-        executor, seed = self.executor, self.config.seed
+        executor = self.executor
         if target.accept:
-            await asyncio.to_thread(apply_accepted, executor, seed, target, module, scored, cancel)
+            await asyncio.to_thread(apply_accepted, executor, self.config.seed, target, module, scored, cancel)
             result.accepted = scored.result_accepted
-        examples = await asyncio.to_thread(stated_outcomes, executor, seed, target, module, scored, report, cancel)
-        # an example the user accepted yours on (a comment, the baseline) is no evidence
-        accepted = {inp.key() for _, inp in accepted_inputs(target)} if target.accept else set()
-        examples = [e for e in examples if e[1].key() not in accepted]
-        votes = [example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)]
+        examples, votes = await self._examples(target, module, scored, report, cancel)
         stated = verdict.from_examples(votes, len(scored.programs) - 1)
         without = discredited(votes)
         # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
@@ -205,6 +201,41 @@ class Checker:
             result.disagreeing_code = scored.programs[rival].source  # the side the counterexample shows
         if scored.inside is not None and where:
             result.outside_domain = where
+
+    async def _examples(
+        self, target: Target, module: ModuleContext, scored: Scored, report: ExecutionReport, cancel
+    ) -> tuple[list[Found], list[Votes]]:
+        """The docstring's worked examples with every program's outcome, and who gives each stated
+        result; an example the user accepted yours on (a comment, the baseline) is left out."""
+        examples = await asyncio.to_thread(
+            stated_outcomes, self.executor, self.config.seed, target, module, scored, report, cancel
+        )
+        accepted = {inp.key() for _, inp in accepted_inputs(target)} if target.accept else set()
+        examples = [e for e in examples if e[1].key() not in accepted]
+        return examples, [example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)]
+
+    async def _coherent_against_examples(
+        self,
+        target: Target,
+        module: ModuleContext,
+        scored: Scored,
+        report: ExecutionReport,
+        result: CheckResult,
+        cancel: threading.Event | None,
+    ) -> None:
+        """A coherent function that contradicts its docstring's worked example: every program
+        agrees, and not with the docstring.  The status stays coherent; the severity says there is
+        something to read (``verdict.from_examples``: information when no alternative gives the
+        stated result, which is what agreement means on an input they all ran)."""
+        examples, votes = await self._examples(target, module, scored, report, cancel)
+        evidence = verdict.from_examples(votes, len(scored.programs) - 1)
+        if evidence is None or evidence.input is None:
+            return
+        result.severity = evidence.severity
+        result.evidence = evidence.to_dict()
+        result.counterexample, result.disagreeing_code = example_counterexample(
+            target, scored, examples[evidence.input], evidence
+        )
 
     async def check_source(self, source: str, path: str, **kw) -> list[CheckResult]:
         """Check every marked function of one module.  A syntax error becomes one error result."""
@@ -352,6 +383,11 @@ class Checker:
             stage = time.monotonic()
             await self._verdict(target, module, scored, report, result, report_progress, cancel)
             timings["counterexample"] = round(time.monotonic() - stage, 4)
+        elif result.status == "coherent":
+            # Agreement is no verdict on the docstring: every program can contradict its example.
+            stage = time.monotonic()
+            await self._coherent_against_examples(target, module, scored, report, result, cancel)
+            timings["examples"] = round(time.monotonic() - stage, 4)
         result.seconds = time.monotonic() - started
         report_progress(f"{target.name}: done", 1.0)
         return result

@@ -136,6 +136,20 @@ class CheckResult:
         return self.status == "incoherent"
 
     @property
+    def finding(self) -> str:
+        """The severity every front end shows (the editor's diagnostic, the CLI's summary and
+        exit code, SARIF's level): an incoherent result's verdict, or a coherent one's when its
+        docstring's worked example contradicts it and every alternative ("" for the rest)."""
+        if self.status == "incoherent" or (self.status == "coherent" and self.severity != "none"):
+            return self.severity
+        return ""
+
+    @property
+    def contradicts_docstring(self) -> bool:
+        """Every program agrees, and not with a worked example of the docstring."""
+        return self.status == "coherent" and bool(self.finding)
+
+    @property
     def cluster_sizes(self) -> list[int]:
         return [c.size for c in self.clusters]
 
@@ -201,7 +215,7 @@ class CheckResult:
 
     def headline(self) -> str:
         """One line for lists, code lenses and logs: the evidence first, then trust."""
-        if self.status == "incoherent" and self.counterexample:
+        if self.finding and self.counterexample:
             return f"{self.evidence_line()} · trust {self.trust:.2f}"
         if self.status == "incoherent":
             return f"trust {self.trust:.2f} · incoherence {self.incoherence:.3f}"

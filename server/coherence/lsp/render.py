@@ -33,11 +33,10 @@ LSP_SEVERITY = {"warning": 2, "information": 3}
 
 def diagnostic_severity(r: CheckResult) -> int | None:
     """The LSP severity of a result's diagnostic, from the engine's verdict (``r.severity``);
-    None when it gets none: coherent, or an incoherent function whose verdict is only a hint."""
-    if r.status == "coherent":
-        return None
-    if r.status == "incoherent":
-        return LSP_SEVERITY.get(r.severity)
+    None when it gets none: coherent (unless it contradicts its docstring), or an incoherent
+    function whose verdict is only a hint."""
+    if r.status in ("coherent", "incoherent"):
+        return LSP_SEVERITY.get(r.finding)
     return 3  # nondeterministic, skipped, error: information
 
 
@@ -47,6 +46,8 @@ def diagnostic_message(r: CheckResult) -> str:
 
 
 def _diagnostic_message(r: CheckResult) -> str:
+    if r.contradicts_docstring:
+        return f"{r.evidence_line()} ({_trust(r)})"
     if r.status == "incoherent":
         ce = r.counterexample
         partial = f" · {partial_sampling(r)}" if partial_sampling(r) else ""
@@ -70,9 +71,7 @@ def lens_title(r: CheckResult | None, *, checking: bool, stale: bool = False) ->
     if r is None:
         return "coherence: not checked · click to check"
     if r.status in ("coherent", "incoherent"):
-        title = (
-            f"coherence: {r.severity} · {r.headline()}" if r.status == "incoherent" else f"coherence: {r.headline()}"
-        )
+        title = f"coherence: {r.finding} · {r.headline()}" if r.finding else f"coherence: {r.headline()}"
         if partial_sampling(r):
             title += f" · {partial_sampling(r)}"
     elif r.status == "skipped":
@@ -134,12 +133,12 @@ def _ago(ts: float) -> str:
 
 def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = False) -> str:
     lines: list[str] = []
-    verdict = r.severity if r.status == "incoherent" else r.status
+    verdict = r.finding or r.status
     head = f"**coherence** · {_code(r.qualname or r.name)} · **{verdict}**"
     if r.trust is not None:
         head += f" · trust **{r.trust:.2f}**"
     lines.append(head)
-    if r.status == "incoherent" and r.counterexample is not None:
+    if r.finding and r.counterexample is not None:
         # the evidence first: who disagrees, on what
         lines.append("")
         lines.append(f"{r.evidence_line().replace(r.counterexample.call, _code(r.counterexample.call))}")

@@ -93,6 +93,24 @@ local ok, err = pcall(function()
     return true
   end, 200)
 
+  -- A lens answers from the results as they stand; their diagnostics come in a notification
+  -- that can still be on its way: wait until every warning/information lens has its diagnostic.
+  local expected = 0
+  for _, title in ipairs(report.lenses) do
+    if title:match("^coherence: warning") or title:match("^coherence: information") then
+      expected = expected + 1
+    end
+  end
+  vim.wait(10000, function()
+    local seen = 0
+    for _, d in ipairs(vim.diagnostic.get(bufnr)) do
+      if d.source == "coherence" then
+        seen = seen + 1
+      end
+    end
+    return seen >= expected
+  end, 50)
+
   -- every function checked: the diagnostics as they finally stand
   report.final_diagnostics = {}
   for _, d in ipairs(vim.diagnostic.get(bufnr)) do

@@ -16,6 +16,7 @@ CODES = {
     "nondeterministic": "nondeterministic",
     "skipped": "skipped",
     "error": "check-error",
+    "coherent": "contradicts-docstring",  # the only coherent result with a diagnostic
 }
 
 
