@@ -631,3 +631,27 @@ async def test_a_check_cancelled_while_its_workers_start_gives_them_back_once_st
         await asyncio.sleep(0.05)
     assert sum(w.jobs for w in workers) == jobs + 2
     assert all(w.alive() for w in workers) and POOL.idle_count() == len(workers)
+
+
+TWICE = '''# coherence
+def twice(n: int) -> int:
+    """Twice n."""
+    return 2 * n if n < 10 else 2 * n + 1
+'''
+TWICE_RIGHT = "def twice(n):\n    return 2 * n\n"
+# right from 3 up, and alone in what it returns below 3
+TWICE_ODD_BELOW_3 = "def twice(n):\n    return 2 * n if n >= 3 else -1\n"
+TWICE_LIKE_YOURS = "def twice(n):\n    return 2 * n if n < 10 else 2 * n + 1\n"
+
+
+async def test_the_counterexample_keeps_the_bloc_the_verdict_rests_on(tmp_path):
+    # 7 of 9 alternatives outvote yours from n = 10 up.  The rival the verdict names (the first of
+    # them) also disagrees with yours below 3, alone: shrinking yours against it alone would end at
+    # twice(0) (yours 0, it -1), where one alternative disagrees and the bloc is gone.
+    alternatives = [TWICE_ODD_BELOW_3] + [TWICE_RIGHT] * 6 + [TWICE_LIKE_YOURS] * 2
+    result = await _replayed_result(tmp_path, TWICE, "twice", alternatives)
+    assert result.severity == "warning"
+    ce = result.counterexample
+    n = eval(ce.call[len("twice") :])  # our own rendering
+    assert n >= 10, ce.call
+    assert ce.disagreeing == 7 and ce.total == 9

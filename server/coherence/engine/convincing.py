@@ -7,6 +7,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+import numpy as np
+
 from coherence.engine import counterexample as cx
 from coherence.engine import verdict
 from coherence.engine.config import CheckConfig
@@ -14,6 +16,7 @@ from coherence.engine.errors import CheckCancelled
 from coherence.engine.execution import ModuleContext
 from coherence.engine.execution.executor import ExecutionReport
 from coherence.engine.inputs.domain import Domain
+from coherence.engine.outcomes import Outcome, group_outcomes
 from coherence.engine.spec import Target
 
 if TYPE_CHECKING:
@@ -93,11 +96,32 @@ def for_verdict(
             seed=config.seed,
             cancel=cancel,
         )
+    if shrunk is not start and not _bloc_holds(outcomes, rival, evidence):
+        # The shrinker keeps yours and the rival apart, not the bloc behind the rival: an input
+        # where the rival stands alone, or the bloc no longer outvotes yours, is not the evidence
+        # the verdict rests on (HumanEval/40's triples_sum_to_zero([0, 0]): the bloc had gone).
+        shrunk, outcomes = start, start_outcomes
     where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
     described = cx.describe(
         target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver
     )
     return described, where, rival, outcomes
+
+
+def _bloc_holds(outcomes: list[Outcome], rival: int, evidence: verdict.Evidence) -> bool:
+    """Whether the programs' outcomes on one input carry the verdict's severity by themselves,
+    with the rival in the bloc that disagrees with yours (a verdict with no severity to keep,
+    a hint or the general choice, holds anywhere the two disagree)."""
+    if evidence.severity not in ("warning", "information") or evidence.kind == "example":
+        return True
+    labels = np.array(group_outcomes(outcomes))[:, None]
+    raised = np.array([o.kind == "raise" for o in outcomes])[:, None]
+    judged = verdict.judge(labels, raised, incoherent=True)
+    return (
+        verdict.at_least(judged.severity, evidence.severity)
+        and judged.rival is not None
+        and labels[judged.rival, 0] == labels[rival, 0]
+    )
 
 
 def _and(first, second):
