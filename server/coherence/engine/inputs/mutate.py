@@ -42,7 +42,8 @@ from coherence.engine.inputs.seeds.from_types import (
     random_str,
     random_value,
 )
-from coherence.engine.inputs.types import ANY, TypeDesc, matches, type_of_value
+from coherence.engine.inputs.types import ANY, TypeDesc
+from coherence.engine.inputs.value_types import matches, type_of_value
 from coherence.engine.inputs.values import Construct, Expr, Input, to_source
 
 __all__ = ["mutate_value", "mutate_input", "contains_expr", "resolve_type"]
