@@ -11,7 +11,7 @@ import marshal
 import os
 import select
 
-from . import protocol, watch
+from . import protocol, spawn, watch
 from .protocol import INPUT_KEYS, PREFORK_INPUTS, TOLD_HANGS
 
 try:
@@ -78,7 +78,7 @@ def prefork(leader):
     stdin = leader.job.get("inputs_fd")
     leader.child_fds.add(stdin)
     try:
-        children = leader.spawn_all([(task, None, True) for task in tasks])
+        children = spawn.spawn_all(leader, [(task, None, True) for task in tasks])
     finally:
         leader.child_fds.discard(stdin)
     for child in children:

@@ -6,7 +6,6 @@ worker itself, or a fork of the warm worker (``serve.py``).
 
 import gc
 import io
-import mmap
 import os
 import select
 import signal
@@ -14,25 +13,17 @@ import struct
 import sys
 import time
 
-from . import ahead, guard, kernel, loading, protocol, sealed, watch
+from . import ahead, guard, kernel, loading, protocol, sealed, spawn, watch
 from .canon import make_canonicalizer
-from .child import child_main
-from .protocol import BUDGET_EXCEEDED, DONE_RECORD, LOAD_PENDING, META, MODULE, SANDBOX, SLOT_SIZE, TOLD_HANGS
+from .protocol import BUDGET_EXCEEDED, DONE_RECORD, META, MODULE, SANDBOX, TOLD_HANGS
 from .timer import Timer
-
-
-class Forked(BaseException):
-    """Raised in a freshly forked child to leave its leader's stack (see run_job): what the
-    leader's frames held (every program's task, the queue, the batch) is then freed, out of
-    reach of the generated code the child runs.  Its args: the child's spec and the descriptors
-    of its batch."""
 
 
 class Refused(Exception):
     """The job asked for a sandbox layer this kernel does not give."""
 
 
-class Task(object):
+class Task:
     """One program to run over the inputs, by one child after another (a child that dies in a
     call is replaced by one for the inputs left)."""
 
@@ -49,7 +40,7 @@ class Task(object):
         self.careful = False  # a child of it was killed in a call: the next writes every record
 
 
-class Leader(object):
+class Leader:
     """One job: its limits, what it loaded, its tasks and its children."""
 
     def __init__(self, job):
@@ -318,14 +309,14 @@ class Leader(object):
                 active += 1
             # Spare children, forked while the others run and parked with their programs loaded,
             # take the next free slots at once (a fork, the program's load and the child's setup
-            # cost 3-4 ms per program).  They are forked several at a time: see spawn_all.  A
+            # cost 3-4 ms per program).  They are forked several at a time: see spawn.spawn_all.  A
             # restart waits in the queue for the next slot instead, ahead of them.
             if queue and parked < self.jobs:
                 while queue and parked < self.max_parked and queue[0][0].deadline is None:
                     task, indices = queue.pop(0)
                     wanted.append((task, indices, True))
                     parked += 1
-            for child in self.spawn_all(wanted):
+            for child in spawn.spawn_all(self, wanted):
                 if child is not None:
                     running[child.fd] = child
             if not running:
@@ -351,128 +342,6 @@ class Leader(object):
                     if follow is not None:
                         queue.insert(0, follow)
             self.flush()
-
-    def spawn_all(self, wanted):
-        """Fork a child for each ``(task, indices, park)`` of ``wanted`` (None for a task whose
-        budget is gone).  A parked child loads its program, then waits for ``release`` to send
-        its deadline; its time budget starts then.  ``indices`` None: forked before the inputs
-        exist (see ahead.prefork).
-
-        The forks come one right after the other.  After a fork every page of this process is
-        copy-on-write again, so each page it writes until the next fork costs it a page fault
-        and a copy: one fork per program, each after the previous program ended, cost a leader
-        about 2,800 page faults while it ran ten programs, against about 850 forked together."""
-        now = time.monotonic()
-        made = []
-        batch = []
-        for task, indices, park in wanted:
-            if not park:
-                self.start_clock(task, now)
-                if now >= task.deadline:
-                    self.timeout_rest(task, indices)
-                    made.append(None)
-                    continue
-            slot = mmap.mmap(-1, SLOT_SIZE)
-            struct.pack_into("qqq", slot, 0, -1, 0, LOAD_PENDING)
-            cwd = os.path.join(self.tmp, "p%d-%d" % (task.t, task.restarts))
-            task.restarts += 1
-            uid = self.next_uid
-            self.next_uid += 1
-            try:
-                os.mkdir(cwd, 0o700)
-                if os.geteuid() == 0:
-                    try:
-                        os.chown(cwd, uid, uid)
-                    except OSError:
-                        os.chmod(cwd, 0o777)
-            except OSError:
-                cwd = self.tmp
-            r, w = os.pipe()
-            go_r, go_w = os.pipe() if park else (None, None)
-            made.append((task, indices, park, slot, cwd, uid, r, w, go_r, go_w))
-            batch += [fd for fd in (r, w, go_r, go_w) if fd is not None]
-        self.flush()
-        pids = []
-        fork = os.fork
-        for spec in made:
-            if spec is None:
-                pids.append(None)
-                continue
-            pid = fork()
-            if pid == 0:
-                # none of its siblings' slots stays mapped in it (they would be its to write)
-                for other in made:
-                    if other is not None and other is not spec:
-                        other[3].close()
-                raise Forked(spec, batch)
-            pids.append(pid)
-        out = []
-        for spec, pid in zip(made, pids):
-            if spec is None:
-                out.append(None)
-                continue
-            task, indices, park, slot, cwd, uid, r, w, go_r, go_w = spec
-            os.close(w)
-            if go_r is not None:
-                os.close(go_r)
-            try:
-                os.setpgid(pid, pid)
-            except OSError:
-                pass
-            # what every child forked later closes (see child.enter)
-            self.child_fds.add(r)
-            if go_w is not None:
-                self.child_fds.add(go_w)
-            allowed = None if indices is None else watch.allowed_for(self, indices)
-            out.append(watch.Child(pid, r, slot, task, indices, cwd, allowed, park, go_w, now))
-        return out
-
-    def become_child(self, spec, batch):
-        """A forked child, out of its leader's stack (see Forked): never returns."""
-        task, indices, park, slot, cwd, uid, r, w, go_r, go_w = spec
-        code = 1
-        try:
-            for fd in batch:  # its siblings' pipes: held here, they would never see EOF
-                if fd != w and fd != go_r:
-                    os.close(fd)
-            # forked before the inputs came (ahead.prefork): the stdin its leader reads them
-            # from (the stack it left took it out of child_fds on the way)
-            stdin = self.job.pop("inputs_fd", None)
-            if stdin is not None:
-                os.close(stdin)
-            self.forget_others(task)
-            child_main(self, task, indices, w, slot, cwd, uid, go_r)
-            code = 0
-        except BaseException:
-            try:
-                import traceback
-
-                os.write(w, protocol.record(META, protocol.DIAGNOSTIC, traceback.format_exc()[-2000:]))
-            except BaseException:
-                pass
-        finally:
-            os._exit(code)
-
-    def forget_others(self, task):
-        """In a child: nothing of the other programs, and nothing another program reads, left
-        where Python code reaches it.  The other children's slots are unmapped, the told map's
-        writable mapping too (the read-only one stays: see sealed.py), and the other programs'
-        tasks, sources and code are dropped, and so freed."""
-        for c in list(self.running.values()) + list(self.preforked.values()):
-            try:
-                c.slot.close()
-            except BaseException:
-                pass
-        self.running = {}
-        self.preforked = {}
-        self.tasks = None
-        self.programs = None
-        self.job["programs"] = None
-        self.job.pop("tasks", None)
-        self.loader.tried = set()
-        if self.told_ro is not None and self.told is not None:
-            self.told.close()
-            self.told = self.told_ro
 
     def start_clock(self, task, now):
         """A task's budget runs while one of its children holds a slot: it starts with the first
@@ -539,7 +408,7 @@ def run_job(job):
     forked = None
     try:
         z.run()
-    except Forked as f:
+    except spawn.Forked as f:
         forked = f.args
     except BaseException:
         try:
@@ -552,5 +421,5 @@ def run_job(job):
             pass
         os._exit(3)
     if forked is not None:  # a child, its leader's frames gone with the exception
-        z.become_child(*forked)
+        spawn.become_child(z, *forked)
     os._exit(0)
