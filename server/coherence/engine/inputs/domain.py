@@ -41,8 +41,9 @@ from coherence.engine.inputs.constraints import (
     strings_in,
     type_family,
 )
+from coherence.engine.inputs.docstring_preconditions import stated_assumptions
 from coherence.engine.inputs.generate import infer_types
-from coherence.engine.inputs.preconditions import Assumption, holds, stated_assumptions
+from coherence.engine.inputs.preconditions import Assumption, holds
 from coherence.engine.inputs.seeds import bind, doctest_seeds, workspace_seeds
 from coherence.engine.inputs.stated import backed_signs, stated_signs
 from coherence.engine.inputs.values import Expr, Input
