@@ -3,6 +3,8 @@ its folder, its uid and its pipes), and in each fork ``become_child`` drops what
 of the other programs (``forget_others``) before ``child.child_main`` runs the program.
 """
 
+from __future__ import annotations
+
 import mmap
 import os
 import struct
@@ -10,6 +12,15 @@ import time
 
 from . import child, protocol, watch
 from .protocol import LOAD_PENDING, META, SLOT_SIZE
+
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from .leader import Leader, Task
+
+    # what a fork needs: (task, indices, park, slot, cwd, uid, r, w, go_r, go_w)
+    Spec = tuple[Task, list[int] | None, bool, mmap.mmap, str, int, int, int, int | None, int | None]
 
 
 class Forked(BaseException):
@@ -19,7 +30,7 @@ class Forked(BaseException):
     of its batch."""
 
 
-def spawn_all(leader, wanted):
+def spawn_all(leader: Leader, wanted: Sequence[tuple[Task, list[int] | None, bool]]) -> list[watch.Child | None]:
     """Fork a child for each ``(task, indices, park)`` of ``wanted`` (None for a task whose
     budget is gone).  A parked child loads its program, then waits for ``release`` to send
     its deadline; its time budget starts then.  ``indices`` None: forked before the inputs
@@ -30,21 +41,21 @@ def spawn_all(leader, wanted):
     and a copy: one fork per program, each after the previous program ended, cost a leader
     about 2,800 page faults while it ran ten programs, against about 850 forked together."""
     now = time.monotonic()
-    made: list = []  # a spec tuple per task, None for a task whose budget is gone
-    batch = []
+    made: list[Spec | None] = []  # None for a task whose budget is gone
+    batch: list[int] = []
     for task, indices, park in wanted:
-        if not park:
-            leader.start_clock(task, now)
-            if now >= task.deadline:
-                leader.timeout_rest(task, indices)
-                made.append(None)
-                continue
+        # a parked child's clock starts at its release; the others' now
+        if not park and now >= leader.start_clock(task, now):
+            leader.timeout_rest(task, indices or [])  # (one not parked has its inputs)
+            made.append(None)
+            continue
         slot = mmap.mmap(-1, SLOT_SIZE)
         struct.pack_into("qqq", slot, 0, -1, 0, LOAD_PENDING)
         cwd = os.path.join(leader.tmp, "p%d-%d" % (task.t, task.restarts))
         task.restarts += 1
         uid = leader.next_uid
-        leader.next_uid += 1
+        assert uid is not None  # (before_forks set it)
+        leader.next_uid = uid + 1
         try:
             os.mkdir(cwd, 0o700)
             if os.geteuid() == 0:
@@ -95,7 +106,7 @@ def spawn_all(leader, wanted):
     return out
 
 
-def become_child(leader, spec, batch):
+def become_child(leader: Leader, spec: Spec, batch: list[int]) -> None:
     """A forked child, out of its leader's stack (see Forked): never returns."""
     task, indices, _park, slot, cwd, uid, _r, w, go_r, _go_w = spec
     code = 1
@@ -122,7 +133,7 @@ def become_child(leader, spec, batch):
         os._exit(code)
 
 
-def forget_others(leader, task):
+def forget_others(leader: Leader, task: Task) -> None:
     """In a child: nothing of the other programs, and nothing another program reads, left
     where Python code reaches it.  The other children's slots are unmapped, the told map's
     writable mapping too (the read-only one stays: see sealed.py), and the other programs'
@@ -135,7 +146,7 @@ def forget_others(leader, task):
     leader.running = {}
     leader.preforked = {}
     leader.tasks = None
-    leader.programs = None
+    leader.programs = []
     leader.job["programs"] = None
     leader.job.pop("tasks", None)
     leader.loader.tried = set()
