@@ -37,6 +37,13 @@ CASES = [
     ("Note: 1 <= n <= 10^4", {"n": "int"}, ["1 <= n <= 10**4"]),
     ("* 1 <= grid.length <= 10^2", {"grid": "list"}, ["1 <= len(grid) <= 10**2"]),
     ("The date string is not empty.", {"date": "str"}, ["len(date) > 0"]),
+    # HumanEval/21: rescale_to_unit([0.0]) is no counterexample
+    (
+        "Given list of numbers (of at least two elements), apply a linear transform to that list",
+        {"numbers": "list"},
+        ["len(numbers) >= 2"],
+    ),
+    ("xs: a list, guaranteed to hold at least 3 integers.", {"xs": "list"}, ["len(xs) >= 3"]),
     ("Assume n > 1 and is not a prime.", {"n": "int"}, ["n > 1"]),
     ("0 ≤ N ≤ 10000.", {"N": "int"}, ["0 <= N <= 10000"]),
 ]

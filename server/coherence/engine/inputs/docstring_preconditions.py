@@ -29,6 +29,13 @@ _NONEMPTY = re.compile(
     r"at\s+least\s+one\s+(?:element|item|number|value|string|character|entry|word|integer))",
     re.I,
 )
+# "(of at least two elements)", "at least 3 numbers": a minimum length (one is ``_NONEMPTY``'s)
+_AT_LEAST = re.compile(
+    r"\bat\s+least\s+(two|three|four|five|[2-9])\s+(?:elements?|items?|numbers?|values?|strings?|characters?|entries|"
+    r"words?|integers?|floats?)\b",
+    re.I,
+)
+_COUNTS = {"two": 2, "three": 3, "four": 4, "five": 5}
 _SORTED = re.compile(r"\b(?:sorted|in\s+(?:ascending|non-?decreasing|increasing)\s+order)\b", re.I)
 _DISTINCT = re.compile(
     r"\b(?:(?:distinct|unique)\s+(?:elements?|numbers|integers|values|items|entries|words|strings)|"
@@ -129,6 +136,10 @@ def _stated(doc: str, params: tuple[str, ...], families_items: tuple[tuple[str, 
         target_lists = [p for p in named if p in collections] or (collections if len(collections) == 1 else [])
         if _NONEMPTY.search(text) and (voice or named) and target_lists:
             add(f"len({target_lists[0]}) > 0", text)
+        at_least = _AT_LEAST.search(text)
+        if at_least and (voice or named) and target_lists:
+            count = at_least.group(1).lower()
+            add(f"len({target_lists[0]}) >= {_COUNTS.get(count) or int(count)}", text)
         seq = [p for p in named if p in lists] or (lists if len(lists) == 1 else [])
         if _SORTED.search(text) and (voice or named) and seq:
             add(f"list({seq[0]}) == sorted({seq[0]})", text)
