@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from coherence import __version__
+from coherence.engine.baseline import DEFAULT_NAME
 from coherence.trust_cli import add_trust_parser
 
 EXIT_OK, EXIT_FINDINGS, EXIT_USAGE, EXIT_INTERNAL = 0, 1, 2, 3
@@ -22,7 +23,6 @@ exit status (the highest that applies):
   2  usage or configuration error (a bad option or setting, no model, no API key or a rejected
      one, an unknown model, a malformed replay file): fix it and run again
   3  internal error in coherence: a bug, reported with its message (-v shows the traceback)"""
-DEFAULT_BASELINE = ".coherence-baseline.json"
 
 
 def _number(kind: type, *, low: float | None = None, high: float | None = None, above: float | None = None):
@@ -107,14 +107,14 @@ def _check_parser(sub) -> None:
     p.add_argument(
         "--baseline",
         metavar="FILE",
-        help=f"accept the disagreements recorded in this baseline (default: {DEFAULT_BASELINE} in the current folder, when it exists)",
+        help=f"accept the disagreements recorded in this baseline (default: {DEFAULT_NAME} in the current folder, when it exists)",
     )
     p.add_argument(
         "--write-baseline",
         nargs="?",
-        const=DEFAULT_BASELINE,
+        const=DEFAULT_NAME,
         metavar="FILE",
-        help=f"record every current finding as accepted, in FILE (default {DEFAULT_BASELINE}), and exit 0",
+        help=f"record every current finding as accepted, in FILE (default {DEFAULT_NAME}), and exit 0",
     )
     p.add_argument(
         "--dry-run",
@@ -317,7 +317,7 @@ async def run_check(args) -> int:
 
     baseline = None
     baseline_path = args.baseline or (
-        DEFAULT_BASELINE if Path(DEFAULT_BASELINE).is_file() and not args.write_baseline else None
+        DEFAULT_NAME if Path(DEFAULT_NAME).is_file() and not args.write_baseline else None
     )
     if baseline_path:
         from coherence.engine.baseline import Baseline, BaselineError

@@ -167,12 +167,12 @@ def test_recorded_samples_merged_by_name_behave_alike_when_run_apart(corpus_dir,
     import gzip
     import json
 
-    import coherence.engine.execution.executor as executor_module
+    import coherence.engine.execution.prepared as prepared_module
     from coherence.engine.inputs.generate import generate_inputs
     from coherence.engine.markers import target_for
     from coherence.engine.sampling.prompt import extract_program
 
-    monkeypatch.setattr(executor_module, "distinct_programs", lambda ps: (list(ps), list(range(len(ps)))))
+    monkeypatch.setattr(prepared_module, "distinct_programs", lambda ps: (list(ps), list(range(len(ps)))))
     with gzip.open(corpus_dir / "humaneval-gpt_4o.jsonl.gz", "rt") as fh:
         rows = [json.loads(line) for line in fh][:40]
     ex = Executor()

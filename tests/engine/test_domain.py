@@ -7,8 +7,9 @@ import textwrap
 import pytest
 
 from coherence.engine.inputs import Expr, Input, generate_inputs
+from coherence.engine.inputs.constraints import Constraints
 from coherence.engine.inputs.domain import Domain
-from coherence.engine.inputs.generate import _Constraints, infer_types
+from coherence.engine.inputs.generate import infer_types
 from coherence.engine.markers import target_for
 
 
@@ -130,7 +131,7 @@ def test_no_examples_no_domain_even_where_generation_guesses_from_names():
     assert d.empty and d.evidence == ()
     assert d.violations(Input(([3, 1], -5))) == []
     # generation does constrain these from the names alone; the domain does not
-    c = _Constraints(t.spec, infer_types(t.spec, []), [])
+    c = Constraints(t.spec, infer_types(t.spec, []), [])
     assert "n" in c.nonneg and "n" in c.len_of
 
 
@@ -236,7 +237,7 @@ SPECS = [
 def test_every_rule_is_one_generation_learns_too(src):
     t = target_for(textwrap.dedent(src), "f")
     d = Domain.for_spec(t.spec, t.module_source)
-    c = _Constraints(t.spec, infer_types(t.spec, list(d.evidence)), list(d.evidence))
+    c = Constraints(t.spec, infer_types(t.spec, list(d.evidence)), list(d.evidence))
     assert d.rules
     for r in d.rules:
         learned = {"nonneg": c.nonneg, "alphabet": c.alphabet, "sorted": c.sorted, "rect": c.rect, "len": c.len_of}[

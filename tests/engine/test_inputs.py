@@ -12,11 +12,12 @@ from pathlib import Path
 import pytest
 
 from coherence.engine.inputs import Construct, Expr, Input, generate_inputs, shrink_candidates
+from coherence.engine.inputs.annotation_types import parse_annotation
 from coherence.engine.inputs.generate import infer_types
 from coherence.engine.inputs.mutate import mutate_value
+from coherence.engine.inputs.name_types import infer_from_name
 from coherence.engine.inputs.seeds import doctest_seeds, workspace_seeds
 from coherence.engine.inputs.shrink import shrink_key
-from coherence.engine.inputs.types import infer_from_name, parse_annotation
 from coherence.engine.spec import ClassInfo, Param, Spec
 
 

@@ -15,13 +15,13 @@ import sys
 import numpy as np
 import pytest
 
+from coherence.engine.canonical_text import render_canonical
 from coherence.engine.outcomes import (
     Outcome,
     canonical,
     group_outcomes,
     label_matrix,
     outcomes_equal,
-    render_canonical,
 )
 
 

@@ -538,7 +538,7 @@ def test_litellm_not_imported_by_the_package():
 
 
 async def test_cost_and_tokens_accounting_with_mock_response():
-    from coherence.engine.sampling.provider import import_litellm
+    from coherence.engine.sampling.quiet_litellm import import_litellm
 
     litellm = import_litellm()
     provider = LiteLLMProvider(

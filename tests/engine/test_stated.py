@@ -8,8 +8,8 @@ import textwrap
 import pytest
 
 from coherence.engine.inputs import Input, generate_inputs
+from coherence.engine.inputs.constraints import made_positive, numbers_in
 from coherence.engine.inputs.domain import Domain
-from coherence.engine.inputs.generate import _numbers, _positive
 from coherence.engine.inputs.stated import backed_signs, stated_signs
 from coherence.engine.markers import target_for
 from coherence.engine.spec import Param
@@ -85,10 +85,10 @@ def test_examples_overrule_the_statement():
 
 
 def test_positive_makes_every_number_positive():
-    assert _positive(-3) == 3 and _positive(0) == 1 and _positive(0.0) == 1.0 and _positive(2.5) == 2.5
-    assert _positive([0, -1, [2, -0.5]]) == [1, 1, [2, 0.5]]
-    assert _positive((0, True)) == (1, True)  # bools are not numbers here
-    assert _positive({"a": 0}) == {"a": 1}
+    assert made_positive(-3) == 3 and made_positive(0) == 1 and made_positive(0.0) == 1.0 and made_positive(2.5) == 2.5
+    assert made_positive([0, -1, [2, -0.5]]) == [1, 1, [2, 0.5]]
+    assert made_positive((0, True)) == (1, True)  # bools are not numbers here
+    assert made_positive({"a": 0}) == {"a": 1}
 
 
 def domain(source: str, name: str = "f") -> Domain:
@@ -144,7 +144,7 @@ def test_an_example_against_the_statement_wins():
 def _share_not_positive(source: str) -> float:
     t = target_for(textwrap.dedent(source), "f")
     inputs = generate_inputs(t.spec, 400, module_source=t.module_source)
-    return sum(1 for i in inputs if any(x <= 0 for x in _numbers(i.args[0]))) / len(inputs)
+    return sum(1 for i in inputs if any(x <= 0 for x in numbers_in(i.args[0]))) / len(inputs)
 
 
 def test_generation_keeps_most_inputs_inside_a_stated_sign_and_still_tries_outside():

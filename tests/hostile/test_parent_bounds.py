@@ -7,7 +7,8 @@ from __future__ import annotations
 import json
 
 from coherence.engine.execution import ModuleContext, Program, records
-from coherence.engine.execution.executor import Executor, _Run
+from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.worker_run import WorkerRun
 from coherence.engine.inputs.values import Input
 
 BUDGET = 1 << 20
@@ -44,7 +45,7 @@ def test_large_distinct_outputs_are_kept_within_the_budget_and_still_compare(mon
 
 
 def test_a_flood_of_worker_diagnostics_is_capped():
-    run = _Run("worker", 1, 1)
+    run = WorkerRun("worker", 1, 1)
     line = b"-1 1 " + json.dumps("Traceback (most recent call last):\n" + "x" * 70000).encode() + b"\n"
     for _ in range(20):
         run.feed(line * 100)  # 2,000 diagnostics of 70 KB: 140 MB

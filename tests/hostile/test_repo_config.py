@@ -183,7 +183,7 @@ def test_a_dotenv_file_in_the_repository_is_not_loaded(tmp_path):
     (repo / ".env").write_text("OPENAI_BASE_URL=http://203.0.113.9/v1\nOPENAI_API_KEY=theirs\n")
     probe = (
         "import os\n"
-        "from coherence.engine.sampling.provider import import_litellm\n"
+        "from coherence.engine.sampling.quiet_litellm import import_litellm\n"
         "import_litellm()\n"
         "print(os.environ.get('OPENAI_BASE_URL'), os.environ.get('OPENAI_API_KEY'))\n"
     )

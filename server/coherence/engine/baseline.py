@@ -17,9 +17,11 @@ import dataclasses
 import json
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from coherence.engine.result import CheckResult
-from coherence.engine.spec import Target
+if TYPE_CHECKING:  # types only: the command line reads DEFAULT_NAME before any check is set up
+    from coherence.engine.result import CheckResult
+    from coherence.engine.spec import Target
 
 VERSION = 1
 DEFAULT_NAME = ".coherence-baseline.json"

@@ -10,27 +10,20 @@ With ``mode="docstring"`` every function that has a docstring is checked instead
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
-import io
 import os
 import re
-import textwrap
 import threading
 import tokenize
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from typing import Any
 
+from coherence.engine.marker_comments import decorator_name, is_marked, is_off, user_statements
+from coherence.engine.module_context import ModuleContext, class_infos, memo, params_of, signature_of
 from coherence.engine.selection import name_matches
-from coherence.engine.spec import ClassInfo, Param, Spec, Target
+from coherence.engine.spec import ClassInfo, Spec, Target
 
-MARKER_COMMENT = re.compile(r"#\s*coherence\b(?!\s*:\s*(?:off|ignore|skip))", re.IGNORECASE)
-OFF_COMMENT = re.compile(r"#\s*coherence\s*:\s*(?:off|ignore|skip)\b", re.IGNORECASE)
 MODES = ("marked", "docstring")
-# Module context shown to the LLM is bounded: a huge module must not become a huge prompt.
-_CONTEXT_LIMIT = 6000
-_CONSTANT_LIMIT = 200
 
 
 # The last few modules' targets: the language server parses a document for hover, code lens and
@@ -85,7 +78,7 @@ def _find_targets(
 ) -> list[Target]:
     tree = ast.parse(source, filename=path)
     lines = source.splitlines()
-    classes = tuple(_class_infos(tree))
+    classes = tuple(class_infos(tree))
     found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str, str | None]] = []  # (node, qualname, skip reason)
 
     for node in tree.body:
@@ -109,13 +102,13 @@ def _find_targets(
             found.append((lam, lam.name, "lambdas are not checked: write it as a def"))
 
     targets = []
-    context = _ModuleContext(tree, lines)
+    context = ModuleContext(tree, lines)
     for i, (fn, qualname, reason) in enumerate(found):
-        marked = _is_marked(fn, lines, mode)
+        marked = is_marked(fn, lines, mode)
         # include names module-level functions and methods: nested ones and lambdas never run
         if not (marked or (i < top and name_matches(qualname, include))):
             continue
-        if _is_off(fn, lines) or name_matches(qualname, exclude):
+        if is_off(fn, lines) or name_matches(qualname, exclude):
             continue
         owner, method_kind = methods.get(id(fn), (None, None))
         target = _make_target(
@@ -169,7 +162,7 @@ def _method_support(
 
     An instance method is called on ``Owner()``, built afresh for every call, so the class must be
     buildable without arguments; what the method does to that object is part of its outcome."""
-    decos = {_decorator_name(d).split(".")[-1] for d in node.decorator_list}
+    decos = {decorator_name(d).split(".")[-1] for d in node.decorator_list}
     if "staticmethod" in decos:
         kind = "static"
     elif "classmethod" in decos:
@@ -221,87 +214,6 @@ def _lambda_function(node: ast.stmt) -> ast.FunctionDef | None:
     return fn
 
 
-def _is_marked(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str], mode: str) -> bool:
-    if mode == "docstring":
-        return ast.get_docstring(node) is not None
-    for dec in node.decorator_list:
-        if _decorator_name(dec).endswith("generated"):
-            return True
-    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-    candidates = {node.lineno, first - 1, node.lineno - 1}
-    return any(1 <= ln <= len(lines) and MARKER_COMMENT.search(_comment_part(lines[ln - 1])) for ln in candidates)
-
-
-def _is_off(node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]) -> bool:
-    """``# coherence: off`` (or ``ignore``, ``skip``) where a marker would go: never checked."""
-    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-    for ln in {node.lineno, first - 1, node.lineno - 1}:
-        if 1 <= ln <= len(lines) and OFF_COMMENT.search(_comment_part(lines[ln - 1])):
-            return True
-    return False
-
-
-def _comment_part(line: str) -> str:
-    # Only the comment counts: a string literal "# coherence" on the def line must not mark it.
-    if "#" not in line:
-        return ""
-    return _tokenized_comment(line)
-
-
-@functools.lru_cache(maxsize=4096)
-def _tokenized_comment(line: str) -> str:
-    try:
-        toks = list(tokenize.generate_tokens(io.StringIO(line).readline))
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return line[line.index("#") :]
-    return " ".join(t.string for t in toks if t.type == tokenize.COMMENT)
-
-
-# "# coherence: assume lo <= hi", "# coherence: accept clamp(0, 1, 0)" on the def line, the lines
-# of its decorators, or the line above them.
-_STATEMENT_COMMENT = re.compile(r"#\s*coherence\s*:\s*(assume|accept)\s+(.+?)\s*$", re.IGNORECASE)
-
-
-def _user_statements(
-    node: ast.FunctionDef | ast.AsyncFunctionDef, lines: list[str]
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The preconditions (``assume``) and accepted calls (``accept``) the user wrote for this
-    function: a marker decorator's ``assume=`` argument (a string or a list of strings) and
-    ``# coherence: assume ...`` / ``# coherence: accept ...`` comments around its header."""
-    assume: list[str] = []
-    accept: list[str] = []
-    for dec in node.decorator_list:
-        if isinstance(dec, ast.Call) and _decorator_name(dec).endswith("generated"):
-            for kw in dec.keywords:
-                if kw.arg in ("assume", "accept"):
-                    values = kw.value.elts if isinstance(kw.value, (ast.List, ast.Tuple)) else [kw.value]
-                    texts = [v.value for v in values if isinstance(v, ast.Constant) and isinstance(v.value, str)]
-                    (assume if kw.arg == "assume" else accept).extend(texts)
-    first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-    # the comment block right above the header, the decorators and the def line
-    start = first - 1
-    while start >= 1 and lines[start - 1].lstrip().startswith("#"):
-        start -= 1
-    for ln in range(start + 1, node.lineno + 1):
-        if 1 <= ln <= len(lines) and "#" in lines[ln - 1]:
-            m = _STATEMENT_COMMENT.search(_comment_part(lines[ln - 1]))
-            if m:
-                (assume if m.group(1).lower() == "assume" else accept).append(m.group(2))
-    return tuple(assume), tuple(accept)
-
-
-def _decorator_name(dec: ast.expr) -> str:
-    if isinstance(dec, ast.Call):
-        dec = dec.func
-    parts = []
-    while isinstance(dec, ast.Attribute):
-        parts.append(dec.attr)
-        dec = dec.value
-    if isinstance(dec, ast.Name):
-        parts.append(dec.id)
-    return ".".join(reversed(parts))
-
-
 _BLOCKS = frozenset(("body", "orelse", "finalbody", "handlers", "cases"))
 
 
@@ -328,32 +240,6 @@ def _nested_functions(tree: ast.Module) -> Iterable[tuple[ast.FunctionDef | ast.
     yield from walk(tree, "", False)
 
 
-def _params(args: ast.arguments) -> tuple[Param, ...]:
-    def ann(a: ast.arg) -> str | None:
-        return ast.unparse(a.annotation) if a.annotation is not None else None
-
-    out: list[Param] = []
-    positional = list(args.posonlyargs) + list(args.args)
-    defaults: list[ast.expr | None] = [None] * (len(positional) - len(args.defaults)) + list(args.defaults)
-    for i, (a, d) in enumerate(zip(positional, defaults)):
-        kind = "positional_only" if i < len(args.posonlyargs) else "positional_or_keyword"
-        out.append(Param(a.arg, kind, ann(a), ast.unparse(d) if d is not None else None))
-    if args.vararg:
-        out.append(Param(args.vararg.arg, "var_positional", ann(args.vararg)))
-    for a, d in zip(args.kwonlyargs, args.kw_defaults):
-        out.append(Param(a.arg, "keyword_only", ann(a), ast.unparse(d) if d is not None else None))
-    if args.kwarg:
-        out.append(Param(args.kwarg.arg, "var_keyword", ann(args.kwarg)))
-    return tuple(out)
-
-
-def _signature(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    sig = f"({ast.unparse(node.args)})"
-    if node.returns is not None:
-        sig += f" -> {ast.unparse(node.returns)}"
-    return sig
-
-
 def _skip_reason(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     if isinstance(node, ast.AsyncFunctionDef):
         return "async functions are not checked yet"
@@ -362,7 +248,7 @@ def _skip_reason(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
             continue
         if isinstance(sub, (ast.Yield, ast.YieldFrom)) and _owner(node, sub):
             return "generator functions are not checked yet"
-    if any(_decorator_name(d) in ("overload", "typing.overload") for d in node.decorator_list):
+    if any(decorator_name(d) in ("overload", "typing.overload") for d in node.decorator_list):
         return "@overload stubs have no behaviour to check"
     return None
 
@@ -392,7 +278,7 @@ def _make_target(
     lines,
     path,
     classes,
-    context: _ModuleContext | None = None,
+    context: ModuleContext | None = None,
     *,
     owner: str | None = None,
     method_kind: str | None = None,
@@ -402,12 +288,12 @@ def _make_target(
     function_source = "\n".join(lines[first - 1 : end])
     # What depends only on the function's own text is kept across parses: while one function is
     # edited, the others come back unchanged.
-    docstring, params, signature, returns, own_reason, own_hash = _memo(
+    docstring, params, signature, returns, own_reason, own_hash = memo(
         ("function", type(node).__name__, function_source),
         lambda: (
             ast.get_docstring(node, clean=True),
-            _params(node.args),
-            _signature(node),
+            params_of(node.args),
+            signature_of(node),
             ast.unparse(node.returns) if node.returns is not None else None,
             _skip_reason(node),
             body_hash(node),
@@ -425,7 +311,7 @@ def _make_target(
         params=params,
         returns=returns,
         docstring=docstring,
-        context=(context or _ModuleContext(tree)).without(node),
+        context=(context or ModuleContext(tree)).without(node),
         classes=classes,
         is_async=isinstance(node, ast.AsyncFunctionDef),
         owner=owner,
@@ -444,7 +330,7 @@ def _make_target(
     def_line = lines[node.lineno - 1] if node.lineno <= len(lines) else ""
     m = re.search(r"\bdef\s+(" + re.escape(node.name) + r")\b", def_line)
     column = m.start(1) if m else node.col_offset
-    assume, accept = _user_statements(node, lines)
+    assume, accept = user_statements(node, lines)
     return Target(
         assume=assume,
         accept=accept,
@@ -478,172 +364,6 @@ def body_hash(node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return hashlib.sha256(dumped.encode()).hexdigest()[:32]
 
 
-def module_context(tree: ast.Module, source: str, exclude: ast.AST | None = None) -> str:
-    """Imports, constants, class skeletons and sibling signatures+docstrings: what a programmer
-    writing this function would see around it.  Never any function body."""
-    return _ModuleContext(tree).without(exclude)
-
-
-class _ModuleContext:
-    """The module context of every function of one module: each top-level statement is rendered
-    once (a module of k functions used to render all of them k times)."""
-
-    def __init__(self, tree: ast.Module, lines: list[str] | None = None):
-        self.nodes = tree.body
-        self.lines = lines
-        self._parts: list[str | None] = []  # rendering of nodes[i], filled in as far as needed
-        # Where a function to leave out sits: its own statement, or the class holding it.
-        self._home: dict[int, tuple[int, ast.ClassDef | None]] = {}
-        for i, node in enumerate(self.nodes):
-            self._home[id(node)] = (i, None)
-            if isinstance(node, ast.ClassDef):
-                for item in node.body:
-                    self._home[id(item)] = (i, node)
-
-    def without(self, exclude: ast.AST | None) -> str:
-        # Rendered lazily: past the limit the rest would be cut off anyway (a big module).
-        skip, cls = self._home.get(id(exclude), (-1, None)) if exclude is not None else (-1, None)
-        rendered = self._parts
-        parts: list[str] = []
-        size = -1
-        for i, node in enumerate(self.nodes):
-            if i == len(rendered):
-                rendered.append(_cached_part(node, self.lines))
-            if i != skip:
-                text = rendered[i]
-            elif cls is None:
-                continue
-            else:
-                text = _context_part(cls, exclude)
-            if text is not None:
-                parts.append(text)
-                size += len(text) + 1
-                if size > _CONTEXT_LIMIT:
-                    break
-        text = "\n".join(parts)
-        if len(text) > _CONTEXT_LIMIT:
-            text = text[:_CONTEXT_LIMIT] + "\n# ... (module context truncated)"
-        return text
-
-
-# Renderings that depend only on a statement's own text, kept across parses of a document being
-# edited (editing one function re-renders only that function).
-_MEMO: OrderedDict[tuple, object] = OrderedDict()
-_MEMO_LIMIT = 20000
-
-
-def _memo(key: tuple, make):
-    with _RECENT_LOCK:
-        if key in _MEMO:
-            _MEMO.move_to_end(key)
-            return _MEMO[key]
-    value = make()
-    with _RECENT_LOCK:
-        _MEMO[key] = value
-        while len(_MEMO) > _MEMO_LIMIT:
-            _MEMO.popitem(last=False)
-    return value
-
-
-def _segment(node: Any, lines: list[str]) -> str:  # a statement or an expression: what has a lineno
-    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
-    return "\n".join(lines[first - 1 : node.end_lineno or node.lineno])
-
-
-def _cached_part(node: ast.AST, lines: list[str] | None) -> str | None:
-    if lines is None or not hasattr(node, "lineno"):
-        return _context_part(node, None)
-    key = ("part", type(node).__name__, getattr(node, "col_offset", None), _segment(node, lines))
-    return _memo(key, lambda: _context_part(node, None))
-
-
-def _context_part(node: ast.AST, exclude: ast.AST | None) -> str | None:
-    if isinstance(node, (ast.Import, ast.ImportFrom)):
-        return ast.unparse(node)
-    if isinstance(node, (ast.Assign, ast.AnnAssign)):
-        text = ast.unparse(node)
-        if len(text) > _CONSTANT_LIMIT:
-            text = text[:_CONSTANT_LIMIT] + " ...  # (truncated)"
-        return text
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return _stub(node)
-    if isinstance(node, ast.ClassDef):
-        return _class_skeleton(node, exclude)
-    return None
-
-
-def _stub(node: ast.FunctionDef | ast.AsyncFunctionDef, indent: str = "") -> str:
-    decos = "".join(f"{indent}@{ast.unparse(d)}\n" for d in node.decorator_list)
-    prefix = "async def" if isinstance(node, ast.AsyncFunctionDef) else "def"
-    head = f"{decos}{indent}{prefix} {node.name}{_signature(node)}:"
-    doc = ast.get_docstring(node, clean=True)
-    if doc:
-        doc_lines = doc.splitlines()
-        body = f'\n{indent}    """' + ("\n" + indent + "    ").join(doc_lines) + '"""'
-    else:
-        body = ""
-    return f"{head}{body}\n{indent}    ..."
-
-
-def _class_skeleton(node: ast.ClassDef, exclude: ast.AST | None) -> str:
-    decos = "".join(f"@{ast.unparse(d)}\n" for d in node.decorator_list)
-    bases = ", ".join(ast.unparse(b) for b in node.bases + node.keywords) if (node.bases or node.keywords) else ""
-    head = f"{decos}class {node.name}({bases}):" if bases else f"{decos}class {node.name}:"
-    body: list[str] = []
-    doc = ast.get_docstring(node, clean=True)
-    if doc:
-        body.append('    """' + "\n    ".join(doc.splitlines()) + '"""')
-    owner = exclude is not None and any(item is exclude for item in node.body)
-    for item in node.body:
-        if item is exclude:
-            continue
-        if isinstance(item, (ast.Assign, ast.AnnAssign)):
-            body.append("    " + ast.unparse(item))
-        elif owner and isinstance(item, ast.FunctionDef) and item.name in ("__init__", "__post_init__"):
-            # For a method, the object's state is part of the specification: what __init__ sets up
-            # is context (the method's own body never is).
-            body.append(textwrap.indent(ast.unparse(item), "    "))
-        elif isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            body.append(_stub(item, "    "))
-    if not body:
-        body.append("    ...")
-    return head + "\n" + "\n".join(body)
-
-
-def _class_infos(tree: ast.Module) -> Iterable[ClassInfo]:
-    for node in tree.body:
-        if not isinstance(node, ast.ClassDef):
-            continue
-        decos = [_decorator_name(d) for d in node.decorator_list]
-        bases = tuple(ast.unparse(b) for b in node.bases)
-        is_dataclass = any(d.split(".")[-1] == "dataclass" for d in decos)
-        is_enum = any(b.split(".")[-1] in ("Enum", "IntEnum", "StrEnum", "Flag", "IntFlag") for b in bases)
-        fields: list[Param] = []
-        members: list[str] = []
-        for item in node.body:
-            if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name) and not is_enum:
-                ann = ast.unparse(item.annotation)
-                if ann.startswith(("ClassVar", "typing.ClassVar")):
-                    continue
-                default = ast.unparse(item.value) if item.value is not None else None
-                fields.append(Param(item.target.id, "positional_or_keyword", ann, default))
-            elif isinstance(item, ast.Assign) and is_enum:
-                for t in item.targets:
-                    if isinstance(t, ast.Name) and not t.id.startswith("_"):
-                        members.append(t.id)
-            elif isinstance(item, ast.FunctionDef) and item.name == "__init__" and not is_dataclass:
-                # the first parameter is the receiver, whatever its name
-                fields = [p for p in _params(item.args)[1:] if p.kind not in ("var_positional", "var_keyword")]
-        yield ClassInfo(
-            name=node.name,
-            bases=bases,
-            is_dataclass=is_dataclass,
-            is_enum=is_enum,
-            fields=tuple(fields),
-            members=tuple(members),
-        )
-
-
 def target_for(source: str, name: str, path: str = "<memory>", *, docstring: str | None = None) -> Target:
     """The module-level function ``name`` of ``source`` as a Target, marked or not.
 
@@ -652,7 +372,7 @@ def target_for(source: str, name: str, path: str = "<memory>", *, docstring: str
     """
     tree = ast.parse(source, filename=path)
     lines = source.splitlines()
-    classes = tuple(_class_infos(tree))
+    classes = tuple(class_infos(tree))
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             target = _make_target(node, name, None, tree, source, lines, path, classes)

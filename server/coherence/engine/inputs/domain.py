@@ -4,7 +4,7 @@ workspace's tests) call the function with.
 Input generation (:mod:`.generate`) learns soft constraints from those examples and from
 parameter names, and applies them to mutants only with some probability, so that the boundary is
 still explored.  A :class:`Domain` keeps only the constraints that the examples themselves back,
-with the same evidence rules as generation's ``_Constraints``:
+with the same evidence rules as generation's ``Constraints``:
 
 - ``nonneg``: every number in the examples' values of a parameter is ≥ 0 (at least two numbers);
 - ``alphabet``: the examples' strings of a parameter use a narrow alphabet (digits, parentheses,
@@ -32,17 +32,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coherence.engine.inputs.generate import (
-    _Constraints,
-    _family,
-    _is_sorted,
-    _numbers,
-    _strings,
+from coherence.engine.inputs.constraints import (
+    Constraints,
     evidence_by_param,
-    infer_types,
+    is_sorted,
     narrow_alphabet,
+    numbers_in,
+    strings_in,
+    type_family,
 )
-from coherence.engine.inputs.preconditions import Assumption, holds, stated_assumptions
+from coherence.engine.inputs.docstring_preconditions import stated_assumptions
+from coherence.engine.inputs.generate import infer_types
+from coherence.engine.inputs.preconditions import Assumption, holds
 from coherence.engine.inputs.seeds import bind, doctest_seeds, workspace_seeds
 from coherence.engine.inputs.stated import backed_signs, stated_signs
 from coherence.engine.inputs.values import Expr, Input
@@ -93,7 +94,7 @@ class Rule:
             return None
         if self.kind in ("nonneg", "positive"):
             strict = self.kind == "positive"
-            bad = next((x for x in _numbers(value) if x < 0 or (strict and x == 0)), None)
+            bad = next((x for x in numbers_in(value) if x < 0 or (strict and x == 0)), None)
             if bad is None:
                 return None
             scalar = isinstance(value, (int, float))
@@ -110,13 +111,13 @@ class Rule:
                 else f"{p} holds a negative number; no example's {p} does"
             )
         if self.kind == "alphabet":
-            foreign = sorted({c for s in _strings(value) for c in s if c not in self.chars})
+            foreign = sorted({c for s in strings_in(value) for c in s if c not in self.chars})
             if foreign:
                 shown = "".join(foreign[:5]) + ("…" if len(foreign) > 5 else "")
                 return f"{p} has {shown!r}; the examples' {p} use only {_show_chars(self.chars)}"
             return None
         if self.kind == "sorted":
-            if isinstance(value, list) and len(value) >= 2 and not _is_sorted(value):
+            if isinstance(value, list) and len(value) >= 2 and not is_sorted(value):
                 return f"{p} is not sorted; every example's {p} is"
             return None
         if self.kind == "rect":
@@ -310,7 +311,7 @@ class Domain:
         config), minus any that an example breaks: the examples show what the function is
         called with, so an assumption they contradict was misread."""
         params = [p for p in self.spec.params if p.kind != "var_keyword"]
-        kinds = {p.name: _family(self.types.get(p.name)) for p in params}
+        kinds = {p.name: type_family(self.types.get(p.name)) for p in params}
         stated = stated_assumptions(self.spec.docstring, [p.name for p in params], kinds)
         out: list[Rule] = []
         seen = {r.describe() for r in learned}
@@ -369,12 +370,12 @@ def _star_values(args) -> tuple:
 
 
 def _learn(spec: Spec, types: dict, evid: dict[str, list[tuple[Input, Any]]]) -> list[Rule]:
-    """The rules of generation's ``_Constraints`` that the examples (``evid``, by parameter) or
+    """The rules of generation's ``Constraints`` that the examples (``evid``, by parameter) or
     the docstring's statements back (see the module doc).  Kept in step with it: every rule here
-    is one ``_Constraints`` also learns."""
+    is one ``Constraints`` also learns."""
     params = [p for p in spec.params if p.kind != "var_keyword"]
-    kinds = {p.name: _family(types.get(p.name)) for p in params}
-    numbers = {p.name: [x for _, v in evid.get(p.name, []) for x in _numbers(v)] for p in params}
+    kinds = {p.name: type_family(types.get(p.name)) for p in params}
+    numbers = {p.name: [x for _, v in evid.get(p.name, []) for x in numbers_in(v)] for p in params}
     signs = backed_signs(stated_signs(spec.docstring, params, kinds), numbers)
     rules: list[Rule] = []
     for idx, p in enumerate(params):
@@ -395,7 +396,7 @@ def _learn(spec: Spec, types: dict, evid: dict[str, list[tuple[Input, Any]]]) ->
         if fam == "int":
             colls = [q for q in params[:idx] if kinds[q.name] in ("list", "tuple", "str")]
             if colls:
-                link = _Constraints._len_evidence(spec, p, colls, evid)
+                link = Constraints._len_evidence(spec, p, colls, evid)
                 if link is not None:
                     rules.append(Rule(p.name, "len", other=link))
         t = types.get(p.name)
@@ -406,6 +407,6 @@ def _learn(spec: Spec, types: dict, evid: dict[str, list[tuple[Input, Any]]]) ->
                 rules.append(Rule(p.name, "rect", square=square))
         if fam == "list":
             lists = [v for v in ev if isinstance(v, list) and len(v) >= 2]
-            if len(lists) >= 2 and all(_is_sorted(v) for v in lists):
+            if len(lists) >= 2 and all(is_sorted(v) for v in lists):
                 rules.append(Rule(p.name, "sorted"))
     return rules

@@ -27,14 +27,14 @@ from __future__ import annotations
 
 import bisect
 import random
-import re
 import time
 from collections.abc import Callable
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from coherence.engine.inputs.constraints import Constraints
 from coherence.engine.inputs.mutate import mutate_input, resolve_type
+from coherence.engine.inputs.param_types import param_types
 from coherence.engine.inputs.seeds import (
     bind,
     boundary_values,
@@ -44,59 +44,11 @@ from coherence.engine.inputs.seeds import (
     workspace_seeds,
 )
 from coherence.engine.inputs.shrink import shrink_candidates, shrink_key
-from coherence.engine.inputs.stated import backed_signs, stated_signs
-from coherence.engine.inputs.types import MIXED, TypeDesc, description_hints, param_types
+from coherence.engine.inputs.types import MIXED, TypeDesc
 from coherence.engine.inputs.values import Construct, Expr, Input
 from coherence.engine.spec import Param, Spec
 
 __all__ = ["generate_inputs", "shrink_candidates", "shrink_key", "infer_types"]
-
-# Names of an int parameter that is usually the length of the collection before it
-# (MBPP: ``max_sub_array_sum(a, size)``, ``find_min_diff(arr, n)``).
-_LEN_NAMES = {"n", "size", "length", "len", "arr_size", "array_size", "list_size", "N"}
-# Names of int parameters that are usually counts / indices (mostly non-negative).
-_NONNEG_NAMES = {
-    "n",
-    "k",
-    "m",
-    "num",
-    "count",
-    "size",
-    "length",
-    "len",
-    "index",
-    "idx",
-    "i",
-    "j",
-    "N",
-    "K",
-    "M",
-    "L",
-    "steps",
-    "step",
-    "times",
-    "rows",
-    "cols",
-    "digits",
-    "width",
-    "height",
-    "depth",
-    "level",
-    "limit",
-    "r",
-    "h",
-    "radius",
-    "side",
-    "number",
-    "position",
-    "pos",
-}
-
-
-def named_like_count(name: str) -> bool:
-    """Whether a parameter's name says it counts something (``n``, ``size``, ``K``), so that
-    generation keeps it non-negative when no example says otherwise."""
-    return name in _NONNEG_NAMES or name.lower() in _NONNEG_NAMES
 
 
 _LINEAGE_WEIGHT = {"doctest": 4.0, "test": 4.0, "default": 1.0, "annotation": 1.0}
@@ -174,289 +126,6 @@ def _large(v: Any) -> bool:
     return False
 
 
-class _Constraints:
-    """Soft constraints learned from names, seeds and the docstring, applied to mutants with some
-    probability: ``n`` follows ``len(arr)``; counts, and numbers that are never negative in the
-    seeds, stay non-negative; numbers the docstring calls positive or non-negative stay so (unless
-    an example says otherwise: see ``stated``); lists that are sorted in every seed (or that the docstring calls sorted) stay
-    sorted; matrices stay rectangular (square, when the seeds or the docstring say so)."""
-
-    def __init__(self, spec: Spec, types: dict[str, TypeDesc], seeds: list[Input]):
-        # ``*args`` takes the constraints of each of its values (``f(1, 2, 3)``: never negative)
-        params = [p for p in spec.params if p.kind != "var_keyword"]
-        self.params = params
-        self._shapes: dict[tuple, dict[str, tuple[tuple[str, int], ...]]] = {}
-        evid = evidence_by_param(spec, seeds)
-        self.len_of: dict[str, tuple[str, float]] = {}
-        self.nonneg: dict[str, float] = {}
-        self.sorted: dict[str, float] = {}
-        self.rect: dict[str, tuple[float, bool]] = {}
-        self.alphabet: dict[str, tuple[float, frozenset[str]]] = {}
-        self.positive: dict[str, float] = {}
-        _, _, doc_sorted = description_hints(spec.docstring)
-        doc_square = bool(re.search(r"\bsquare\b|\bN\s*[x*×]\s*N\b", spec.docstring or "", re.I))
-        kinds = {p.name: _family(types.get(p.name)) for p in params}
-        numbers = {p.name: [x for _, v in evid.get(p.name, []) for x in _numbers(v)] for p in params}
-        signs = backed_signs(stated_signs(spec.docstring, params, kinds), numbers)
-        for idx, p in enumerate(params):
-            fam = kinds[p.name]
-            ev = [v for _, v in evid.get(p.name, [])]
-            alphabet = narrow_alphabet(ev)
-            if alphabet is not None:
-                self.alphabet[p.name] = (0.9, alphabet)
-            nums = numbers[p.name]
-            if signs.get(p.name) == "positive":
-                self.positive[p.name] = 0.9
-            elif signs.get(p.name) == "nonneg" or (nums and all(x >= 0 for x in nums) and len(nums) >= 2):
-                self.nonneg[p.name] = 0.9
-            if p.kind == "var_positional":
-                continue  # in step with the domain (``domain._learn``): sign and alphabet only
-            if fam == "int":
-                if not ev and named_like_count(p.name) and p.name not in signs:
-                    self.nonneg[p.name] = 0.85
-                colls = [q for q in params[:idx] if kinds[q.name] in ("list", "tuple", "str")]
-                if colls:
-                    link = self._len_evidence(spec, p, colls, evid)
-                    if link is not None:
-                        self.len_of[p.name] = (link, 0.8)
-                    elif not ev and len(colls) == 1 and p.name in _LEN_NAMES and kinds[colls[0].name] != "str":
-                        self.len_of[p.name] = (colls[0].name, 0.5)
-            t = types.get(p.name)
-            if t is not None and t.kind == "list" and t.args and t.args[0].kind == "list":
-                mats = [v for v in ev if isinstance(v, list) and v and all(isinstance(r, list) for r in v)]
-                if not mats:
-                    self.rect[p.name] = (0.6, doc_square)
-                elif all(len({len(r) for r in m}) == 1 for m in mats):
-                    square = all(len(m) == len(m[0]) for m in mats) and any(len(m) >= 2 for m in mats)
-                    self.rect[p.name] = (0.9, square)
-            if fam == "list":
-                lists = [v for v in ev if isinstance(v, list) and len(v) >= 2]
-                sortable = lists and all(_is_sorted(v) for v in lists)
-                if sortable and len(lists) >= 2:
-                    self.sorted[p.name] = 0.8
-                elif doc_sorted:
-                    self.sorted[p.name] = 0.5
-
-    @staticmethod
-    def _len_evidence(spec: Spec, p: Param, colls: list[Param], evid) -> str | None:
-        mine = {id(inp): v for inp, v in evid.get(p.name, [])}
-        if not mine:
-            return None
-        for q in colls:
-            theirs = {id(inp): v for inp, v in evid.get(q.name, [])}
-            common = [k for k in mine if k in theirs]
-            if common and all(isinstance(theirs[k], (list, tuple, str)) and mine[k] == len(theirs[k]) for k in common):
-                return q.name
-        return None
-
-    def active(self) -> bool:
-        return bool(self.len_of or self.nonneg or self.positive or self.sorted or self.rect or self.alphabet)
-
-    def _where(self, inp: Input) -> dict[str, tuple[tuple[str, int], ...]]:
-        """The slots each parameter's values sit in, in inputs of ``inp``'s shape, bound as the
-        call binds them: a ``*args`` parameter has one slot per extra argument, and a keyword
-        that ``**kwargs`` absorbs is no parameter's.  It runs for every mutant, so per shape."""
-        shape = (len(inp.args), tuple(k for k, _ in inp.kwargs))
-        where = self._shapes.get(shape)
-        if where is None:
-            slots: dict[str, list[tuple[str, int]]] = {}
-            aps, kps = bind(self.params, inp)
-            for w, ps in (("a", aps), ("k", kps)):
-                for i, p in enumerate(ps):
-                    if p is not None and p.kind != "var_keyword":
-                        slots.setdefault(p.name, []).append((w, i))
-            where = self._shapes[shape] = {name: tuple(v) for name, v in slots.items()}
-        return where
-
-    def apply(self, inp: Input, rng: random.Random) -> Input:
-        """``inp`` with the constraints applied (each with its probability); ``inp`` itself when
-        none changed anything.  It runs for every mutant: no closures, no copies until a write."""
-        where = self._where(inp)
-        # tuples until the first write, then lists of their own (``copied``)
-        args: Any = inp.args
-        kwargs: Any = inp.kwargs
-        copied = False
-
-        for name, prob in self.sorted.items():
-            if name in where and rng.random() < prob:
-                for w, i in where[name]:
-                    v = args[i] if w == "a" else kwargs[i][1]
-                    if isinstance(v, list):
-                        try:
-                            v = sorted(v)
-                        except TypeError:
-                            continue
-                        if not copied:
-                            args, kwargs, copied = list(args), list(kwargs), True
-                        _put(args, kwargs, w, i, v)
-        for name, (prob, chars) in self.alphabet.items():
-            if name in where and rng.random() < prob:
-                if not copied:
-                    args, kwargs, copied = list(args), list(kwargs), True
-                for w, i in where[name]:
-                    _put(args, kwargs, w, i, _in_alphabet(args[i] if w == "a" else kwargs[i][1], chars))
-        for name, (prob, square) in self.rect.items():
-            if name in where and rng.random() < prob:
-                if not copied:
-                    args, kwargs, copied = list(args), list(kwargs), True
-                for w, i in where[name]:
-                    _put(args, kwargs, w, i, _rectangular(args[i] if w == "a" else kwargs[i][1], square))
-        for signs, fix in ((self.nonneg, _non_negative), (self.positive, _positive)):
-            for name, prob in signs.items():
-                if name in where and rng.random() < prob:
-                    if not copied:
-                        args, kwargs, copied = list(args), list(kwargs), True
-                    for w, i in where[name]:
-                        _put(args, kwargs, w, i, fix(args[i] if w == "a" else kwargs[i][1]))
-        for name, (other, prob) in self.len_of.items():
-            # a length is of one collection: only parameters with one slot each
-            if len(where.get(name, ())) == 1 and len(where.get(other, ())) == 1 and rng.random() < prob:
-                ((w, i),) = where[name]
-                ((ow, oi),) = where[other]
-                v = args[i] if w == "a" else kwargs[i][1]
-                c = args[oi] if ow == "a" else kwargs[oi][1]
-                if isinstance(v, int) and not isinstance(v, bool) and isinstance(c, (list, tuple, str)):
-                    if not copied:
-                        args, kwargs, copied = list(args), list(kwargs), True
-                    _put(args, kwargs, w, i, len(c))
-        if not copied:
-            return inp
-        return Input.made(tuple(args), tuple(kwargs), inp.origin)
-
-
-def _put(args: list, kwargs: list, w: str, i: int, v: Any) -> None:
-    if w == "a":
-        args[i] = v
-    else:
-        kwargs[i] = (kwargs[i][0], v)
-
-
-_NARROW_CLASSES = [
-    frozenset("01"),
-    frozenset("0123456789"),
-    frozenset("0123456789.-+"),
-    frozenset("0123456789abcdefABCDEF"),
-]
-
-
-def evidence_by_param(spec: Spec, seeds: list[Input]) -> dict[str, list[tuple[Input, Any]]]:
-    """Each parameter's values in ``seeds``, with the seed each came from (verbatim ``Expr``
-    values say nothing about the domain and are left out)."""
-    evid: dict[str, list[tuple[Input, Any]]] = {}
-    for inp in seeds:
-        aps, kps = bind(spec.params, inp)
-        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
-            if p is not None and not isinstance(v, Expr):
-                evid.setdefault(p.name, []).append((inp, v))
-    return evid
-
-
-def narrow_alphabet(values: list[Any]) -> frozenset[str] | None:
-    """The narrow alphabet (digits, parentheses, binary, ...) the strings in ``values`` are drawn
-    from, widened to its usual class, or None.  Letters from a word in an example ("hello") say
-    nothing about the domain: natural text stays unconstrained, or upper case and punctuation
-    would never be tried."""
-    chars = "".join(x for v in values for x in _strings(v))
-    if len(chars) < 3:
-        return None
-    seen = frozenset(chars)
-    for cls in _NARROW_CLASSES:
-        if seen <= cls:
-            seen = seen | cls
-            break
-    wordy = any(ch.isalpha() for ch in seen) and not any(seen <= cls for cls in _NARROW_CLASSES)
-    return seen if len(seen) <= 16 and not wordy else None
-
-
-def _strings(v: Any) -> list[str]:
-    """Every str inside a value."""
-    if isinstance(v, str):
-        return [v]
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return [x for item in v for x in _strings(item)]
-    if isinstance(v, dict):
-        return [x for item in list(v) + list(v.values()) for x in _strings(item)]
-    return []
-
-
-def _in_alphabet(v: Any, chars: frozenset[str]) -> Any:
-    """``v`` with every string's characters outside ``chars`` removed."""
-    if isinstance(v, str):
-        return "".join(c for c in v if c in chars)
-    if isinstance(v, list):
-        return [_in_alphabet(x, chars) for x in v]
-    if isinstance(v, tuple):
-        return tuple(_in_alphabet(x, chars) for x in v)
-    return v
-
-
-def _numbers(v: Any) -> list[float]:
-    """Every int/float inside a value (not bools)."""
-    if isinstance(v, bool):
-        return []
-    if isinstance(v, (int, float)):
-        return [v]
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return [x for item in v for x in _numbers(item)]
-    if isinstance(v, dict):
-        return [x for item in v.values() for x in _numbers(item)]
-    return []
-
-
-def _non_negative(v: Any, zero: Any = None) -> Any:
-    """``v`` with every number's sign dropped, and zeros made ``zero`` (1: ``_positive``) when it
-    is given.  Sets are left alone: negating could merge their items."""
-    t = type(v)
-    if t is int or t is float:
-        return -v if v < 0 else (v if zero is None or v else t(zero))
-    if isinstance(v, bool):
-        return v
-    if isinstance(v, (int, float)):  # a subclass of int or float
-        t = type(v)
-        return -v if v < 0 else (v if zero is None or v else t(zero))
-    if isinstance(v, list):
-        return [_non_negative(x, zero) for x in v]
-    if isinstance(v, tuple):
-        return tuple(_non_negative(x, zero) for x in v)
-    if isinstance(v, dict):
-        return {k: _non_negative(x, zero) for k, x in v.items()}
-    return v
-
-
-def _positive(v: Any) -> Any:
-    """``v`` with every number made positive: negatives negated, zeros made 1."""
-    return _non_negative(v, 1)
-
-
-def _rectangular(v: Any, square: bool) -> Any:
-    if not isinstance(v, list) or not v or not all(isinstance(r, list) for r in v):
-        return v
-    width = min(len(r) for r in v)
-    if width == 0:
-        return v
-    if square:
-        k = min(width, len(v))
-        return [r[:k] for r in v[:k]]
-    return [r[:width] for r in v]
-
-
-def _is_sorted(v: list) -> bool:
-    try:
-        return all(a <= b for a, b in pairwise(v))
-    except TypeError:
-        return False
-
-
-def _family(t: TypeDesc | None) -> str:
-    if t is None:
-        return "?"
-    if t.kind == "union":
-        return _family(t.args[0]) if t.args else "?"
-    if t.kind == "char":
-        return "str"
-    return t.kind
-
-
 def generate_inputs(
     spec: Spec,
     n: int = 1000,
@@ -514,7 +183,7 @@ def generate_inputs(
     if len(out) >= n:
         return out[:n]
 
-    constraints = _Constraints(spec, types, evidence)
+    constraints = Constraints(spec, types, evidence)
     members, msizes, cum = _lineages(params, types, out)
     total = cum[-1] if cum else 0.0
     # Within a lineage the parent is drawn uniformly, or the smaller of two draws (a tournament

@@ -19,8 +19,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from coherence.engine.inputs.constraints import named_like_count, numbers_in, type_family
 from coherence.engine.inputs.domain import Domain, Rule
-from coherence.engine.inputs.generate import _family, _numbers, named_like_count
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Spec
 
@@ -41,9 +41,9 @@ def _guessed_rules(spec: Spec, domain: Domain) -> list[Rule]:
     for p in spec.params:
         if p.kind in ("var_positional", "var_keyword") or p.name in have:
             continue
-        if _family(types.get(p.name)) != "int":
+        if type_family(types.get(p.name)) != "int":
             continue
-        if any(x < 0 for _, v in evid.get(p.name, []) for x in _numbers(v)):
+        if any(x < 0 for _, v in evid.get(p.name, []) for x in numbers_in(v)):
             continue
         if says or named_like_count(p.name):
             rules.append(Rule(p.name, "nonneg"))

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from coherence.engine.errors import ConfigurationError, SamplingError
 from coherence.engine.sampling.cache import CacheKey, SampleCache, default_cache_path
+from coherence.engine.sampling.failures import NO_RETRY, RetryPolicy
 from coherence.engine.sampling.panel import MemberReport, PanelProvider, make_panel, sample_panel
 from coherence.engine.sampling.prompt import (
     PROMPT_VERSION,
@@ -32,13 +33,7 @@ from coherence.engine.sampling.prompt import (
     defines_function,
     extract_program,
 )
-from coherence.engine.sampling.provider import (
-    NO_RETRY,
-    LiteLLMProvider,
-    Provider,
-    ProviderReply,
-    RetryPolicy,
-)
+from coherence.engine.sampling.provider import LiteLLMProvider, Provider, ProviderReply
 from coherence.engine.sampling.replay import ReplayProvider
 from coherence.engine.spec import Spec
 

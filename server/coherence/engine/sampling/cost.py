@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from coherence.engine.sampling.cache import CacheKey, SampleCache
 from coherence.engine.sampling.prompt import PROMPT_VERSION, build_messages
-from coherence.engine.sampling.provider import import_litellm
+from coherence.engine.sampling.quiet_litellm import import_litellm
 from coherence.engine.spec import Target
 
 FENCE_TOKENS = 12  # "```python\n" ... "\n```" and a line of prose, measured on gpt-4o replies

@@ -42,7 +42,8 @@ cuts     the first positions in the input order the anchor left out, among the l
 Modules: ``protocol`` the wire format, ``canon`` the canonical form and ``flat`` its fast paths,
 ``guard`` the guards, ``kernel`` the kernel's layers of a child (``seccomp`` its filter,
 ``landlock`` its file access), ``timer`` the per-call timer, ``loading`` what the leader loads before it
-forks, ``ahead`` jobs sent ahead of their inputs, ``child`` a child, ``leader`` scheduling and
-spawning, ``sealed`` the told map children only read, ``watch`` reading children and checking
+forks (``stash`` the workspace modules it reads for the children), ``ahead`` jobs sent ahead of
+their inputs, ``child`` a child (``call_setup`` what it makes ready before its call loop),
+``leader`` scheduling, ``spawn`` forking the children, ``sealed`` the told map children only read, ``watch`` reading children and checking
 what they claim, ``serve`` warm mode, ``__main__`` the process.
 """

@@ -3,6 +3,8 @@
 ``worker.py`` imports this package from its own directory and calls ``main``.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import sys
@@ -16,7 +18,7 @@ _OUTSIDE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _NICE = 10
 
 
-def main():
+def main() -> None:
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != _OUTSIDE]
     # Checks are background work: on a 2-core laptop the children running m programs must not
     # take the CPU from the editor and the language server (hover p99 went from ~50 ms to

@@ -6,13 +6,19 @@ programs and park), and then reads the inputs from the next frame on its stdin. 
 children get them through a sealed memfd.
 """
 
+from __future__ import annotations
+
 import json
 import marshal
 import os
 import select
 
-from . import protocol, watch
+from . import protocol, spawn, watch
 from .protocol import INPUT_KEYS, PREFORK_INPUTS, TOLD_HANGS
+
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    from .leader import Leader
 
 try:
     import fcntl
@@ -20,7 +26,7 @@ except ImportError:  # pragma: no cover - non-Unix
     fcntl = None  # type: ignore[assignment]  # checked before each use
 
 
-def receive_inputs(leader):
+def receive_inputs(leader: Leader) -> bool:
     """A job sent ahead of its inputs gets them here, as the next frame on the warm worker's
     stdin: the module and the programs are loaded by then, while coherence was still generating
     the inputs.  False when coherence gave up on the run (an empty frame, or EOF)."""
@@ -49,7 +55,7 @@ def receive_inputs(leader):
     return True
 
 
-def prefork(leader):
+def prefork(leader: Leader) -> None:
     """Fork the first children, one per program up to the slots and the spare ones, while
     coherence is still making the inputs: a child's fork, setup and program load (about 1.5 ms
     each) then run on a core that would wait for the inputs, not in the run.  They park with
@@ -75,19 +81,20 @@ def prefork(leader):
     leader.share_told(PREFORK_INPUTS)
     leader.before_forks()
     # the worker's stdin, where this leader reads its inputs, is no child's business
-    stdin = leader.job.get("inputs_fd")
+    stdin = leader.job["inputs_fd"]
     leader.child_fds.add(stdin)
     try:
-        children = leader.spawn_all([(task, None, True) for task in tasks])
+        children = spawn.spawn_all(leader, [(task, None, True) for task in tasks])
     finally:
         leader.child_fds.discard(stdin)
     for child in children:
-        leader.preforked[child.task.t] = child
+        if child is not None:  # (a parked child always is)
+            leader.preforked[child.task.t] = child
     # The memfd is for these children alone: publish_inputs closes the leader's copy before
     # any other fork, so no later child inherits it.
 
 
-def publish_inputs(leader):
+def publish_inputs(leader: Leader) -> None:
     """Write the inputs where the children forked before them read them (see prefork): the
     order, the late inputs, the anchor and each input's maker, marshalled into the memfd,
     which is then sealed against writes and read back.  Generated code ran in those children
@@ -96,6 +103,7 @@ def publish_inputs(leader):
     If any of this fails, the children are killed and the programs start afresh like the
     others."""
     fd, leader.memfd = leader.memfd, None
+    assert fd is not None and leader.told is not None  # (prefork made both)
     ok = len(leader.input_codes) + TOLD_HANGS <= len(leader.told)
     try:
         if ok:
@@ -117,7 +125,7 @@ def publish_inputs(leader):
         drop_preforked(leader)
 
 
-def drop_preforked(leader):
+def drop_preforked(leader: Leader) -> None:
     for c in leader.preforked.values():
         watch.kill(c)
         try:
@@ -125,6 +133,8 @@ def drop_preforked(leader):
         except OSError:
             pass
         for fd in (c.fd, c.go):
+            if fd is None:
+                continue
             leader.child_fds.discard(fd)
             try:
                 os.close(fd)
@@ -134,14 +144,16 @@ def drop_preforked(leader):
     leader.preforked = {}
 
 
-def inputs_from_memfd(leader):
+def inputs_from_memfd(leader: Leader) -> list[int]:
     """In a child forked before the inputs came: what publish_inputs wrote (the order it runs
     them in)."""
     fd = leader.memfd
+    assert fd is not None  # (prefork made it)
     try:
         blob = protocol.pread_all(fd, os.fstat(fd).st_size)
     finally:
         os.close(fd)
+    order: list[int]
     order, late, anchor, codes = marshal.loads(blob)
     leader.input_codes = codes
     leader.late = frozenset(late)

@@ -26,6 +26,8 @@ Its JSON (compact, ASCII) is capped at ``SIZE_CAP`` characters: a larger value b
 canonical values are equal.
 """
 
+from __future__ import annotations
+
 import collections
 import collections.abc as cabc
 import decimal
@@ -37,6 +39,16 @@ import types
 
 from .protocol import encode as _enc
 from .timer import Timeout
+
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from typing import Any
+
+    Form = list[Any]  # a canonical structure: a tagged list (see above)
+    Canon = Callable[[Any, int], Form]  # the walk: canon(x, depth)
+    Top = Callable[..., Form]  # top(x, consume_iterators=True)
+    Dump = Callable[[Form, Any], str]
 
 SIZE_CAP = 16 * 1024  # canonical JSON of one value larger than this becomes ["Z", type, sha]
 MAX_DEPTH = 100
@@ -61,14 +73,14 @@ class _TooLong(_TooBig):
     the call that made them."""
 
 
-def tname(x):
+def tname(x: object) -> str:
     try:
         return type(x).__name__
     except BaseException:  # pragma: no cover
         return "object"
 
 
-def sha(text):
+def sha(text: str | bytes) -> str:
     if not isinstance(text, bytes):
         text = text.encode("utf-8", "surrogatepass")
     import hashlib
@@ -76,7 +88,7 @@ def sha(text):
     return hashlib.sha256(text).hexdigest()[:32]
 
 
-def safe_repr(x):
+def safe_repr(x: object) -> str | None:
     try:
         r = repr(x)
         return r if isinstance(r, str) else None
@@ -86,14 +98,14 @@ def safe_repr(x):
         return None
 
 
-def stable_digest(x):
+def stable_digest(x: object) -> str:
     r = safe_repr(x)
     if r is None:
         return sha(tname(x))
     return sha(tname(x) + ":" + _ADDR.sub("0x", r))
 
 
-def unordered_digest(x):
+def unordered_digest(x: object) -> str:
     """The digest of a value too big to canonicalize: ``stable_digest``, except that the sets and
     dicts in it, at any depth, give the same digest whatever order they were built in (their repr
     follows that order, and two programs that build one word-count dict, or a list of sets, in
@@ -117,7 +129,7 @@ def unordered_digest(x):
 _PLAIN = frozenset((int, float, str, bool, bytes, type(None), complex))
 
 
-def _plain(items):
+def _plain(items: Iterable[object]) -> bool:
     # a loop, not all() over a generator: this runs on every returned container, and the
     # generator costs a frame per call
     for v in items:  # noqa: SIM110
@@ -126,7 +138,7 @@ def _plain(items):
     return True
 
 
-def _orderless_repr(x, d):
+def _orderless_repr(x: Any, d: int) -> str:
     """``repr(x)`` with the items of every set and dict in it sorted by their own such text.  A
     list or tuple of plain values is one repr call, so the walk costs little more than repr."""
     if d > MAX_DEPTH:
@@ -154,7 +166,7 @@ def _orderless_repr(x, d):
     return repr(x)
 
 
-def fl(x):
+def fl(x: float) -> float | str:
     """A float of the canonical form: itself, or "nan", "inf", "-inf"."""
     if x != x:
         return "nan"
@@ -165,7 +177,7 @@ def fl(x):
     return x
 
 
-def dump(c, x):
+def dump(c: Form, x: object) -> str:
     """JSON text of canonical structure c (of value x), size-capped."""
     s = _enc(c)
     if len(s) > SIZE_CAP:
@@ -173,19 +185,19 @@ def dump(c, x):
     return s
 
 
-def make_canonicalizer():
+def make_canonicalizer() -> tuple[Top, Dump]:
     """``(top, dump)``: ``top(x, consume_iterators=True)`` is the canonical structure of x (it
     never raises but ``Timeout``), ``dump(c, x)`` its JSON text.  One per process: the walk
     keeps its state (the containers it is inside, the nodes and big-int bits so far) in lists
     its closures share, which is cheaper per node than attributes of an object."""
-    stack: list[list] = []
+    stack: list[object] = []
     nodes = [0]
     bits = [0]  # bits of the big ints written so far in this value
     hexints = [False]
     consume = [True]  # materialize iterators? (not for arguments: the call must get them intact)
     canon = _walker(stack, nodes, bits, hexints, consume)
 
-    def digest_too_long(x):
+    def digest_too_long(x: object) -> str:
         """The digest of a value whose ints were too long to write: the same walk with the big
         ints in hex, which is linear in their length.  Equal values give equal digests: the
         decision to take this path depends only on the total bits, whatever the order."""
@@ -202,7 +214,7 @@ def make_canonicalizer():
             hexints[0] = False
             del stack[:]
 
-    def top(x, consume_iterators=True):
+    def top(x: object, consume_iterators: bool = True) -> Form:
         """Canonical structure of x (never raises except Timeout)."""
         del stack[:]
         nodes[0] = 0
@@ -226,12 +238,12 @@ def make_canonicalizer():
     return top, dump
 
 
-def _walker(stack, nodes, bits, hexints, consume):
+def _walker(stack: list[object], nodes: list[int], bits: list[int], hexints: list[bool], consume: list[bool]) -> Canon:
     """``canon(x, depth)``: the recursive walk over the builtin containers and scalars, the
     common types first; everything else goes to ``other`` (see ``_others``)."""
     lim, none, cycle = LIM, NONE, CYCLE  # closure cells, as the walk's own state
 
-    def big_int(x):
+    def big_int(x: int) -> Form:
         b = x.bit_length()
         if b > 53000:
             return ["Z", "int", sha(format(x, "x"))]
@@ -243,7 +255,7 @@ def _walker(stack, nodes, bits, hexints, consume):
             raise _TooLong()
         return ["I", str(x)]
 
-    def seq(tag, x, d):
+    def seq(tag: str, x: Any, d: int) -> Form:
         if d > MAX_DEPTH:
             return ["Z", tname(x), stable_digest(x)]
         for s in stack:
@@ -260,7 +272,7 @@ def _walker(stack, nodes, bits, hexints, consume):
         finally:
             stack.pop()
 
-    def mapping(x, d):
+    def mapping(x: Any, d: int) -> Form:
         if d > MAX_DEPTH:
             return ["Z", tname(x), stable_digest(x)]
         for s in stack:
@@ -280,7 +292,7 @@ def _walker(stack, nodes, bits, hexints, consume):
             items.sort(key=lambda kv: _enc(kv[0]))
         return ["D", items]
 
-    def setlike(x, d):
+    def setlike(x: Any, d: int) -> Form:
         if d > MAX_DEPTH:
             return ["Z", tname(x), stable_digest(x)]
         for s in stack:
@@ -300,7 +312,7 @@ def _walker(stack, nodes, bits, hexints, consume):
             items.sort(key=_enc)
         return ["E", items]
 
-    def obj(x, t, state, d):
+    def obj(x: object, t: type, state: Any, d: int) -> Form:
         if d > MAX_DEPTH:
             return ["Z", t.__name__, stable_digest(x)]
         for s in stack:
@@ -312,7 +324,7 @@ def _walker(stack, nodes, bits, hexints, consume):
         finally:
             stack.pop()
 
-    def canon(x, d):
+    def canon(x: Any, d: int) -> Form:
         t = type(x)
         if t is int:
             if -lim < x < lim:
@@ -351,11 +363,19 @@ _ValuesView = cabc.ValuesView
 _islice = itertools.islice
 
 
-def _others(canon, seq, mapping, setlike, obj, stack, consume):
+def _others(
+    canon: Canon,
+    seq: Callable[[str, Any, int], Form],
+    mapping: Callable[[Any, int], Form],
+    setlike: Callable[[Any, int], Form],
+    obj: Callable[[object, type, Any, int], Form],
+    stack: list[object],
+    consume: list[bool],
+) -> Callable[[Any, type, int], Form]:
     """``other(x, t, d)``: the canonical structure of a value of no builtin container or scalar
     type (subclasses, enums, numbers of other kinds, views, iterators, objects)."""
 
-    def other(x, t, d):
+    def other(x: Any, t: type, d: int) -> Form:
         try:
             if isinstance(x, _Enum):
                 return ["R", t.__name__, safe_repr(x) or t.__name__]
@@ -434,8 +454,8 @@ def _others(canon, seq, mapping, setlike, obj, stack, consume):
     return other
 
 
-def _slot_state(x, t):
-    out = {}
+def _slot_state(x: object, t: type) -> dict[str, object]:
+    out: dict[str, object] = {}
     try:
         for klass in t.__mro__:
             names = klass.__dict__.get("__slots__")

@@ -6,6 +6,8 @@ loop, writing one record per input to its pipe and its progress to its slot, so 
 knows which input was in progress if it dies.
 """
 
+from __future__ import annotations
+
 import marshal
 import os
 import signal
@@ -15,6 +17,7 @@ import time
 import types
 
 from . import ahead, guard, kernel, loading, protocol
+from .call_setup import coroutines, input_makers, may_draw, numpy_seed
 from .canon import LIM, tname
 from .flat import flat_map, flat_seq, flat_set, snapshotter
 from .protocol import (
@@ -30,8 +33,25 @@ from .protocol import (
 )
 from .timer import Timeout
 
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    import mmap
+    from collections.abc import Callable
+    from typing import Any
 
-def child_main(leader, task, indices, w, slot, cwd, uid=guard.NOBODY, go=None):
+    from .leader import Leader, Task
+
+
+def child_main(
+    leader: Leader,
+    task: Task,
+    indices: list[int] | None,
+    w: int,
+    slot: mmap.mmap,
+    cwd: str,
+    uid: int = guard.NOBODY,
+    go: int | None = None,
+) -> None:
     refused = enter(leader, w, cwd, uid)
     out = Records(w, slot)
     if refused is not None:
@@ -53,6 +73,7 @@ def child_main(leader, task, indices, w, slot, cwd, uid=guard.NOBODY, go=None):
     if indices is None:
         # forked before the inputs existed (see ahead.prefork): parked until they did and a
         # slot is free; they are in the memfd then
+        assert go is not None  # (a parked child has its pipe)
         task.deadline = wait_for_slot(go)
         go = None
         indices = ahead.inputs_from_memfd(leader)
@@ -60,7 +81,7 @@ def child_main(leader, task, indices, w, slot, cwd, uid=guard.NOBODY, go=None):
     call_loop(leader, task, indices, f, makers, out, go)
 
 
-def enter(leader, w, cwd, uid):
+def enter(leader: Leader, w: int, cwd: str, uid: int) -> str | None:
     """Into the sandbox: a process group of its own, none of its leader's or siblings'
     descriptors but its pipe, the limits, the privilege drop, its own directory, the kernel's
     layers (see kernel.py).  None, or why a layer could not be applied."""
@@ -93,13 +114,13 @@ class Records:
 
     __slots__ = ("lines", "state", "w", "slot")
 
-    def __init__(self, w, slot):
-        self.lines = []
-        self.state = [0, time.monotonic()]  # bytes pending, last flush
+    def __init__(self, w: int, slot: mmap.mmap) -> None:
+        self.lines: list[bytes] = []
+        self.state: list[float] = [0, time.monotonic()]  # bytes pending, last flush
         self.w = w
         self.slot = slot
 
-    def flush(self, written):
+    def flush(self, written: int) -> None:
         lines = self.lines
         if lines:
             data = b"".join(lines)
@@ -110,7 +131,7 @@ class Records:
         self.state[1] = time.monotonic()
 
 
-def hide_users(module, info, ns):
+def hide_users(module: types.ModuleType, info: loading.Program, ns: dict[str, Any]) -> None:
     """An alternative does not see the user's function (or method): it is taken out of the
     namespace the alternative runs in and out of the module (this process's copy), and the
     alternative takes its place there once loaded (``load_program``), as a method alternative
@@ -128,7 +149,7 @@ def hide_users(module, info, ns):
         module.__dict__.pop(info.entry, None)
 
 
-def load_program(leader, info, ns):
+def load_program(leader: Leader, info: loading.Program, ns: dict[str, Any]) -> tuple[Any, type | None, str | None]:
     """``(function, receiver class or None, load error or None)``: the program executed in
     ``ns``, a copy of the module context's namespace."""
     module = leader.module
@@ -158,35 +179,7 @@ def load_program(leader, info, ns):
     return f, receiver, load_error
 
 
-def input_makers(codes, ns, receiver):
-    """Per input: marshal data (bytes) that each call loads afresh, or a function that evaluates
-    the input afresh in the program's namespace; None for an input that cannot be made."""
-    makers: list = []
-    add_maker = makers.append
-    for code in codes:
-        if code is None:
-            add_maker(None)
-        elif code[0] == "marshal":
-            add_maker(code[1])
-        elif code[0] == "fn":
-            add_maker(types.FunctionType(code[1], ns))
-        else:
-            add_maker(lambda c=code[1]: eval(c, ns))
-    if receiver is not None:
-        # an instance method: called on an object built afresh for each call, which goes
-        # first among the arguments, so what the call does to it is part of the outcome
-        def on_fresh(mk, build=receiver, loads=marshal.loads):
-            def make():
-                args, kwargs = loads(mk) if mk.__class__ is bytes else mk()
-                return (build(),) + tuple(args), kwargs
-
-            return make
-
-        makers = [None if mk is None else on_fresh(mk) for mk in makers]
-    return makers
-
-
-def wait_for_slot(go):
+def wait_for_slot(go: int) -> float:
     """In a parked child: the deadline the leader sends when it gives the child a slot."""
     got = b""
     while len(got) < 8:
@@ -198,53 +191,19 @@ def wait_for_slot(go):
             os._exit(0)  # the leader is gone
         got += part
     os.close(go)
-    return struct.unpack("d", got)[0]
+    deadline: float = struct.unpack("d", got)[0]
+    return deadline
 
 
-def numpy_seed():
-    if "numpy" in sys.modules:
-        try:
-            return sys.modules["numpy"].random.seed
-        except BaseException:
-            pass
-    return None
-
-
-def may_draw(leader, text):
-    """Whether the program may draw random numbers, so that each call is reseeded (5 us, more
-    than a typical call): when its code or the module's mentions random, or a module it imported
-    from the workspace holds a generator (see loading.draws).  ``(per call, watch)``: watch
-    says whether to look again after a call that imported a module."""
-    roots = leader.workspace_roots
-    # (the leader looked at every module it had; the program's load may have imported more)
-    mark = loading.modules_mark()
-    per_call_seed = (
-        "random" in text
-        or leader.workspace_draws
-        or ((mark is None or mark != leader.modules_scanned) and loading.draws(roots, leader.scanned))
-    )
-    return per_call_seed, not per_call_seed and bool(roots)
-
-
-def coroutines(text):
-    """``(coroutine type, asyncio.run)`` for a program that may be async, else (None, None)."""
-    if "async" not in text:
-        return None, None
-    try:
-        import asyncio
-
-        async def _probe():
-            pass
-
-        probe = _probe()
-        coroutine_type = type(probe)
-        probe.close()
-        return coroutine_type, asyncio.run
-    except BaseException:
-        return None, None
-
-
-def call_loop(leader, task, indices, f, makers, out, go):
+def call_loop(
+    leader: Leader,
+    task: Task,
+    indices: list[int],
+    f: Callable[..., Any],
+    makers: list[Any],
+    out: Records,
+    go: int | None,
+) -> None:
     """Every input of ``indices``, one call each, one record each.
 
     One function, with everything it touches per call in local variables: this is the hot path
@@ -292,6 +251,7 @@ def call_loop(leader, task, indices, f, makers, out, go):
     deadline = task.deadline
     if go is not None:  # parked: wait for a slot (and the deadline) from the leader
         deadline = wait_for_slot(go)
+    assert deadline is not None  # (its leader started the task's clock: Leader.start_clock)
     IMMUT = frozenset((int, float, str, bool, bytes, type(None), complex))
     flt_repr = float.__repr__
     prefix = b"%d " % t
@@ -328,6 +288,7 @@ def call_loop(leader, task, indices, f, makers, out, go):
     rank = leader.rank
     unpack = struct.unpack_from
     told = leader.told
+    assert told is not None  # (shared before any fork: Leader.share_told)
     cut_likely, cut_late = unpack("qq", told, 0)
     peek = 0.0
     # Where the user's function (the anchor) hangs, a program that hangs too agrees with it,
@@ -403,7 +364,7 @@ def call_loop(leader, task, indices, f, makers, out, go):
                 stage = 2
                 tr = type(r)
                 if tr is coroutine_type:
-                    r = run_coroutine(r)
+                    r = run_coroutine(r)  # type: ignore[misc]  # set whenever coroutine_type is
                     tr = type(r)
                 if tr is int and -LIM < r < LIM:
                     v: bytes | bool | None = b'["I","%d"]' % r

@@ -8,18 +8,27 @@ program and, say, a subclass takes the slow one in another, and their keys must 
 (tests/engine/test_fast_paths.py holds them to it).
 """
 
+from __future__ import annotations
+
 import json
 import operator
 
 from .canon import LIM as _LIM
 from .canon import SIZE_CAP
 
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
+    from .canon import Dump, Top
+
 _FLAT = frozenset((int, str, bool, float, type(None)))
 _FLAT_LEN = 4096  # well under canon.MAX_NODES: long sequences take the general path and its caps
 _enc_str = json.encoder.encode_basestring_ascii
 
 
-def snapshotter(canon, dump):
+def snapshotter(canon: Top, dump: Dump) -> tuple[Callable[[Any], Any], Callable[[Any, Any], bytes | None]]:
     """``take(argv)`` before a call and ``changed(before, argv)`` after it: the canonical JSON
     (bytes) of the arguments when the call changed them, else None.
 
@@ -33,7 +42,7 @@ def snapshotter(canon, dump):
     flat = _FLAT
     same = operator.is_
 
-    def take(argv):
+    def take(argv: Any) -> Any:
         copies = None
         for k, a in enumerate(argv):
             ta = type(a)
@@ -48,7 +57,7 @@ def snapshotter(canon, dump):
             return canon(argv, False)
         return argv if copies is None else tuple(copies)
 
-    def changed(before, argv):
+    def changed(before: Any, argv: Any) -> bytes | None:
         if type(before) is tuple:
             for a, b in zip(argv, before):
                 if a is not b and (len(a) != len(b) or not all(map(same, a, b))):
@@ -65,7 +74,7 @@ def snapshotter(canon, dump):
     return take, changed
 
 
-def flat_same(a, b):
+def flat_same(a: Any, b: Any) -> bool | None:
     """Whether the list ``a`` still has the canonical structure of ``b``, its flat copy taken
     before the call: True, False, or None when ``a`` now holds something that is not flat (the
     caller compares canonical structures then).  Element by element as the structures compare:
@@ -86,7 +95,7 @@ def flat_same(a, b):
     return True
 
 
-def scalars_json(r):
+def scalars_json(r: Any) -> str | None:
     """The canonical JSON of each element of ``r``, joined by commas, when every element is a
     flat scalar (an int of less than 63 bits, str, float, bool or None); else None."""
     parts: list[str] = []
@@ -113,10 +122,10 @@ def scalars_json(r):
     return ",".join(parts)
 
 
-def flat_args(argv):
+def flat_args(argv: Any) -> bytes | None:
     """Canonical JSON (bytes) of the argument tuple ``argv`` when each argument is a flat scalar
     or a flat list or tuple (the usual in-place sort), else None."""
-    parts = []
+    parts: list[str] = []
     for a in argv:
         ta = type(a)
         if ta is list or ta is tuple:
@@ -125,17 +134,17 @@ def flat_args(argv):
                 return None
             parts.append(part.decode("ascii"))
         else:
-            part = scalars_json((a,))
-            if part is None:
+            scalar = scalars_json((a,))
+            if scalar is None:
                 return None
-            parts.append(part)
+            parts.append(scalar)
     text = '["T",[' + ",".join(parts) + "]]"
     if len(text) > SIZE_CAP:
         return None  # the general path applies the size cap
     return text.encode("ascii")
 
 
-def flat_seq(r, tr):
+def flat_seq(r: Any, tr: type) -> bytes | None:
     """Canonical JSON (bytes) of a list/tuple of flat scalars, or None for anything else."""
     n = len(r)
     if n > _FLAT_LEN:
@@ -151,16 +160,17 @@ def flat_seq(r, tr):
     elif kind is str:
         body = ",".join(['["S",' + e + "]" for e in map(_enc_str, r)])
     else:
-        body = scalars_json(r)  # mixed (an int and a str), floats, bools, Nones
-        if body is None:
+        mixed = scalars_json(r)  # mixed (an int and a str), floats, bools, Nones
+        if mixed is None:
             return None
+        body = mixed
     text = ('["L",[' if tr is list else '["T",[') + body + "]]"
     if len(text) > SIZE_CAP:
         return None  # the general path applies the size cap
     return text.encode("ascii")
 
 
-def scalar_json(e):
+def scalar_json(e: Any) -> str | None:
     """The canonical JSON of one flat scalar (see ``scalars_json``), or None."""
     te = type(e)
     if te is str:
@@ -178,14 +188,14 @@ def scalar_json(e):
     return None
 
 
-def flat_map(r):
+def flat_map(r: Any) -> bytes | None:
     """Canonical JSON (bytes) of a dict whose keys and values are flat scalars (a word count), or
     None for anything else.  The general path took 2 us per call for a dict of one item and 6 us
     for three: more than most calls that return one."""
     n = len(r)
     if n > _FLAT_LEN:
         return None
-    items: list = []
+    items: list[tuple[str, str]] = []
     add = items.append
     for k, v in r.items():
         ke = scalar_json(k)
@@ -204,7 +214,7 @@ def flat_map(r):
     return text.encode("ascii")
 
 
-def flat_set(r):
+def flat_set(r: Any) -> bytes | None:
     """Canonical JSON (bytes) of a set or frozenset of flat scalars, or None for anything else."""
     if len(r) > _FLAT_LEN:
         return None
@@ -212,7 +222,7 @@ def flat_set(r):
     if None in parts:
         return None
     parts.sort()
-    text = '["E",[' + ",".join(parts) + "]]"
+    text = '["E",[' + ",".join(parts) + "]]"  # type: ignore[arg-type]  # no None left (above)
     if len(text) > SIZE_CAP:
         return None
     return text.encode("ascii")

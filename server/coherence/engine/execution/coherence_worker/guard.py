@@ -10,6 +10,8 @@ The audit hook reads its mode and roots from a dict the worker changes as it goe
                   of itself
 """
 
+from __future__ import annotations
+
 import errno
 import io
 import os
@@ -19,6 +21,17 @@ import sys
 
 from .protocol import describe_exc
 
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable
+    from types import ModuleType
+    from typing import Any, NoReturn
+
+    from .protocol import Job
+
+    Guard = dict[str, Any]  # the hook's state: its mode, the write root, the private paths...
+
+resource: ModuleType | None
 try:
     import resource
 except ImportError:  # pragma: no cover - non-Unix
@@ -96,7 +109,7 @@ KILL = frozenset(("os.kill", "os.killpg", "signal.pthread_kill"))
 WATCH = frozenset(PATHS) | PROCS | KILL | {"open"}
 
 
-def arm(state, job):
+def arm(state: Guard, job: Job) -> None:
     """Fill ``state`` from the job (the private paths, and what in them children may read) and
     install the hook, once per process: audit hooks cannot be removed."""
     state["private"] = tuple(os.path.realpath(p) for p in job.get("private") or () if p)
@@ -107,7 +120,7 @@ def arm(state, job):
     install_guard(state)
 
 
-def install_guard(state):
+def install_guard(state: Guard) -> None:
     """Install the audit hook.  ``state`` (mutable dict) holds the mode (see the module's
     docstring), the allowed write root, the private paths and what in them may be read."""
     realpath = os.path.realpath
@@ -124,7 +137,7 @@ def install_guard(state):
     watch, paths, procs, kills = WATCH, PATHS, PROCS, KILL
     leader, child = LEADER, CHILD
 
-    def inside(path, dir_fd=None):
+    def inside(path: Any, dir_fd: Any = None) -> bool:
         try:
             if isinstance(path, int):
                 return True  # an already-open descriptor
@@ -141,13 +154,13 @@ def install_guard(state):
         except BaseException:
             return False
 
-    def under(path, roots):
+    def under(path: str, roots: Iterable[str]) -> bool:
         for r in roots:
             if path == r or path.startswith(r + sep):
                 return True
         return False
 
-    def readable(path):
+    def readable(path: Any) -> bool:
         """Reads are free except other processes' /proc entries (their environment holds the
         editor's API keys), the workspace's hidden paths, and the private directories (the
         user's home) outside the paths the program legitimately needs (interpreter,
@@ -172,10 +185,10 @@ def install_guard(state):
         except BaseException:
             return False
 
-    def deny(event):
+    def deny(event: str) -> NoReturn:
         raise PermissionError(errno.EACCES, "blocked by the coherence sandbox: " + event)
 
-    def hook(event, args):
+    def hook(event: str, args: tuple[Any, ...]) -> None:
         if event not in watch:
             return
         mode = state["mode"]
@@ -230,61 +243,61 @@ def install_guard(state):
 class Sink(io.TextIOBase):
     """sys.stdout / sys.stderr replacement: keeps at most ``cap`` characters, drops the rest."""
 
-    def __init__(self, cap):
+    def __init__(self, cap: int) -> None:
         self.cap = cap
         self.size = 0
-        self.parts = []
+        self.parts: list[str] = []
         self.buffer = ByteSink(self)
 
-    def write(self, s):
+    def write(self, s: str) -> int:
         n = len(s)
         if self.size < self.cap:
             self.parts.append(s[: self.cap - self.size])
         self.size += n
         return n
 
-    def writelines(self, lines):
+    def writelines(self, lines: Iterable[str]) -> None:  # type: ignore[override]  # str, as a text stream's
         for s in lines:
             self.write(s)
 
-    def reset(self):
+    def reset(self) -> None:
         if self.size:
             self.size = 0
             self.parts = []
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
-    def fileno(self):
+    def fileno(self) -> int:
         return 1  # /dev/null in the worker
 
-    def isatty(self):
+    def isatty(self) -> bool:
         return False
 
     @property
-    def encoding(self):
+    def encoding(self) -> str:  # type: ignore[override]  # read-only: a sink's encoding never changes
         return "utf-8"
 
-    def flush(self):
+    def flush(self) -> None:
         pass
 
 
 class ByteSink(io.RawIOBase):
     """``sys.stdout.buffer`` of a Sink: counts what is written, keeps nothing."""
 
-    def __init__(self, owner):
+    def __init__(self, owner: Sink) -> None:
         self.owner = owner
 
-    def write(self, b):
+    def write(self, b: bytes) -> int:  # type: ignore[override]  # what the io layers hand it: sized
         n = len(b)
         self.owner.size += n
         return n
 
-    def writable(self):
+    def writable(self) -> bool:
         return True
 
 
-def vm_bytes():
+def vm_bytes() -> int:
     try:
         with open("/proc/self/statm") as f:
             return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
@@ -292,7 +305,7 @@ def vm_bytes():
         return 0
 
 
-def prctl_pdeathsig():
+def prctl_pdeathsig() -> Callable[[], None] | None:
     """Return a function that makes the calling process die with its parent (Linux), or None."""
     if not sys.platform.startswith("linux"):
         return None
@@ -302,7 +315,7 @@ def prctl_pdeathsig():
         libc = ctypes.CDLL(None, use_errno=True)
         prctl = libc.prctl
 
-        def set_pdeathsig():
+        def set_pdeathsig() -> None:
             prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
 
         return set_pdeathsig
@@ -310,7 +323,7 @@ def prctl_pdeathsig():
         return None
 
 
-def isolate_as_root(tmp):
+def isolate_as_root(tmp: str) -> list[str]:
     """Guard mode as root (bubblewrap missing or not working): the audit hook stops Python-level
     writes and connections, but ctypes calls libc directly, and the children's own uid may still
     create files in world-writable directories (/tmp, /var/tmp, /dev/shm) and connect to any
@@ -321,7 +334,7 @@ def isolate_as_root(tmp):
     without CAP_SYS_ADMIN, e.g. in a container, the guards stay as they were)."""
     if not sys.platform.startswith("linux") or not hasattr(os, "geteuid") or os.geteuid() != 0:
         return []
-    problems = []
+    problems: list[str] = []
     try:
         import ctypes
 
@@ -371,7 +384,7 @@ def isolate_as_root(tmp):
     return problems
 
 
-def setrlimit(which, soft, extra=0):
+def setrlimit(which: int, soft: int, extra: int = 0) -> None:
     """Lower a limit (soft, and hard = soft + extra so the program cannot raise it again)."""
     if resource is None:
         return
@@ -390,7 +403,7 @@ def setrlimit(which, soft, extra=0):
             pass
 
 
-def limit_child(as_limit, file_size, cpu_seconds, nofile):
+def limit_child(as_limit: int, file_size: int, cpu_seconds: int, nofile: int) -> None:
     """A child's resource limits, lowered for good (see setrlimit)."""
     if resource is None:
         return
@@ -402,7 +415,7 @@ def limit_child(as_limit, file_size, cpu_seconds, nofile):
     setrlimit(resource.RLIMIT_CORE, 0)
 
 
-def drop_capabilities():
+def drop_capabilities() -> None:
     """Root only, before the uid change: empty the capability bounding set and the ambient set,
     so that no exec (a setuid ``su``, a binary with file capabilities) can give any back.  Needs
     CAP_SETPCAP (bubblewrap's root mode already keeps only the few it adds)."""
@@ -418,7 +431,7 @@ def drop_capabilities():
         pass
 
 
-def drop_privileges(uid, set_pdeathsig):
+def drop_privileges(uid: int, set_pdeathsig: Callable[[], None] | None) -> None:
     """A child of a root worker becomes ``uid`` (its own, see CHILD_UID_BASE), dies with its
     leader, and may start no process."""
     if hasattr(os, "geteuid") and os.geteuid() == 0:
@@ -443,7 +456,7 @@ def drop_privileges(uid, set_pdeathsig):
         setrlimit(resource.RLIMIT_NPROC, 0)
 
 
-def confine(state, cwd):
+def confine(state: Guard, cwd: str) -> None:
     """The child's own temp dir becomes its working directory, home, temp dir and the only
     place it may write; the hook switches to CHILD."""
     try:
@@ -454,7 +467,7 @@ def confine(state, cwd):
     os.environ["TMPDIR"] = cwd
     if "tempfile" in sys.modules:
         try:
-            sys.modules["tempfile"].tempdir = cwd
+            sys.modules["tempfile"].tempdir = cwd  # type: ignore[attr-defined]  # tempfile's own global
         except BaseException:
             pass
     try:

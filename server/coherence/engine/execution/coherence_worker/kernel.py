@@ -9,22 +9,28 @@ calls).  A child that cannot apply a layer its leader announced refuses to run i
 name coherence reports (``names``) is then never more than what held.
 """
 
+from __future__ import annotations
+
 import os
 
 from . import landlock, seccomp
+
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    from .protocol import Job
 
 
 class Layers:
     __slots__ = ("seccomp", "pid_at", "landlock")
 
-    def __init__(self):
-        self.seccomp = None  # the filter, when the kernel takes it (see seccomp.program)
-        self.pid_at = []  # where the child's pid goes in it
-        self.landlock = None  # a landlock.Prepared, when the kernel has Landlock
+    def __init__(self) -> None:
+        self.seccomp: bytes | None = None  # the filter, when the kernel takes it (see seccomp.program)
+        self.pid_at: list[int] = []  # where the child's pid goes in it
+        self.landlock: landlock.Prepared | None = None  # a landlock.Prepared, when the kernel has Landlock
 
-    def names(self):
+    def names(self) -> list[str]:
         """What the children apply, in the sandbox's name: ``["landlock", "seccomp"]``."""
-        out = []
+        out: list[str] = []
         if self.landlock is not None:
             out.append("landlock")
         if self.seccomp is not None:
@@ -32,7 +38,7 @@ class Layers:
         return out
 
 
-def plan(job, readable, hidden):
+def plan(job: Job, readable: list[str], hidden: list[str]) -> Layers:
     """The layers of this job's children.  ``readable``: what a child may read (the
     interpreter, its packages, the workspace); ``hidden``: what in there it may not (the
     workspace's dotfiles and VCS directories)."""
@@ -54,7 +60,7 @@ def plan(job, readable, hidden):
     return layers
 
 
-def warm():
+def warm() -> None:
     """Ask the kernel once (a warm worker does, before it forks its job leaders)."""
     try:
         if os.uname().sysname == "Linux":
@@ -65,7 +71,7 @@ def warm():
         pass
 
 
-def apply(layers, own_dir):
+def apply(layers: Layers, own_dir: str) -> str | None:
     """In a child, after its privilege drop: every planned layer, or the reason one failed."""
     if not seccomp.no_new_privs():
         return "no_new_privs could not be set"

@@ -14,6 +14,8 @@ from those descriptors, its own directory and its own /proc entry, and restricts
 Stdlib only (``ctypes`` and the raw system calls, the same numbers on every architecture).
 """
 
+from __future__ import annotations
+
 import ctypes
 import os
 import struct
@@ -36,19 +38,20 @@ SYSTEM_FILES = ("/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/sys/devices/sy
 DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom")
 
 _O_PATH = getattr(os, "O_PATH", 0o10000000)
-_libc: list = []
+_libc: list[ctypes.CDLL] = []
 
 
-def _syscall(*args):
+def _syscall(*args: object) -> int:
     if not _libc:
         lib = ctypes.CDLL(None, use_errno=True)
         lib.syscall.restype = ctypes.c_long
         _libc.append(lib)
-    return _libc[0].syscall(*args)
+    result: int = _libc[0].syscall(*args)
+    return result
 
 
 @lru_cache(maxsize=None)  # (a warm worker asks once, before it forks its job leaders)
-def abi():
+def abi() -> int:
     """The Landlock ABI version this kernel offers (0: none, or disabled)."""
     try:
         if os.uname().sysname != "Linux":
@@ -59,7 +62,7 @@ def abi():
         return 0
 
 
-def _fs_rights(version):
+def _fs_rights(version: int) -> int:
     """Every file-system right this ABI knows (what a ruleset handles: denied unless granted)."""
     rights = ABI1_ALL
     if version >= 2:
@@ -71,20 +74,20 @@ def _fs_rights(version):
     return rights
 
 
-def _under(path, root):
+def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
-def plan(readable, hidden):
+def plan(readable: list[str], hidden: list[str]) -> list[tuple[str, bool]]:
     """``[(path, whole)]``: the directories (and files) to grant read access to: each of
     ``readable`` whole, except one that holds a ``hidden`` path, which may only be listed (its
     names are no secret; the importer lists each directory on ``sys.path``) and whose entries are
     granted in turn (recursively, down to the hidden ones, which are left out)."""
     hidden = [os.path.realpath(h) for h in hidden]
-    out = []
-    seen = set()
+    out: list[tuple[str, bool]] = []
+    seen: set[str] = set()
 
-    def add(path, depth):
+    def add(path: str, depth: int) -> None:
         if path in seen or depth > 12:
             return
         seen.add(path)
@@ -106,17 +109,17 @@ def plan(readable, hidden):
             add(os.path.realpath(p), 0)
     # a path under another one granted whole needs no rule of its own
     out.sort(key=lambda pw: len(pw[0]))
-    kept: list = []
+    kept: list[tuple[str, bool]] = []
     for p, whole in out:
         if not any(w and _under(p, k) for k, w in kept):
             kept.append((p, whole))
     return kept
 
 
-def open_rules(paths):
+def open_rules(paths: list[tuple[str, bool]]) -> list[tuple[int, bool, int]]:
     """``[(fd, is_dir, rights)]``: an ``O_PATH`` descriptor per planned path (opened once, in the
     leader)."""
-    out = []
+    out: list[tuple[int, bool, int]] = []
     for p, whole in paths:
         try:
             fd = os.open(p, _O_PATH | os.O_CLOEXEC)
@@ -140,7 +143,7 @@ class Prepared:
 
     __slots__ = ("attr", "rules", "fs", "reads", "fds")
 
-    def __init__(self, version, rules, reads):
+    def __init__(self, version: int, rules: list[tuple[int, bool, int]], reads: bool) -> None:
         fs = _fs_rights(version)
         if not reads:
             fs &= WRITES
@@ -165,7 +168,7 @@ class Prepared:
         self.fds = [fd for fd, _, _ in wanted]
         self.rules = [_rule(fd, rights & fs, is_dir, version) for fd, is_dir, rights in wanted]
 
-    def close(self):
+    def close(self) -> None:
         for fd in self.fds:
             try:
                 os.close(fd)
@@ -174,13 +177,13 @@ class Prepared:
         self.fds = []
 
 
-def _rule(fd, rights, is_dir, version):
+def _rule(fd: int, rights: int, is_dir: bool, version: int) -> ctypes.Array[ctypes.c_char]:
     if not is_dir:  # a file takes file rights only
         rights &= EXECUTE | WRITE_FILE | READ_FILE | (TRUNCATE if version >= 3 else 0)
     return ctypes.create_string_buffer(struct.pack("=Qi", rights, fd), 12)
 
 
-def restrict(prepared, own_dir):
+def restrict(prepared: Prepared, own_dir: str) -> bool:
     """Restrict this process: ``prepared``'s rules, ``own_dir`` read-write and (confining reads)
     its own /proc entry.  True on success.  Needs no_new_privs set before.  Without ``reads``
     (under bubblewrap, whose mounts decide what is seen) only writes are confined, to
@@ -191,7 +194,7 @@ def restrict(prepared, own_dir):
     ruleset = syscall(CREATE_RULESET, attr, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
     if ruleset < 0:
         return False
-    opened = []
+    opened: list[int] = []
     try:
         for rule in prepared.rules:
             syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, ctypes.c_uint32(0))
@@ -203,7 +206,7 @@ def restrict(prepared, own_dir):
             opened.append(fd)
             if syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, _rule(fd, rights, True, 0), ctypes.c_uint32(0)) != 0:
                 return False
-        return syscall(RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) == 0
+        return bool(syscall(RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) == 0)
     except OSError:
         return False
     finally:

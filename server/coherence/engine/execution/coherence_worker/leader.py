@@ -4,9 +4,10 @@ and replaces a child that died in a call (``watch.py``).  One leader per job: th
 worker itself, or a fork of the warm worker (``serve.py``).
 """
 
+from __future__ import annotations
+
 import gc
 import io
-import mmap
 import os
 import select
 import signal
@@ -14,45 +15,44 @@ import struct
 import sys
 import time
 
-from . import ahead, guard, kernel, loading, protocol, sealed, watch
+from . import ahead, guard, kernel, loading, protocol, sealed, spawn, watch
 from .canon import make_canonicalizer
-from .child import child_main
-from .protocol import BUDGET_EXCEEDED, DONE_RECORD, LOAD_PENDING, META, MODULE, SANDBOX, SLOT_SIZE, TOLD_HANGS
+from .protocol import BUDGET_EXCEEDED, DONE_RECORD, META, MODULE, SANDBOX, TOLD_HANGS
 from .timer import Timer
 
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    import mmap
+    from typing import Any
 
-class Forked(BaseException):
-    """Raised in a freshly forked child to leave its leader's stack (see run_job): what the
-    leader's frames held (every program's task, the queue, the batch) is then freed, out of
-    reach of the generated code the child runs.  Its args: the child's spec and the descriptors
-    of its batch."""
+    from .protocol import Job
 
 
 class Refused(Exception):
     """The job asked for a sandbox layer this kernel does not give."""
 
 
-class Task(object):
+class Task:
     """One program to run over the inputs, by one child after another (a child that dies in a
     call is replaced by one for the inputs left)."""
 
     __slots__ = ("t", "program", "deadline", "seed", "restarts", "stalls", "queued_at", "careful")
 
-    def __init__(self, t, program, seed):
+    def __init__(self, t: int, program: loading.Program, seed: int) -> None:
         self.t = t  # the task's number in the records
         self.program = program  # a loading.Program
-        self.deadline = None  # when its budget runs out (set when its first child gets a slot)
+        self.deadline: float | None = None  # when its budget runs out (set when its first child gets a slot)
         self.seed = seed
         self.restarts = 0  # children forked for it so far
         self.stalls = 0  # children that died between calls in a row (see watch.finish_child)
-        self.queued_at = None  # when its restart was queued: that wait is not charged
+        self.queued_at: float | None = None  # when its restart was queued: that wait is not charged
         self.careful = False  # a child of it was killed in a call: the next writes every record
 
 
-class Leader(object):
+class Leader:
     """One job: its limits, what it loaded, its tasks and its children."""
 
-    def __init__(self, job):
+    def __init__(self, job: Job) -> None:
         self.job = job
         self.out_fd = job["fd"]
         lim = job.get("limits") or {}
@@ -75,28 +75,30 @@ class Leader(object):
         self.seed = int(job.get("seed", 0))
         self.read_order(job)
         self.cuts = [1 << 60, 1 << 60]
-        self.rank = []  # input index -> position in the order (set by schedule)
-        self.order = None  # see _order
-        self.allowed_all = None  # see watch.allowed_for
-        self.child_fds = set()  # descriptors a new child closes (its siblings' pipes)
-        self.told = None  # see share_told
-        self.told_ro = None  # the told map, read-only: the children's (see forget_others)
-        self.preforked = {}  # task number -> child forked before the inputs came (see ahead.prefork)
-        self.tasks = None  # see make_tasks
-        self.next_uid = None
-        self.memfd = None  # see ahead.prefork
-        self.input_codes = None  # see loading.prepare_inputs
+        self.rank: list[int] = []  # input index -> position in the order (set by schedule)
+        self.order: list[int] | None = None  # see input_order
+        self.allowed_all: watch.Allowed | None = None  # see watch.allowed_for
+        self.child_fds: set[int] = set()  # descriptors a new child closes (its siblings' pipes)
+        self.told: mmap.mmap | None = None  # see share_told
+        self.told_ro: mmap.mmap | None = None  # the told map, read-only: the children's (see forget_others)
+        self.preforked: dict[
+            int, watch.Child
+        ] = {}  # task number -> child forked before the inputs came (see ahead.prefork)
+        self.tasks: list[Task] | None = None  # see make_tasks
+        self.next_uid: int | None = None  # see before_forks
+        self.memfd: int | None = None  # see ahead.prefork
+        self.input_codes: list[tuple[str, Any] | None] = []  # see loading.prepare_inputs (none yet)
         self.tmp = job["tmp"]
-        self.out_buf = []
-        self.running = {}  # fd -> child
-        self.guard = {"mode": guard.LOAD, "root": os.path.realpath(self.tmp)}
+        self.out_buf: list[bytes] = []
+        self.running: dict[int, watch.Child] = {}  # fd -> child
+        self.guard: guard.Guard = {"mode": guard.LOAD, "root": os.path.realpath(self.tmp)}
         self.timer = Timer()
         workspace = (job.get("module") or {}).get("sys_path") or ()
         self.loader = loading.Loader(self.timer, self.load_timeout, self.prog_load_timeout, workspace)
         self.sink_out = guard.Sink(self.max_output)
         self.sink_err = guard.Sink(self.max_output)
 
-    def read_order(self, job):
+    def read_order(self, job: Job) -> None:
         # inputs run after all others (the executor ordered them last): see child.call_loop
         self.late = frozenset(i for i in job.get("late") or () if isinstance(i, int))
         # The task whose left-out inputs are left out for every program (the caller drops an
@@ -107,26 +109,26 @@ class Leader(object):
         self.anchor = anchor if isinstance(anchor, int) and not isinstance(anchor, bool) else None
 
     # -- output to coherence -----------------------------------------------------------------
-    def emit(self, line):
+    def emit(self, line: bytes) -> None:
         self.out_buf.append(line)
 
-    def flush(self):
+    def flush(self) -> None:
         if not self.out_buf:
             return
         data = b"".join(self.out_buf)
         self.out_buf = []
         protocol.write_all(self.out_fd, data)
 
-    def emit_json(self, t, i, obj):
+    def emit_json(self, t: int, i: int, obj: object) -> None:
         self.emit(protocol.record(t, i, obj))
 
-    def _on_term(self, signum, frame):
+    def _on_term(self, signum: int, frame: object) -> None:
         self.guard["mode"] = guard.LEADER
         watch.kill_all(self)
         os._exit(1)
 
     # -- setup -------------------------------------------------------------------------------
-    def setup(self):
+    def setup(self) -> None:
         job = self.job
         try:
             if hasattr(sys, "set_int_max_str_digits"):
@@ -175,7 +177,7 @@ class Leader(object):
         sys.stdin = io.StringIO("")
         self.canon, self.dump = make_canonicalizer()
 
-    def run(self):
+    def run(self) -> None:
         try:
             self.setup()
         except Refused as e:
@@ -225,7 +227,7 @@ class Leader(object):
         self.emit(DONE_RECORD)
         self.flush()
 
-    def make_tasks(self):
+    def make_tasks(self) -> list[Task]:
         """One task per program to run (the job's "tasks", or one per program), made once."""
         if self.tasks is None:
             specs = self.job.get("tasks")
@@ -237,7 +239,7 @@ class Leader(object):
             ]
         return self.tasks
 
-    def input_order(self):
+    def input_order(self) -> list[int]:
         """The order every program runs the inputs in (the job's, when it is one); checked once
         (ahead.publish_inputs and schedule both ask)."""
         n = len(self.input_codes)
@@ -248,7 +250,7 @@ class Leader(object):
             self.order = order
         return self.order
 
-    def share_told(self, n):
+    def share_told(self, n: int) -> None:
         """What the anchor task tells the other programs, shared with every child: its cuts (see
         note_left_out), then one byte per input it timed out on (see child.call_loop: a program
         that hangs on one of them too skips the others), for ``n`` inputs.  Children forked
@@ -258,7 +260,7 @@ class Leader(object):
             self.told, self.told_ro = sealed.shared_for_reading(TOLD_HANGS + max(1, n), self.tmp)
         struct.pack_into("qq", self.told, 0, *self.cuts)
 
-    def before_forks(self):
+    def before_forks(self) -> None:
         """What every child is forked with: the shared objects out of the collector's sight, the
         address-space limit, the first child uid."""
         # Everything built so far is shared with every child.  Out of the collector's sight, it is
@@ -276,7 +278,7 @@ class Leader(object):
                 self.next_uid = guard.CHILD_UID_BASE + os.getpid() * 1000 % guard.CHILD_UID_SPAN
 
     # -- scheduling --------------------------------------------------------------------------
-    def schedule(self):
+    def schedule(self) -> None:
         n = len(self.input_codes)
         queue = []
         order = self.input_order()
@@ -318,14 +320,14 @@ class Leader(object):
                 active += 1
             # Spare children, forked while the others run and parked with their programs loaded,
             # take the next free slots at once (a fork, the program's load and the child's setup
-            # cost 3-4 ms per program).  They are forked several at a time: see spawn_all.  A
+            # cost 3-4 ms per program).  They are forked several at a time: see spawn.spawn_all.  A
             # restart waits in the queue for the next slot instead, ahead of them.
             if queue and parked < self.jobs:
                 while queue and parked < self.max_parked and queue[0][0].deadline is None:
                     task, indices = queue.pop(0)
                     wanted.append((task, indices, True))
                     parked += 1
-            for child in self.spawn_all(wanted):
+            for child in spawn.spawn_all(self, wanted):
                 if child is not None:
                     running[child.fd] = child
             if not running:
@@ -352,149 +354,32 @@ class Leader(object):
                         queue.insert(0, follow)
             self.flush()
 
-    def spawn_all(self, wanted):
-        """Fork a child for each ``(task, indices, park)`` of ``wanted`` (None for a task whose
-        budget is gone).  A parked child loads its program, then waits for ``release`` to send
-        its deadline; its time budget starts then.  ``indices`` None: forked before the inputs
-        exist (see ahead.prefork).
-
-        The forks come one right after the other.  After a fork every page of this process is
-        copy-on-write again, so each page it writes until the next fork costs it a page fault
-        and a copy: one fork per program, each after the previous program ended, cost a leader
-        about 2,800 page faults while it ran ten programs, against about 850 forked together."""
-        now = time.monotonic()
-        made = []
-        batch = []
-        for task, indices, park in wanted:
-            if not park:
-                self.start_clock(task, now)
-                if now >= task.deadline:
-                    self.timeout_rest(task, indices)
-                    made.append(None)
-                    continue
-            slot = mmap.mmap(-1, SLOT_SIZE)
-            struct.pack_into("qqq", slot, 0, -1, 0, LOAD_PENDING)
-            cwd = os.path.join(self.tmp, "p%d-%d" % (task.t, task.restarts))
-            task.restarts += 1
-            uid = self.next_uid
-            self.next_uid += 1
-            try:
-                os.mkdir(cwd, 0o700)
-                if os.geteuid() == 0:
-                    try:
-                        os.chown(cwd, uid, uid)
-                    except OSError:
-                        os.chmod(cwd, 0o777)
-            except OSError:
-                cwd = self.tmp
-            r, w = os.pipe()
-            go_r, go_w = os.pipe() if park else (None, None)
-            made.append((task, indices, park, slot, cwd, uid, r, w, go_r, go_w))
-            batch += [fd for fd in (r, w, go_r, go_w) if fd is not None]
-        self.flush()
-        pids = []
-        fork = os.fork
-        for spec in made:
-            if spec is None:
-                pids.append(None)
-                continue
-            pid = fork()
-            if pid == 0:
-                # none of its siblings' slots stays mapped in it (they would be its to write)
-                for other in made:
-                    if other is not None and other is not spec:
-                        other[3].close()
-                raise Forked(spec, batch)
-            pids.append(pid)
-        out = []
-        for spec, pid in zip(made, pids):
-            if spec is None:
-                out.append(None)
-                continue
-            task, indices, park, slot, cwd, uid, r, w, go_r, go_w = spec
-            os.close(w)
-            if go_r is not None:
-                os.close(go_r)
-            try:
-                os.setpgid(pid, pid)
-            except OSError:
-                pass
-            # what every child forked later closes (see child.enter)
-            self.child_fds.add(r)
-            if go_w is not None:
-                self.child_fds.add(go_w)
-            allowed = None if indices is None else watch.allowed_for(self, indices)
-            out.append(watch.Child(pid, r, slot, task, indices, cwd, allowed, park, go_w, now))
-        return out
-
-    def become_child(self, spec, batch):
-        """A forked child, out of its leader's stack (see Forked): never returns."""
-        task, indices, park, slot, cwd, uid, r, w, go_r, go_w = spec
-        code = 1
-        try:
-            for fd in batch:  # its siblings' pipes: held here, they would never see EOF
-                if fd != w and fd != go_r:
-                    os.close(fd)
-            # forked before the inputs came (ahead.prefork): the stdin its leader reads them
-            # from (the stack it left took it out of child_fds on the way)
-            stdin = self.job.pop("inputs_fd", None)
-            if stdin is not None:
-                os.close(stdin)
-            self.forget_others(task)
-            child_main(self, task, indices, w, slot, cwd, uid, go_r)
-            code = 0
-        except BaseException:
-            try:
-                import traceback
-
-                os.write(w, protocol.record(META, protocol.DIAGNOSTIC, traceback.format_exc()[-2000:]))
-            except BaseException:
-                pass
-        finally:
-            os._exit(code)
-
-    def forget_others(self, task):
-        """In a child: nothing of the other programs, and nothing another program reads, left
-        where Python code reaches it.  The other children's slots are unmapped, the told map's
-        writable mapping too (the read-only one stays: see sealed.py), and the other programs'
-        tasks, sources and code are dropped, and so freed."""
-        for c in list(self.running.values()) + list(self.preforked.values()):
-            try:
-                c.slot.close()
-            except BaseException:
-                pass
-        self.running = {}
-        self.preforked = {}
-        self.tasks = None
-        self.programs = None
-        self.job["programs"] = None
-        self.job.pop("tasks", None)
-        self.loader.tried = set()
-        if self.told_ro is not None and self.told is not None:
-            self.told.close()
-            self.told = self.told_ro
-
-    def start_clock(self, task, now):
+    def start_clock(self, task: Task, now: float) -> float:
         """A task's budget runs while one of its children holds a slot: it starts with the first
         child, and a restart (its child died in a call) is not charged for the time it waited for
-        a slot, parked or queued."""
+        a slot, parked or queued.  Returns its deadline."""
         if task.deadline is None:
-            task.deadline = now + self.program_budget
+            deadline = now + self.program_budget
         elif task.queued_at is not None:
-            task.deadline += now - task.queued_at
+            deadline = task.deadline + (now - task.queued_at)
+        else:
+            deadline = task.deadline
+        task.deadline = deadline
         task.queued_at = None
+        return deadline
 
-    def release(self, c, now):
+    def release(self, c: watch.Child, now: float) -> None:
         """Let a parked child start its calls: its time budget starts now (or went on from an
         earlier child of the same task)."""
-        task = c.task
-        self.start_clock(task, now)
+        deadline = self.start_clock(c.task, now)
         c.parked = False
         c.seen_time = c.began = now
         go, c.go = c.go, None
+        if go is None:  # (a parked child always has its pipe)
+            return
         self.child_fds.discard(go)
         try:
-            os.write(go, struct.pack("d", task.deadline))
+            os.write(go, struct.pack("d", deadline))
         except OSError:
             pass  # it died while parked: it is reaped like any other
         try:
@@ -503,7 +388,7 @@ class Leader(object):
             pass
 
     # -- what the anchor task tells the others ------------------------------------------------
-    def timeout_rest(self, task, indices):
+    def timeout_rest(self, task: Task, indices: list[int]) -> None:
         # Not "Timeout": these inputs were never tried.  The caller leaves them out of the metrics
         # instead of reading the program's slowness as disagreement on every one of them.
         key = protocol.reserved(BUDGET_EXCEEDED)
@@ -513,7 +398,7 @@ class Leader(object):
         if t == self.anchor:
             self.note_left_out(indices)
 
-    def note_left_out(self, indices):
+    def note_left_out(self, indices: list[int]) -> None:
         """The anchor task left these inputs out: so does every program from now on (the children
         read the cuts from the map they share with the leader)."""
         cuts = self.cuts
@@ -525,21 +410,22 @@ class Leader(object):
                 g = 1 if i in late else 0
                 if r < cuts[g]:
                     cuts[g] = r
-        if cuts != old:
+        if cuts != old and self.told is not None:  # (shared before any child ran)
             struct.pack_into("qq", self.told, 0, cuts[0], cuts[1])
 
-    def note_anchor_hang(self, i):
-        if 0 <= i < len(self.told) - TOLD_HANGS:
-            self.told[TOLD_HANGS + i] = 1
+    def note_anchor_hang(self, i: int) -> None:
+        told = self.told
+        if told is not None and 0 <= i < len(told) - TOLD_HANGS:
+            told[TOLD_HANGS + i] = 1
 
 
-def run_job(job):
+def run_job(job: Job) -> None:
     """One run, start to finish, in this process (the one-shot worker or a job leader)."""
     z = Leader(job)
     forked = None
     try:
         z.run()
-    except Forked as f:
+    except spawn.Forked as f:
         forked = f.args
     except BaseException:
         try:
@@ -552,5 +438,5 @@ def run_job(job):
             pass
         os._exit(3)
     if forked is not None:  # a child, its leader's frames gone with the exception
-        z.become_child(*forked)
+        spawn.become_child(z, *forked)
     os._exit(0)

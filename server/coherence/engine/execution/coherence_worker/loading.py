@@ -3,16 +3,26 @@ modules children may need, the module context, every program compiled, every inp
 loadable.  The children then share all of it copy-on-write.
 """
 
+from __future__ import annotations
+
 import ast
 import binascii
 import marshal
 import os
 import sys
 import types
-from importlib.machinery import ModuleSpec, PathFinder
 
 from .protocol import describe_exc
+from .stash import Stash
 from .timer import Timeout
+
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from typing import Any
+
+    from .protocol import Job
+    from .timer import Timer
 
 # Imported in the leader before forking, so children share them.  CORE always; FULL as well when
 # the children (dropped to "nobody") could not read the standard library to import it lazily.
@@ -73,13 +83,13 @@ class Program:
 
     __slots__ = ("entry", "source", "owner", "kind", "code", "error")
 
-    def __init__(self, entry, source, owner, kind):
+    def __init__(self, entry: str, source: str, owner: str | None, kind: str | None) -> None:
         self.entry = entry  # the function (or method) to call
         self.source = source  # its text ("" for the user's own function, in the module context)
         self.owner = owner  # the class of a method, or None
         self.kind = kind  # a method's kind: "instance", "static", "class"
-        self.code = None  # compiled source, or None: the module context's own function
-        self.error = None  # why it cannot load, found before any fork
+        self.code: types.CodeType | None = None  # compiled source, or None: the module context's own function
+        self.error: str | None = None  # why it cannot load, found before any fork
 
 
 class Loader:
@@ -87,15 +97,17 @@ class Loader:
 
     __slots__ = ("timer", "load_timeout", "prog_load_timeout", "tried", "workspace", "stash")
 
-    def __init__(self, timer, load_timeout, prog_load_timeout, workspace=()):
+    def __init__(
+        self, timer: Timer, load_timeout: float, prog_load_timeout: float, workspace: Iterable[str] = ()
+    ) -> None:
         self.timer = timer
         self.load_timeout = load_timeout
         self.prog_load_timeout = prog_load_timeout
-        self.tried = set()  # names preimport tried (failures included)
+        self.tried: set[str] = set()  # names preimport tried (failures included)
         self.workspace = [d for d in workspace if d]  # the module context's own path entries
         self.stash = Stash()
 
-    def preimport(self, names):
+    def preimport(self, names: Iterable[str]) -> None:
         """Import these modules now (what fails is left to the programs that import them), but
         never one from the workspace: what a program names is the program's to import, in its
         own process after the privilege drop.  An alternative's ``import deploy`` made this
@@ -115,7 +127,7 @@ class Loader:
             except BaseException:
                 pass
 
-    def load_module(self, mod_spec):
+    def load_module(self, mod_spec: dict[str, Any]) -> tuple[types.ModuleType, str | None]:
         """The module context, as a module in ``sys.modules``: ``(module, None)``, or ``(module,
         why it failed)``."""
         name = mod_spec.get("module_name") or "coherence_target"
@@ -143,7 +155,7 @@ class Loader:
             return module, describe_exc(e)
         return module, None
 
-    def prepare_programs(self, specs, module):
+    def prepare_programs(self, specs: list[dict[str, Any]], module: types.ModuleType) -> list[Program]:
         """A ``Program`` per spec of the job: compiled, what it imports imported; its error
         when it cannot load."""
         programs = []
@@ -168,15 +180,17 @@ class Loader:
             programs.append(info)
         return programs
 
-    def bind_method(self, info, ns, module):
+    def bind_method(
+        self, info: Program, ns: dict[str, Any], module: types.ModuleType
+    ) -> tuple[Any, type | None, str | None]:
         """(function to call, class to build the receiver from or None, load error or None).
 
         An alternative takes the method's place in the user's class itself: each program runs in
         a process of its own, and the rest of the class (its other methods, the attributes
         ``__init__`` sets up) is the module context every program shares."""
         owner, entry, kind = info.owner, info.entry, info.kind or "instance"
-        cls = module.__dict__.get(owner)
-        if not isinstance(cls, type):
+        cls = module.__dict__.get(owner) if owner is not None else None
+        if owner is None or not isinstance(cls, type):
             return None, None, "the module defines no class named %r" % owner
         if info.code is not None:
             theirs = ns.get(owner)
@@ -219,7 +233,7 @@ class Loader:
         return f, cls, None
 
 
-def prepare_inputs(sources, packed):
+def prepare_inputs(sources: list[str], packed: list[str | None] | None) -> list[tuple[str, Any] | None]:
     """Make every input loadable afresh per call (that is the per-call deep copy): plain data
     the parent packed with marshal loads from its bytes (kept as they are: each call loads
     them), ten times cheaper than compiling; the rest compiles once, as ``lambda:
@@ -272,7 +286,7 @@ def prepare_inputs(sources, packed):
     return codes
 
 
-def compile_input(src):
+def compile_input(src: str) -> tuple[str, types.CodeType] | None:
     try:
         outer = compile("lambda: (" + src + "\n)", "<input>", "eval", dont_inherit=True)
         for c in outer.co_consts:
@@ -286,74 +300,7 @@ def compile_input(src):
         return None
 
 
-class Stash:
-    """Workspace modules the programs import, read but never run by the leader (``keep``), and
-    imported from here by a child after its privilege drop (a finder on ``sys.meta_path``): a
-    child of a root worker runs as a uid of its own, which may not read the workspace."""
-
-    __slots__ = ("sources", "size")
-    MAX_BYTES = 4 * 1024 * 1024
-
-    def __init__(self):
-        self.sources = {}  # module name -> (file, source bytes, package directory or None)
-        self.size = 0
-
-    def keep(self, name, dirs):
-        """Whether ``name`` (dotted) is a workspace module: its top-level module is found in
-        ``dirs`` (a search that runs none of its code).  Its sources are stashed, as far as
-        they are plain ``.py`` files."""
-        parts = name.split(".")
-        try:
-            where = dirs
-            for k in range(len(parts)):
-                dotted = ".".join(parts[: k + 1])
-                spec = PathFinder.find_spec(dotted, where)
-                if spec is None:
-                    return k > 0
-                package = spec.submodule_search_locations
-                if (
-                    dotted not in self.sources
-                    and type(spec.origin) is str
-                    and spec.origin.endswith(".py")
-                    and os.path.isfile(spec.origin)
-                ):
-                    with open(spec.origin, "rb") as fh:
-                        source = fh.read(self.MAX_BYTES - self.size + 1)
-                    if self.size + len(source) > self.MAX_BYTES:
-                        return True
-                    self.size += len(source)
-                    self.sources[dotted] = (spec.origin, source, list(package) if package is not None else None)
-                    if len(self.sources) == 1:
-                        sys.meta_path.insert(0, self)
-                if package is None:
-                    return True
-                where = list(package)
-            return True
-        except BaseException:
-            return True  # (unreadable, odd): not ours to import either
-
-    # -- the finder and loader of what was stashed (importlib's protocol) --------------------
-    def find_spec(self, name, path=None, target=None):
-        entry = self.sources.get(name)
-        if entry is None:
-            return None
-        origin, _, package = entry
-        # a loader by importlib's protocol (exec_module/create_module), not by inheritance
-        spec = ModuleSpec(name, self, origin=origin, is_package=package is not None)  # type: ignore[arg-type]
-        spec.has_location = True  # __file__ is the file's path (``draws`` looks at it)
-        if package is not None:
-            spec.submodule_search_locations = list(package)
-        return spec
-
-    def create_module(self, spec):
-        return None
-
-    def exec_module(self, module):
-        origin, source, _ = self.sources[module.__name__]
-        exec(compile(source, origin, "exec", dont_inherit=True), module.__dict__)
-
-
-def set_path(job):
+def set_path(job: Job) -> None:
     """``sys.path``: the module context's entries first, then the interpreter's own path, and
     what editable installs add."""
     path = list(job.get("module", {}).get("sys_path") or [])
@@ -368,7 +315,7 @@ def set_path(job):
     editable_pth(job.get("site_dirs") or [])
 
 
-def editable_pth(site_dirs):
+def editable_pth(site_dirs: Iterable[str]) -> None:
     """-S skipped site.py; run the import lines of editable-install .pth files ourselves
     (their plain path lines already are in ``path``)."""
     for d in site_dirs:
@@ -392,7 +339,7 @@ def editable_pth(site_dirs):
                         pass
 
 
-def children_can_import():
+def children_can_import() -> bool:
     """Whether a child that dropped to "nobody" can still read the standard library (so
     lazy imports inside stdlib functions keep working without pre-importing them)."""
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
@@ -413,7 +360,7 @@ def children_can_import():
         return False
 
 
-def module_imports(tree):
+def module_imports(tree: ast.AST) -> list[str]:
     """Modules a source imports (anywhere), plus the submodules it reaches through attributes
     of imported names (``np.random.rand`` -> ``numpy.random``): packages load those lazily,
     which a child that dropped its privileges may no longer be able to do."""
@@ -454,7 +401,7 @@ def module_imports(tree):
     return out[:300]
 
 
-def source_imports(source):
+def source_imports(source: str) -> list[str]:
     """``module_imports`` of a source; most generated programs import nothing, and one that has
     no "import" in its text cannot (a parse and two walks of the tree cost a program 0.17 ms)."""
     if "import" not in source:
@@ -462,7 +409,7 @@ def source_imports(source):
     return module_imports(ast.parse(source))
 
 
-def modules_mark():
+def modules_mark() -> tuple[int, str] | None:
     """What changes when a module is imported: cheap, unlike a walk over ``sys.modules``, which
     touches every module object and so copies their pages in a forked child."""
     try:
@@ -471,7 +418,7 @@ def modules_mark():
         return None
 
 
-def draws(roots, scanned):
+def draws(roots: tuple[str, ...], scanned: set[str | None]) -> bool:
     """Whether a module loaded from under ``roots`` (the workspace) may draw random numbers:
     its source mentions random, the same test as for the program's own text.  ``scanned`` holds
     the files already read (none of them does), so a second look reads only new modules.

@@ -30,11 +30,22 @@ inputs past its budget), and its leader forwards the claim only when it can tell
 whatever it is called: coherence renames one spelled like a reserved word (``own_name``).
 """
 
+from __future__ import annotations
+
 import json
 import os
 import re
 import signal
 from functools import lru_cache
+
+# Types for mypy only: ``typing`` is not imported at run time (5 ms of every one-shot worker's
+# start, and a module the generated code would find loaded).  mypy takes any name TYPE_CHECKING
+# as true; every module of the worker says it this way.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    Job = dict[str, Any]  # a job as the executor sends it (JSON: see executor._job)
 
 # -- records ---------------------------------------------------------------------------------
 META = -1  # the task number of the records about the run itself
@@ -64,12 +75,12 @@ RESERVED = frozenset((TIMEOUT, BUDGET_EXCEEDED, INPUT_ERROR, LOAD_ERROR, CRASH_P
 RESERVED_MARK = b"!"
 
 
-def is_reserved(word):
+def is_reserved(word: str) -> bool:
     """Whether an error name is spelled like one of the outcomes only coherence makes."""
     return word in RESERVED or word.startswith("Crash(")
 
 
-def own_name(error):
+def own_name(error: str) -> str:
     """The name a program's own exception is compared and shown by: itself, unless it is spelled
     like a reserved word (``class BudgetExceeded(Exception)`` in generated code is that code's
     exception, not an input left out)."""
@@ -80,22 +91,22 @@ def own_name(error):
 encode = json.JSONEncoder(separators=(",", ":"), check_circular=False).encode
 
 
-def crash(reason):
+def crash(reason: str) -> str:
     """The outcome word of a process that died: ``Crash(SIGSEGV)``, ``Crash(exit 3)``."""
     return "Crash(%s)" % reason
 
 
-def raised(error):
+def raised(error: str) -> bytes:
     """The key (bytes) of a ``raise`` outcome with this error (a program's exception)."""
     return encode(["raise", None, None, error]).encode("ascii")
 
 
-def reserved(word):
+def reserved(word: str) -> bytes:
     """The payload (bytes) of a reserved record: ``!Timeout``, ``!Crash(SIGSEGV)``."""
     return RESERVED_MARK + word.encode("ascii", "replace")
 
 
-def record(t, i, obj):
+def record(t: int, i: int, obj: object) -> bytes:
     """One record line: ``obj`` as JSON."""
     return b"%d %d %s\n" % (t, i, encode(obj).encode("ascii"))
 
@@ -105,7 +116,7 @@ DONE_RECORD = record(META, DONE, None)
 
 
 @lru_cache(maxsize=256)
-def record_index(task):
+def record_index(task: int) -> re.Pattern[bytes]:
     """The input index of each record line of ``task`` ("<task> <input> <outcome>"), found in a
     chunk with a newline put in front.  The task's own newline-prefix is a literal the regular
     expression engine scans for; ``^`` in multi-line mode was tried at every byte (0.8 ms against
@@ -119,7 +130,7 @@ def record_index(task):
 CLAIM_HINT = b" " + RESERVED_MARK
 
 
-def status_reason(status):
+def status_reason(status: int) -> str:
     """The outcome word of a child that ended with wait status ``status``."""
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
@@ -131,14 +142,14 @@ def status_reason(status):
     return crash("unknown")
 
 
-def _signal_name(sig):
+def _signal_name(sig: int) -> str:
     try:
         return signal.Signals(sig).name
     except (ValueError, AttributeError):
         return "signal %d" % sig
 
 
-def describe_exc(e):
+def describe_exc(e: BaseException) -> str:
     """``Type: message`` (one line), like the last line of a traceback: how a record tells why
     a module or a program did not load."""
     try:
@@ -159,12 +170,12 @@ def describe_exc(e):
 
 
 # -- framing ---------------------------------------------------------------------------------
-def frame(data):
+def frame(data: bytes) -> bytes:
     """One frame of a warm worker's stdin."""
     return b"%d\n" % len(data) + data
 
 
-def write_all(fd, data):
+def write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
         try:
@@ -174,7 +185,7 @@ def write_all(fd, data):
         view = view[n:]
 
 
-def read_line(fd):
+def read_line(fd: int) -> bytes | None:
     """A frame's header (without its newline), or None at EOF or for a header too long."""
     out: list[bytes] = []
     while True:
@@ -191,7 +202,7 @@ def read_line(fd):
             return None
 
 
-def read_exact(fd, n):
+def read_exact(fd: int, n: int) -> bytes | None:
     chunks = []
     while n > 0:
         try:
@@ -205,7 +216,7 @@ def read_exact(fd, n):
     return b"".join(chunks)
 
 
-def pread_all(fd, n):
+def pread_all(fd: int, n: int) -> bytes:
     """``n`` bytes from the start of ``fd`` (fewer at its end).  Not ``read_exact``: the children
     that read the inputs' memfd share its file offset, and would move it under each other."""
     chunks = []

@@ -9,6 +9,8 @@ map holds, reopened read-write through ``/proc/self/fd``, cannot write it either
 mapping the leader made before the seal can.
 """
 
+from __future__ import annotations
+
 import mmap
 import os
 
@@ -24,7 +26,7 @@ _F_ADD_SEALS = 1033
 _SEALS = 0x0001 | 0x0002 | 0x0004 | 0x0010  # SEAL, SHRINK, GROW, FUTURE_WRITE
 
 
-def shared_for_reading(size, tmp):
+def shared_for_reading(size: int, tmp: str) -> tuple[mmap.mmap, mmap.mmap | None]:
     """``(map, read-only map)`` of the same ``size`` bytes: a memfd, else a file in ``tmp``
     unlinked at once (the same user as the leader may then reopen it for writing: only the audit
     hook stops that).  The read-only map is None where neither can be made (the children then

@@ -14,6 +14,8 @@ it needs no privilege.  System call numbers are per architecture: x86_64 only; e
 ``available()`` says no and the sandbox's name does not claim it.
 """
 
+from __future__ import annotations
+
 import ctypes
 import errno
 import os
@@ -116,11 +118,11 @@ CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 |
 CLONE_THREAD = 0x00010000
 
 
-def _ins(code, jt, jf, k):
+def _ins(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("HBBI", code, jt, jf, k)
 
 
-def _to_self(nr, deny, also=None):
+def _to_self(nr: int, deny: int, also: int | None = None) -> list[bytes]:
     """System call ``nr`` allowed only when its first argument is this process (PID_MARK) or
     ``also``; the accumulator holds the call's number again after it."""
     ok = [PID_MARK] + ([also] if also is not None else [])
@@ -131,7 +133,7 @@ def _to_self(nr, deny, also=None):
 
 
 @lru_cache(maxsize=None)  # (a warm worker makes it once, before it forks its job leaders)
-def program(deny_errno=errno.EPERM):
+def program(deny_errno: int = errno.EPERM) -> bytes:
     """The filter (bytes of struct sock_filter) for x86_64."""
     deny = RET_ERRNO | deny_errno
     out = [
@@ -168,13 +170,13 @@ def program(deny_errno=errno.EPERM):
     return b"".join(out)
 
 
-def pid_offsets(code):
+def pid_offsets(code: bytes) -> list[int]:
     """Where in ``code`` PID_MARK stands (offsets of the ``k`` fields): found once, in the leader."""
     mark = struct.pack("I", PID_MARK)
     return [k + 4 for k in range(0, len(code), 8) if code[k + 4 : k + 8] == mark]
 
 
-def for_process(code, pid, offsets=None):
+def for_process(code: bytes, pid: int, offsets: list[int] | None = None) -> bytes:
     """``code`` (from ``program``) with this process's pid in place of PID_MARK."""
     out = bytearray(code)
     for k in pid_offsets(code) if offsets is None else offsets:
@@ -186,10 +188,10 @@ class _Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-_libc: list = []
+_libc: list[ctypes.CDLL] = []
 
 
-def libc():
+def libc() -> ctypes.CDLL:
     if not _libc:
         lib = ctypes.CDLL(None, use_errno=True)
         lib.prctl.restype = ctypes.c_int  # bound here, in the leader, rather than in every child
@@ -198,7 +200,7 @@ def libc():
 
 
 @lru_cache(maxsize=None)
-def available():
+def available() -> bool:
     """Whether this kernel and architecture take the filter (Linux x86_64 with seccomp)."""
     if os.uname().sysname != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
         return False
@@ -212,21 +214,21 @@ def available():
         return False
 
 
-def no_new_privs():
+def no_new_privs() -> bool:
     """``PR_SET_NO_NEW_PRIVS``: no exec ever grants privileges again (setuid, file capabilities).
     True when set."""
     try:
-        return libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+        return bool(libc().prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
     except BaseException:
         return False
 
 
-def install(code):
+def install(code: bytes) -> bool:
     """Install the filter ``code`` (from ``program``) on this thread's process; True on success.
     Needs no_new_privs (or CAP_SYS_ADMIN)."""
     buf = ctypes.create_string_buffer(code, len(code))
     prog = _Fprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
     try:
-        return libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) == 0
+        return bool(libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) == 0)
     except BaseException:
         return False

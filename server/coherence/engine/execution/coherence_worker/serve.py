@@ -20,6 +20,8 @@ the programs (ahead.receive_inputs).  An empty frame there means coherence gave 
 A frame that is no job (the inputs of a leader that ended before reading them) is skipped.
 """
 
+from __future__ import annotations
+
 import json
 import os
 import signal
@@ -32,7 +34,7 @@ from .protocol import META, OVER
 _WARM_TASKS = 32  # programs per job whose record patterns the warm worker compiles ahead
 
 
-def serve():
+def serve() -> None:
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 1)
     os.dup2(devnull, 2)
@@ -57,7 +59,7 @@ def serve():
             pass
     leader = [0]
 
-    def on_term(signum, frame):
+    def on_term(signum: int, frame: object) -> None:
         # the leader's own SIGTERM handler kills and reaps its children
         if leader[0]:
             try:
@@ -114,8 +116,8 @@ def serve():
             try:
                 # the leader's CPU time with its children's: what the job cost, free of the time a
                 # busy machine (or its hypervisor) took away, which wall time is not
-                _, raw, usage = os.wait4(pid, 0)
-                status = returncode(raw)
+                _, wait_status, usage = os.wait4(pid, 0)
+                status = returncode(wait_status)
                 cpu = round(usage.ru_utime + usage.ru_stime, 6)
                 break
             except InterruptedError:
@@ -140,7 +142,7 @@ def serve():
             os._exit(0)
 
 
-def returncode(status):
+def returncode(status: int) -> int:
     if os.WIFSIGNALED(status):
         return -os.WTERMSIG(status)
     if os.WIFEXITED(status):
@@ -148,7 +150,7 @@ def returncode(status):
     return 255
 
 
-def sweep(keep):
+def sweep(keep: tuple[int, ...]) -> bool:
     """SIGKILL every other process of this session (what a job left behind); True if none."""
     try:
         sid = os.getsid(0)
@@ -171,7 +173,7 @@ def sweep(keep):
     return not found
 
 
-def sweep_ipc():
+def sweep_ipc() -> bool:
     """Remove every SysV IPC object of this worker's IPC namespace (bubblewrap gives it one of
     its own): what a job's module made there must not outlive the job (children cannot make
     any, see seccomp.py).  True when nothing is left."""
@@ -182,11 +184,8 @@ def sweep_ipc():
     except BaseException:
         return True
     left = False
-    for kind, remove in (
-        ("shm", lambda i: libc.shmctl(i, 0, None)),
-        ("sem", lambda i: libc.semctl(i, 0, 0)),
-        ("msg", lambda i: libc.msgctl(i, 0, None)),
-    ):
+    # shmctl(id, IPC_RMID, NULL), semctl(id, 0, IPC_RMID), msgctl(id, IPC_RMID, NULL)
+    for kind, ctl, last in (("shm", "shmctl", None), ("sem", "semctl", 0), ("msg", "msgctl", None)):
         try:
             with open("/proc/sysvipc/" + kind, "rb") as f:
                 rows = f.read().splitlines()[1:]
@@ -194,7 +193,7 @@ def sweep_ipc():
             continue
         for row in rows:
             try:
-                if remove(int(row.split()[1])) != 0:  # IPC_RMID
+                if getattr(libc, ctl)(int(row.split()[1]), 0, last) != 0:  # IPC_RMID
                     left = True
             except (ValueError, IndexError):
                 continue

@@ -9,8 +9,15 @@ calls (``start_ticks``) and marks each call in the fields directly: ``start`` wh
 overhead of a fast function.
 """
 
+from __future__ import annotations
+
 import signal
 import time
+
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 class Timeout(BaseException):
@@ -22,16 +29,16 @@ class Timeout(BaseException):
 class Timer:
     __slots__ = ("armed", "fired", "start", "limit")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.armed = False  # a call (or load) is in progress under this timer
         self.fired = False  # it ran out of time (the call may have swallowed the Timeout)
         self.start = 0.0  # when the call in progress began (periodic ticks)
-        self.limit = None  # seconds a call may take (periodic ticks); None: a one-shot timer
+        self.limit: float | None = None  # seconds a call may take (periodic ticks); None: a one-shot timer
 
-    def install(self):
+    def install(self) -> None:
         signal.signal(signal.SIGALRM, self.on_alarm)
 
-    def on_alarm(self, signum, frame):
+    def on_alarm(self, signum: int, frame: object) -> None:
         if not self.armed:
             return
         if self.limit is None:  # a one-shot timer ran out (see timed)
@@ -42,7 +49,7 @@ class Timer:
             self.fired = True
             raise Timeout()  # the next tick pokes again if the code swallows it
 
-    def timed(self, seconds, fn, *args):
+    def timed(self, seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
         """fn(*args) under the timer; raises Timeout when it ran out of time."""
         self.fired = False
         try:
@@ -57,12 +64,12 @@ class Timer:
                 raise Timeout()
         return result
 
-    def start_ticks(self, limit):
+    def start_ticks(self, limit: float) -> None:
         """One periodic timer for every call from now on, each allowed ``limit`` seconds."""
         tick = min(0.05, limit / 4)
         self.limit = limit
         signal.setitimer(signal.ITIMER_REAL, tick, tick)
 
-    def stop_ticks(self):
+    def stop_ticks(self) -> None:
         signal.setitimer(signal.ITIMER_REAL, 0)
         self.limit = None

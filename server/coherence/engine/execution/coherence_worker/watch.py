@@ -4,6 +4,8 @@ protocol, and, once one is reaped, records the outcome of the input it died in a
 a fresh child must still run.
 """
 
+from __future__ import annotations
+
 import os
 import select
 import signal
@@ -24,6 +26,15 @@ from .protocol import (
     TIMEOUT,
     TOLD_HANGS,
 )
+
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    import mmap
+
+    from .leader import Leader, Task
+
+    # the inputs a child may write records for, as ints and as the bytes of its records
+    Allowed = tuple[set[int], set[bytes]]
 
 GRACE = 0.5  # seconds past a deadline before the watchdog kills
 # A call past its timeout is over whatever happens next: its outcome is Timeout, from the child's
@@ -76,37 +87,51 @@ class Child:
         "seen",
     )
 
-    def __init__(self, pid, fd, slot, task, indices, cwd, allowed, parked, go, now):
+    def __init__(
+        self,
+        pid: int,
+        fd: int,
+        slot: mmap.mmap,
+        task: Task,
+        indices: list[int] | None,
+        cwd: str,
+        allowed: Allowed | None,
+        parked: bool,
+        go: int | None,
+        now: float,
+    ) -> None:
         self.pid = pid
         self.fd = fd  # read end of its record pipe
         self.slot = slot  # its shared slot (protocol.SLOT_*)
         self.task = task
-        self.indices = indices  # the inputs it runs, in order (None: forked before they came)
+        # the inputs it runs, in order.  None for a child forked before they came (ahead.prefork):
+        # parked until leader.schedule sets them, and no record of its is read before that
+        self.indices: list[int] = indices  # type: ignore[assignment]
         self.buf = b""  # an incomplete last line
         self.eof = False
-        self.status = None  # wait status once reaped
+        self.status: int | None = None  # wait status once reaped
         self.seen_pos = -2  # the slot's position at the last look, and when it changed
         self.seen_time = now
-        self.kill_reason = None  # the outcome of the input in progress when the leader killed it
+        self.kill_reason: str | None = None  # the outcome of the input in progress when the leader killed it
         self.cwd = cwd
-        self.eof_time = None
+        self.eof_time = 0.0  # when eof was seen (read only once it was)
         self.prefix = b"%d " % task.t
-        self.allowed = allowed  # see allowed_for
+        self.allowed: Allowed = allowed  # type: ignore[assignment]  # see allowed_for; None as indices
         self.records = protocol.record_index(task.t)
         self.diag = 0  # its own tracebacks forwarded
         self.parked = parked  # loaded and waiting for a slot
         self.go = go  # write end of the pipe that releases it (parked only)
-        self.polled = 0  # when the watchdog last asked waitpid
+        self.polled: float = 0  # when the watchdog last asked waitpid
         self.began = now  # when it could start its calls (its release, for a parked one)
         self.timeouts = 0  # Timeout claims forwarded
-        self.claims = {}  # input -> what its checked claim was (TIMED_OUT, ...)
-        self.seen = set()  # the inputs (as bytes) it forwarded a record or a claim for
-        self.run_end = None  # (position, late) of the last input of a checked RUN_SKIP
-        self.where = None  # input -> position in indices (see position)
-        self.has_late = None  # whether any of its inputs is a late one (see position)
+        self.claims: dict[int, str] = {}  # input -> what its checked claim was (TIMED_OUT, ...)
+        self.seen: set[bytes] = set()  # the inputs (as bytes) it forwarded a record or a claim for
+        self.run_end: tuple[int, bool] | None = None  # (position, late) of the last input of a checked RUN_SKIP
+        self.where: dict[int, int] | None = None  # input -> position in indices (see position)
+        self.has_late: bool | None = None  # whether any of its inputs is a late one (see position)
 
 
-def allowed_for(leader, indices):
+def allowed_for(leader: Leader, indices: list[int]) -> Allowed:
     """The input indices a child may write records for (and -1, its load line), as ints and
     as the bytes its records spell them in.  A child that runs every input (all but
     restarts) shares one pair per job: the sets cost 0.1 ms to build, and testing a
@@ -120,7 +145,7 @@ def allowed_for(leader, indices):
     return pair
 
 
-def read_child(leader, c):
+def read_child(leader: Leader, c: Child) -> None:
     """Forward the child's complete lines as they are (the child writes coherence's format)."""
     try:
         data = os.read(c.fd, 1 << 16)
@@ -209,7 +234,7 @@ def read_child(leader, c):
         reject(c)
 
 
-def check_claim(leader, c, i, word, now):
+def check_claim(leader: Leader, c: Child, i: int, word: bytes, now: float) -> bool:
     """Whether a child's claim of the reserved outcome ``word`` for input ``i`` is true, as far
     as its leader can tell; the anchor's true claims tell the other programs (Leader.note_*).
 
@@ -245,8 +270,9 @@ def check_claim(leader, c, i, word, now):
     elif (
         t != leader.anchor
         and leader.anchor is not None
-        and leader.told[TOLD_HANGS + i]
-        and any(v == TIMED_OUT and leader.told[TOLD_HANGS + j] for j, v in c.claims.items())
+        and (told := leader.told) is not None
+        and told[TOLD_HANGS + i]
+        and any(v == TIMED_OUT and told[TOLD_HANGS + j] for j, v in c.claims.items())
     ):
         c.claims[i] = HANG_SKIP
     else:
@@ -256,7 +282,7 @@ def check_claim(leader, c, i, word, now):
     return True
 
 
-def _run_skip(leader, c, i, pos, late, now):
+def _run_skip(leader: Leader, c: Child, i: int, pos: int, late: bool, now: float) -> bool:
     if c.run_end is not None and c.run_end == (pos - 1, late):
         return True  # the run it began goes on to the end of its group
     if leader.rank[i] >= leader.cuts[1 if late else 0]:
@@ -282,7 +308,7 @@ def _run_skip(leader, c, i, pos, late, now):
     return False
 
 
-def position(leader, c, i):
+def position(leader: Leader, c: Child, i: int) -> int:
     """Where input ``i`` is in the child's order (built at its first claim of a skip)."""
     if c.where is None:
         c.where = {j: p for p, j in enumerate(c.indices)}
@@ -290,14 +316,14 @@ def position(leader, c, i):
     return c.where[i]
 
 
-def reject(c):
+def reject(c: Child) -> None:
     """The child wrote what no child writes: kill it; the input in progress gets the crash."""
     if c.kill_reason is None:
         c.kill_reason = CRASH_PROTOCOL
         kill(c)
 
 
-def check_child(leader, c, now):
+def check_child(leader: Leader, c: Child, now: float) -> bool:
     """Watchdog; returns True when the child is gone (reaped, pipe drained)."""
     if c.status is None and (c.eof or now - c.polled > 0.05):
         c.polled = now
@@ -329,7 +355,8 @@ def check_child(leader, c, now):
         return False
     limit = leader.prog_load_timeout + GRACE if pos < 0 else leader.call_timeout + CALL_GRACE
     reason = None
-    if now - c.seen_time > limit or now > c.task.deadline + leader.call_timeout + GRACE:
+    deadline = c.task.deadline  # set once its child left the park (see Leader.start_clock)
+    if now - c.seen_time > limit or (deadline is not None and now > deadline + leader.call_timeout + GRACE):
         reason = TIMEOUT
     elif c.eof and now - c.eof_time > GRACE + 0.5:
         reason = protocol.crash("closed its pipe")
@@ -339,15 +366,15 @@ def check_child(leader, c, now):
     return False
 
 
-def kill(c):
-    for fn in (lambda: os.killpg(c.pid, signal.SIGKILL), lambda: os.kill(c.pid, signal.SIGKILL)):
+def kill(c: Child) -> None:
+    for kill_by in (os.killpg, os.kill):  # its process group, then itself
         try:
-            fn()
+            kill_by(c.pid, signal.SIGKILL)
         except OSError:
             pass
 
 
-def finish_child(leader, c):
+def finish_child(leader: Leader, c: Child) -> tuple[Task, list[int]] | None:
     """The child is reaped.  Record the outcome of the input in progress if it died in a
     call; return (task, remaining indices) for a fresh child, or None."""
     for fd in (c.fd, c.go):
@@ -406,7 +433,7 @@ def finish_child(leader, c):
     return (task, remaining)
 
 
-def kill_all(leader):
+def kill_all(leader: Leader) -> None:
     """Kill and reap every child, the parked ones forked ahead too (SIGTERM from coherence:
     nothing is orphaned)."""
     running = list({c.pid: c for c in list(leader.running.values()) + list(leader.preforked.values())}.values())
@@ -423,7 +450,7 @@ def kill_all(leader):
             time.sleep(0.002)
 
 
-def remove_cwd(leader, path):
+def remove_cwd(leader: Leader, path: str) -> None:
     """A reaped child's own directory (never the job's)."""
     if path == leader.tmp:
         return

@@ -6,16 +6,9 @@ import random
 from functools import lru_cache
 from typing import Any
 
-from coherence.engine.inputs.types import (
-    ANY,
-    INT,
-    MIXED,
-    STR,
-    TypeDesc,
-    infer_from_default,
-    infer_from_name,
-    parse_annotation,
-)
+from coherence.engine.inputs.annotation_types import parse_annotation
+from coherence.engine.inputs.name_types import infer_from_default, infer_from_name
+from coherence.engine.inputs.types import ANY, INT, MIXED, STR, TypeDesc
 from coherence.engine.inputs.values import Construct, Expr
 from coherence.engine.spec import Param
 
