@@ -58,6 +58,19 @@ def test_yours_raising_where_the_bloc_returns_is_evidence():
     assert ev.severity == "warning" and ev.kind == "yours-raises"
 
 
+def test_yours_running_out_of_time_is_at_most_information():
+    # 9 of 9 alternatives return where yours timed out (label -4): slow, or a busy machine, is
+    # worth a look but no evidence of a wrong result; a value disagreement elsewhere still is
+    labels, raised = matrix([0, -4], *([[0, 7]] * 9))
+    slow = np.array([False, True])
+    assert judge(labels, raised).severity == "warning"
+    ev = judge(labels, raised, yours_slow=slow)
+    assert ev.severity == "information" and ev.input == 1 and ev.kind == "yours-raises"
+    labels, raised = matrix([0, -4, 1], *([[0, 7, 2]] * 9))
+    ev = judge(labels, raised, yours_slow=np.array([False, True, False]))
+    assert ev.severity == "warning" and ev.input == 2
+
+
 def test_the_input_where_both_sides_return_is_preferred():
     # input 1: the bloc raises where yours returns; input 2: both return
     labels, raised = matrix([0, 1, 1], *([[0, -2, 3]] * 9))

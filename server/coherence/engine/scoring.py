@@ -46,6 +46,7 @@ class Scored:
     inside: np.ndarray | None  # inputs inside the domain (asked only where programs disagree)
     disagree: np.ndarray  # inputs where some programs disagree
     ignore: np.ndarray | None = None  # inputs whose disagreements the user accepted
+    yours_slow: np.ndarray | None = None  # inputs where your function ran out of time
     result_accepted: list[str] = field(default_factory=list)
 
 
@@ -165,7 +166,10 @@ def score_run(
     if domain is not None and not domain.empty:
         inside = inside_mask(domain, inputs, disagree)
         result.domain = domain.describe()
-    return Scored(programs, inputs, labels, raised, metrics, domain, inside, disagree)
+    # A call of yours that ran out of time says it is slow there (or the machine was busy), not
+    # what it returns: the verdict does not make a warning of it (``verdict.judge``).
+    yours_slow = np.fromiter((o.error in OUT_OF_TIME for o in report.outcomes[0]), dtype=bool, count=len(inputs))
+    return Scored(programs, inputs, labels, raised, metrics, domain, inside, disagree, yours_slow=yours_slow)
 
 
 def thin_evidence(alternatives: int, config: CheckConfig, sampling: str) -> str:
@@ -220,6 +224,7 @@ def judge_scored(scored: Scored, discredited: set[int] | frozenset[int] = frozen
         incoherent=incoherent,
         ignore=scored.ignore,
         typical=typical,
+        yours_slow=scored.yours_slow,
         models=models,
         model_backs=verdict.PANEL_MODEL_BACKS,
     )

@@ -84,6 +84,7 @@ def judge(
     incoherent: bool | None = None,
     ignore: np.ndarray | None = None,
     typical: np.ndarray | None = None,
+    yours_slow: np.ndarray | None = None,
     models: list[str] | None = None,
     cross_share: float | None = None,
     bloc_models: int = 1,
@@ -92,7 +93,10 @@ def judge(
     """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
     which calls raised.  ``inside``: the inputs inside the stated domain (None: all are);
     ``ignore``: inputs whose disagreements the user accepted as intended; ``typical``: inputs
-    like the examples (their magnitudes), preferred as the evidence's input.
+    like the examples (their magnitudes), preferred as the evidence's input; ``yours_slow``: inputs
+    where your function ran out of time, evidence of slowness (or of a busy machine), not of a
+    wrong result: at most an information there.  (On the recorded HumanEval corpus, under a load
+    of 15 on 2 cores, even_odd_palindrome(1000000) timed out in a function that passes its tests.)
 
     A panel (``models``: the model of each row): with ``cross_share``, a bloc whose alternatives
     come from two models or more is a warning from that share of the alternatives on (instead of
@@ -159,7 +163,8 @@ def judge(
         key = (kind != "value", typical is not None and not typical[x], -bloc, x)
         ev = (key, x, rival, bloc, int(against[x]), agree, kind)
         share = min(WARN_SHARE, cross_share) if cross_share is not None and spans >= 2 else WARN_SHARE
-        if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts and not backed:
+        slow = yours_slow is not None and bool(yours_slow[x])
+        if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts and not backed and not slow:
             if best is None or key < best[0]:
                 best = ev
         elif bloc >= INFO_SHARE * alts and (best_info is None or key < best_info[0]):
