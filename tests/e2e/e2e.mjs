@@ -21,6 +21,8 @@
 //                 fails on the unfixed function; neither is offered again
 //   7. cached     closing and reopening shows the results at once, with no check
 //   8. runOn open with runOn "open", a newly opened file is checked without a save
+//   9. workspace  "Check Workspace" shows a modal with the functions, samples and cost ($0 from
+//                 recorded samples); Cancel sends no check
 //
 // Screenshots of each step go to test-artifacts/e2e/ (E2E_ARTIFACTS), with the code-server log and
 // VS Code's logs (the Coherence output channel is among them).  Prints "e2e: N passed, N failed"
@@ -374,91 +376,47 @@ async function lensTexts(page) {
     );
 }
 
-/** The editor group's tabs: each one's label, title and whether it is the active one. */
-async function tabs(page) {
-    return page.$$eval('.tabs-container .tab', (els) =>
-        els.map((e) => ({
-            label: (e.querySelector('.monaco-icon-name-container')?.textContent || '').trim(),
-            title: (e.getAttribute('aria-label') || e.getAttribute('title') || '').trim(),
-            active: e.classList.contains('active'),
-        })),
-    );
-}
-
-/** Whether a tab shows the file `name` itself, not a longer name containing it (the label may
- * leave the extension out: code-server labels textutils.py's tab "textutils"). */
-function isTabOf(tab, name) {
-    const stem = name.replace(/\.[^.]+$/, '');
-    return tab.label === name || tab.label === stem || tab.title.split(/[,\s]/)[0] === name;
-}
-
-async function isActiveTab(page, name) {
-    return (await tabs(page)).some((t) => t.active && isTabOf(t, name));
-}
-
-function exactLabel(name) {
-    return new RegExp(`^\\s*${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
-}
-
 async function openFile(page, name, lineText = 'def count_vowels') {
     await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
-    let attempt = 0;
-    let lastError = '';
     await poll(`the editor "${name}" to open`, async () => {
-        if (await isActiveTab(page, name)) return true;
-        attempt += 1;
-        if (attempt > 1) log(`openFile ${name}: attempt ${attempt} (${lastError}; tabs ${JSON.stringify(await tabs(page))})`);
-        try {
-            return await openFileOnce(page, name);
-        } catch (error) {
-            lastError = String(error instanceof Error ? error.message : error).split('\n')[0].slice(0, 200);
-            throw error;
+        const open = await page
+            .locator('.tabs-container .tab.active')
+            .filter({ hasText: name })
+            .count();
+        if (open > 0) return true;
+        // Quick Open: Ctrl+P, the name, Enter.  Retried until the tab is there (the workbench may
+        // still be restoring, or the file index not ready, on the first tries).
+        await page.locator('.monaco-workbench').click({ position: { x: 5, y: 300 } }).catch(() => {});
+        await page.keyboard.press('Control+P');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ state: 'visible', timeout: 5000 });
+        await input.fill(name);
+        // The row whose label is the name itself: Enter would take the first row, and a recently
+        // opened test_textutils_coherence.py ranks above textutils.py for "textutils.py".
+        const exact = new RegExp(`^\\s*${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+        const row = page
+            .locator('.quick-input-widget .monaco-list-row')
+            .filter({ has: page.locator('.label-name', { hasText: exact }) })
+            .first();
+        const exactShown = await row
+            .waitFor({ state: 'visible', timeout: 5000 })
+            .then(() => true)
+            .catch(() => false);
+        if (exactShown) {
+            await row.click();
+        } else {
+            // no row labelled exactly (another rendering of the label): the first match, as before
+            await page
+                .locator('.quick-input-widget .monaco-list-row')
+                .filter({ hasText: name })
+                .first()
+                .waitFor({ state: 'visible', timeout: 10_000 });
+            await page.keyboard.press('Enter');
         }
+        await page.locator('.tabs-container .tab.active').filter({ hasText: name }).waitFor({ timeout: 5000 });
+        return true;
     });
     await poll('the editor to render the file', async () => (await textRect(page, lineText, lineText.split(' ').pop())) !== null);
-}
-
-/** One try at making `name` the active editor: its tab when it is open, else Quick Open. */
-async function openFileOnce(page, name) {
-    // A tab already open in the group: click it (under load, Quick Open was seen to leave its
-    // widget up without opening anything).
-    const open = (await tabs(page)).findIndex((t) => isTabOf(t, name));
-    if (open >= 0) {
-        await page.locator('.tabs-container .tab').nth(open).click({ timeout: 5000 });
-        return poll(`the tab of ${name} to be active`, () => isActiveTab(page, name), { timeout: 5000 });
-    }
-    // Quick Open: Ctrl+P, the name, the row labelled exactly the name.  A widget left up by an
-    // earlier try is closed first: Ctrl+P inside an open Quick Open moves its selection instead of
-    // starting afresh.
-    if (await page.locator('.quick-input-widget').isVisible().catch(() => false)) await page.keyboard.press('Escape');
-    await page.locator('.monaco-workbench').click({ position: { x: 5, y: 300 } }).catch(() => {});
-    await page.keyboard.press('Control+P');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor({ state: 'visible', timeout: 5000 });
-    await input.fill(name);
-    // The row whose label is the name itself: Enter would take the first row, and a recently
-    // opened test_textutils_coherence.py ranks above textutils.py for "textutils.py".
-    const row = page
-        .locator('.quick-input-widget .monaco-list-row')
-        .filter({ has: page.locator('.label-name', { hasText: exactLabel(name) }) })
-        .first();
-    const exactShown = await row
-        .waitFor({ state: 'visible', timeout: 10_000 })
-        .then(() => true)
-        .catch(() => false);
-    if (exactShown) {
-        await row.click();
-    } else {
-        const rows = await page.locator('.quick-input-widget .monaco-list-row').allTextContents();
-        log(`openFile ${name}: no row labelled exactly; rows ${JSON.stringify(rows.slice(0, 5))}`);
-        await page
-            .locator('.quick-input-widget .monaco-list-row')
-            .filter({ hasText: name })
-            .first()
-            .waitFor({ state: 'visible', timeout: 10_000 });
-        await page.keyboard.press('Enter');
-    }
-    return poll(`${name} to be the active tab`, () => isActiveTab(page, name), { timeout: 5000 });
 }
 
 // -- the steps -----------------------------------------------------------------------------------
@@ -932,6 +890,53 @@ async function stepRunOnOpen(page) {
     await screenshot(page, 'runon-open-checked-on-open');
 }
 
+/** What the Coherence output channel's log file gained since byte `start`. */
+function logSince(logFile, start) {
+    if (!logFile) return '';
+    const fd = fs.openSync(logFile, 'r');
+    const buf = Buffer.alloc(Math.max(0, fs.fstatSync(fd).size - start));
+    fs.readSync(fd, buf, 0, buf.length, start);
+    fs.closeSync(fd);
+    return buf.toString('utf8');
+}
+
+async function stepCheckWorkspaceConfirm(page) {
+    // "Coherence: Check Workspace" from the palette: a modal with the functions, the samples to
+    // request and the cost (replayed samples: $0, and it says so).  Cancel sends no check.
+    await page.keyboard.press('Escape');
+    await recordStatus(page);
+    const logFile = coherenceLog();
+    const logStart = logFile ? fs.statSync(logFile).size : 0;
+    const dialog = page.locator('.monaco-dialog-box').first();
+    await poll('the Check Workspace confirmation', async () => {
+        if (await dialog.isVisible()) return true;
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ state: 'visible', timeout: 5000 });
+        await input.fill('>Coherence: Check Workspace');
+        const row = page.locator('.quick-input-widget .monaco-list-row').filter({ hasText: 'Check Workspace' }).first();
+        await row.waitFor({ state: 'visible', timeout: 10_000 });
+        await row.click();
+        await dialog.waitFor({ state: 'visible', timeout: 60_000 });
+        return true;
+    });
+    const text = ((await dialog.textContent()) || '').replace(/\s+/g, ' ');
+    log(`confirmation: ${text}`);
+    await screenshot(page, 'check-workspace-confirmation');
+    for (const wanted of [/Check \d+ functions? in \d+ files?\?/, /Functions: \d+ in \d+ file/, /Samples to request: 0 /, /Estimated cost: about \$0\.0000/, /recorded samples|cached results/]) {
+        if (!wanted.test(text)) fail(`the confirmation lacks ${wanted}: ${text}`);
+    }
+    await dialog.locator('.monaco-button').filter({ hasText: 'Cancel' }).first().click();
+    await poll('the confirmation to close', async () => !(await dialog.isVisible()));
+    await new Promise((r) => setTimeout(r, 3000));
+    const sent = logSince(logFile, logStart);
+    if (!/"command": "coherence\.estimateWorkspace"/.test(sent)) fail('the estimate was not asked of the server');
+    if (/"command": "coherence\.checkWorkspace"/.test(sent)) fail('Cancel still sent coherence.checkWorkspace');
+    const seen = await page.evaluate(() => window.__coherenceSeen || []);
+    if (seen.some((t) => /coherence: checking/i.test(t))) fail(`a check ran after Cancel: ${JSON.stringify(seen)}`);
+    log('Check Workspace: cancelled, nothing ran');
+}
+
 const COLD_TIMEOUT_MS = Number(process.env.E2E_COLD_TIMEOUT_S || 900) * 1000;
 const setupSteps = [
     ['cold install: the bundled server starts, no terminal', stepColdInstall],
@@ -941,6 +946,7 @@ const setupSteps = [
 const runOnSteps = [
     ['reopening shows cached results without a check', stepReopenCached],
     ['runOn open: a newly opened file is checked', stepRunOnOpen],
+    ['Check Workspace asks first (functions, samples, cost); Cancel runs nothing', stepCheckWorkspaceConfirm],
 ];
 
 // -- main ----------------------------------------------------------------------------------------
