@@ -63,7 +63,9 @@ export async function confirmCheckWorkspace(send: Send): Promise<unknown> {
         traceError('Estimating Check Workspace failed:', error);
     }
     if (!estimate) {
-        void window.showErrorMessage('Coherence: could not estimate what checking the workspace would cost; nothing was started. See the output.');
+        void window.showErrorMessage(
+            'Coherence: could not estimate what checking the workspace would cost; nothing was started. See the output.',
+        );
         return undefined;
     }
     if (estimate.functions === 0) {

@@ -59,16 +59,7 @@ export function parseStatusParams(params: unknown): StatusParams {
 export class StatusBar implements Disposable {
     private readonly item: StatusBarItem;
     private state: ServerState = { kind: 'starting' };
-    private counts: StatusParams = {
-        checking: 0,
-        incoherent: 0,
-        warning: 0,
-        information: 0,
-        hint: 0,
-        coherent: 0,
-        skipped: 0,
-        spentUsd: 0,
-    };
+    private counts: StatusParams = parseStatusParams({});
 
     constructor() {
         this.item = window.createStatusBarItem('coherence.status', StatusBarAlignment.Right, 100);
@@ -82,16 +73,7 @@ export class StatusBar implements Disposable {
         this.state = state;
         if (state.kind === 'starting') {
             // A new server knows nothing yet: forget the previous one's counts.
-            this.counts = {
-                checking: 0,
-                incoherent: 0,
-                warning: 0,
-                information: 0,
-                hint: 0,
-                coherent: 0,
-                skipped: 0,
-                spentUsd: 0,
-            };
+            this.counts = parseStatusParams({});
         } else if (state.kind !== 'running') {
             this.counts = { ...this.counts, checking: 0 };
         }
