@@ -74,7 +74,7 @@ class ResultStore(SampleCache):
             log.info("not saving the result of %s: %s", result.qualname, exc)
             return
         self._saves += 1
-        prune = self._saves % PRUNE_EVERY == 1
+        prune = (self._saves - 1) % PRUNE_EVERY == 0  # the first save, then every PRUNE_EVERY-th
 
         def q(conn: sqlite3.Connection) -> None:
             conn.execute(
