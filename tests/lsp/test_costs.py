@@ -94,6 +94,8 @@ async def test_replayed_samples_cost_nothing_and_say_so(lsp):
     est = await lsp.command("coherence.estimateWorkspace")
     assert est["toCheck"] >= 3 and est["samples"] == 0 and est["usd"] == 0
     assert "recorded samples" in est["message"] and "$0" in est["message"]
+    # the files read to count them are not kept as documents (their results are no status counts)
+    assert (await stats(lsp))["documents"] == 0
 
 
 async def test_a_check_past_the_cost_cap_is_not_started_until_the_cap_is_raised(start, loopback):

@@ -47,6 +47,19 @@ class WorkspaceFeature(LanguageFeature):
         """What checking the workspace would request and cost now; ``message`` says it in a sentence."""
         sched = self.ls.scheduler
         uris = self.uris()
+        known = set(sched.docs)
+        try:
+            return await self._estimate(uris)
+        finally:
+            # the files read only to be counted are forgotten: their saved results must not reach
+            # the status bar's counts as if they had been checked
+            for uri in set(sched.docs) - known:
+                state = sched.docs[uri]
+                if not state.open and not state.jobs:
+                    del sched.docs[uri]
+
+    async def _estimate(self, uris: list[str]) -> dict:
+        sched = self.ls.scheduler
         functions = cached_results = 0
         files: set[str] = set()
         groups: dict[int, tuple[Any, list]] = {}
