@@ -376,47 +376,91 @@ async function lensTexts(page) {
     );
 }
 
+/** The editor group's tabs: each one's label, title and whether it is the active one. */
+async function tabs(page) {
+    return page.$$eval('.tabs-container .tab', (els) =>
+        els.map((e) => ({
+            label: (e.querySelector('.monaco-icon-name-container')?.textContent || '').trim(),
+            title: (e.getAttribute('aria-label') || e.getAttribute('title') || '').trim(),
+            active: e.classList.contains('active'),
+        })),
+    );
+}
+
+/** Whether a tab shows the file `name` itself, not a longer name containing it (the label may
+ * leave the extension out: code-server labels textutils.py's tab "textutils"). */
+function isTabOf(tab, name) {
+    const stem = name.replace(/\.[^.]+$/, '');
+    return tab.label === name || tab.label === stem || tab.title.split(/[,\s]/)[0] === name;
+}
+
+async function isActiveTab(page, name) {
+    return (await tabs(page)).some((t) => t.active && isTabOf(t, name));
+}
+
+function exactLabel(name) {
+    return new RegExp(`^\\s*${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
+}
+
 async function openFile(page, name, lineText = 'def count_vowels') {
     await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
+    let attempt = 0;
+    let lastError = '';
     await poll(`the editor "${name}" to open`, async () => {
-        const open = await page
-            .locator('.tabs-container .tab.active')
-            .filter({ hasText: name })
-            .count();
-        if (open > 0) return true;
-        // Quick Open: Ctrl+P, the name, Enter.  Retried until the tab is there (the workbench may
-        // still be restoring, or the file index not ready, on the first tries).
-        await page.locator('.monaco-workbench').click({ position: { x: 5, y: 300 } }).catch(() => {});
-        await page.keyboard.press('Control+P');
-        const input = page.locator('.quick-input-widget input');
-        await input.waitFor({ state: 'visible', timeout: 5000 });
-        await input.fill(name);
-        // The row whose label is the name itself: Enter would take the first row, and a recently
-        // opened test_textutils_coherence.py ranks above textutils.py for "textutils.py".
-        const exact = new RegExp(`^\\s*${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\s*$`);
-        const row = page
-            .locator('.quick-input-widget .monaco-list-row')
-            .filter({ has: page.locator('.label-name', { hasText: exact }) })
-            .first();
-        const exactShown = await row
-            .waitFor({ state: 'visible', timeout: 5000 })
-            .then(() => true)
-            .catch(() => false);
-        if (exactShown) {
-            await row.click();
-        } else {
-            // no row labelled exactly (another rendering of the label): the first match, as before
-            await page
-                .locator('.quick-input-widget .monaco-list-row')
-                .filter({ hasText: name })
-                .first()
-                .waitFor({ state: 'visible', timeout: 10_000 });
-            await page.keyboard.press('Enter');
+        if (await isActiveTab(page, name)) return true;
+        attempt += 1;
+        if (attempt > 1) log(`openFile ${name}: attempt ${attempt} (${lastError}; tabs ${JSON.stringify(await tabs(page))})`);
+        try {
+            return await openFileOnce(page, name);
+        } catch (error) {
+            lastError = String(error instanceof Error ? error.message : error).split('\n')[0].slice(0, 200);
+            throw error;
         }
-        await page.locator('.tabs-container .tab.active').filter({ hasText: name }).waitFor({ timeout: 5000 });
-        return true;
     });
     await poll('the editor to render the file', async () => (await textRect(page, lineText, lineText.split(' ').pop())) !== null);
+}
+
+/** One try at making `name` the active editor: its tab when it is open, else Quick Open. */
+async function openFileOnce(page, name) {
+    // A tab already open in the group: click it (under load, Quick Open was seen to leave its
+    // widget up without opening anything).
+    const open = (await tabs(page)).findIndex((t) => isTabOf(t, name));
+    if (open >= 0) {
+        await page.locator('.tabs-container .tab').nth(open).click({ timeout: 5000 });
+        return poll(`the tab of ${name} to be active`, () => isActiveTab(page, name), { timeout: 5000 });
+    }
+    // Quick Open: Ctrl+P, the name, the row labelled exactly the name.  A widget left up by an
+    // earlier try is closed first: Ctrl+P inside an open Quick Open moves its selection instead of
+    // starting afresh.
+    if (await page.locator('.quick-input-widget').isVisible().catch(() => false)) await page.keyboard.press('Escape');
+    await page.locator('.monaco-workbench').click({ position: { x: 5, y: 300 } }).catch(() => {});
+    await page.keyboard.press('Control+P');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 5000 });
+    await input.fill(name);
+    // The row whose label is the name itself: Enter would take the first row, and a recently
+    // opened test_textutils_coherence.py ranks above textutils.py for "textutils.py".
+    const row = page
+        .locator('.quick-input-widget .monaco-list-row')
+        .filter({ has: page.locator('.label-name', { hasText: exactLabel(name) }) })
+        .first();
+    const exactShown = await row
+        .waitFor({ state: 'visible', timeout: 10_000 })
+        .then(() => true)
+        .catch(() => false);
+    if (exactShown) {
+        await row.click();
+    } else {
+        const rows = await page.locator('.quick-input-widget .monaco-list-row').allTextContents();
+        log(`openFile ${name}: no row labelled exactly; rows ${JSON.stringify(rows.slice(0, 5))}`);
+        await page
+            .locator('.quick-input-widget .monaco-list-row')
+            .filter({ hasText: name })
+            .first()
+            .waitFor({ state: 'visible', timeout: 10_000 });
+        await page.keyboard.press('Enter');
+    }
+    return poll(`${name} to be the active tab`, () => isActiveTab(page, name), { timeout: 5000 });
 }
 
 // -- the steps -----------------------------------------------------------------------------------
