@@ -90,7 +90,9 @@ class WindowBudget:
             self.ls.refresh_status()
 
     def status(self) -> dict:
-        cap = self.cap()
+        # the editor's cap, else a pyproject's (that of the first configuration in use)
+        checkers = self.ls.scheduler.checkers()
+        cap = self.cap(checkers[0].config if checkers else None)
         return {"spentUsd": round(self.spent, 6), **({"maxCostUsd": cap} if cap else {})}
 
     def _offer_raise(self, cap: float, needed: float, why: str) -> None:
