@@ -6,26 +6,27 @@ from __future__ import annotations
 
 import sqlite3
 
-from coherence.engine.result import CheckResult, Cluster, ClusterOutput, Counterexample
+from coherence.engine.result import CheckResult
 from coherence.lsp import result_store
 from coherence.lsp.result_store import ResultStore
 from coherence.lsp.state import ResultCache
 
+from .test_edits import result as edits_result
+
 
 def result(name: str = "count_vowels") -> CheckResult:
-    return CheckResult(
-        name=name,
-        qualname=name,
-        path="textutils.py",
-        line=5,
-        status="incoherent",
-        incoherence=0.074,
-        clusters=[Cluster(size=8), Cluster(size=1, yours=True), Cluster(size=1)],
-        counterexample=Counterexample(
-            call=f"{name}('A')", yours="0", theirs="1", alternatives=[ClusterOutput("1", 9)], disagreeing=9, total=9
-        ),
-        cost_usd=0.0012,
-    )
+    # an incoherent result with clusters and a counterexample, as the editor's tests build it
+    return edits_result(name, f"{name}('A')", "0", "1")
+
+
+def edited(tmp_path, sql: str) -> ResultStore:
+    """A store with one saved result under "k1", the file then changed by ``sql``, reopened."""
+    store = ResultStore(tmp_path)
+    store.save("k1", result())
+    store.close()
+    with sqlite3.connect(tmp_path / "results.sqlite3") as conn:
+        conn.execute(sql)
+    return ResultStore(tmp_path)
 
 
 def test_a_result_comes_back_equal_after_reopening(tmp_path):
@@ -47,21 +48,11 @@ def test_the_store_keeps_the_newest_rows_only(tmp_path, monkeypatch):
 
 
 def test_rows_of_another_version_are_not_served(tmp_path):
-    store = ResultStore(tmp_path)
-    store.save("k1", result())
-    store.close()
-    with sqlite3.connect(tmp_path / "results.sqlite3") as conn:
-        conn.execute("UPDATE results SET version = '0.0.0-old'")
-    assert ResultStore(tmp_path).load("k1") is None
+    assert edited(tmp_path, "UPDATE results SET version = '0.0.0-old'").load("k1") is None
 
 
 def test_an_unreadable_row_is_a_miss_and_is_dropped(tmp_path):
-    store = ResultStore(tmp_path)
-    store.save("k1", result())
-    store.close()
-    with sqlite3.connect(tmp_path / "results.sqlite3") as conn:
-        conn.execute("UPDATE results SET data = '{\"no_such_field\": 1}'")
-    store = ResultStore(tmp_path)
+    store = edited(tmp_path, "UPDATE results SET data = '{\"no_such_field\": 1}'")
     assert store.load("k1") is None and len(store) == 0
 
 
