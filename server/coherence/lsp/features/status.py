@@ -60,8 +60,8 @@ def counts(docs: dict[str, DocumentState]) -> dict[str, int]:
                 continue
             if r.status in ("incoherent", "coherent", "skipped", "nondeterministic"):
                 counts[r.status] += 1
-                if r.status == "incoherent" and r.severity in ("warning", "information", "hint"):
-                    counts[r.severity] += 1
+                if r.finding in ("warning", "information", "hint"):
+                    counts[r.finding] += 1
             else:
                 counts["errors"] += 1
     return counts
