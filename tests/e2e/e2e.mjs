@@ -21,6 +21,8 @@
 //                 fails on the unfixed function; neither is offered again
 //   7. cached     closing and reopening shows the results at once, with no check
 //   8. runOn open with runOn "open", a newly opened file is checked without a save
+//   9. workspace  "Check Workspace" shows a modal with the functions, samples and cost ($0 from
+//                 recorded samples); Cancel sends no check
 //
 // Screenshots of each step go to test-artifacts/e2e/ (E2E_ARTIFACTS), with the code-server log and
 // VS Code's logs (the Coherence output channel is among them).  Prints "e2e: N passed, N failed"
@@ -932,6 +934,53 @@ async function stepRunOnOpen(page) {
     await screenshot(page, 'runon-open-checked-on-open');
 }
 
+/** What the Coherence output channel's log file gained since byte `start`. */
+function logSince(logFile, start) {
+    if (!logFile) return '';
+    const fd = fs.openSync(logFile, 'r');
+    const buf = Buffer.alloc(Math.max(0, fs.fstatSync(fd).size - start));
+    fs.readSync(fd, buf, 0, buf.length, start);
+    fs.closeSync(fd);
+    return buf.toString('utf8');
+}
+
+async function stepCheckWorkspaceConfirm(page) {
+    // "Coherence: Check Workspace" from the palette: a modal with the functions, the samples to
+    // request and the cost (replayed samples: $0, and it says so).  Cancel sends no check.
+    await page.keyboard.press('Escape');
+    await recordStatus(page);
+    const logFile = coherenceLog();
+    const logStart = logFile ? fs.statSync(logFile).size : 0;
+    const dialog = page.locator('.monaco-dialog-box').first();
+    await poll('the Check Workspace confirmation', async () => {
+        if (await dialog.isVisible()) return true;
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget input');
+        await input.waitFor({ state: 'visible', timeout: 5000 });
+        await input.fill('>Coherence: Check Workspace');
+        const row = page.locator('.quick-input-widget .monaco-list-row').filter({ hasText: 'Check Workspace' }).first();
+        await row.waitFor({ state: 'visible', timeout: 10_000 });
+        await row.click();
+        await dialog.waitFor({ state: 'visible', timeout: 60_000 });
+        return true;
+    });
+    const text = ((await dialog.textContent()) || '').replace(/\s+/g, ' ');
+    log(`confirmation: ${text}`);
+    await screenshot(page, 'check-workspace-confirmation');
+    for (const wanted of [/Check \d+ functions? in \d+ files?\?/, /Functions: \d+ in \d+ file/, /Samples to request: 0 /, /Estimated cost: about \$0\.0000/, /recorded samples|cached results/]) {
+        if (!wanted.test(text)) fail(`the confirmation lacks ${wanted}: ${text}`);
+    }
+    await dialog.locator('.monaco-button').filter({ hasText: 'Cancel' }).first().click();
+    await poll('the confirmation to close', async () => !(await dialog.isVisible()));
+    await new Promise((r) => setTimeout(r, 3000));
+    const sent = logSince(logFile, logStart);
+    if (!/"command": "coherence\.estimateWorkspace"/.test(sent)) fail('the estimate was not asked of the server');
+    if (/"command": "coherence\.checkWorkspace"/.test(sent)) fail('Cancel still sent coherence.checkWorkspace');
+    const seen = await page.evaluate(() => window.__coherenceSeen || []);
+    if (seen.some((t) => /coherence: checking/i.test(t))) fail(`a check ran after Cancel: ${JSON.stringify(seen)}`);
+    log('Check Workspace: cancelled, nothing ran');
+}
+
 const COLD_TIMEOUT_MS = Number(process.env.E2E_COLD_TIMEOUT_S || 900) * 1000;
 const setupSteps = [
     ['cold install: the bundled server starts, no terminal', stepColdInstall],
@@ -941,6 +990,7 @@ const setupSteps = [
 const runOnSteps = [
     ['reopening shows cached results without a check', stepReopenCached],
     ['runOn open: a newly opened file is checked', stepRunOnOpen],
+    ['Check Workspace asks first (functions, samples, cost); Cancel runs nothing', stepCheckWorkspaceConfirm],
 ];
 
 // -- main ----------------------------------------------------------------------------------------

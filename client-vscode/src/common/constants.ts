@@ -20,6 +20,7 @@ export const ServerCommands = {
     checkFunction: 'coherence.checkFunction',
     checkFile: 'coherence.checkFile',
     checkWorkspace: 'coherence.checkWorkspace',
+    estimateWorkspace: 'coherence.estimateWorkspace',
     clearCache: 'coherence.clearCache',
     showLastResult: 'coherence.showLastResult',
     showAlternatives: 'coherence.showAlternatives',

@@ -34,6 +34,7 @@ import {
     ServerCommands,
 } from './constants';
 import { showAlternatives } from '../alternatives';
+import { confirmCheckWorkspace } from '../workspaceCheck';
 import { traceError, traceInfo, traceVerbose, traceWarn } from './log';
 import { ServerLaunch, bundledLaunch } from './bundled';
 import { ImportCheck, Interpreter, checkImportable, logImportFailure, resolveInterpreter } from './python';
@@ -105,10 +106,18 @@ function executeCommandMiddleware(): Middleware['executeCommand'] {
         if (command === ServerCommands.showAlternatives) {
             return showAlternatives(args, (a) => Promise.resolve(next(command, a) as unknown));
         }
+        if (command === ServerCommands.checkWorkspace && !isConfirmed(args)) {
+            return confirmCheckWorkspace((c, a) => Promise.resolve(next(c, a) as unknown));
+        }
         // the server's reply, passed through untouched
         // eslint-disable-next-line @typescript-eslint/no-unsafe-return
         return next(command, args);
     };
+}
+
+function isConfirmed(args: unknown[]): boolean {
+    const first = args[0] as { confirmed?: unknown } | undefined;
+    return typeof first === 'object' && first !== null && first.confirmed === true;
 }
 
 /** Answers `workspace/configuration` for the "coherence" section with the explicitly set settings

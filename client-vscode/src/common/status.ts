@@ -14,6 +14,9 @@ export interface StatusParams {
     skipped: number;
     // which sandbox ran the generated code, e.g. "bwrap+landlock+seccomp" or "guard+landlock+seccomp"
     sandbox?: string;
+    // what this window has spent on samples (litellm's prices), and its cap (coherence.maxCostUsd)
+    spentUsd: number;
+    maxCostUsd?: number;
 }
 
 export type ServerState =
@@ -21,6 +24,18 @@ export type ServerState =
 
 function count(value: unknown): number {
     return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+}
+
+function usd(value: unknown): number | undefined {
+    return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
+}
+
+/** The tooltip's line about money: the window's running total against its cap. */
+export function spendingLine(counts: StatusParams): string {
+    const spent = `$${counts.spentUsd.toFixed(4)}`;
+    return counts.maxCostUsd !== undefined
+        ? `spent in this window: ${spent} of the $${counts.maxCostUsd.toFixed(2)} cap (\`coherence.maxCostUsd\`)`
+        : `spent in this window: ${spent} (no cap: \`coherence.maxCostUsd\`)`;
 }
 
 /** Accepts any object and reads the four counts from it, treating missing or bad ones as 0. */
@@ -36,21 +51,15 @@ export function parseStatusParams(params: unknown): StatusParams {
         skipped: count(p.skipped),
         // names only (letters, +, comma, space): it is shown in a tooltip
         sandbox: typeof p.sandbox === 'string' ? p.sandbox.replace(/[^a-z+, ]/g, '').slice(0, 120) : undefined,
+        spentUsd: usd(p.spentUsd) ?? 0,
+        maxCostUsd: usd(p.maxCostUsd),
     };
 }
 
 export class StatusBar implements Disposable {
     private readonly item: StatusBarItem;
     private state: ServerState = { kind: 'starting' };
-    private counts: StatusParams = {
-        checking: 0,
-        incoherent: 0,
-        warning: 0,
-        information: 0,
-        hint: 0,
-        coherent: 0,
-        skipped: 0,
-    };
+    private counts: StatusParams = parseStatusParams({});
 
     constructor() {
         this.item = window.createStatusBarItem('coherence.status', StatusBarAlignment.Right, 100);
@@ -64,7 +73,7 @@ export class StatusBar implements Disposable {
         this.state = state;
         if (state.kind === 'starting') {
             // A new server knows nothing yet: forget the previous one's counts.
-            this.counts = { checking: 0, incoherent: 0, warning: 0, information: 0, hint: 0, coherent: 0, skipped: 0 };
+            this.counts = parseStatusParams({});
         } else if (state.kind !== 'running') {
             this.counts = { ...this.counts, checking: 0 };
         }
@@ -112,7 +121,8 @@ export class StatusBar implements Disposable {
                         `- hint: ${hint}\n` +
                         `- coherent: ${coherent}\n` +
                         `- skipped: ${skipped}\n` +
-                        (this.counts.sandbox ? `\nsandbox: ${this.counts.sandbox}\n` : ''),
+                        (this.counts.sandbox ? `\nsandbox: ${this.counts.sandbox}\n` : '') +
+                        `\n${spendingLine(this.counts)}\n`,
                 );
                 break;
         }

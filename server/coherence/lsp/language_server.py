@@ -1,11 +1,11 @@
 """The coherence language server (pygls 2); ``server.serve()`` runs it over stdio.
 
-One handler per LSP method, fanning out to the features (``features/``).  Background work runs in
+One handler per LSP method (``handlers``), fanning out to the features (``features/``).  Background work runs in
 tasks started with ``run_task``, which keeps a strong reference to each until it ends.
 
 Two pygls behaviours are worked around here:
 * every notification leaves its handler's future in ``_request_futures`` forever, and progress
-  tokens are never dropped: ``CoherenceProtocol`` forgets finished handler futures, and
+  tokens are never dropped: ``CoherenceProtocol`` (``protocol``) forgets finished handler futures, and
   ``progress.BatchProgress`` removes its token when it ends;
 * shutting down with tasks in flight (pygls#606): our tasks are cancelled and awaited before the
   event loop closes, stdin is read by a daemon thread (``transport``: a blocked read cannot hold the process),
@@ -22,7 +22,6 @@ import threading
 import time
 from collections import deque
 from collections.abc import Awaitable, Coroutine
-from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -30,8 +29,6 @@ from urllib.parse import unquote
 from lsprotocol import types
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol
-from pygls.protocol.language_server import lsp_method
 
 from coherence import __version__
 from coherence.engine.redact import escape, redact
@@ -46,6 +43,8 @@ from coherence.lsp.features.commands import CommandsFeature
 from coherence.lsp.features.diagnostics import DiagnosticsFeature
 from coherence.lsp.features.hover import HoverFeature
 from coherence.lsp.features.status import StatusFeature
+from coherence.lsp.features.workspace import WorkspaceFeature
+from coherence.lsp.protocol import CoherenceProtocol
 from coherence.lsp.render import client_column
 from coherence.lsp.scheduler import Scheduler
 from coherence.lsp.state import DocumentState
@@ -64,53 +63,6 @@ def _clean(message: str) -> str:
     return escape(redact(message), keep="\n\t")
 
 
-class CoherenceProtocol(LanguageServerProtocol):
-    """pygls' protocol, minus the leak of one future per handled notification."""
-
-    def _execute_handler(self, msg_id, handler, callback, args=None, kwargs=None):
-        super()._execute_handler(msg_id, handler, callback, args, kwargs)
-        future = self._request_futures.get(msg_id)
-        if future is None:
-            return
-        if future.done():
-            self._forget(msg_id, future)
-        else:
-            future.add_done_callback(partial(self._forget, msg_id))
-
-    def _forget(self, msg_id, future) -> None:
-        if self._request_futures.get(msg_id) is future:
-            del self._request_futures[msg_id]
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams):
-        """pygls' own, but a change to a document that is not open, or one that does not fit its
-        text, is logged and left out: pygls raised, and the user saw "internal error: KeyError"."""
-        uri = params.text_document.uri
-        if unquote(uri) not in self.workspace.text_documents:
-            log.warning("ignoring a change to %s, which is not open", uri)
-            return
-        try:
-            for change in params.content_changes:
-                self.workspace.update_text_document(params.text_document, change)
-        except Exception as exc:  # noqa: BLE001 - a range beyond the text, a malformed change
-            log.warning("ignoring a change to %s that does not fit its text: %s: %s", uri, type(exc).__name__, exc)
-            return
-        if (handler := self.fm.features.get(types.TEXT_DOCUMENT_DID_CHANGE)) is not None:
-            yield handler, (params,), None
-
-    def _handle_response(self, msg_id, result=None, error=None):
-        # A request of ours that we stopped waiting for (a progress token whose batch ended
-        # before the editor answered, a timed-out wait) has a cancelled future: pygls would call
-        # set_result on it, log "Unable to handle message" with a traceback and show the user an
-        # internal error.  Drop the late answer instead.
-        future = self._request_futures.get(msg_id)
-        if future is not None and future.done():
-            del self._request_futures[msg_id]
-            log.debug("ignoring a late response to %s", msg_id)
-            return
-        super()._handle_response(msg_id, result, error)
-
-
 class CoherenceLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
@@ -121,6 +73,7 @@ class CoherenceLanguageServer(LanguageServer):
         )
         self.settings = settings_mod.DEFAULTS
         self._init_settings: dict = {}
+        self.init_problems: list[str] = []  # bad values in initializationOptions, shown once initialized
         self.client_trust: bool | None = None  # the editor's workspace trust, when the client says
         self.scheduler = Scheduler(self)
         self.checking = CheckingFeature(self)
@@ -131,6 +84,7 @@ class CoherenceLanguageServer(LanguageServer):
         self.commands = CommandsFeature(self)
         self.alternatives = AlternativesFeature(self)
         self.status = StatusFeature(self)
+        self.workspace_checks = WorkspaceFeature(self)
         self.features: list[LanguageFeature] = [
             self.checking,
             self.diagnostics,
@@ -140,6 +94,7 @@ class CoherenceLanguageServer(LanguageServer):
             self.commands,
             self.alternatives,
             self.status,
+            self.workspace_checks,
         ]
         self._tasks: set[asyncio.Task] = set()
         self._shown: set[Any] = set()
@@ -473,7 +428,6 @@ class CoherenceLanguageServer(LanguageServer):
 
 def _start_watchdog(code: int) -> None:
     def watchdog() -> None:
-        import time
 
         time.sleep(EXIT_GRACE_SECONDS)
         try:
@@ -486,115 +440,10 @@ def _start_watchdog(code: int) -> None:
 
 
 def create_server() -> CoherenceLanguageServer:
+    from coherence.lsp import handlers
+
     server = CoherenceLanguageServer()
-
-    @server.feature(types.INITIALIZE)
-    def initialize(ls: CoherenceLanguageServer, params: types.InitializeParams) -> None:
-        ls._init_settings = settings_mod.extract_section(params.initialization_options)
-        ls.client_trust = settings_mod.client_trust(params.initialization_options)
-        ls.settings, problems = settings_mod.parse_settings(ls._init_settings)
-        ls._init_problems = problems
-
-    @server.feature(types.INITIALIZED)
-    async def initialized(ls: CoherenceLanguageServer, params: types.InitializedParams) -> None:
-        for p in getattr(ls, "_init_problems", []):
-            ls.notify_problem(f"coherence: {p}")
-        try:
-            dynamic = ls.client_capabilities.workspace.did_change_configuration.dynamic_registration
-        except AttributeError:
-            dynamic = False
-        if dynamic:
-            await ls.ask_client(
-                ls.client_register_capability_async(
-                    types.RegistrationParams(
-                        registrations=[
-                            types.Registration(
-                                id="coherence-configuration",
-                                method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
-                                register_options={"section": settings_mod.SECTION},
-                            )
-                        ]
-                    )
-                ),
-                "registering for configuration changes",
-            )
-        pulled = await ls.pull_configuration()
-        if ls.stopping:
-            return
-        if pulled is not None and ls.apply_settings(pulled, source="workspace/configuration"):
-            ls.fan_out("settings_changed")
-        ls.status.send(force=True)
-        ls.warm_up()
-
-    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: CoherenceLanguageServer, params: types.DidChangeConfigurationParams) -> None:
-        raw = None
-        if ls.supports_configuration():
-            raw = await ls.pull_configuration()
-        if ls.stopping:
-            return
-        if raw is None and isinstance(params.settings, dict):
-            raw = settings_mod.extract_section(params.settings) or None
-        if ls.apply_settings(raw, source="didChangeConfiguration"):
-            ls.fan_out("settings_changed")
-            ls.warm_up()
-
-    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls: CoherenceLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
-        if params.text_document.language_id not in ("python", "py", ""):
-            return
-        ls.last_uri = params.text_document.uri
-        ls.fan_out("document_open", params)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls: CoherenceLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        if params.text_document.uri not in ls.scheduler.docs:
-            return
-        ls.last_uri = params.text_document.uri
-        ls.fan_out("document_change", params)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
-    def did_save(ls: CoherenceLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        if params.text_document.uri not in ls.scheduler.docs:
-            return
-        ls.last_uri = params.text_document.uri
-        # a save says the text is probably settled: its checks wait only SAVE_SETTLE_SECONDS
-        state = ls.scheduler.docs.get(params.text_document.uri)
-        if state is not None:
-            state.saved_at = asyncio.get_running_loop().time()
-        ls.fan_out("document_save", params)
-
-    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls: CoherenceLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-        if params.text_document.uri not in ls.scheduler.docs:
-            return
-        ls.fan_out("document_close", params)
-
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    def hover(ls: CoherenceLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        started = time.perf_counter()
-        try:
-            return ls.hover_feature.hover(params)
-        finally:
-            ls.hover_seconds.append(time.perf_counter() - started)
-
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    def code_lens(ls: CoherenceLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
-        if params.text_document.uri not in ls.scheduler.docs:
-            return None
-        return ls.code_lens_feature.code_lens(params)
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
-    )
-    def code_action(ls: CoherenceLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
-        return ls.code_actions_feature.code_actions(params)
-
-    @server.feature(types.SHUTDOWN)
-    async def shutdown(ls: CoherenceLanguageServer, params: None) -> None:
-        await ls.stop_work()
-
+    handlers.register(server)
     server.commands.register()
     server.alternatives.register()
     return server

@@ -93,7 +93,9 @@ class Settings:
     engine's own where a setting overrides one) and the client's package.json (checked by
     tests/lsp/test_settings_schema.py) all come from here."""
 
-    enable: bool = _setting(True, "true or false", client=True)
+    # the VS Code client does not start the server when false; the server honours it too (every
+    # editor: nothing is checked or shown), so a Neovim or Emacs user can turn it off per folder
+    enable: bool = _setting(True, "true or false")
     interpreter: tuple[str, ...] = _setting(
         (), "a list of strings: the interpreter and its leading arguments", client=True
     )
@@ -128,6 +130,11 @@ class Settings:
     executionInterpreter: str = _setting("", "the path of a Python interpreter")
     maxConcurrentChecks: int = _setting(2, "an integer of at least 1", minimum=1, maximum=64, scope="window")
     cacheDir: str = _setting("", "a directory")
+    # what this editor window may spend on samples (litellm's prices), 0 for no cap; the server
+    # keeps the window's running total (``lsp/budget.py``)
+    maxCostUsd: float = _setting(
+        0.0, "a number of US dollars of at least 0 (0: no cap)", minimum=0, maximum=1_000_000, scope="window"
+    )
     traceServer: str = _setting(
         "off",
         "one of off, messages, verbose",

@@ -14,6 +14,7 @@ from typing import Any
 from coherence.engine.redact import redact_tree
 from coherence.engine.result import CheckResult
 from coherence.engine.spec import Target
+from coherence.lsp.result_store import ResultStore
 
 MAX_FILE_BYTES = 1_000_000
 
@@ -84,27 +85,57 @@ class DocumentState:
 
 
 class ResultCache:
-    """Results by ``results_key`` (spec, body, module and settings): LRU, bounded."""
+    """Results by ``results_key`` (spec, body, module and settings): LRU, bounded, in front of an
+    optional ``ResultStore`` on disk (results survive a restart).  ``on_notice`` gets the store's
+    sentences for the user (a damaged file rebuilt)."""
 
-    def __init__(self, limit: int = 4000):
+    def __init__(self, limit: int = 4000, store: ResultStore | None = None, on_notice: Any = None):
         self.limit = limit
         self._items: OrderedDict[str, CheckResult] = OrderedDict()
+        self.store = store
+        self.on_notice = on_notice
 
     def get(self, key: str) -> CheckResult | None:
         item = self._items.get(key)
         if item is not None:
             self._items.move_to_end(key)
+        elif self.store is not None:
+            item = self.store.load(key)
+            self._notices()
+            if item is not None:
+                self._remember(key, item)
         return item
 
     def put(self, key: str, result: CheckResult) -> None:
+        self._remember(key, result)
+        if self.store is not None:
+            self.store.save(key, result)
+            self._notices()
+
+    def _remember(self, key: str, result: CheckResult) -> None:
         self._items[key] = result
         self._items.move_to_end(key)
         while len(self._items) > self.limit:
             self._items.popitem(last=False)
 
+    def _notices(self) -> None:
+        assert self.store is not None
+        for notice in self.store.take_notices():
+            if self.on_notice is not None:
+                self.on_notice(notice)
+
+    def use_store(self, store: ResultStore | None) -> None:
+        """Save to (and read from) ``store`` from now on, closing the previous one."""
+        if self.store is not None and self.store is not store:
+            self.store.close()
+        self.store = store
+
     def clear(self) -> int:
         n = len(self._items)
         self._items.clear()
+        if self.store is not None:
+            n = max(n, len(self.store))
+            self.store.clear()
         return n
 
     def __len__(self) -> int:

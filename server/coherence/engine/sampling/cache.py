@@ -142,15 +142,22 @@ class SampleCache:
     ``samples.sqlite3`` inside it) or ``":memory:"``; None means the default location
     (``$XDG_CACHE_HOME/coherence/samples.sqlite3`` or ``~/.cache/coherence/...``)."""
 
+    # What a subclass keeping other rows in its own file beside this one (the language server's
+    # results) changes: its tables, its file name, and how the notices name it.
+    SCHEMA = _SCHEMA
+    FILENAME = DEFAULT_FILENAME
+    WHAT = "sample cache"
+    LOST = "Samples will be asked for again."
+
     def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = 10.0):
         if path is None:
-            p = default_cache_path()
+            p = default_cache_path().with_name(self.FILENAME)
         elif str(path) == ":memory:":
             p = None
         else:
             p = Path(path).expanduser()
             if p.is_dir() or str(path).endswith(("/", os.sep)) or (not p.suffix and not p.exists()):
-                p = p / DEFAULT_FILENAME
+                p = p / self.FILENAME
         self.path: Path | None = p
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
@@ -171,10 +178,7 @@ class SampleCache:
         kept = f" (the damaged file is kept as {aside})" if aside else ""
         why = " ".join(str(err).split())  # quick_check reports span lines
         why = why if len(why) <= 160 else why[:159] + "…"
-        self._notice(
-            f"The sample cache {self.path} was damaged ({why}); rebuilding it empty{kept}. "
-            "Samples will be asked for again."
-        )
+        self._notice(f"The {self.WHAT} {self.path} was damaged ({why}); rebuilding it empty{kept}. {self.LOST}")
 
     def take_notices(self) -> list[str]:
         """User-facing sentences about what happened to the cache since the last call (a corrupt
@@ -232,7 +236,7 @@ class SampleCache:
 
     def _fallback_to_memory(self, err: BaseException) -> None:
         self._notice(
-            f"The sample cache {self.path} cannot be used ({err}); samples are cached in memory "
+            f"The {self.WHAT} {self.path} cannot be used ({err}); it is kept in memory "
             "only until the server or command exits."
         )
         self.in_memory = True
@@ -248,7 +252,7 @@ class SampleCache:
             if target != ":memory:":
                 self._enable_wal(conn)
                 conn.execute("PRAGMA synchronous = NORMAL")
-            conn.executescript(_SCHEMA)
+            conn.executescript(self.SCHEMA)
             row = conn.execute("PRAGMA quick_check").fetchone()
             if not row or row[0] != "ok":
                 raise sqlite3.DatabaseError(f"integrity check failed: {row[0] if row else '?'}")
@@ -302,7 +306,7 @@ class SampleCache:
         """A query failed because the file is damaged: drop the connection and open the path
         again.  ``_open`` checks the file and rebuilds it only if it is still damaged; when
         another process has already replaced it (a different file now), it is simply used."""
-        log.info("sample cache %s failed (%s); reopening it", self.path, err)
+        log.info("%s %s failed (%s); reopening it", self.WHAT, self.path, err)
         if self._conn is not None:
             try:
                 self._conn.close()
@@ -329,14 +333,14 @@ class SampleCache:
                     if not _is_corruption(e):
                         # locked/busy beyond the timeout, disk full, read-only: not corruption.
                         # The caller goes on without the cache (asks the LLM / keeps samples).
-                        log.warning("sample cache %s: %s", self.path, e)
+                        log.warning("%s %s: %s", self.WHAT, self.path, e)
                         return default
                     if attempt == 2:
-                        log.warning("sample cache %s: %s", self.path, e)
+                        log.warning("%s %s: %s", self.WHAT, self.path, e)
                         return default
                     self._recover(e)
                 except (OSError, sqlite3.Error) as e:
-                    log.warning("sample cache %s: %s", self.path, e)
+                    log.warning("%s %s: %s", self.WHAT, self.path, e)
                     return default
             return default
 

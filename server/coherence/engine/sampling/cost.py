@@ -123,3 +123,34 @@ def _tokens(litellm, model: str, **what) -> int:
     except Exception:  # noqa: BLE001 - no tokenizer for it: about four characters a token
         text = what.get("text") or "".join(m["content"] for m in what.get("messages", []))
         return max(1, len(text) // 4)
+
+
+def estimate_provider(provider, targets: list[Target], *, samples: int, temperature: float, cache) -> Estimate:
+    """What checking ``targets`` with a checker's ``provider`` would cost now (``samples``
+    programs each, the user's included): a replay file buys nothing ($0); a panel prices each
+    member's share at its own model's price and adds them up (unknown if any member's is)."""
+    if not getattr(provider, "cacheable", False):
+        return Estimate(provider.model, usd=0.0, note="recorded samples (replay): nothing is bought")
+    members = provider.split(samples - 1) if hasattr(provider, "split") else [(provider, samples - 1)]
+    parts = [
+        estimate(
+            targets,
+            member.model,
+            count=count,
+            cache=cache,
+            temperature=temperature,
+            supports_n=member.supports_n() if hasattr(member, "supports_n") else None,
+        )
+        for member, count in members
+    ]
+    if len(parts) == 1:
+        return parts[0]
+    out = Estimate(provider.model, functions=parts[0].functions)
+    for part in parts[1:]:
+        for mine, theirs in zip(out.functions, part.functions):
+            for attr in ("cached", "requested", "requests", "prompt_tokens", "completion_tokens"):
+                setattr(mine, attr, getattr(mine, attr) + getattr(theirs, attr))
+    priced = [p.usd for p in parts]
+    out.usd = None if None in priced else sum(p for p in priced if p is not None)
+    out.note = "; ".join(p.note for p in parts if p.note)
+    return out

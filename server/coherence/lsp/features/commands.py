@@ -1,5 +1,5 @@
-"""workspace/executeCommand: check function / file / workspace, clear the cache, show the last
-result as JSON.
+"""workspace/executeCommand: check function / file (the workspace: ``workspace.py``), clear the
+cache, show the last result as JSON.
 
 Arguments are accepted in the forms clients send: ``[uri, line]`` (code lens, code actions),
 ``[{"uri": ..., "position": {"line": ..., "character": ...}}]`` (the VS Code palette) or
@@ -12,21 +12,20 @@ import asyncio
 import logging
 import os
 from typing import Any
-from urllib.parse import unquote
 
 from coherence.lsp.features import LanguageFeature
-from coherence.lsp.progress import BatchProgress
 from coherence.lsp.state import result_json
 
 log = logging.getLogger(__name__)
 
 CHECK_FUNCTION = "coherence.checkFunction"
 CHECK_FILE = "coherence.checkFile"
-CHECK_WORKSPACE = "coherence.checkWorkspace"
+CHECK_WORKSPACE = "coherence.checkWorkspace"  # features/workspace.py: asks first when it would buy samples
+ESTIMATE_WORKSPACE = "coherence.estimateWorkspace"  # what Check Workspace would request and cost
 CLEAR_CACHE = "coherence.clearCache"
 SHOW_LAST_RESULT = "coherence.showLastResult"
 SERVER_STATS = "coherence.serverStats"  # bookkeeping sizes, for tests and bug reports
-ALL = (CHECK_FUNCTION, CHECK_FILE, CHECK_WORKSPACE, CLEAR_CACHE, SHOW_LAST_RESULT, SERVER_STATS)
+ALL = (CHECK_FUNCTION, CHECK_FILE, CHECK_WORKSPACE, ESTIMATE_WORKSPACE, CLEAR_CACHE, SHOW_LAST_RESULT, SERVER_STATS)
 
 
 def parse_location(args: tuple[Any, ...]) -> tuple[str | None, int | None]:
@@ -91,7 +90,11 @@ class CommandsFeature(LanguageFeature):
 
         @ls.command(CHECK_WORKSPACE)
         async def check_workspace(ls, *args: Any):
-            return await self.check_workspace()
+            return await ls.workspace_checks.check(*args)
+
+        @ls.command(ESTIMATE_WORKSPACE)
+        async def estimate_workspace(ls, *args: Any):
+            return await ls.workspace_checks.estimate()
 
         @ls.command(CLEAR_CACHE)
         async def clear_cache(ls, *args: Any):
@@ -134,49 +137,6 @@ class CommandsFeature(LanguageFeature):
             return []
         results = await self.ls.scheduler.check_document(uri, force=True, reason="command")
         return [result_json(r) for r in results]
-
-    async def check_workspace(self) -> dict:
-        sched = self.ls.scheduler
-        uris = sched.workspace_files()
-        for uri in self.ls.scheduler.docs:
-            if uri not in uris and sched.docs[uri].open:
-                uris.append(uri)
-        open_uris = self._open_uris()
-        for uri in uris:
-            sched.state(uri, open_=uri in open_uris)
-        progress = BatchProgress(
-            self.ls,
-            f"coherence: checking {len(uris)} files",
-            len(uris),
-            on_cancel=lambda: [sched.cancel(u, reason="cancelled") for u in uris],
-        )
-        progress.start()
-
-        async def one(uri: str) -> list:
-            try:
-                return await sched.check_document(uri, reason="workspace", own_progress=False)
-            finally:
-                progress.finish_one(uri)
-                progress.report("", f"checked {unquote(uri.rsplit('/', 1)[-1])}", 0.0)
-
-        try:
-            batches = await asyncio.gather(*(one(uri) for uri in uris), return_exceptions=True)
-        finally:
-            progress.end("done")
-        counts: dict[str, int] = {}
-        files = 0
-        for uri, batch in zip(uris, batches):
-            if isinstance(batch, BaseException):
-                log.warning("checking %s failed: %s", uri, batch)
-                continue
-            if batch:
-                files += 1
-            for r in batch:
-                counts[r.status] = counts.get(r.status, 0) + 1
-        return {"files": files, "functions": sum(counts.values()), "counts": counts}
-
-    def _open_uris(self) -> set[str]:
-        return {u for u, s in self.ls.scheduler.docs.items() if s.open}
 
     async def clear_cache(self) -> dict:
         n = self.ls.scheduler.cache.clear()

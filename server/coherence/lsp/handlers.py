@@ -1,0 +1,124 @@
+"""The server's LSP handlers: one per method, each a few lines that hand the event to the
+features (``ls.fan_out``) or to one feature's method."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from coherence.lsp import settings as settings_mod
+
+if TYPE_CHECKING:
+    from coherence.lsp.language_server import CoherenceLanguageServer
+
+
+def register(server: CoherenceLanguageServer) -> None:
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: CoherenceLanguageServer, params: types.InitializeParams) -> None:
+        ls._init_settings = settings_mod.extract_section(params.initialization_options)
+        ls.client_trust = settings_mod.client_trust(params.initialization_options)
+        ls.settings, problems = settings_mod.parse_settings(ls._init_settings)
+        ls.init_problems = problems
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: CoherenceLanguageServer, params: types.InitializedParams) -> None:
+        for p in ls.init_problems:
+            ls.notify_problem(f"coherence: {p}")
+        # a client may leave out any level of the capabilities
+        workspace = getattr(ls.client_capabilities, "workspace", None)
+        dynamic = getattr(getattr(workspace, "did_change_configuration", None), "dynamic_registration", False)
+        if dynamic:
+            await ls.ask_client(
+                ls.client_register_capability_async(
+                    types.RegistrationParams(
+                        registrations=[
+                            types.Registration(
+                                id="coherence-configuration",
+                                method=types.WORKSPACE_DID_CHANGE_CONFIGURATION,
+                                register_options={"section": settings_mod.SECTION},
+                            )
+                        ]
+                    )
+                ),
+                "registering for configuration changes",
+            )
+        pulled = await ls.pull_configuration()
+        if ls.stopping:
+            return
+        if pulled is not None and ls.apply_settings(pulled, source="workspace/configuration"):
+            ls.fan_out("settings_changed")
+        ls.status.send(force=True)
+        ls.warm_up()
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    async def did_change_configuration(ls: CoherenceLanguageServer, params: types.DidChangeConfigurationParams) -> None:
+        raw = None
+        if ls.supports_configuration():
+            raw = await ls.pull_configuration()
+        if ls.stopping:
+            return
+        if raw is None and isinstance(params.settings, dict):
+            raw = settings_mod.extract_section(params.settings) or None
+        if ls.apply_settings(raw, source="didChangeConfiguration"):
+            ls.fan_out("settings_changed")
+            ls.warm_up()
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: CoherenceLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        if params.text_document.language_id not in ("python", "py", ""):
+            return
+        ls.last_uri = params.text_document.uri
+        ls.fan_out("document_open", params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: CoherenceLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        if params.text_document.uri not in ls.scheduler.docs:
+            return
+        ls.last_uri = params.text_document.uri
+        ls.fan_out("document_change", params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
+    def did_save(ls: CoherenceLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        if params.text_document.uri not in ls.scheduler.docs:
+            return
+        ls.last_uri = params.text_document.uri
+        # a save says the text is probably settled: its checks wait only SAVE_SETTLE_SECONDS
+        state = ls.scheduler.docs.get(params.text_document.uri)
+        if state is not None:
+            state.saved_at = asyncio.get_running_loop().time()
+        ls.fan_out("document_save", params)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: CoherenceLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        if params.text_document.uri not in ls.scheduler.docs:
+            return
+        ls.fan_out("document_close", params)
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    def hover(ls: CoherenceLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        started = time.perf_counter()
+        try:
+            return ls.hover_feature.hover(params)
+        finally:
+            ls.hover_seconds.append(time.perf_counter() - started)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    def code_lens(ls: CoherenceLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens] | None:
+        if params.text_document.uri not in ls.scheduler.docs:
+            return None
+        return ls.code_lens_feature.code_lens(params)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix], resolve_provider=False),
+    )
+    def code_action(ls: CoherenceLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        return ls.code_actions_feature.code_actions(params)
+
+    @server.feature(types.SHUTDOWN)
+    async def shutdown(ls: CoherenceLanguageServer, params: None) -> None:
+        await ls.stop_work()
