@@ -35,28 +35,10 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from cli_startup import measure  # noqa: E402
+from tests.cli.test_cli_evidence import BROKEN, GOOD  # noqa: E402  (the same files the tests check)
+from tests.cli.test_cli_newcomer import COUNT_VOWELS  # noqa: E402
+from tests.cli.test_cli_newcomer import UNRECORDED as TRIPLE  # noqa: E402
 
-COUNT_VOWELS = '''\
-# coherence
-def count_vowels(s: str) -> int:
-    """Count the vowels (a, e, i, o, u) in s, ignoring case.
-
-    >>> count_vowels("hello")
-    2
-    """
-    return sum(1 for ch in s if ch in "aeiou")
-'''
-TRIPLE = '''
-
-# coherence
-def triple(x: int) -> int:
-    """Three times x.
-
-    >>> triple(2)
-    6
-    """
-    return 3 * x
-'''
 PALINDROME = '''
 
 # coherence: off
@@ -145,9 +127,7 @@ def written(path: str):
 
 
 def thin_replay() -> str:
-    good = "def triple(x: int) -> int:\n    return x + x + x\n"
-    broken = "def triple(x: int) -> int:\n    return x *\n"
-    return json.dumps({"entry_point": "triple", "task_id": "t/triple", "candidates": [good] + [broken] * 8}) + "\n"
+    return json.dumps({"entry_point": "triple", "task_id": "t/triple", "candidates": [GOOD] + [BROKEN] * 8}) + "\n"
 
 
 def cases() -> list[Case]:
