@@ -60,11 +60,15 @@ class Case:
     timeout: float = 90
 
 
+def messages(proc) -> list[str]:
+    """stderr without the progress lines; argparse's usage left out, its message kept."""
+    err = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[")]
+    return err[-1:] if err and err[0].startswith("usage:") else err
+
+
 def first_lines(proc, folder: Path, keep: int = 2) -> str:
     """The lines a reader looks at: stderr's messages, else the report's first lines."""
-    err = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[")]
-    if err and err[0].startswith("usage:"):
-        err = err[-1:]  # argparse: the usage, then the message
+    err = messages(proc)
     out = [ln for ln in proc.stdout.splitlines() if ln.strip()]
     lines = (err or out)[:keep]
     if err and out:
@@ -74,7 +78,7 @@ def first_lines(proc, folder: Path, keep: int = 2) -> str:
 
 def summary(proc, folder: Path) -> str:
     out = [ln for ln in proc.stdout.splitlines() if ln.strip()]
-    err = [ln for ln in proc.stderr.splitlines() if ln.strip() and not ln.startswith("[")]
+    err = messages(proc)
     return " / ".join([*(ln[:160] for ln in err[:1]), *(ln[:160] for ln in out[-1:])])
 
 
@@ -128,6 +132,10 @@ def written(path: str):
 
 def thin_replay() -> str:
     return json.dumps({"entry_point": "triple", "task_id": "t/triple", "candidates": [GOOD] + [BROKEN] * 8}) + "\n"
+
+
+def agreeing_replay() -> str:
+    return json.dumps({"entry_point": "triple", "task_id": "t/triple", "candidates": [GOOD] * 9}) + "\n"
 
 
 def cases() -> list[Case]:
@@ -229,12 +237,21 @@ def cases() -> list[Case]:
         ),
         *(
             Case(
-                f"--fail-on {level}",
+                f"--fail-on {level} (3 warnings)",
                 ["check", "examples/", "--inputs", "100", "--fail-on", level],
                 examples=True,
                 report=summary,
             )
-            for level in ("warning", "information", "never")
+            for level in ("warning", "never")
+        ),
+        *(
+            Case(
+                f"--fail-on {level} (an information: every program contradicts the docstring's example)",
+                ["check", "t.py", "--replay", "r.jsonl", "--inputs", "50", "--fail-on", level],
+                {"t.py": TRIPLE.lstrip().replace("    6\n", "    7\n"), "r.jsonl": agreeing_replay()},
+                report=summary,
+            )
+            for level in ("warning", "information")
         ),
         Case(
             "SARIF from a subfolder of a git repository",
@@ -376,13 +393,14 @@ def main() -> None:
     parser.add_argument("--before", help="an interpreter with the old coherence (before)")
     parser.add_argument("--before310", help="a Python 3.10 one with the old coherence (before)")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--only", metavar="TEXT", help="only the cases whose name contains TEXT")
     parser.add_argument("--slow", action="store_true", help="also pre-commit try-repo and the action (minutes)")
     opts = parser.parse_args()
 
     columns = [("after", opts.python, opts.python310)]
     if opts.before:
         columns.insert(0, ("before", opts.before, opts.before310))
-    all_cases = cases()
+    all_cases = [case for case in cases() if opts.only is None or opts.only in case.name]
     jobs = [(case, col) for case in all_cases for col in columns]
     with ThreadPoolExecutor(max_workers=opts.jobs) as pool:
         cells = list(pool.map(lambda job: run_case(job[0], job[1][2] if job[0].py310 else job[1][1]), jobs))
