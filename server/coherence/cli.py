@@ -293,6 +293,8 @@ async def run_check(args) -> int:
             problem = _config_problem(config)
             if problem:
                 raise ConfigurationError(problem)
+            if config.python:  # one that starts and that the worker supports, before any work (cached)
+                sb.probe_interpreter(config.python)
             if config.sandbox == "strict":  # refuses before any work rather than run weakly
                 sb.choose_mode("strict", sb.probe_interpreter(config.python))
             return Checker(config)

@@ -16,7 +16,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
-SUPPORTED = ("3.10", "3.11", "3.12", "3.13")  # requires-python >= 3.10; what CI proves
+# --python: the worker is stdlib-only and says it needs CPython 3.8 or newer (sandbox.py's probe);
+# coherence itself requires 3.10.  CI proves every version the worker claims.
+WORKER_PYTHONS = ("3.8", "3.9", "3.10", "3.11", "3.12", "3.13")
 
 
 def coherence(*args: str, cwd: Path, python: str = sys.executable) -> subprocess.CompletedProcess:
@@ -98,7 +100,7 @@ def test_python_3_10_reads_tool_coherence(tmp_path):
     assert proc.returncode == 2 and str(pyproject) in proc.stderr and "line 8" in proc.stderr, proc.stderr
 
 
-@pytest.mark.parametrize("version", SUPPORTED)
+@pytest.mark.parametrize("version", WORKER_PYTHONS)
 def test_the_sandboxed_worker_runs_under_every_supported_python(version):
     py = interpreter(version)
     if py is None:
@@ -109,3 +111,16 @@ def test_the_sandboxed_worker_runs_under_every_supported_python(version):
     assert proc.returncode == 1, proc.stderr
     status = {f["name"]: f["status"] for f in json.loads(proc.stdout)["functions"]}
     assert status == {"count_vowels": "incoherent", "is_palindrome": "coherent"}
+
+
+def test_an_interpreter_the_worker_does_not_support_is_refused_before_any_work(tmp_path):
+    """The boundary of that claim: 3.7 ran the whole check and gave every function the same
+    error; now it is a usage error, said once, with nothing checked."""
+    py = interpreter("3.7")
+    if py is None:
+        pytest.skip("no Python 3.7 here (pyenv or python3.7 on PATH)")
+    proc = coherence("check", str(EXAMPLES / "textutils.py"), "--python", py, cwd=tmp_path)
+    assert proc.returncode == 2 and proc.stdout == ""
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith(f"coherence: The Python interpreter {py!r} is cpython 3.7.")
+    assert line.endswith("coherence needs CPython 3.8 or newer to run code.")
