@@ -208,7 +208,7 @@ def run_samples_file(
         from coherence.eval.backends.local import LocalBackend
 
         # evaluate_task is looked up here, at run time (tests replace it)
-        backend = own = LocalBackend(evaluate_task, opts, cancel)
+        backend = own = LocalBackend(evaluate_task, opts.jobs, cancel)
     else:
         own = None
     bar = ProgressBar(total, len(done), f"{first.benchmark}/{first.model}/{opts.seeds}") if progress else None
@@ -238,7 +238,7 @@ def run_samples_file(
             records.append(out)
 
         try:
-            backend.start([(st, bt, paper.get(st.key)) for st, bt in todo])
+            backend.start([(st, bt, paper.get(st.key)) for st, bt in todo], opts)
             while backend.pending() and not interrupted:
                 for st, result in backend.poll(0.5):
                     harvest(st, result)

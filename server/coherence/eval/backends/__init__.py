@@ -1,7 +1,7 @@
 """Where the eval's tasks run, behind one interface: threads on this machine (``--jobs``,
 :mod:`.local`) or the tasks of a Ray cluster (``--ray``, :mod:`.cluster`).
 
-The runner hands a backend every task of a run at once (``start``), polls it for the records that
+The runner hands a backend every task of a run at once (``start``, with the run's options), polls it for the records that
 finished, in any order (``poll``), and on an interruption asks it to cancel the rest and return
 what finished meanwhile (``stop``).  Only the runner writes ``tasks.jsonl``: a backend never sees
 the output folder, so resuming works the same however the tasks ran.  Every backend runs the same
@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from coherence.eval.corpus import BenchmarkTask, SampleTask
+from coherence.eval.task import EvalOptions
 
 # A task to run: its samples, its benchmark task, and the paper's log row for it (or None).
 Job = tuple[SampleTask, BenchmarkTask, "dict | None"]
@@ -24,7 +25,7 @@ Finished = tuple[SampleTask, "dict | BaseException"]
 class Backend(Protocol):
     label: str  # what runs the tasks, for the progress bar ("2 threads", "ray: 3 nodes, 24 CPUs")
 
-    def start(self, jobs: list[Job]) -> None: ...
+    def start(self, jobs: list[Job], opts: EvalOptions) -> None: ...
 
     def poll(self, timeout: float) -> list[Finished]: ...
 

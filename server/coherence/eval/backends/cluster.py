@@ -47,9 +47,8 @@ def _import_ray() -> Any:
 
 
 class RayBackend:
-    def __init__(self, address: str, opts: EvalOptions, task_cpus: int = 1):
+    def __init__(self, address: str, task_cpus: int = 1):
         ray = self.ray = _import_ray()
-        self.opts = opts
         self.task_cpus = max(1, task_cpus)
         self.refs: dict[Any, SampleTask] = {}
         try:
@@ -75,9 +74,9 @@ class RayBackend:
             raise CoherenceError(f"--ray {address}: the cluster has {cpus} CPU(s), a task needs {self.task_cpus}")
         self.label = f"ray: {nodes} node(s), {cpus} CPUs"
 
-    def start(self, jobs: list[Job]) -> None:
+    def start(self, jobs: list[Job], opts: EvalOptions) -> None:
         ray = self.ray
-        opts_ref = ray.put(self.opts)
+        opts_ref = ray.put(opts)
         for st, bt, paper in jobs:
             ref = self.remote.remote(ray.put(st), ray.put(bt), opts_ref, paper, self.task_cpus)
             self.refs[ref] = st

@@ -16,21 +16,18 @@ from coherence.eval.task import EvalOptions
 
 
 class LocalBackend:
-    def __init__(self, evaluate: Callable[..., dict], opts: EvalOptions, cancel: threading.Event | None = None):
+    def __init__(self, evaluate: Callable[..., dict], jobs: int, cancel: threading.Event | None = None):
         self.evaluate = evaluate
-        self.opts = opts
-        self.jobs = max(1, opts.jobs)
+        self.jobs = max(1, jobs)
         self.workers = max(1, cpu_count() // self.jobs)
         self.cancel = cancel or threading.Event()
         self.pool = ThreadPoolExecutor(max_workers=self.jobs, thread_name_prefix="coherence-eval")
         self.futures: dict[Future, SampleTask] = {}
         self.label = f"{self.jobs} job(s) here"
 
-    def start(self, jobs: list[Job]) -> None:
+    def start(self, jobs: list[Job], opts: EvalOptions) -> None:
         for st, bt, paper in jobs:
-            fut = self.pool.submit(
-                self.evaluate, st, bt, self.opts, cancel=self.cancel, paper=paper, workers=self.workers
-            )
+            fut = self.pool.submit(self.evaluate, st, bt, opts, cancel=self.cancel, paper=paper, workers=self.workers)
             self.futures[fut] = st
 
     def pending(self) -> int:
