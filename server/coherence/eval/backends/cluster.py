@@ -15,6 +15,7 @@ same records.
 from __future__ import annotations
 
 import os
+import socket
 from typing import Any
 
 from coherence.engine.errors import CheckCancelled, CoherenceError
@@ -46,6 +47,16 @@ def _import_ray() -> Any:
     return ray
 
 
+def _reachable(address: str) -> None:
+    """Ray retries a head node that does not answer for minutes: a port nobody listens on is said
+    at once instead.  ("auto" finds the local cluster's address itself, and fails fast.)"""
+    host, sep, port = address.removeprefix("ray://").rpartition(":")
+    if address == "auto" or not sep or not port.isdigit():
+        return
+    with socket.create_connection((host or "127.0.0.1", int(port)), timeout=5):
+        pass
+
+
 class RayBackend:
     def __init__(self, address: str, task_cpus: int = 1):
         ray = self.ray = _import_ray()
@@ -60,8 +71,9 @@ class RayBackend:
                     configure_logging=False,
                 )
             else:  # "auto" (the cluster this machine is part of) or a head node's ADDRESS
+                _reachable(address)
                 ray.init(address=address, log_to_driver=False, configure_logging=False)
-        except (ConnectionError, RuntimeError, ValueError) as exc:
+        except (OSError, RuntimeError, ValueError) as exc:  # ConnectionError is an OSError
             raise CoherenceError(
                 f"--ray {address}: no Ray cluster to join ({exc}). Start one with `ray start --head` "
                 "(or `ray up CLUSTER.yaml`), or use --ray local for a private one on this machine"
