@@ -15,6 +15,7 @@ same records.
 from __future__ import annotations
 
 import os
+import platform
 import socket
 from typing import Any
 
@@ -27,14 +28,32 @@ from coherence.eval.task import EvalOptions
 _LOCAL_OBJECT_STORE = 200 * 1024 * 1024
 
 
-def evaluate_on_node(st: SampleTask, bt: BenchmarkTask, opts: EvalOptions, paper: dict | None, workers: int) -> dict:
-    """The body of a Ray task (on any node).  litellm is never imported by a task (the samples are
-    given), but the settings that keep it offline must hold for any import on the way."""
+def evaluate_on_node(
+    st: SampleTask, bt: BenchmarkTask, opts: EvalOptions, paper: dict | None, workers: int, engine: str
+) -> dict:
+    """The body of a Ray task (on any node).  A node whose coherence has another engine than the
+    driver's would mix engines in one run: its tasks fail, saying so.  litellm is never imported by
+    a task (the samples are given), but the settings that keep it offline hold for any import."""
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from coherence.eval.runner import engine_fingerprint
     from coherence.eval.task import evaluate_task
 
+    here = _node_engine(engine_fingerprint)
+    if here != engine:
+        raise CoherenceError(
+            f"node {platform.node()} has coherence engine {here}, the driver {engine}: install the same coherence on every node"
+        )
     return evaluate_task(st, bt, opts, paper=paper, workers=workers)
+
+
+_ENGINE: list[str] = []  # a Ray worker process runs many tasks: hash the engine's files once
+
+
+def _node_engine(fingerprint) -> str:
+    if not _ENGINE:
+        _ENGINE.append(fingerprint())
+    return _ENGINE[0]
 
 
 def _import_ray() -> Any:
@@ -88,9 +107,11 @@ class RayBackend:
 
     def start(self, jobs: list[Job], opts: EvalOptions) -> None:
         ray = self.ray
-        opts_ref = ray.put(opts)
+        from coherence.eval.runner import engine_fingerprint
+
+        opts_ref, engine = ray.put(opts), engine_fingerprint()
         for st, bt, paper in jobs:
-            ref = self.remote.remote(ray.put(st), ray.put(bt), opts_ref, paper, self.task_cpus)
+            ref = self.remote.remote(ray.put(st), ray.put(bt), opts_ref, paper, self.task_cpus, engine)
             self.refs[ref] = st
 
     def pending(self) -> int:
