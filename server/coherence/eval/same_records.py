@@ -4,10 +4,11 @@
 
 CI runs the same tasks on Ray and with local ``--jobs`` and expects the same records.  Everything
 but the keys that time something (``seconds``, ``check_seconds``, ``label_seconds``) must be
-equal, with one exception that the engine makes on purpose: a task where a program ran out of its
-time budget in either run (``timeouts`` or ``inputs_over_budget``) left out the inputs it had no
-time for, and which those are depends on the machine's load, not on where the task ran.  For such a
-task only its verdict must be equal (``VERDICT``); the other differences are listed as expected.
+equal, with one exception that the engine makes on purpose: a task where a program (or the
+reference solution) ran out of its time budget in either run (``timeouts``,
+``inputs_over_budget``, ``reference_timeouts``) left out the inputs it had no time for, and which
+those are depends on the machine's load, not on where the task ran.  For such a task only its
+verdict must be equal (``VERDICT``); the other differences are listed as expected.
 Exit 0 when nothing that must be equal differs, 1 otherwise.
 """
 
@@ -57,7 +58,7 @@ def differences(a, b, ignore: frozenset[str] | set[str], where: str = "") -> lis
 
 
 def time_bound(rec: dict) -> bool:
-    return bool(rec.get("timeouts") or rec.get("inputs_over_budget"))
+    return bool(rec.get("timeouts") or rec.get("inputs_over_budget") or rec.get("reference_timeouts"))
 
 
 def compare(a: dict[str, dict], b: dict[str, dict], ignore: frozenset[str] | set[str] = TIMINGS):

@@ -388,6 +388,9 @@ def _pointwise(rec: dict, report: ExecutionReport, sources: list[str], used_rows
         rec["reference_error"] = report.load_errors[-1].splitlines()[0][:200]
         return
     pw = pointwise_error(outcomes[0], ref)
+    # the reference's calls that ran out of time (its row is not in the check's ``timeouts``): the
+    # inputs they leave out of ``error`` depend on the machine's load
+    rec["reference_timeouts"] = report.timeouts[-1] if report.timeouts else 0
     rec["error"] = pw.error
     rec["error_value"] = pw.error_value
     rec["error_inputs"] = pw.counted
