@@ -84,6 +84,7 @@ class RayBackend:
         try:
             if address == "local":  # a private cluster of this machine, gone when the run ends
                 ray.init(
+                    address="local",  # a new cluster even when one runs here (ray.init() would join it)
                     include_dashboard=False,
                     log_to_driver=False,
                     object_store_memory=_LOCAL_OBJECT_STORE,
