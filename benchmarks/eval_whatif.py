@@ -53,8 +53,9 @@ from coherence.engine.markers import target_for
 from coherence.engine.metrics import score
 from coherence.engine.sampling import extract_program
 from coherence.eval.corpus import load_samples, safe_name
-from coherence.eval.runner import _ORIGIN_CODE, read_records
+from coherence.eval.runner import read_records
 from coherence.eval.stats import auroc, detection_rate, share
+from coherence.eval.task import _ORIGIN_CODE
 
 
 def load(run_dir: Path):

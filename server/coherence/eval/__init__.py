@@ -54,6 +54,8 @@ the others (candidate 0 does not define the function, its module fails to load, 
 - ``warning_precision``: P(candidate 0 fails the tests | Î > 0) over checked tasks.
 - ``share_zero_incoherence``: share of all tasks whose check reports Î = 0 (the paper's "deemed
   correct by incoherence"; ranked against ``pass_at_1`` by ``coherence eval --compare``).
+- ``share_zero_error``: share of all tasks whose candidate 0 has zero pointwise error (the paper's
+  "deemed correct" by the oracle on the fuzzed inputs; Figure 1's second ranking).
 - ``seconds_per_task_median``: median wall time of one task (check + labels).
 """
 

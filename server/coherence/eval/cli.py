@@ -4,6 +4,10 @@
                    [--inputs n] [--seeds signature|tests] [--jobs J] [--out DIR]
     coherence eval --compare DIR... [--out DIR]
     coherence eval --rebuild DIR...
+    coherence eval --replicate CORPUS_DIR [--out DIR] [--report-only]
+
+``--ray auto|ADDRESS|local`` runs the tasks on a Ray cluster instead of ``--jobs`` threads here
+(``eval.backends``).
 
 Several corpus files (models, benchmarks) may be given at once; each is paired with the task file
 of its benchmark and written to ``DIR/<benchmark>-<model>-<seeds>/`` (to ``DIR`` itself when there
@@ -62,6 +66,27 @@ def add_eval_parser(subparsers) -> None:
     )
     p.add_argument(
         "--jobs", "-j", type=int, default=1, help="tasks run at once (each already uses sandbox processes; default 1)"
+    )
+    p.add_argument(
+        "--ray",
+        metavar="auto|ADDRESS|local",
+        help="run the tasks as Ray tasks: auto (the cluster this machine belongs to), a head node's ADDRESS, or local (a private cluster of this machine); pip install 'coherence[cluster]'",
+    )
+    p.add_argument(
+        "--task-cpus",
+        type=int,
+        default=1,
+        help="with --ray: CPUs each task reserves, and the programs its sandbox runs at once (default 1, as --jobs N on N cores)",
+    )
+    p.add_argument(
+        "--replicate",
+        metavar="CORPUS_DIR",
+        help="every model of a corpus folder, both seed modes, both benchmarks, one engine: runs under --out, then one table per benchmark in the papers' shape (replication-<bench>.md) and the figures",
+    )
+    p.add_argument(
+        "--report-only",
+        action="store_true",
+        help="with --replicate: write the tables and figures from the runs under --out as they are, run nothing",
     )
     p.add_argument(
         "--out", "-o", default="coherence-eval", metavar="DIR", help="output folder (default ./coherence-eval)"
@@ -130,6 +155,8 @@ def run_eval(args) -> int:
             return _rebuild(args)
         if getattr(args, "calibrate", None):
             return _calibrate(args)
+        if getattr(args, "replicate", None):
+            return _replicate(args)
         if getattr(args, "panel", None):
             if args.corpus:
                 print("coherence eval: give --corpus or --panel, not both", file=sys.stderr)
@@ -152,15 +179,49 @@ def run_eval(args) -> int:
         return EXIT_USAGE
 
 
-def _run(args) -> int:
-    from coherence.eval.report import find_summaries, table_markdown, write_pooled, write_run_outputs
-    from coherence.eval.runner import EvalOptions, run_samples_file
+def _options(args, seeds: str):
+    from coherence.eval.runner import EvalOptions
 
+    return EvalOptions(
+        samples=args.samples,
+        inputs=args.inputs,
+        seeds=seeds,
+        jobs=args.jobs,
+        seed=args.seed,
+        call_timeout=args.call_timeout,
+        program_budget=args.program_budget,
+        run_budget=args.run_budget or None,
+        label_timeout=args.label_timeout,
+        sandbox=args.sandbox,
+        python=args.python,
+        keep_matrices=args.keep_matrices,
+    )
+
+
+def _check_numbers(args) -> str | None:
     if args.samples < 2:
-        print("coherence eval: --samples must be at least 2 (candidate 0 plus one alternative)", file=sys.stderr)
-        return EXIT_USAGE
-    if args.inputs < 1 or args.jobs < 1:
-        print("coherence eval: --inputs and --jobs must be at least 1", file=sys.stderr)
+        return "--samples must be at least 2 (candidate 0 plus one alternative)"
+    if args.inputs < 1 or args.jobs < 1 or getattr(args, "task_cpus", 1) < 1:
+        return "--inputs, --jobs and --task-cpus must be at least 1"
+    return None
+
+
+def _backend(args):
+    """The Ray backend for ``--ray`` (joined once for every run of the command), else None: each run
+    then makes its own ``--jobs`` threads."""
+    if not getattr(args, "ray", None):
+        return None
+    from coherence.eval.backends.cluster import RayBackend
+
+    return RayBackend(args.ray, task_cpus=args.task_cpus)
+
+
+def _run(args) -> int:
+    from coherence.eval.report import find_summaries, table_markdown, write_pooled
+
+    problem = _check_numbers(args)
+    if problem:
+        print(f"coherence eval: {problem}", file=sys.stderr)
         return EXIT_USAGE
     task_sets: dict[str, dict] = {}
     for path in args.tasks:
@@ -182,35 +243,43 @@ def _run(args) -> int:
         if bench not in task_sets:
             print(f"coherence eval: no --tasks file for {bench} (needed by {path})", file=sys.stderr)
             return EXIT_USAGE
-        if args.task_ids:
-            wanted = {str(t) for t in args.task_ids}
-            samples = [s for s in samples if s.key in wanted]
-        if args.limit:
-            samples = samples[: args.limit]
+        samples = _select(args, samples)
         if samples:
             groups.append((path, samples, task_sets[bench]))
     if not groups:
         print("coherence eval: no tasks selected", file=sys.stderr)
         return EXIT_USAGE
 
-    opts = EvalOptions(
-        samples=args.samples,
-        inputs=args.inputs,
-        seeds=args.seeds,
-        jobs=args.jobs,
-        seed=args.seed,
-        call_timeout=args.call_timeout,
-        program_budget=args.program_budget,
-        run_budget=args.run_budget or None,
-        label_timeout=args.label_timeout,
-        sandbox=args.sandbox,
-        python=args.python,
-        keep_matrices=args.keep_matrices,
-    )
     out = Path(args.out)
     single = len(groups) == 1
+    backend = _backend(args)
+    try:
+        status = _run_groups(args, groups, _options(args, args.seeds), out, single=single, backend=backend)
+    finally:
+        if backend is not None:
+            backend.close()
+    if not single:
+        found = [s for _, s in find_summaries([out])]
+        (out / "table.md").write_text(table_markdown(found), encoding="utf-8")
+        write_pooled(out)
+        print(f"table of {len(found)} runs: {out / 'table.md'}; pooled verdicts: {out / 'pooled.md'}", file=sys.stderr)
+    return status
+
+
+def _select(args, samples: list) -> list:
+    """``--task-id`` and ``--limit``."""
+    if args.task_ids:
+        wanted = {str(t) for t in args.task_ids}
+        samples = [s for s in samples if s.key in wanted]
+    return samples[: args.limit] if args.limit else samples
+
+
+def _run_groups(args, groups: list, opts, out: Path, *, single: bool, backend=None) -> int:
+    """Run each (samples path, samples, tasks) group into its folder and write its outputs."""
+    from coherence.eval.report import write_run_outputs
+    from coherence.eval.runner import run_samples_file
+
     cancel = threading.Event()
-    status = EXIT_OK
     for path, samples, tasks in groups:
         first = samples[0]
         run_dir = out if single else out / f"{first.benchmark}-{first.model}-{opts.seeds}"
@@ -226,6 +295,7 @@ def _run(args) -> int:
             redo_infra=args.redo_failures,
             progress=not args.quiet,
             cancel=cancel,
+            backend=backend,
         )
         wall = time.monotonic() - started
         meta = {
@@ -246,13 +316,50 @@ def _run(args) -> int:
 
             print(write_gain(run_dir, records, Path(args.baseline)), file=sys.stderr)
         if interrupted:
-            status = EXIT_INTERRUPTED
-            break
-    if not single:
-        found = [s for _, s in find_summaries([out])]
-        (out / "table.md").write_text(table_markdown(found), encoding="utf-8")
-        write_pooled(out)
-        print(f"table of {len(found)} runs: {out / 'table.md'}; pooled verdicts: {out / 'pooled.md'}", file=sys.stderr)
+            return EXIT_INTERRUPTED
+    return EXIT_OK
+
+
+def _replicate(args) -> int:
+    """``--replicate CORPUS_DIR``: every model, both benchmarks, both seed modes, one engine."""
+    from coherence.eval.replicate import SEED_ORDER, discover, other_engines, write_report
+    from coherence.eval.runner import engine_fingerprint
+
+    out = Path(args.out)
+    plan = discover(args.replicate)
+    status = EXIT_OK
+    if not args.report_only:
+        problem = _check_numbers(args)
+        engine = engine_fingerprint()
+        mixed = [] if args.restart else other_engines(out, engine)
+        if mixed:
+            problem = (
+                f"{out} holds runs of another engine than this one ({engine}): {', '.join(mixed[:4])}; "
+                "a replication keeps to one engine: use another --out, or --restart"
+            )
+        if problem:
+            print(f"coherence eval: {problem}", file=sys.stderr)
+            return EXIT_USAGE
+        backend = _backend(args)
+        try:
+            for tasks_path, samples_paths in plan.values():
+                tasks = load_tasks(tasks_path)
+                for seeds in SEED_ORDER:
+                    groups = [(p, _select(args, load_samples(p)), tasks) for p in samples_paths]
+                    groups = [g for g in groups if g[1]]
+                    status = _run_groups(args, groups, _options(args, seeds), out, single=False, backend=backend)
+                    write_report(out, plots=False)  # the tables so far, after each seed mode
+                    if status != EXIT_OK:
+                        break
+                if status != EXIT_OK:
+                    break
+        finally:
+            if backend is not None:
+                backend.close()
+    written, notes = write_report(out, plots=not args.no_plots)
+    for note in notes:
+        print(f"coherence eval: {note}", file=sys.stderr)
+    print(f"replication: {', '.join(str(p) for p in written)}", file=sys.stderr)
     return status
 
 

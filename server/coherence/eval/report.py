@@ -88,6 +88,8 @@ def summarize(records: list[dict], meta: dict | None = None) -> dict[str, Any]:
         "share_zero_incoherence": _r(
             share([r.get("status") in CHECKED and r.get("incoherence") == 0 for r in records])
         ),
+        # deemed correct by the oracle on the fuzzed inputs (Figure 1's "zero empirical error")
+        "share_zero_error": _r(share([r.get("status") in CHECKED and r.get("error") == 0 for r in records])),
         "seconds_per_task_median": _r(median([r.get("seconds") for r in records]), 3),
         "seconds_total_tasks": _r(sum(r.get("seconds") or 0 for r in records), 1),
         "statuses": dict(Counter(r.get("status") for r in records)),
@@ -361,8 +363,9 @@ def _title(s: dict) -> str:
 
 
 def compare(summaries: list[dict]) -> list[dict]:
-    """Per (benchmark, seeds): Spearman ρ between the models' ranking by pass@1 and by the share of
-    tasks with zero incoherence (the paper's Figure 1)."""
+    """Per (benchmark, seeds): Spearman ρ between the models' ranking by the share of tasks with zero
+    incoherence and their ranking by pass@1 (``spearman``), and by the share with zero pointwise
+    error (``spearman_zero_error``): the paper's Figure 1."""
     groups: dict[tuple, list[dict]] = defaultdict(list)
     for s in summaries:
         groups[(s.get("benchmark"), s.get("seeds"))].append(s)
@@ -372,11 +375,11 @@ def compare(summaries: list[dict]) -> list[dict]:
         # one summary per model (a later duplicate replaces an earlier one)
         by_model = {g.get("model"): g for g in rows}
         rows = sorted(by_model.values(), key=lambda g: -g["pass_at_1"])
-        rho = (
-            spearman([g["pass_at_1"] for g in rows], [g["share_zero_incoherence"] for g in rows])
-            if len(rows) >= 2
-            else None
-        )
+        zero_inc = [g["share_zero_incoherence"] for g in rows]
+        rho = spearman([g["pass_at_1"] for g in rows], zero_inc) if len(rows) >= 2 else None
+        # the same against the ranking by zero empirical error (older summaries lack it: None)
+        zero_err = [g.get("share_zero_error") for g in rows]
+        rho_err = spearman(zero_err, zero_inc) if len(rows) >= 2 and None not in zero_err else None
         out.append(
             {
                 "benchmark": bench,
@@ -386,10 +389,12 @@ def compare(summaries: list[dict]) -> list[dict]:
                         "model": g.get("model"),
                         "pass_at_1": g["pass_at_1"],
                         "share_zero_incoherence": g["share_zero_incoherence"],
+                        "share_zero_error": g.get("share_zero_error"),
                     }
                     for g in rows
                 ],
                 "spearman": rho,
+                "spearman_zero_error": rho_err,
             }
         )
     return out
@@ -399,7 +404,8 @@ def compare_text(groups: list[dict]) -> str:
     lines = []
     for g in groups:
         lines.append(
-            f"{g['benchmark']} · seeds {g['seeds']}: Spearman ρ(pass@1 ranking, zero-incoherence ranking) = {_f(g['spearman'], 3)} over {len(g['models'])} models"
+            f"{g['benchmark']} · seeds {g['seeds']}: Spearman ρ(pass@1 ranking, zero-incoherence ranking) = {_f(g['spearman'], 3)}, "
+            f"ρ(zero-error ranking, zero-incoherence ranking) = {_f(g.get('spearman_zero_error'), 3)} over {len(g['models'])} models"
         )
         lines.append(f"  {'model':<26} {'pass@1':>7} {'I=0 share':>10}")
         for m in g["models"]:

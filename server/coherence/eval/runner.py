@@ -1,158 +1,37 @@
-"""Running the eval: one task at a time through the engine's ``Checker``, labels on the side.
+"""A run of the eval over one samples file: which tasks are left (resume), ``run.json``, and
+``tasks.jsonl``, which gets each finished task's record at once, so an interrupted run keeps what is
+done and a re-run skips those task ids.
 
-Per task:
-
-1. every candidate 0..m-1 goes through ``extract_program`` (the replay provider's reading);
-2. candidate 0 becomes the Target (``target_for``; MBPP's task sentence stands in for a docstring);
-   candidates 1..m-1 are handed to ``Checker.check`` as its ``samples=`` override;
-3. inputs: the Checker generates them itself.  ``--seeds signature`` gives it no workspace (IDE mode:
-   signature and docstring only).  ``--seeds tests`` gives it a private workspace holding the
-   benchmark's tests as ``test_benchmark.py`` (HumanEval's ``candidate`` renamed to the function),
-   which the engine's test-seed harvester reads: the test inputs become seeds and mutation parents;
-4. the executor the Checker uses is wrapped so that its first run (the m x n matrix) also runs the
-   reference solution on the same inputs, in the same worker; that row is taken out before the
-   Checker sees the report, so the estimator never sees it.  It gives the pointwise error;
-5. labels: every candidate and the reference on the benchmark's own tests (``labels.run_labels``).
-
-Tasks run in threads (``--jobs``); the heavy work is in sandbox processes, whose per-task
-parallelism is divided among the jobs.  Each finished task is appended to ``tasks.jsonl`` at once,
-so an interrupted run keeps what is done and a re-run skips those task ids.
+What one task does is :mod:`coherence.eval.task`; where the tasks run (threads here, or a Ray
+cluster) is a backend of :mod:`coherence.eval.backends`.
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import re
-import shutil
 import sys
-import tempfile
 import threading
-import time
-from collections import Counter
-from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
 
-from coherence.engine.check import Checker
-from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
-from coherence.engine.execution import ExecutionLimits, Program
-from coherence.engine.execution.executor import ExecutionReport, Executor, cpu_count, input_sources
-from coherence.engine.inputs import Input
-from coherence.engine.markers import target_for
-from coherence.engine.outcomes import label_matrix, outcomes_equal
-from coherence.engine.sampling import SampleSet, extract_program
-from coherence.eval.corpus import BenchmarkTask, SampleTask, load_paper_log, paper_log_for, safe_name
-from coherence.eval.labels import label_executor, pointwise_error, run_labels, test_file_source
+from coherence.eval.backends import Backend
+from coherence.eval.corpus import BenchmarkTask, SampleTask, load_paper_log, paper_log_for
+from coherence.eval.progress import ProgressBar
+from coherence.eval.task import _WORKER_FAILURE, CHECKED, SEED_MODES, EvalOptions, evaluate_task
 
-SEED_MODES = ("signature", "tests")
-CHECKED = ("coherent", "incoherent", "nondeterministic")
-_MISSING_MODULE = re.compile(r"^(ModuleNotFoundError|ImportError)\b")
-_WORKER_FAILURE = re.compile(r"the worker (died|exited|did not finish)")
-RECORD_VERSION = 1
-
-
-@dataclass(frozen=True)
-class EvalOptions:
-    samples: int = 10  # m, candidate 0 included
-    inputs: int = 1000  # n
-    seeds: str = "signature"
-    jobs: int = 1
-    seed: int = 0
-    call_timeout: float = 1.0
-    program_budget: float = 20.0
-    run_budget: float | None = 10.0  # all programs of a task together (the engine's default)
-    input_budget: float = 2.0
-    label_timeout: float = 10.0
-    sandbox: str = "auto"
-    python: str | None = None
-    keep_matrices: bool = False  # also write each task's outcome matrix (matrices.jsonl)
-
-    def settings(self) -> dict:
-        """What must match for a resumed run to be the same run."""
-        d = asdict(self)
-        for k in ("jobs", "python", "sandbox", "keep_matrices"):
-            d.pop(k, None)
-        return d
-
-
-# ---------------------------------------------------------------------------------------------
-# the recording executor
-# ---------------------------------------------------------------------------------------------
-
-
-class _ReferenceExecutor(Executor):
-    """Runs like a plain Executor, except that the first run also runs ``reference`` as one more
-    program; its row (and the full report) is kept here and removed from what the caller gets.
-
-    It also drops the module's extra ``sys_path`` (the ``--seeds tests`` workspace is for seed
-    harvesting only, and the corpus programs import nothing from it)."""
-
-    def __init__(self, reference: Program | None, **kw):
-        super().__init__(**kw)
-        self.reference = reference
-        self.first: ExecutionReport | None = None
-        self.first_inputs: list[str] = []
-        # the inputs themselves, when the checker handed Input objects (their origins are recorded)
-        self.first_values: list[Input] | None = None
-
-    def prepare(self, module, programs, **kw):  # same contract as Executor.prepare
-        module = replace(module, sys_path=())
-        if self.first is not None or self.reference is None:
-            return super().prepare(module, programs, **kw)
-        return _FirstRun(self, super().prepare(module, list(programs) + [self.reference], **kw))
-
-
-class _FirstRun:
-    """The checker's first run, with the reference as its last program (see _ReferenceExecutor)."""
-
-    def __init__(self, owner: _ReferenceExecutor, prepared):
-        self.owner = owner
-        self.prepared = prepared
-
-    def run(self, inputs, **kw):
-        owner = self.owner
-        report = self.prepared.run(inputs, **kw)
-        owner.first = report
-        owner.first_inputs = input_sources(inputs)
-        owner.first_values = list(inputs) if all(isinstance(i, Input) for i in inputs) else None
-        return replace(
-            report,
-            outcomes=report.outcomes[:-1],
-            load_errors=report.load_errors[:-1],
-            timeouts=report.timeouts[:-1],
-        )
-
-    def start_rerun(self, inputs):
-        """The checker's early nondeterminism re-run (``PreparedRun.start_rerun``): without it, the
-        eval's first run re-ran its inputs during the run, and logged a failure per task."""
-        return self.prepared.start_rerun(inputs)
-
-    @property
-    def pending(self):
-        return self.prepared.pending
-
-    def close(self):
-        self.prepared.close()
-
-
-class _NoProvider:
-    """The eval always passes ``samples=``; asking this for more is a bug."""
-
-    model = "replay"
-    cacheable = False
-    temperature = 0.0
-
-    async def generate(self, spec, count):  # pragma: no cover - defensive
-        raise CoherenceError("coherence eval: the checker asked for samples it was not given")
-
-
-# ---------------------------------------------------------------------------------------------
-# one task
-# ---------------------------------------------------------------------------------------------
+__all__ = [
+    "CHECKED",
+    "SEED_MODES",
+    "EvalOptions",
+    "ProgressBar",
+    "SettingsMismatch",
+    "engine_fingerprint",
+    "evaluate_task",
+    "infra_failure",
+    "read_records",
+    "run_samples_file",
+]
 
 
 def _engines_of(run: dict) -> list[str]:
@@ -173,345 +52,6 @@ def engine_fingerprint() -> str:
         h.update(str(p.relative_to(root)).encode())
         h.update(p.read_bytes())
     return h.hexdigest()[:12]
-
-
-def evaluate_task(
-    st: SampleTask,
-    bt: BenchmarkTask,
-    opts: EvalOptions,
-    *,
-    cancel: threading.Event | None = None,
-    paper: dict | None = None,
-    workers: int = 0,
-) -> dict[str, Any]:
-    """Evaluate one task; returns its ``tasks.jsonl`` record.  Raises ``CheckCancelled`` when
-    ``cancel`` is set mid-way (nothing is recorded then)."""
-    started = time.monotonic()
-    m = opts.samples
-    name = st.entry_point
-    extracted = [extract_program(c, name) for c in st.candidates[:m]]
-    if st.origins:  # a panel: each alternative carries the model that wrote it
-        extracted = [replace(s, model=o) for s, o in zip(extracted, st.origins)]
-    codes = [s.code if s.ok else None for s in extracted]
-    rec: dict[str, Any] = {
-        "version": RECORD_VERSION,
-        "benchmark": st.benchmark,
-        "model": st.model,
-        "task_id": st.task_id,
-        "entry_point": name,
-        "seeds": opts.seeds,
-        "samples_requested": m,
-        "inputs_requested": opts.inputs,
-        "candidates_available": len(st.candidates),
-        "status": "error",
-        "reason": "",
-    }
-    if paper:
-        rec["paper"] = paper
-    if st.panel:
-        rec["panel"] = st.panel
-        rec["alternative_models"] = dict(Counter(st.origins[1:m] if st.origins else []))
-
-    # -- labels ------------------------------------------------------------------------------
-    t_lab = time.monotonic()
-    lab = run_labels(
-        label_executor(opts.label_timeout, opts.python, opts.sandbox, workers),
-        bt,
-        codes,
-        name,
-        cancel=cancel,
-    )
-    rec["passed"] = lab.passed
-    rec["label_details"] = lab.details
-    rec["reference_passed"] = lab.reference_passed
-    rec["candidate0_pass"] = bool(lab.passed[0]) if lab.passed else False
-    rec["label_seconds"] = round(time.monotonic() - t_lab, 3)
-    if lab.retries:
-        rec["label_retries"] = lab.retries
-
-    # -- the check ---------------------------------------------------------------------------
-    t_chk = time.monotonic()
-    if codes and codes[0] is None:
-        s0 = extracted[0]
-        rec["reason"] = f"candidate 0 is not usable ({s0.status}: {s0.detail})".strip()
-        return _finish(rec, started, t_chk)
-    if not codes:
-        rec["reason"] = "no candidates"
-        return _finish(rec, started, t_chk)
-    try:
-        target = target_for(codes[0], name, f"{safe_name(st.task_id)}.py", docstring=st.description or None)
-    except (SyntaxError, LookupError) as exc:
-        rec["reason"] = f"candidate 0: {exc}"
-        return _finish(rec, started, t_chk)
-
-    workspace = None
-    if opts.seeds == "tests":
-        workspace = tempfile.mkdtemp(prefix="coherence-eval-seeds-")
-        Path(workspace, "test_benchmark.py").write_text(test_file_source(bt, name), encoding="utf-8")
-    try:
-        config = CheckConfig(
-            samples=m,
-            inputs=opts.inputs,
-            seed=opts.seed,
-            call_timeout=opts.call_timeout,
-            program_budget=opts.program_budget,
-            run_budget=opts.run_budget,
-            input_budget=opts.input_budget,
-            sandbox=opts.sandbox,
-            python=opts.python,
-            workspace=workspace,
-            # eval measures the metrics of every task, however few alternatives it kept: the
-            # refusal to call thin evidence coherent is for users' verdicts
-            min_alternatives=1,
-        )
-        alternatives = extracted[1:]
-        samples = SampleSet(samples=alternatives, requested=m - 1, failures=[], model=f"replay:{st.model}")
-        reference = Program(name, bt.reference, "reference") if bt.reference.strip() else None
-        # A worker that dies or exits early while loading (under heavy load) is the
-        # infrastructure's failure, not candidate 0's: check again, at most twice more.
-        for attempt in range(3):  # noqa: B007 - read after the loop: the retries it took
-            executor = _ReferenceExecutor(
-                reference,
-                python=opts.python,
-                limits=ExecutionLimits(
-                    call_timeout=opts.call_timeout,
-                    program_budget=opts.program_budget,
-                    run_budget=opts.run_budget,
-                    jobs=workers,
-                ),
-                sandbox=opts.sandbox,
-            )
-            checker = Checker(config, provider=_NoProvider(), executor=executor)
-            result = asyncio.run(checker.check(target, cancel=cancel, samples=samples))
-            if not (result.status == "error" and _WORKER_FAILURE.search(result.reason or "")):
-                break
-        rec["check_retries"] = attempt
-        # The inputs the checker ran (for their origins), as the executor got them.
-        inputs = executor.first_values if executor.first is not None else None
-    finally:
-        if workspace:
-            shutil.rmtree(workspace, ignore_errors=True)
-
-    rec.update(
-        status=result.status,
-        reason=result.reason,
-        samples=result.samples,
-        inputs=result.inputs,
-        incoherence=result.incoherence,
-        incoherence_interval=result.incoherence_interval,
-        disagreement=result.disagreement,
-        sde=result.sde,
-        dsde=result.dsde,
-        trust=result.trust,
-        clusters=result.cluster_sizes,
-        cluster_models=[c.models for c in result.clusters],
-        user_cluster=result.user_cluster,
-        pac_bound=result.pac_bound,
-        sampling=result.sampling,
-        timeouts=result.timeouts,
-        inputs_over_budget=result.inputs_over_budget,
-        load_errors=len(result.load_errors),
-        sandbox=result.sandbox,
-    )
-    rec.update(
-        severity=result.severity, evidence=result.evidence, domain=result.domain, outside_domain=result.outside_domain
-    )
-    if result.counterexample is not None:
-        ce = result.counterexample
-        rec["counterexample"] = {"call": ce.call, "yours": ce.yours, "theirs": ce.theirs, "summary": ce.summary()}
-        if reference is not None and result.disagreeing_code:
-            rec["counterexample"]["reference"] = verify_counterexample(executor, target, result, reference)
-    if inputs is not None:
-        rec["input_origins"] = dict(Counter(i.origin for i in inputs))
-
-    # Which candidates took part: candidate 0, the valid alternatives in order, minus those the
-    # checker dropped for importing a module that is not installed.
-    valid_idx = [i for i, s in enumerate(extracted) if i > 0 and s.ok][: m - 1]
-    rows = [0] + valid_idx  # candidate index of each program row of the first run
-    used_rows = list(range(len(rows)))
-    if executor.first is not None:
-        errs = executor.first.load_errors
-        used_rows = [r for r in used_rows if r == 0 or not (errs[r] and _MISSING_MODULE.match(errs[r]))]
-    rec["used"] = [rows[r] for r in used_rows]
-    rec["all_used_pass"] = all(lab.passed[c] for c in rec["used"]) if lab.passed else False
-
-    if executor.first is not None and reference is not None and result.status in CHECKED:
-        _pointwise(rec, executor.first, executor.first_inputs, used_rows, inputs, name)
-        if opts.keep_matrices:
-            rec["_matrix"] = outcome_matrix(executor.first, [rows[r] for r in used_rows], used_rows, inputs)
-            if inputs is not None:  # the stated domain, for replays of the severity rule
-                from coherence.engine.acceptance import user_assumptions
-                from coherence.engine.inputs.domain import Domain
-
-                domain = Domain(target.spec, inputs, assume=user_assumptions(target))
-                rec["_matrix"]["inside"] = "".join("1" if domain.empty or domain.contains(i) else "0" for i in inputs)
-    return _finish(rec, started, t_chk)
-
-
-def verify_counterexample(executor: Executor, target, result, reference: Program) -> str:
-    """Run the reference solution on the counterexample the user would see, in the sandbox, beside
-    yours and the program it is set against: "theirs" (the reference agrees with the alternatives),
-    "yours", "neither", or "rejects" (the reference raises there: the input is out of contract).
-    "unknown" when the call cannot be rebuilt or the run fails."""
-    from coherence.engine.acceptance import input_from_call
-    from coherence.engine.check import module_context_for
-
-    inp = input_from_call(target, result.counterexample.call)
-    if inp is None:
-        return "unknown"
-    name = target.name
-    programs = [Program(name, None, "yours"), Program(name, result.disagreeing_code, "theirs"), reference]
-    module = replace(module_context_for(target, None), sys_path=())
-    try:
-        report = executor.run(module, programs, [inp])
-    except Exception:  # noqa: BLE001 - a label, not the check: record that it is missing
-        return "unknown"
-    if report.module_error or any(report.load_errors):
-        return "unknown"
-    yours, theirs, ref = (row[0] for row in report.outcomes)
-    if ref.kind != "ok":
-        return "rejects"
-    if outcomes_equal(ref, theirs):
-        return "theirs"
-    return "yours" if outcomes_equal(ref, yours) else "neither"
-
-
-_ORIGIN_CODE = {"doctest": "d", "test": "t", "default": "f", "annotation": "a", "mutation": "m", "shrink": "s"}
-
-
-def outcome_matrix(report: ExecutionReport, candidates: list[int], used_rows: list[int], inputs) -> dict:
-    """A compact copy of the outcome matrix of the programs that took part (and the reference,
-    last), for offline what-if analyses of the comparison rules (``benchmarks/eval_whatif.py``).
-
-    ``labels[i][x]``: equal labels = equal outcomes at input x (``outcomes_equal``, closed
-    transitively, over these rows); ``errors[i][x]``: -1 when the call returned, else an index into
-    ``error_names``; ``origins``: one letter per input (d doctest, t test, f default, a annotation,
-    m mutation); ``inside`` (added by the caller): one character per input, 1 when it lies inside
-    the stated domain."""
-    rows = [report.outcomes[r] for r in used_rows] + [report.outcomes[-1]]
-    labels = label_matrix(rows)
-    names: dict[str, int] = {}
-    errors = [[-1 if o.kind == "ok" else names.setdefault(o.error or "", len(names)) for o in row] for row in rows]
-    return {
-        "candidates": candidates,
-        "labels": labels.tolist(),
-        "errors": errors,
-        "error_names": list(names),
-        "origins": "".join(_ORIGIN_CODE.get(i.origin, "?") for i in inputs) if inputs is not None else None,
-    }
-
-
-def _pointwise(rec: dict, report: ExecutionReport, sources: list[str], used_rows: list[int], inputs, name: str) -> None:
-    outcomes = report.outcomes
-    ref = outcomes[-1]
-    if report.load_errors[-1]:
-        rec["reference_error"] = report.load_errors[-1].splitlines()[0][:200]
-        return
-    pw = pointwise_error(outcomes[0], ref)
-    rec["error"] = pw.error
-    rec["error_value"] = pw.error_value
-    rec["error_inputs"] = pw.counted
-    rec["reference_raises"] = len(ref) - pw.counted
-    per_prog = [pointwise_error(outcomes[r], ref).error for r in used_rows]
-    per_prog = [e for e in per_prog if e is not None]
-    rec["error_mean_candidates"] = sum(per_prog) / len(per_prog) if per_prog else None
-    rec["candidate_errors"] = per_prog
-    rec["wrong_inputs"] = len(pw.wrong)
-    if not pw.wrong:
-        return
-    others = [r for r in used_rows if r != 0]
-    flagged = [x for x in pw.wrong if any(not outcomes_equal(outcomes[r][x], outcomes[0][x]) for r in others)]
-    rec["wrong_flagged"] = len(flagged)  # wrong inputs where some alternative disagrees with candidate 0
-    if inputs is not None:
-        rec["wrong_origins"] = dict(Counter(inputs[x].origin for x in pw.wrong))
-
-    # One example input where candidate 0 is wrong: prefer both returning, then the smallest.
-    def key(x):
-        size = inputs[x].size() if inputs is not None else len(sources[x])
-        return (outcomes[0][x].kind != "ok", size, x)
-
-    x = min(pw.wrong, key=key)
-    agree = sum(1 for r in others if outcomes_equal(outcomes[r][x], outcomes[0][x]))
-    example = {
-        "candidate0": outcomes[0][x].render(160),
-        "reference": ref[x].render(160),
-        "alternatives_agreeing": agree,
-        "alternatives": len(others),
-    }
-    if inputs is not None:
-        example["call"] = inputs[x].call(name)[:300]
-        example["origin"] = inputs[x].origin
-    else:
-        example["input"] = sources[x][:300]
-    rec["error_example"] = example
-
-
-def _finish(rec: dict, started: float, t_chk: float) -> dict:
-    rec["check_seconds"] = round(time.monotonic() - t_chk, 3)
-    rec["seconds"] = round(time.monotonic() - started, 3)
-    rec["complete"] = True
-    return rec
-
-
-# ---------------------------------------------------------------------------------------------
-# progress
-# ---------------------------------------------------------------------------------------------
-
-
-def _fmt_secs(s: float) -> str:
-    s = int(max(0, s))
-    if s >= 3600:
-        return f"{s // 3600}h{(s % 3600) // 60:02d}m"
-    if s >= 60:
-        return f"{s // 60}m{s % 60:02d}s"
-    return f"{s}s"
-
-
-class ProgressBar:
-    """``label [#####.....] 45/150 · 1.3 tasks/s · ETA 1m20s`` on stderr (a line every 15 s when
-    stderr is not a terminal)."""
-
-    def __init__(self, total: int, done: int = 0, label: str = "", stream=None, width: int = 28):
-        self.total, self.done, self.label = total, done, label
-        self.start_done = done
-        self.stream = stream or sys.stderr
-        self.width = width
-        self.start = time.monotonic()
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
-        self._last = 0.0
-        self.extra = ""
-
-    def text(self) -> str:
-        frac = self.done / self.total if self.total else 1.0
-        fill = round(frac * self.width)
-        elapsed = time.monotonic() - self.start
-        new = self.done - self.start_done
-        rate = new / elapsed if elapsed > 0 else 0.0
-        eta = (self.total - self.done) / rate if rate > 0 else None
-        parts = [f"{self.label} [{'#' * fill}{'.' * (self.width - fill)}] {self.done}/{self.total}"]
-        parts.append(f"{rate:.2f} tasks/s" if new else "starting")
-        parts.append(f"ETA {_fmt_secs(eta)}" if eta is not None else "ETA ?")
-        parts.append(f"elapsed {_fmt_secs(elapsed)}")
-        if self.extra:
-            parts.append(self.extra)
-        return " · ".join(parts)
-
-    def update(self, done: int | None = None, force: bool = False) -> None:
-        if done is not None:
-            self.done = done
-        now = time.monotonic()
-        if self.tty:
-            self.stream.write("\r\033[K" + self.text())
-            self.stream.flush()
-        elif force or now - self._last >= 15 or self.done == self.total:
-            self.stream.write(self.text() + "\n")
-            self.stream.flush()
-            self._last = now
-
-    def close(self) -> None:
-        if self.tty:
-            self.stream.write("\n")
-            self.stream.flush()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -546,6 +86,33 @@ class SettingsMismatch(CoherenceError):
     pass
 
 
+def _previous_run(out_dir: Path, settings: dict) -> dict:
+    """The ``run.json`` of the run being resumed ({} when there is none); refuses one with other
+    settings, and warns when another engine started it."""
+    tasks_path, run_path = out_dir / "tasks.jsonl", out_dir / "run.json"
+    if not (run_path.is_file() and tasks_path.is_file()):
+        return {}
+    try:
+        previous = json.loads(run_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    old = previous.get("settings", {})
+    before = _engines_of(previous)
+    fingerprint = engine_fingerprint()
+    if before and fingerprint not in before and tasks_path.stat().st_size:
+        print(
+            f"coherence eval: warning: {out_dir} was started with another engine ({'+'.join(before)}, now "
+            f"{fingerprint}); resuming mixes them, and run.json lists every one (use --restart for "
+            "a clean run)",
+            file=sys.stderr,
+        )
+    diff = {k: (old.get(k), v) for k, v in settings.items() if k in old and old.get(k) != v}
+    if diff:
+        listed = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in diff.items())
+        raise SettingsMismatch(f"{out_dir} holds a run with other settings ({listed}); use another --out or --restart")
+    return previous
+
+
 def run_samples_file(
     samples: list[SampleTask],
     tasks: dict[str, BenchmarkTask],
@@ -557,11 +124,13 @@ def run_samples_file(
     redo_infra: bool = False,
     progress: bool = True,
     cancel: threading.Event | None = None,
+    backend: Backend | None = None,
 ) -> tuple[list[dict], bool]:
     """Evaluate every task of one samples file into ``out_dir/tasks.jsonl`` (resuming).
 
     Returns (all complete records, interrupted).  KeyboardInterrupt stops the run cleanly: running
-    tasks are cancelled, finished ones are kept."""
+    tasks are cancelled, finished ones are kept.  ``backend`` runs the tasks (default: ``--jobs``
+    threads here, closed at the end; a given one is left open for the next run)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     tasks_path = out_dir / "tasks.jsonl"
     run_path = out_dir / "run.json"
@@ -571,28 +140,7 @@ def run_samples_file(
         settings["panel"] = first.panel
     if restart:
         tasks_path.unlink(missing_ok=True)
-    previous: dict = {}
-    fingerprint = engine_fingerprint()  # reads every engine file: once
-    if run_path.is_file() and tasks_path.is_file():
-        try:
-            previous = json.loads(run_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            previous = {}
-        old = previous.get("settings", {})
-        before = _engines_of(previous)
-        if before and fingerprint not in before and tasks_path.stat().st_size:
-            print(
-                f"coherence eval: warning: {out_dir} was started with another engine ({'+'.join(before)}, now "
-                f"{fingerprint}); resuming mixes them, and run.json lists every one (use --restart for "
-                "a clean run)",
-                file=sys.stderr,
-            )
-        diff = {k: (old.get(k), v) for k, v in settings.items() if k in old and old.get(k) != v}
-        if diff:
-            listed = ", ".join(f"{k}: {a!r} -> {b!r}" for k, (a, b) in diff.items())
-            raise SettingsMismatch(
-                f"{out_dir} holds a run with other settings ({listed}); use another --out or --restart"
-            )
+    previous = _previous_run(out_dir, settings)
     records = read_records(tasks_path)
     if redo_infra:
         bad = [r for r in records if infra_failure(r)]
@@ -625,6 +173,7 @@ def run_samples_file(
     # Every engine that wrote tasks into this run, oldest first: a resume that runs nothing keeps the
     # list as it was, so a finished run is not credited to the engine that merely re-read it.
     engines = _engines_of(previous)
+    fingerprint = engine_fingerprint()  # reads every engine file
     if todo and fingerprint not in engines:
         engines.append(fingerprint)
     run_path.write_text(
@@ -655,60 +204,54 @@ def run_samples_file(
                 with open(tasks_path, "ab") as out:
                     out.write(b"\n")
 
-    jobs = max(1, opts.jobs)
-    workers = max(1, cpu_count() // jobs)
-    cancel = cancel or threading.Event()
+    if backend is None:
+        from coherence.eval.backends.local import LocalBackend
+
+        # evaluate_task is looked up here, at run time (tests replace it)
+        backend = own = LocalBackend(evaluate_task, opts.jobs, cancel)
+    else:
+        own = None
     bar = ProgressBar(total, len(done), f"{first.benchmark}/{first.model}/{opts.seeds}") if progress else None
     if bar:
         bar.update(force=True)
     interrupted = False
-    pool = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="coherence-eval")
     failures = 0
     with open(tasks_path, "a", encoding="utf-8") as sink:
 
-        def harvest(fut, st) -> None:
+        def harvest(st: SampleTask, out: dict | BaseException) -> None:
             nonlocal failures, interrupted
-            try:
-                rec = fut.result()
-            except CheckCancelled:
+            if isinstance(out, CheckCancelled):
                 return
-            except KeyboardInterrupt:
+            if isinstance(out, KeyboardInterrupt):
                 interrupted = True
                 return
-            except Exception as exc:  # noqa: BLE001 - one broken task must not end the run
+            if isinstance(out, BaseException):  # one broken task must not end the run
                 failures += 1
-                print(f"\ncoherence eval: task {st.task_id} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+                print(f"\ncoherence eval: task {st.task_id} failed: {type(out).__name__}: {out}", file=sys.stderr)
                 return
-            matrix = rec.pop("_matrix", None)
+            matrix = out.pop("_matrix", None)
             if matrix is not None:
                 with open(out_dir / "matrices.jsonl", "a", encoding="utf-8") as mfh:
-                    mfh.write(json.dumps({"task_id": rec["task_id"], **matrix}, separators=(",", ":")) + "\n")
-            sink.write(json.dumps(rec) + "\n")
+                    mfh.write(json.dumps({"task_id": out["task_id"], **matrix}, separators=(",", ":")) + "\n")
+            sink.write(json.dumps(out) + "\n")
             sink.flush()
-            records.append(rec)
+            records.append(out)
 
-        pending = {
-            pool.submit(evaluate_task, st, bt, opts, cancel=cancel, paper=paper.get(st.key), workers=workers): st
-            for st, bt in todo
-        }
         try:
-            while pending and not interrupted:
-                finished, _ = wait(list(pending), timeout=0.5, return_when=FIRST_COMPLETED)
-                for fut in finished:
-                    harvest(fut, pending.pop(fut))
+            backend.start([(st, bt, paper.get(st.key)) for st, bt in todo], opts)
+            while backend.pending() and not interrupted:
+                for st, result in backend.poll(0.5):
+                    harvest(st, result)
                 if bar:
-                    bar.extra = f"{failures} failed" if failures else ""
+                    bar.extra = " · ".join(x for x in (backend.label, f"{failures} failed" if failures else "") if x)
                     bar.update(len(records))
             if interrupted:
                 raise KeyboardInterrupt
         except KeyboardInterrupt:
             interrupted = True
-            cancel.set()
-            pool.shutdown(wait=True, cancel_futures=True)
             # keep every task that finished before the cancellation reached it
-            for fut, st in list(pending.items()):
-                if fut.done() and not fut.cancelled():
-                    harvest(fut, st)
+            for st, result in backend.stop():
+                harvest(st, result)
             if bar:
                 bar.close()
                 bar = None
@@ -717,7 +260,8 @@ def run_samples_file(
                 file=sys.stderr,
             )
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            if own is not None:
+                own.close()
             if bar:
                 bar.close()
     return records, interrupted
