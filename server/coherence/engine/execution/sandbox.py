@@ -412,8 +412,16 @@ def kernel_layers() -> list[str]:
 
 def planned_layers(mode: str) -> list[str]:
     """The kernel layers a worker in ``mode`` applies here (what its name will say): the same in
-    both modes (under bubblewrap, Landlock confines writes and signals; see kernel.py)."""
-    return kernel_layers()
+    both modes (under bubblewrap, Landlock confines writes and signals; see kernel.py), and in
+    guard mode ``memcg`` first where a cgroup v2 memory limit can be made (cgroup.py)."""
+    return (["memcg"] if mode == "guard" and memory_cgroup()[0] else []) + kernel_layers()
+
+
+def memory_cgroup() -> tuple[str | None, str]:
+    """Where a guard-mode job's memory cgroup goes, or why there is none (``cgroup.find``)."""
+    from coherence.engine.execution.coherence_worker import cgroup
+
+    return cgroup.find()
 
 
 def required_layers(requested: str, mode: str) -> list[str]:

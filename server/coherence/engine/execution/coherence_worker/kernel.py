@@ -5,26 +5,30 @@ seccomp program.  Each child applies them right after its privilege drop (``appl
 order that makes each possible: the capability bounding set (root only, before the uid change,
 see guard.drop_privileges), ``no_new_privs`` (no exec gains privileges again, and what lets an
 unprivileged process install the next two), Landlock (guard mode: file access), seccomp (system
-calls).  A child that cannot apply a layer its leader announced refuses to run its program: the
+calls).  Before all of that, the leader may enter a memory cgroup of the job's own
+(``enter_memcg``, cgroup.py), which the children inherit.  A child that cannot apply a layer its leader announced refuses to run its program: the
 name coherence reports (``names``) is then never more than what held.
 """
 
 import os
 
-from . import landlock, seccomp
+from . import cgroup, landlock, seccomp
 
 
 class Layers:
-    __slots__ = ("seccomp", "pid_at", "landlock")
+    __slots__ = ("seccomp", "pid_at", "landlock", "memcg")
 
     def __init__(self):
         self.seccomp = None  # the filter, when the kernel takes it (see seccomp.program)
         self.pid_at = []  # where the child's pid goes in it
         self.landlock = None  # a landlock.Prepared, when the kernel has Landlock
+        self.memcg = None  # the job's cgroup.JobCgroup, when one could be made (enter_memcg)
 
     def names(self):
         """What the children apply, in the sandbox's name: ``["landlock", "seccomp"]``."""
         out = []
+        if self.memcg is not None:
+            out.append("memcg")
         if self.landlock is not None:
             out.append("landlock")
         if self.seccomp is not None:
@@ -54,6 +58,31 @@ def plan(job, readable, hidden):
     return layers
 
 
+def enter_memcg(job, memory_mb, running):
+    """In the leader, before any namespace of its own (guard mode as root makes its mounts
+    read-only): a cgroup v2 of the job's own with ``memory.max`` for the leader and ``running``
+    children at ``memory_mb`` each, entered.  None where none can be made (then the seccomp
+    filter's denials of memfd and shared memory hold; see cgroup.py).  Not under bubblewrap,
+    whose view of /sys/fs/cgroup is read-only."""
+    if os.uname().sysname != "Linux" or job.get("kernel_layers") is False or job.get("sandbox") == "bwrap":
+        return None
+    parent, _why = cgroup.find()
+    if parent is None:
+        return None
+    made, _why = cgroup.JobCgroup.enter(parent, (running + 1) * memory_mb * 1024 * 1024)
+    return made
+
+
+def leave(layers):
+    """In the leader, at the end of the job: out of the job's cgroup, and the cgroup removed."""
+    if layers is not None and layers.memcg is not None:
+        try:
+            layers.memcg.leave()
+        except BaseException:
+            pass
+        layers.memcg = None
+
+
 def warm():
     """Ask the kernel once (a warm worker does, before it forks its job leaders)."""
     try:
@@ -67,6 +96,8 @@ def warm():
 
 def apply(layers, own_dir):
     """In a child, after its privilege drop: every planned layer, or the reason one failed."""
+    if layers.memcg is not None:
+        layers.memcg.forget()  # the leader's way out of the job's cgroup is not the child's
     if not seccomp.no_new_privs():
         return "no_new_privs could not be set"
     if layers.landlock is not None:

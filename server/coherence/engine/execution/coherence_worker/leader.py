@@ -139,6 +139,7 @@ class Leader(object):
             os.chmod(self.tmp, 0o711)
         except OSError:
             pass
+        memcg = kernel.enter_memcg(job, self.memory_mb, self.jobs)  # before the namespaces below
         if job.get("isolate", True):
             self.isolation_problems = guard.isolate_as_root(self.tmp)
         loading.set_path(job)
@@ -164,6 +165,7 @@ class Leader(object):
         self.layers = kernel.plan(
             job, [p for p in self.guard["allow"] if p != self.guard["root"]], self.guard["hidden"]
         )
+        self.layers.memcg = memcg
         # which kernel layers the children apply, so coherence can name the sandbox that ran
         names = self.layers.names()
         self.emit_json(META, SANDBOX, names)
@@ -550,7 +552,9 @@ def run_job(job):
             z.flush()
         except BaseException:
             pass
+        kernel.leave(getattr(z, "layers", None))
         os._exit(3)
     if forked is not None:  # a child, its leader's frames gone with the exception
         z.become_child(*forked)
+    kernel.leave(getattr(z, "layers", None))  # (its children are reaped)
     os._exit(0)
