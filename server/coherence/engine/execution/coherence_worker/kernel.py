@@ -58,6 +58,15 @@ def plan(job, readable, hidden):
     return layers
 
 
+_parent: "list[str | None]" = []  # where job cgroups go (cgroup.find), looked up once per worker: leaders are its forks
+
+
+def _memcg_parent():
+    if not _parent:
+        _parent.append(cgroup.find()[0])
+    return _parent[0]
+
+
 def enter_memcg(job, memory_mb, running):
     """In the leader, before any namespace of its own (guard mode as root makes its mounts
     read-only): a cgroup v2 of the job's own with ``memory.max`` for the leader and ``running``
@@ -66,7 +75,7 @@ def enter_memcg(job, memory_mb, running):
     whose view of /sys/fs/cgroup is read-only."""
     if os.uname().sysname != "Linux" or job.get("kernel_layers") is False or job.get("sandbox") == "bwrap":
         return None
-    parent, _why = cgroup.find()
+    parent = _memcg_parent()
     if parent is None:
         return None
     made, _why = cgroup.JobCgroup.enter(parent, (running + 1) * memory_mb * 1024 * 1024)
@@ -88,6 +97,7 @@ def warm():
     try:
         if os.uname().sysname == "Linux":
             landlock.abi()
+            _memcg_parent()
             if seccomp.available():
                 seccomp.program()
     except BaseException:
