@@ -83,6 +83,13 @@ def sandbox_tally() -> int:
     from tests.hostile.harness import modes
 
     who = f"uid {os.getuid()}" + (" (root)" if os.getuid() == 0 else " (an ordinary user)")
+    place, why = sb.memory_cgroup()
+    print(
+        f"memory beyond RLIMIT_AS (memfd, shared memory, tmpfs) as {who}: "
+        + (f"a cgroup v2 memory.max per run under {place} (guard)" if place else f"no cgroup v2 memory limit ({why})")
+        + "; seccomp denies memfd_create, shmget, mq_open"
+        + ("" if "seccomp" in sb.kernel_layers() else ": NOT HERE (no seccomp on this kernel/architecture)")
+    )
     escapes = 0
     for mode in modes():
         started = time.monotonic()

@@ -88,6 +88,34 @@ def f(x):
     return got
 """,
     ),
+    # -- the credentials files of the usual tools in the home directory (the harness plants
+    # ~/.aws/credentials and ~/.netrc where there are none, and copies beside the fake ~/.ssh):
+    # reading any of them at all, by Python or by libc, is the escape
+    Hostile(
+        "read_aws_credentials_and_netrc",
+        "secrets",
+        "alternative",
+        LIBC
+        + """
+def f(x):
+    got = {}
+    buf = ctypes.create_string_buffer(4096)
+    for path in ("@@REALHOME@@/.aws/credentials", "@@REALHOME@@/.netrc", "@@HOME@@/.aws_credentials", "@@HOME@@/.netrc"):
+        try:
+            with open(path) as fh:
+                got[path] = fh.read()
+        except OSError:
+            pass
+        fd = libc.open(path.encode(), os.O_RDONLY)
+        if fd >= 0:
+            n = libc.read(fd, buf, 4096)
+            libc.close(fd)
+            got[path + " (libc)"] = buf.raw[: max(n, 0)].decode("latin-1")
+    if not got:
+        raise LookupError("no credentials file could be read")
+    return got
+""",
+    ),
     Hostile(
         "locale_variable_key",
         "secrets",

@@ -93,6 +93,12 @@ def _snapshot(root: Path) -> dict[str, tuple[int, bytes | None]]:
     return out
 
 
+CREDENTIAL_FILES = {
+    ".aws/credentials": "[default]\naws_access_key_id = AKIACANARY\naws_secret_access_key = {secret}\n",
+    ".netrc": "machine example.com login u password {secret}\n",
+}
+
+
 @dataclass
 class Machine:
     tmp: Path
@@ -106,6 +112,7 @@ class Machine:
     escape: str
     server: subprocess.Popen
     snapshots: dict = field(default_factory=dict)
+    planted: list = field(default_factory=list)  # ~/.aws/credentials, ~/.netrc: made here, removed after
 
     @property
     def values(self) -> dict[str, str]:
@@ -164,6 +171,19 @@ class Machine:
             stdin=subprocess.DEVNULL,
         )
         m = cls(tmp, ws, home, created, secret, tcp, udp, unix, f"coherence-escape-{token}", server)
+        # the credentials files of the usual tools, in the real home where there are none (a real
+        # one is never touched) and always a copy in ``home``, so an attack has one to find
+        for rel, text in CREDENTIAL_FILES.items():
+            (home / rel.replace("/", "_")).write_text(text.format(secret=secret))
+            path = real_home / rel
+            if not path.exists() and not path.is_symlink():
+                for d in reversed([p for p in path.parents if p != real_home and real_home in p.parents]):
+                    if not d.exists():
+                        d.mkdir(mode=0o700)
+                        m.planted.append(d)
+                path.write_text(text.format(secret=secret))
+                path.chmod(0o600)
+                m.planted.append(path)
         m.snapshots = m._take()
         return m
 
@@ -207,6 +227,13 @@ class Machine:
         # only what we made: our key, and the directory if it is ours and now empty (anything
         # else someone put into a ~/.ssh we created stays)
         (self.home / "id_rsa").unlink(missing_ok=True)
+        for rel in CREDENTIAL_FILES:
+            (self.home / rel.replace("/", "_")).unlink(missing_ok=True)
+        for p in reversed(self.planted):
+            try:
+                p.rmdir() if p.is_dir() else p.unlink()
+            except OSError:
+                pass
         planted = self.home / "authorized_keys"  # only there if an attack escaped
         if planted.exists() and b"attacker" in planted.read_bytes():
             planted.unlink()

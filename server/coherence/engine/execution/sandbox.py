@@ -309,6 +309,26 @@ def _which_bwrap() -> str | None:
     return _which[1]
 
 
+# The size of the sandbox's /tmp under bubblewrap, where the children's directories are: files
+# written there are memory (a tmpfs) that no rlimit counts, and RLIMIT_FSIZE bounds each file, not
+# how many.  Without a size, a child wrote 384 MiB there against a 256 MiB memory limit in 2.5 s.
+TMPFS_MB = 256
+_size_flag: dict[str, bool] = {}
+
+
+def _tmpfs_size(mb: int) -> list[str]:
+    """``--size`` for the next ``--tmpfs``, where this bubblewrap has it (0.8 does; older ones
+    are asked once, by their --help)."""
+    bwrap = _which_bwrap() or ""
+    if bwrap not in _size_flag:
+        try:
+            out = subprocess.run([bwrap, "--help"], capture_output=True, timeout=10).stdout
+            _size_flag[bwrap] = b"--size" in out
+        except (OSError, subprocess.SubprocessError):
+            _size_flag[bwrap] = False
+    return ["--size", str(mb << 20)] if _size_flag[bwrap] else []
+
+
 def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[str, ...] = ()) -> list[str]:
     """The bubblewrap prefix for running ``interp`` (the command follows after ``--``)."""
     bwrap = _which_bwrap()
@@ -317,7 +337,9 @@ def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[s
     cmd = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
     roots = _hidden_roots()
     for root in roots:
-        cmd += ["--perms", "0755", "--tmpfs", root]
+        # a tmpfs is memory no limit of the child counts: /tmp (the children's directories) is
+        # bounded, the others hold only mount points
+        cmd += ["--perms", "0755"] + _tmpfs_size(TMPFS_MB if root == "/tmp" else 1) + ["--tmpfs", root]
     made: set[str] = set(roots)
     bound = _exposed_paths(interp, extra_paths)
     for path in bound:
@@ -335,12 +357,12 @@ def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[s
     # the host's runtime sockets (/run/user/$UID/bus, docker.sock, ssh and gpg agents) out of sight
     for run in ("/run", "/var/run"):
         if os.path.isdir(run) and not os.path.islink(run) and not any(_under(p, run) for p in made):
-            cmd += ["--tmpfs", run]
+            cmd += _tmpfs_size(1) + ["--tmpfs", run]
     for path in hidden_paths(interp, extra_paths):
         if any(_under(path, r) for r in roots) and not any(_under(path, b) for b in bound):
             continue  # under a hidden root and not bound back: out of sight already
         if os.path.isdir(path):
-            cmd += ["--tmpfs", path]
+            cmd += _tmpfs_size(1) + ["--tmpfs", path]
         elif os.path.exists(path):
             cmd += ["--ro-bind", "/dev/null", path]
     if os.geteuid() == 0:
@@ -412,8 +434,16 @@ def kernel_layers() -> list[str]:
 
 def planned_layers(mode: str) -> list[str]:
     """The kernel layers a worker in ``mode`` applies here (what its name will say): the same in
-    both modes (under bubblewrap, Landlock confines writes and signals; see kernel.py)."""
-    return kernel_layers()
+    both modes (under bubblewrap, Landlock confines writes and signals; see kernel.py), and in
+    guard mode ``memcg`` first where a cgroup v2 memory limit can be made (cgroup.py)."""
+    return (["memcg"] if mode == "guard" and memory_cgroup()[0] else []) + kernel_layers()
+
+
+def memory_cgroup() -> tuple[str | None, str]:
+    """Where a guard-mode job's memory cgroup goes, or why there is none (``cgroup.find``)."""
+    from coherence.engine.execution.coherence_worker import cgroup
+
+    return cgroup.find()
 
 
 def required_layers(requested: str, mode: str) -> list[str]:

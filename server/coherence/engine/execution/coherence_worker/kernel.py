@@ -5,7 +5,8 @@ seccomp program.  Each child applies them right after its privilege drop (``appl
 order that makes each possible: the capability bounding set (root only, before the uid change,
 see guard.drop_privileges), ``no_new_privs`` (no exec gains privileges again, and what lets an
 unprivileged process install the next two), Landlock (guard mode: file access), seccomp (system
-calls).  A child that cannot apply a layer its leader announced refuses to run its program: the
+calls).  Before all of that, the leader may enter a memory cgroup of the job's own
+(``enter_memcg``, cgroup.py), which the children inherit.  A child that cannot apply a layer its leader announced refuses to run its program: the
 name coherence reports (``names``) is then never more than what held.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import os
 
-from . import landlock, seccomp
+from . import cgroup, landlock, seccomp
 
 TYPE_CHECKING = False  # see protocol.py
 if TYPE_CHECKING:
@@ -21,16 +22,19 @@ if TYPE_CHECKING:
 
 
 class Layers:
-    __slots__ = ("seccomp", "pid_at", "landlock")
+    __slots__ = ("seccomp", "pid_at", "landlock", "memcg")
 
     def __init__(self) -> None:
         self.seccomp: bytes | None = None  # the filter, when the kernel takes it (see seccomp.program)
         self.pid_at: list[int] = []  # where the child's pid goes in it
         self.landlock: landlock.Prepared | None = None  # a landlock.Prepared, when the kernel has Landlock
+        self.memcg: cgroup.JobCgroup | None = None  # the job's cgroup, when one could be made (enter_memcg)
 
     def names(self) -> list[str]:
         """What the children apply, in the sandbox's name: ``["landlock", "seccomp"]``."""
         out: list[str] = []
+        if self.memcg is not None:
+            out.append("memcg")
         if self.landlock is not None:
             out.append("landlock")
         if self.seccomp is not None:
@@ -60,11 +64,46 @@ def plan(job: Job, readable: list[str], hidden: list[str]) -> Layers:
     return layers
 
 
+_parent: list[str | None] = []  # where job cgroups go (cgroup.find), looked up once per worker: leaders are its forks
+
+
+def _memcg_parent() -> str | None:
+    if not _parent:
+        _parent.append(cgroup.find()[0])
+    return _parent[0]
+
+
+def enter_memcg(job: Job, memory_mb: int, running: int) -> cgroup.JobCgroup | None:
+    """In the leader, before any namespace of its own (guard mode as root makes its mounts
+    read-only): a cgroup v2 of the job's own with ``memory.max`` for the leader and ``running``
+    children at ``memory_mb`` each, entered.  None where none can be made (then the seccomp
+    filter's denials of memfd and shared memory hold; see cgroup.py).  Not under bubblewrap,
+    whose view of /sys/fs/cgroup is read-only."""
+    if os.uname().sysname != "Linux" or job.get("kernel_layers") is False or job.get("sandbox") == "bwrap":
+        return None
+    parent = _memcg_parent()
+    if parent is None:
+        return None
+    made, _why = cgroup.JobCgroup.enter(parent, (running + 1) * memory_mb * 1024 * 1024)
+    return made
+
+
+def leave(layers: Layers | None) -> None:
+    """In the leader, at the end of the job: out of the job's cgroup, and the cgroup removed."""
+    if layers is not None and layers.memcg is not None:
+        try:
+            layers.memcg.leave()
+        except BaseException:
+            pass
+        layers.memcg = None
+
+
 def warm() -> None:
     """Ask the kernel once (a warm worker does, before it forks its job leaders)."""
     try:
         if os.uname().sysname == "Linux":
             landlock.abi()
+            _memcg_parent()
             if seccomp.available():
                 seccomp.program()
     except BaseException:
@@ -73,6 +112,8 @@ def warm() -> None:
 
 def apply(layers: Layers, own_dir: str) -> str | None:
     """In a child, after its privilege drop: every planned layer, or the reason one failed."""
+    if layers.memcg is not None:
+        layers.memcg.forget()  # the leader's way out of the job's cgroup is not the child's
     if not seccomp.no_new_privs():
         return "no_new_privs could not be set"
     if layers.landlock is not None:

@@ -141,6 +141,7 @@ class Leader:
             os.chmod(self.tmp, 0o711)
         except OSError:
             pass
+        memcg = kernel.enter_memcg(job, self.memory_mb, self.jobs)  # before the namespaces below
         if job.get("isolate", True):
             self.isolation_problems = guard.isolate_as_root(self.tmp)
         loading.set_path(job)
@@ -166,6 +167,7 @@ class Leader:
         self.layers = kernel.plan(
             job, [p for p in self.guard["allow"] if p != self.guard["root"]], self.guard["hidden"]
         )
+        self.layers.memcg = memcg
         # which kernel layers the children apply, so coherence can name the sandbox that ran
         names = self.layers.names()
         self.emit_json(META, SANDBOX, names)
@@ -436,7 +438,9 @@ def run_job(job: Job) -> None:
             z.flush()
         except BaseException:
             pass
+        kernel.leave(getattr(z, "layers", None))
         os._exit(3)
     if forked is not None:  # a child, its leader's frames gone with the exception
         spawn.become_child(z, *forked)
+    kernel.leave(getattr(z, "layers", None))  # (its children are reaped)
     os._exit(0)

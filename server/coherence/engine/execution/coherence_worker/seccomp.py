@@ -10,8 +10,12 @@ IPC or POSIX message queues (they outlive the program), no memfd (memory no rlim
 
 The filter is a small classic-BPF program built here (stdlib only: the worker runs under the
 user's interpreter), installed with ``prctl(PR_SET_SECCOMP)`` after ``PR_SET_NO_NEW_PRIVS``, so
-it needs no privilege.  System call numbers are per architecture: x86_64 only; elsewhere
-``available()`` says no and the sandbox's name does not claim it.
+it needs no privilege.  System call numbers are per architecture: x86_64 (its own table) and
+aarch64 (the kernel's generic table, asm-generic/unistd.h, which has no fork, vfork, iopl or
+ioperm: clone is the only way to a new process there, and the clone rule holds it).  The filter
+first checks the audit architecture of each call, so a call made through another ABI (32-bit
+int 0x80 on x86_64, AArch32 compat on aarch64) is denied rather than read with the wrong
+numbers.  Elsewhere ``available()`` says no and the sandbox's name does not claim it.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ from functools import lru_cache
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_SECCOMP = 22
 SECCOMP_MODE_FILTER = 2
-AUDIT_ARCH_X86_64 = 0xC000003E
+AUDIT_ARCH_X86_64 = 0xC000003E  # EM_X86_64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE
+AUDIT_ARCH_AARCH64 = 0xC00000B7  # EM_AARCH64 | __AUDIT_ARCH_64BIT | __AUDIT_ARCH_LE
 X32_SYSCALL_BIT = 0x40000000
 
 # classic BPF opcodes
@@ -118,6 +123,112 @@ CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 |
 CLONE_THREAD = 0x00010000
 
 
+# aarch64 numbers of the same calls (include/uapi/asm-generic/unistd.h; tests/engine/
+# test_seccomp_program.py checks both tables against the installed kernel headers when present)
+DENY_AARCH64 = {
+    "socket": 198,
+    "connect": 203,
+    "bind": 200,
+    "listen": 201,
+    "execve": 221,
+    "execveat": 281,
+    "ptrace": 117,
+    "process_vm_readv": 270,
+    "process_vm_writev": 271,
+    "kcmp": 272,
+    "pidfd_getfd": 438,
+    "unshare": 97,
+    "setns": 268,
+    "io_uring_setup": 425,
+    "io_uring_enter": 426,
+    "io_uring_register": 427,
+    "add_key": 217,
+    "request_key": 218,
+    "keyctl": 219,
+    "bpf": 280,
+    "perf_event_open": 241,
+    "userfaultfd": 282,
+    "fanotify_init": 262,
+    "mount": 40,
+    "umount2": 39,
+    "pivot_root": 41,
+    "chroot": 51,
+    "open_tree": 428,
+    "move_mount": 429,
+    "fsopen": 430,
+    "fsconfig": 431,
+    "fsmount": 432,
+    "fspick": 433,
+    "mount_setattr": 442,
+    "name_to_handle_at": 264,
+    "open_by_handle_at": 265,
+    "shmget": 194,
+    "semget": 190,
+    "msgget": 186,
+    "mq_open": 180,
+    "pidfd_open": 434,
+    "pidfd_send_signal": 424,
+    "memfd_create": 279,
+    "memfd_secret": 447,
+    "kexec_load": 104,
+    "kexec_file_load": 294,
+    "init_module": 105,
+    "finit_module": 273,
+    "delete_module": 106,
+    "acct": 89,
+    "swapon": 224,
+    "swapoff": 225,
+    "reboot": 142,
+    "sethostname": 161,
+    "setdomainname": 162,
+    "quotactl": 60,
+}
+SIGNAL_SELF_AARCH64 = {"tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_tgsigqueueinfo": 240}
+KILL_AARCH64 = 129
+CLONE_AARCH64 = 220
+CLONE3_AARCH64 = 435
+
+
+class Arch:
+    """One architecture's side of the filter: its audit value and its system call numbers.
+    (A plain class: the worker imports no ``typing`` at run time.)"""
+
+    __slots__ = ("audit", "deny", "kill", "signal_self", "clone", "clone3", "x32")
+
+    def __init__(
+        self,
+        audit: int,
+        deny: dict[str, int],
+        kill: int,
+        signal_self: dict[str, int],
+        clone: int,
+        clone3: int,
+        x32: bool,  # whether numbers with X32_SYSCALL_BIT set alias the same calls (x86_64's x32 ABI)
+    ) -> None:
+        self.audit = audit
+        self.deny = deny
+        self.kill = kill
+        self.signal_self = signal_self
+        self.clone = clone
+        self.clone3 = clone3
+        self.x32 = x32
+
+
+ARCHES = {
+    "x86_64": Arch(AUDIT_ARCH_X86_64, DENY_X86_64, KILL_X86_64, SIGNAL_SELF_X86_64, CLONE_X86_64, CLONE3_X86_64, True),
+    "aarch64": Arch(
+        AUDIT_ARCH_AARCH64, DENY_AARCH64, KILL_AARCH64, SIGNAL_SELF_AARCH64, CLONE_AARCH64, CLONE3_AARCH64, False
+    ),
+}
+# what platform.machine() says on each (Linux says x86_64 and aarch64; the others for safety)
+MACHINES = {"x86_64": "x86_64", "AMD64": "x86_64", "amd64": "x86_64", "aarch64": "aarch64", "arm64": "aarch64"}
+
+
+def machine_arch() -> str | None:
+    """This machine's architecture among ``ARCHES``, or None."""
+    return MACHINES.get(platform.machine())
+
+
 def _ins(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("HBBI", code, jt, jf, k)
 
@@ -133,33 +244,39 @@ def _to_self(nr: int, deny: int, also: int | None = None) -> list[bytes]:
 
 
 @lru_cache(maxsize=None)  # (a warm worker makes it once, before it forks its job leaders)
-def program(deny_errno: int = errno.EPERM) -> bytes:
-    """The filter (bytes of struct sock_filter) for x86_64."""
+def program(deny_errno: int = errno.EPERM, arch: str | None = None) -> bytes:
+    """The filter (bytes of struct sock_filter) for ``arch`` (a key of ``ARCHES``; this
+    machine's by default)."""
+    a = ARCHES[arch or machine_arch() or "x86_64"]
     deny = RET_ERRNO | deny_errno
     out = [
         _ins(LD_ABS_W, 0, 0, ARCH),
-        _ins(JEQ_K, 1, 0, AUDIT_ARCH_X86_64),
-        _ins(RET_K, 0, 0, deny),  # a 32-bit (int 0x80) call: none is needed
+        _ins(JEQ_K, 1, 0, a.audit),
+        _ins(RET_K, 0, 0, deny),  # another ABI's call (32-bit int 0x80, AArch32): none is needed
         _ins(LD_ABS_W, 0, 0, NR),
-        _ins(JGE_K, 0, 1, X32_SYSCALL_BIT),  # the x32 ABI's numbers alias the same calls
-        _ins(RET_K, 0, 0, deny),
     ]
+    if a.x32:
+        out += [
+            _ins(JGE_K, 0, 1, X32_SYSCALL_BIT),  # the x32 ABI's numbers alias the same calls
+            _ins(RET_K, 0, 0, deny),
+        ]
     # the denied calls share one return: the filter is compiled when each child installs it,
     # and its length is that cost
-    denied = sorted(set(DENY_X86_64.values()))
+    denied = sorted(set(a.deny.values()))
     n = len(denied)
     out += [_ins(JEQ_K, n - i, 0, nr) for i, nr in enumerate(denied)]
     out += [_ins(JA, 0, 0, 1), _ins(RET_K, 0, 0, deny)]
     # kill: this process (or its own group, 0: the child leads a group of its own); the others
     # that name a target process: this process only
-    out += _to_self(KILL_X86_64, deny, also=0)
-    for nr in sorted(SIGNAL_SELF_X86_64.values()):
+    out += _to_self(a.kill, deny, also=0)
+    for nr in sorted(a.signal_self.values()):
         out += _to_self(nr, deny)
     # clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc use clone
-    out += [_ins(JEQ_K, 0, 1, CLONE3_X86_64), _ins(RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
-    # clone: threads only, and no namespace (a process without CLONE_THREAD is a fork)
+    out += [_ins(JEQ_K, 0, 1, a.clone3), _ins(RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
+    # clone: threads only, and no namespace (a process without CLONE_THREAD is a fork); the
+    # flags are the first argument on both architectures
     out += [
-        _ins(JEQ_K, 0, 5, CLONE_X86_64),
+        _ins(JEQ_K, 0, 5, a.clone),
         _ins(LD_ABS_W, 0, 0, ARG0),
         _ins(JSET_K, 2, 0, CLONE_NEW_ANY),
         _ins(JSET_K, 0, 1, CLONE_THREAD),
@@ -201,8 +318,8 @@ def libc() -> ctypes.CDLL:
 
 @lru_cache(maxsize=None)
 def available() -> bool:
-    """Whether this kernel and architecture take the filter (Linux x86_64 with seccomp)."""
-    if os.uname().sysname != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+    """Whether this kernel and architecture take the filter (Linux x86_64 or aarch64 with seccomp)."""
+    if os.uname().sysname != "Linux" or machine_arch() is None:
         return False
     try:
         with open("/proc/self/status", "rb") as f:
