@@ -113,6 +113,33 @@ def _previous_run(out_dir: Path, settings: dict) -> dict:
     return previous
 
 
+def _drop_infra_failures(records: list[dict], tasks_path: Path) -> list[dict]:
+    """``--redo-failures``: the records of tasks a worker failure hit leave ``tasks.jsonl``, so
+    that they run again."""
+    bad = [r for r in records if infra_failure(r)]
+    if not bad:
+        return records
+    kept = [r for r in records if not infra_failure(r)]
+    tmp = tasks_path.with_suffix(".jsonl.tmp")
+    tmp.write_text("".join(json.dumps(r) + "\n" for r in kept), encoding="utf-8")
+    os.replace(tmp, tasks_path)
+    print(
+        f"coherence eval: redoing {len(bad)} task(s) hit by a worker failure: {', '.join(str(r['task_id']) for r in bad[:8])}",
+        file=sys.stderr,
+    )
+    return kept
+
+
+def _end_with_newline(tasks_path: Path) -> None:
+    """A file that does not end in a newline (a write cut short) would glue the next record to it."""
+    if tasks_path.is_file() and tasks_path.stat().st_size:
+        with open(tasks_path, "rb") as fh:
+            fh.seek(-1, os.SEEK_END)
+            if fh.read(1) != b"\n":
+                with open(tasks_path, "ab") as out:
+                    out.write(b"\n")
+
+
 def run_samples_file(
     samples: list[SampleTask],
     tasks: dict[str, BenchmarkTask],
@@ -143,16 +170,7 @@ def run_samples_file(
     previous = _previous_run(out_dir, settings)
     records = read_records(tasks_path)
     if redo_infra:
-        bad = [r for r in records if infra_failure(r)]
-        if bad:
-            records = [r for r in records if not infra_failure(r)]
-            tmp = tasks_path.with_suffix(".jsonl.tmp")
-            tmp.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
-            os.replace(tmp, tasks_path)
-            print(
-                f"coherence eval: redoing {len(bad)} task(s) hit by a worker failure: {', '.join(str(r['task_id']) for r in bad[:8])}",
-                file=sys.stderr,
-            )
+        records = _drop_infra_failures(records, tasks_path)
     done = {str(r["task_id"]) for r in records}
     todo = []
     missing = []
@@ -196,13 +214,7 @@ def run_samples_file(
         if log_path is not None:
             paper = load_paper_log(log_path)
 
-    # A file that does not end in a newline (a write cut short) would glue the next record to it.
-    if tasks_path.is_file() and tasks_path.stat().st_size:
-        with open(tasks_path, "rb") as fh:
-            fh.seek(-1, os.SEEK_END)
-            if fh.read(1) != b"\n":
-                with open(tasks_path, "ab") as out:
-                    out.write(b"\n")
+    _end_with_newline(tasks_path)
 
     if backend is None:
         from coherence.eval.backends.local import LocalBackend

@@ -21,14 +21,14 @@ import shutil
 import subprocess
 import sys
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from coherence.engine.errors import ConfigurationError
+from coherence.engine.execution.visibility import exposed_paths, hidden_paths, hidden_roots, under
 
 # The worker's launcher.  The package it runs (coherence_worker/) sits beside it, so binding this
-# directory read-only into bubblewrap (``_find_exposed_paths``) and allowing children to read it
+# directory read-only into bubblewrap (``visibility.exposed_paths``) and allowing children to read it
 # (the job's "allow") covers both.
 WORKER = str(Path(__file__).with_name("worker.py"))
 
@@ -203,101 +203,6 @@ def _stamp(dirs) -> tuple:
     return tuple(out)
 
 
-def _hidden_roots() -> list[str]:
-    roots = ["/tmp"]
-    home = os.path.expanduser("~")
-    if home and home != "/" and os.path.isdir(home):
-        roots.append(os.path.realpath(home))
-    return roots
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-# Every check asks (``choose_mode``), and the answer takes about 40 system calls (realpath and
-# exists on each of the interpreter's paths): 0.26 ms alone, and several times that in a check,
-# where each call hands the GIL to the thread generating the inputs and waits to get it back.
-# Those paths change when a package is installed (which changes ``interp.stamp``) or a workspace
-# folder appears or goes, so the answer is kept a few seconds.
-_EXPOSED_SECONDS = 5.0
-_exposed: dict[tuple, tuple[float, tuple[str, ...]]] = {}
-
-
-def _exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
-    """Paths that must stay visible (read-only) although they lie under a hidden root."""
-    key = (interp.executable, interp.stamp, tuple(extra))
-    now = time.monotonic()
-    known = _exposed.get(key)
-    if known is not None and now - known[0] < _EXPOSED_SECONDS:
-        return list(known[1])
-    out = _find_exposed_paths(interp, extra)
-    if len(_exposed) > 64:
-        _exposed.clear()
-    _exposed[key] = (now, tuple(out))
-    return out
-
-
-def _find_exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
-    wanted: list[str] = []
-    candidates = list(interp.prefixes) + list(interp.path) + list(interp.site_dirs) + list(extra)
-    candidates.append(os.path.dirname(interp.executable))
-    candidates.append(os.path.dirname(WORKER))
-    for p in candidates:
-        if not p or not os.path.isabs(p):
-            continue
-        for q in {os.path.normpath(p), os.path.realpath(p)}:
-            if os.path.exists(q) and q not in wanted:
-                wanted.append(q)
-    roots = _hidden_roots()
-    hidden = [p for p in wanted if any(_under(p, r) and p != r for r in roots)]
-    hidden.sort(key=lambda p: (p.count("/"), p))
-    out: list[str] = []
-    for p in hidden:
-        if not any(_under(p, q) for q in out):
-            out.append(p)
-    return out
-
-
-# Entries of a workspace folder no program needs, which hold secrets (.env, .netrc, .npmrc) or
-# history and remotes with credentials (.git, .hg, .svn): every dotfile, and VCS folders without
-# a dot.  Hidden from the children in every mode (the audit hook; bubblewrap's mounts; Landlock).
-_VCS = frozenset(("CVS", "_darcs", "_FOSSIL_", ".fslckout"))
-_hidden: dict[tuple, tuple[float, tuple[str, ...]]] = {}
-
-
-def hidden_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
-    """The workspace's dotfiles and VCS folders (the top level of each of ``extra``), but those
-    that hold the interpreter or its packages (a ``.venv``).  Kept a few seconds, like
-    ``_exposed_paths``."""
-    key = (interp.executable, interp.stamp, tuple(extra))
-    now = time.monotonic()
-    known = _hidden.get(key)
-    if known is not None and now - known[0] < _EXPOSED_SECONDS:
-        return list(known[1])
-    needed = [
-        os.path.realpath(p)
-        for p in (*interp.prefixes, *interp.site_dirs, os.path.dirname(interp.executable), os.path.dirname(WORKER))
-        if p
-    ]
-    out: list[str] = []
-    for root in extra:
-        try:
-            names = sorted(os.listdir(root))
-        except OSError:
-            continue
-        for name in names:
-            if not (name.startswith(".") or name in _VCS):
-                continue
-            path = os.path.realpath(os.path.join(root, name))
-            if path not in out and not any(_under(n, path) for n in needed):
-                out.append(path)
-    if len(_hidden) > 64:
-        _hidden.clear()
-    _hidden[key] = (now, tuple(out))
-    return out
-
-
 _which: list = [None, None]  # PATH, where bwrap is on it
 
 
@@ -335,15 +240,15 @@ def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[s
     if not bwrap:
         raise ConfigurationError("bubblewrap (bwrap) is not installed.")
     cmd = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-    roots = _hidden_roots()
+    roots = hidden_roots()
     for root in roots:
         # a tmpfs is memory no limit of the child counts: /tmp (the children's directories) is
         # bounded, the others hold only mount points
         cmd += ["--perms", "0755"] + _tmpfs_size(TMPFS_MB if root == "/tmp" else 1) + ["--tmpfs", root]
     made: set[str] = set(roots)
-    bound = _exposed_paths(interp, extra_paths)
+    bound = exposed_paths(interp, extra_paths)
     for path in bound:
-        root = next(r for r in roots if _under(path, r))
+        root = next(r for r in roots if under(path, r))
         # intermediate directories, world-traversable so the dropped user can reach the binds
         parts = path[len(root) :].strip("/").split("/")
         cur = root
@@ -356,10 +261,10 @@ def bwrap_command(interp: Interpreter, env: dict[str, str], extra_paths: tuple[s
         made.add(path)
     # the host's runtime sockets (/run/user/$UID/bus, docker.sock, ssh and gpg agents) out of sight
     for run in ("/run", "/var/run"):
-        if os.path.isdir(run) and not os.path.islink(run) and not any(_under(p, run) for p in made):
+        if os.path.isdir(run) and not os.path.islink(run) and not any(under(p, run) for p in made):
             cmd += _tmpfs_size(1) + ["--tmpfs", run]
     for path in hidden_paths(interp, extra_paths):
-        if any(_under(path, r) for r in roots) and not any(_under(path, b) for b in bound):
+        if any(under(path, r) for r in roots) and not any(under(path, b) for b in bound):
             continue  # under a hidden root and not bound back: out of sight already
         if os.path.isdir(path):
             cmd += _tmpfs_size(1) + ["--tmpfs", path]
@@ -397,7 +302,7 @@ def bwrap_works(interp: Interpreter, extra_paths: tuple[str, ...] = ()) -> bool:
     """Whether bubblewrap can run this interpreter here (probe cached per interpreter/paths)."""
     if not _which_bwrap():
         return False
-    key = (interp.executable, tuple(_exposed_paths(interp, extra_paths)))
+    key = (interp.executable, tuple(exposed_paths(interp, extra_paths)))
     with _lock:
         known = _bwrap_ok.get(key)
     if known is not None:
