@@ -66,8 +66,12 @@ async def test_two_servers_on_one_workspace_share_the_cache(start, loopback, tmp
         stderr = lsp.stderr_path.read_text() if lsp.stderr_path and lsp.stderr_path.exists() else ""
         assert "Traceback" not in stderr and "locked" not in stderr.lower(), stderr[-2000:]
 
-    # The one cache file is intact, and each function's rows define that function only.
-    [path] = list((tmp_path / "cache").rglob("*.sqlite3"))
+    # The one sample cache is intact, and each function's rows define that function only; the
+    # results store both servers write beside it is intact too.
+    [path] = list((tmp_path / "cache").rglob("samples.sqlite3"))
+    for store in (tmp_path / "cache").rglob("results.sqlite3"):
+        with sqlite3.connect(store) as check:
+            assert check.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     conn = sqlite3.connect(path)
     try:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
