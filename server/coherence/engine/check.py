@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from coherence.engine import counterexample as cx
 from coherence.engine import verdict
@@ -67,9 +68,9 @@ class Checker:
         self._provider = provider
         self._cache = cache
         self._executor = executor
-        self._inputs_cache: dict[tuple, tuple[list[Input], list[int]]] = {}
+        self._inputs_cache: dict[tuple[Any, ...], tuple[list[Input], list[int]]] = {}
         self._inputs_lock = threading.Lock()
-        self._inputs_pending: dict[tuple, concurrent.futures.Future] = {}
+        self._inputs_pending: dict[tuple[Any, ...], concurrent.futures.Future[Any]] = {}
 
     # Built lazily: a replay-only or skipped check must not pay for litellm or a cache file.
     @property

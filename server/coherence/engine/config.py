@@ -11,6 +11,7 @@ import os
 import sys
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from coherence.engine.errors import ConfigurationError
 
@@ -44,7 +45,7 @@ def parse_member(value, what: str = "models") -> PanelMember:
         words = value.split()
         if not words:
             raise ConfigurationError(f"{what}: an empty model name")
-        table: dict = {"model": words[0]}
+        table: dict[str, Any] = {"model": words[0]}
         for word in words[1:]:
             key, sep, val = word.partition("=")
             if not sep:
@@ -171,7 +172,7 @@ PROVIDER = ("model", "models", "api_base", "replay")
 _PATHS = ("replay", "cache_dir", "workspace")
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict[str, Any]:
     """The parsed file; ``ConfigurationError`` naming the file (and the line) when it is not TOML."""
     try:
         with open(path, "rb") as fh:
@@ -185,7 +186,7 @@ def read_toml(path: Path) -> dict:
         raise ConfigurationError(f"cannot read {path}: {exc}") from exc
 
 
-def coherence_table(data: dict, path: Path) -> dict | None:
+def coherence_table(data: dict[str, Any], path: Path) -> dict[str, Any] | None:
     """``[tool.coherence]`` of a parsed pyproject.toml, None when it has none."""
     tool = data.get("tool")
     table = tool.get("coherence") if isinstance(tool, dict) else None
@@ -196,7 +197,7 @@ def coherence_table(data: dict, path: Path) -> dict | None:
     return table
 
 
-def settings_from_table(table: dict, path: Path, where: str = "[tool.coherence] ") -> dict:
+def settings_from_table(table: dict[str, Any], path: Path, where: str = "[tool.coherence] ") -> dict[str, Any]:
     """Validated settings (snake_case names) from one file's table.  Keys may be kebab-case;
     relative paths are resolved against the file's folder, ``~`` is expanded."""
     values = {}

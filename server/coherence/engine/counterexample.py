@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -142,7 +143,7 @@ def shrink(
                 break
             for idx, cand in enumerate(todo):
                 tried[cand.key()] = (report.outcomes[0][idx], report.outcomes[1][idx])
-        best: tuple | None = None
+        best: tuple[Any, ...] | None = None
         for cand in batch:
             mine, theirs = tried[cand.key()]
             if _disagree(mine, theirs, want_both_ok):

@@ -33,7 +33,7 @@ _RECENT_LIMIT = 8
 _RECENT_LOCK = threading.Lock()
 
 
-def read_source(path: str | os.PathLike) -> str:
+def read_source(path: str | os.PathLike[str]) -> str:
     """A module's text as Python reads it: the encoding its PEP 263 ``# -*- coding: ... -*-``
     line or BOM declares, else UTF-8.  Raises OSError, SyntaxError (an unknown encoding) or
     UnicodeDecodeError."""

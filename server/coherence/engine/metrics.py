@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ class Metrics:
     user_cluster: int  # index into cluster_sizes of the cluster holding program 0
     per_input: np.ndarray = field(repr=False)  # per-input disagreement share, length n
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "samples": self.programs,
             "inputs": self.inputs,

@@ -70,12 +70,12 @@ class ModuleContext:
 
 # Renderings that depend only on a statement's own text, kept across parses of a document being
 # edited (editing one function re-renders only that function).
-_MEMO: OrderedDict[tuple, object] = OrderedDict()
+_MEMO: OrderedDict[tuple[Any, ...], object] = OrderedDict()
 _MEMO_LIMIT = 20000
 _MEMO_LOCK = threading.Lock()
 
 
-def memo(key: tuple, make):
+def memo(key: tuple[Any, ...], make):
     with _MEMO_LOCK:
         if key in _MEMO:
             _MEMO.move_to_end(key)

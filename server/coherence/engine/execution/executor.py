@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution import procs
@@ -159,7 +160,7 @@ class Executor:
         per_program = lim.program_budget + lim.call_timeout + 2.0
         return 2 * lim.load_timeout + 10.0 + waves * per_program
 
-    def _job(self, mode, interp, extra, module, programs, seed, lim: ExecutionLimits) -> dict:
+    def _job(self, mode, interp, extra, module, programs, seed, lim: ExecutionLimits) -> dict[str, Any]:
         """A job for the worker, but for its inputs (``_job_inputs``)."""
         return {
             "remove_tmp": mode == "bwrap",
@@ -199,12 +200,12 @@ class Executor:
     @staticmethod
     def _job_inputs(
         inputs: Sequence[str], packed: Sequence[str | None], last: Sequence[int] = (), anchor: int | None = None
-    ) -> dict:
+    ) -> dict[str, Any]:
         """The part of a job that needs the inputs (``protocol.INPUT_KEYS``, in that order)."""
         values = (list(inputs), list(packed), cheapest_first(inputs, last), sorted(set(last)), anchor)
         return dict(zip(protocol.INPUT_KEYS, values))
 
-    def _start_ahead(self, run: WorkerRun, mode, interp, extra, hashseed, job: dict) -> bool:
+    def _start_ahead(self, run: WorkerRun, mode, interp, extra, hashseed, job: dict[str, Any]) -> bool:
         """Hand a warm worker the job without its inputs ("inputs_follow"): its leader loads the
         module and the programs, then waits for the inputs (``_start``).  False when no warm
         worker could take it (the run then starts in full once the inputs are there)."""
@@ -212,7 +213,9 @@ class Executor:
             run, mode, interp, extra, hashseed, lambda tmp, fd: encode(dict(job, fd=fd, tmp=tmp, inputs_follow=True))
         )
 
-    def _start(self, run: WorkerRun, mode, interp, extra, hashseed, job: dict, inputs: dict) -> None:
+    def _start(
+        self, run: WorkerRun, mode, interp, extra, hashseed, job: dict[str, Any], inputs: dict[str, Any]
+    ) -> None:
         """Start a run with its inputs, or send the inputs to one ``_start_ahead`` started."""
         run.expect(len(inputs["inputs"]))
         if run.warm is not None:

@@ -31,7 +31,7 @@ class WorkerRun:
 
     def __init__(self, label: str, n_tasks: int, n_inputs: int):
         self.label = label
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.fd = -1
         self.buf = b""
         self.module_status_seen = False

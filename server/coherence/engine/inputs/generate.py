@@ -193,7 +193,7 @@ def generate_inputs(
     targets = _member_targets(params, types)
     member_count: dict[tuple[str, int], int] = {}
     rejected = 0
-    slot_cache: dict[tuple, tuple] = {}
+    slot_cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     stall = 0
     stall_limit = max(500, 2 * n)
     large_cap, large_accepted = max(3, n // 200), 0

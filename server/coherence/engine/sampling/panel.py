@@ -92,7 +92,7 @@ def make_panel(
     config's own) applies to members that name none."""
     from coherence.engine.sampling.provider import LiteLLMProvider
 
-    shared: dict[tuple[str, str], dict] = {}
+    shared: dict[tuple[str, str], dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]]] = {}
     built: list[tuple[Provider, float]] = []
     for m in members:
         base = m.api_base or api_base or None

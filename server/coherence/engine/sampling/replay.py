@@ -94,7 +94,7 @@ class ReplayProvider:
         self.skip = max(0, int(skip))
         self.task_id = task_id
         self._entries: list[dict[str, Any]] | None = None
-        self._extracted: dict[tuple, Sample] = {}  # see _read
+        self._extracted: dict[tuple[Any, ...], Sample] = {}  # see _read
         self._temperature = temperature
         self.model = f"replay:{p.name}"
 
