@@ -23,7 +23,9 @@ __all__ = ["calibrated_trust", "calibration_info"]
 @lru_cache(maxsize=1)
 def _load() -> dict[str, Any] | None:
     try:
-        data = json.loads(resources.files("coherence.engine").joinpath("calibration.json").read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(
+            resources.files("coherence.engine").joinpath("calibration.json").read_text(encoding="utf-8")
+        )
     except (OSError, ValueError):
         return None
     points = data.get("points") or []

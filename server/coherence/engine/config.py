@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ class PanelMember:
         return self.model + extra
 
 
-def parse_member(value, what: str = "models") -> PanelMember:
+def parse_member(value: Any, what: str = "models") -> PanelMember:
     """A panel member from ``"openai/gpt-4o"``, ``"openai/x share=2 api_base=http://..."`` (the
     command line, the editor, COHERENCE_MODELS) or a TOML table ``{model = "...", share = 2,
     api_base = "..."}``."""
@@ -74,7 +75,7 @@ def parse_member(value, what: str = "models") -> PanelMember:
     return PanelMember(model.strip(), share, api_base.strip() if api_base else None)
 
 
-def parse_models(values, what: str = "models") -> tuple[PanelMember, ...]:
+def parse_models(values: Any, what: str = "models") -> tuple[PanelMember, ...]:
     """``models`` from a list (TOML, the editor) or one comma-separated string (COHERENCE_MODELS)."""
     if isinstance(values, str):
         values = [v for v in values.split(",") if v.strip()]
@@ -146,7 +147,7 @@ class CheckConfig:
             raise ConfigurationError(f"sandbox must be auto, bwrap, guard or strict, got {self.sandbox!r}")
         return self
 
-    def merged(self, **overrides) -> CheckConfig:
+    def merged(self, **overrides: Any) -> CheckConfig:
         """A copy with every override that is not None applied."""
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -214,7 +215,9 @@ def settings_from_table(table: dict[str, Any], path: Path, where: str = "[tool.c
     return values
 
 
-_KINDS = {  # annotation (as text) -> what TOML value it takes, and how to say so
+_KINDS: dict[
+    str, tuple[Callable[[Any], bool], str]
+] = {  # annotation (as text) -> what TOML value it takes, and how to say so
     "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
     "float": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
     "str": (lambda v: isinstance(v, str), "a string"),
@@ -224,7 +227,7 @@ _KINDS = {  # annotation (as text) -> what TOML value it takes, and how to say s
 }
 
 
-def _checked(name: str, value, what: str):
+def _checked(name: str, value: Any, what: str) -> Any:
     if name == "models":  # strings or tables, not the one kind an annotation names
         return parse_models(value, what)
     kind = str(_FIELDS[name].type).split("|")[0].split("[")[0].strip()  # annotations are text here

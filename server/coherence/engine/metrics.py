@@ -65,7 +65,8 @@ def per_input_disagreement(labels: np.ndarray) -> np.ndarray:
     offsets = (np.arange(n) * width)[None, :]
     counts = np.bincount((labels + offsets).ravel(), minlength=n * width).reshape(n, width)
     agree_pairs = (counts * (counts - 1)).sum(axis=1)
-    return 1.0 - agree_pairs / (m * (m - 1))
+    disagreement: np.ndarray = 1.0 - agree_pairs / (m * (m - 1))
+    return disagreement
 
 
 def clusters(labels: np.ndarray) -> tuple[list[list[int]], np.ndarray]:

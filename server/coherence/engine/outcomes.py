@@ -236,7 +236,7 @@ def _has_float(x: Any) -> bool:
     return any(t in _dumps(x) for t in _FLOATY)
 
 
-def _unordered(a: list[Any], b: list[Any], eq) -> bool:
+def _unordered(a: list[Any], b: list[Any], eq: Callable[[Any, Any], bool]) -> bool:
     if len(a) != len(b):
         return False
     if all(eq(p, q) for p, q in zip(a, b)):

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -194,7 +195,7 @@ def probe_interpreter(python: str | None = None) -> Interpreter:
     return interp
 
 
-def _stamp(dirs) -> tuple[Any, ...]:
+def _stamp(dirs: Iterable[str]) -> tuple[Any, ...]:
     """Modification times of the site directories: a new install (.pth file) means re-probe."""
     out: list[int | None] = []
     for d in dirs:
@@ -205,7 +206,7 @@ def _stamp(dirs) -> tuple[Any, ...]:
     return tuple(out)
 
 
-_which: list[Any] = [None, None]  # PATH, where bwrap is on it
+_which: list[str | None] = [None, None]  # PATH, where bwrap is on it
 
 
 def _which_bwrap() -> str | None:
@@ -399,7 +400,7 @@ def worker_command(mode: str, interp: Interpreter, env: dict[str, str], extra_pa
     return py
 
 
-def sandbox_name(mode: str, layers) -> str:
+def sandbox_name(mode: str, layers: Iterable[object] | None) -> str:
     """The sandbox that ran, precisely: ``bwrap+landlock+seccomp``, ``guard+landlock+seccomp``, ``guard``."""
     return "+".join([mode, *[x for x in layers or () if isinstance(x, str)]])
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import IO
+from typing import IO, Any
 
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.execution.pool import WarmWorker
@@ -119,7 +119,7 @@ class WorkerRun:
         self.diagnostics.append(f"{self.label}: {str(_loads(raw))[:_DIAGNOSTIC_CHARS]}")
 
 
-def _loads(raw: bytes):
+def _loads(raw: bytes) -> Any:  # a JSON value, or the text when it is not JSON
     try:
         return json.loads(raw)
     except Exception:  # noqa: BLE001 - not only ValueError: deep nesting is a RecursionError

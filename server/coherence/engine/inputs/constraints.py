@@ -131,7 +131,7 @@ class Constraints:
                     self.sorted[p.name] = 0.5
 
     @staticmethod
-    def _len_evidence(spec: Spec, p: Param, colls: list[Param], evid) -> str | None:
+    def _len_evidence(spec: Spec, p: Param, colls: list[Param], evid: dict[str, list[tuple[Input, Any]]]) -> str | None:
         mine = {id(inp): v for inp, v in evid.get(p.name, [])}
         if not mine:
             return None

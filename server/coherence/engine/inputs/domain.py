@@ -367,7 +367,7 @@ def _opaque(value: Any) -> bool:
     return isinstance(value, Expr)
 
 
-def _star_values(args) -> tuple[Any, ...]:
+def _star_values(args: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(v for v in args if not isinstance(v, Expr))
 
 
