@@ -270,14 +270,14 @@ def _owner(func: ast.AST, target: ast.AST) -> bool:
 
 
 def _make_target(
-    node,
-    qualname,
-    reason,
-    tree,
-    source,
-    lines,
-    path,
-    classes,
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualname: str,
+    reason: str | None,
+    tree: ast.Module,
+    source: str,
+    lines: list[str],
+    path: str,
+    classes: tuple[ClassInfo, ...],
     context: ModuleContext | None = None,
     *,
     owner: str | None = None,
