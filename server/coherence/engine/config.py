@@ -215,9 +215,8 @@ def settings_from_table(table: dict[str, Any], path: Path, where: str = "[tool.c
     return values
 
 
-_KINDS: dict[
-    str, tuple[Callable[[Any], bool], str]
-] = {  # annotation (as text) -> what TOML value it takes, and how to say so
+# annotation (as text) -> what TOML value it takes, and how to say so
+_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
     "float": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
     "str": (lambda v: isinstance(v, str), "a string"),
