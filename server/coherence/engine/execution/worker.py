@@ -6,8 +6,6 @@ it off again before any user code runs, and modules the package imports later co
 the package itself.
 """
 
-from __future__ import annotations
-
 if __name__ == "__main__":
     from coherence_worker.__main__ import main
 
