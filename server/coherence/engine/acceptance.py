@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -67,7 +68,7 @@ def accepted_inputs(target: Target) -> list[tuple[str, Input]]:
 
 
 def apply_accepted(
-    executor: Executor, seed: int, target: Target, module: ModuleContext, scored: Scored, cancel
+    executor: Executor, seed: int, target: Target, module: ModuleContext, scored: Scored, cancel: threading.Event | None
 ) -> None:
     """Apply the user's ``accept`` statements: each names a call on which the user declared
     their function's behaviour intended.  The alternatives that disagree with it there are the

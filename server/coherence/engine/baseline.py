@@ -17,7 +17,7 @@ import dataclasses
 import json
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # types only: the command line reads DEFAULT_NAME before any check is set up
     from coherence.engine.result import CheckResult
@@ -39,7 +39,7 @@ def _key(path: str | Path, root: Path) -> str:
         return p.as_posix()
 
 
-def entries_for(results: Iterable[CheckResult], root: Path) -> list[dict]:
+def entries_for(results: Iterable[CheckResult], root: Path) -> list[dict[str, Any]]:
     out = []
     for r in results:
         if r.finding not in ("warning", "information") or r.counterexample is None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -20,9 +21,11 @@ __all__ = ["calibrated_trust", "calibration_info"]
 
 
 @lru_cache(maxsize=1)
-def _load() -> dict | None:
+def _load() -> dict[str, Any] | None:
     try:
-        data = json.loads(resources.files("coherence.engine").joinpath("calibration.json").read_text(encoding="utf-8"))
+        data: dict[str, Any] = json.loads(
+            resources.files("coherence.engine").joinpath("calibration.json").read_text(encoding="utf-8")
+        )
     except (OSError, ValueError):
         return None
     points = data.get("points") or []
@@ -41,7 +44,7 @@ def calibrated_trust(dsde: float) -> float:
     return float(np.interp(dsde, data["_x"], data["_y"]))
 
 
-def calibration_info() -> dict:
+def calibration_info() -> dict[str, Any]:
     """What the shipped map was fit on (corpus, engine, expected calibration error)."""
     data = _load() or {}
     return {k: v for k, v in data.items() if not k.startswith("_") and k != "points"}

@@ -35,7 +35,7 @@ def render_canonical(c: Any, limit: int = 120) -> str:
         if size[0] > limit:
             raise _Full
 
-    def seq(items: list, open_: str, close: str, single_comma: bool = False) -> None:
+    def seq(items: list[Any], open_: str, close: str, single_comma: bool = False) -> None:
         put(open_)
         for j, item in enumerate(items):
             if j:

@@ -15,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from coherence.engine import counterexample as cx
 from coherence.engine import verdict
@@ -32,6 +33,7 @@ from coherence.engine.overlap import EarlyRerun, close_in_background, close_when
 from coherence.engine.result import CheckResult
 from coherence.engine.sampling import SampleSet, make_provider, sample_alternatives
 from coherence.engine.sampling.cache import SampleCache
+from coherence.engine.sampling.provider import Provider
 from coherence.engine.scoring import Scored, judge_scored, score_run
 from coherence.engine.spec import Target
 from coherence.engine.stated import Found, Votes, discredited, example_counterexample, example_votes, stated_outcomes
@@ -61,19 +63,24 @@ def module_context_for(target: Target, workspace: str | None) -> ModuleContext:
 
 class Checker:
     def __init__(
-        self, config: CheckConfig, *, provider=None, cache: SampleCache | None = None, executor: Executor | None = None
-    ):
+        self,
+        config: CheckConfig,
+        *,
+        provider: Provider | None = None,
+        cache: SampleCache | None = None,
+        executor: Executor | None = None,
+    ) -> None:
         self.config = config.validated()
         self._provider = provider
         self._cache = cache
         self._executor = executor
-        self._inputs_cache: dict[tuple, tuple[list[Input], list[int]]] = {}
+        self._inputs_cache: dict[tuple[Any, ...], tuple[list[Input], list[int]]] = {}
         self._inputs_lock = threading.Lock()
-        self._inputs_pending: dict[tuple, concurrent.futures.Future] = {}
+        self._inputs_pending: dict[tuple[Any, ...], concurrent.futures.Future[tuple[list[Input], list[int]]]] = {}
 
     # Built lazily: a replay-only or skipped check must not pay for litellm or a cache file.
     @property
-    def provider(self):
+    def provider(self) -> Provider:
         if self._provider is None:
             self._provider = make_provider(
                 model=self.config.model,
@@ -203,7 +210,12 @@ class Checker:
             result.outside_domain = where
 
     async def _examples(
-        self, target: Target, module: ModuleContext, scored: Scored, report: ExecutionReport, cancel
+        self,
+        target: Target,
+        module: ModuleContext,
+        scored: Scored,
+        report: ExecutionReport,
+        cancel: threading.Event | None,
     ) -> tuple[list[Found], list[Votes]]:
         """The docstring's worked examples with every program's outcome, and who gives each stated
         result; an example the user accepted yours on (a comment, the baseline) is left out."""
@@ -237,7 +249,7 @@ class Checker:
             target, scored, examples[evidence.input], evidence
         )
 
-    async def check_source(self, source: str, path: str, **kw) -> list[CheckResult]:
+    async def check_source(self, source: str, path: str, **kw: Any) -> list[CheckResult]:
         """Check every marked function of one module.  A syntax error becomes one error result."""
         try:
             targets = find_targets(source, path, mode=self.config.mode)
@@ -285,7 +297,7 @@ class Checker:
     async def _check(
         self,
         target: Target,
-        inputs_task,
+        inputs_task: Any,  # the inputs' Future; None only for a skipped target, which returns before awaiting it
         *,
         progress: Progress | None,
         cancel: threading.Event | None,

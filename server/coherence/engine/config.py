@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+from typing import Any
 
 from coherence.engine.errors import ConfigurationError
 
@@ -36,7 +38,7 @@ class PanelMember:
         return self.model + extra
 
 
-def parse_member(value, what: str = "models") -> PanelMember:
+def parse_member(value: Any, what: str = "models") -> PanelMember:
     """A panel member from ``"openai/gpt-4o"``, ``"openai/x share=2 api_base=http://..."`` (the
     command line, the editor, COHERENCE_MODELS) or a TOML table ``{model = "...", share = 2,
     api_base = "..."}``."""
@@ -44,7 +46,7 @@ def parse_member(value, what: str = "models") -> PanelMember:
         words = value.split()
         if not words:
             raise ConfigurationError(f"{what}: an empty model name")
-        table: dict = {"model": words[0]}
+        table: dict[str, Any] = {"model": words[0]}
         for word in words[1:]:
             key, sep, val = word.partition("=")
             if not sep:
@@ -73,7 +75,7 @@ def parse_member(value, what: str = "models") -> PanelMember:
     return PanelMember(model.strip(), share, api_base.strip() if api_base else None)
 
 
-def parse_models(values, what: str = "models") -> tuple[PanelMember, ...]:
+def parse_models(values: Any, what: str = "models") -> tuple[PanelMember, ...]:
     """``models`` from a list (TOML, the editor) or one comma-separated string (COHERENCE_MODELS)."""
     if isinstance(values, str):
         values = [v for v in values.split(",") if v.strip()]
@@ -145,7 +147,7 @@ class CheckConfig:
             raise ConfigurationError(f"sandbox must be auto, bwrap, guard or strict, got {self.sandbox!r}")
         return self
 
-    def merged(self, **overrides) -> CheckConfig:
+    def merged(self, **overrides: Any) -> CheckConfig:
         """A copy with every override that is not None applied."""
         return replace(self, **{k: v for k, v in overrides.items() if v is not None})
 
@@ -171,7 +173,7 @@ PROVIDER = ("model", "models", "api_base", "replay")
 _PATHS = ("replay", "cache_dir", "workspace")
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path: Path) -> dict[str, Any]:
     """The parsed file; ``ConfigurationError`` naming the file (and the line) when it is not TOML."""
     try:
         with open(path, "rb") as fh:
@@ -185,7 +187,7 @@ def read_toml(path: Path) -> dict:
         raise ConfigurationError(f"cannot read {path}: {exc}") from exc
 
 
-def coherence_table(data: dict, path: Path) -> dict | None:
+def coherence_table(data: dict[str, Any], path: Path) -> dict[str, Any] | None:
     """``[tool.coherence]`` of a parsed pyproject.toml, None when it has none."""
     tool = data.get("tool")
     table = tool.get("coherence") if isinstance(tool, dict) else None
@@ -196,7 +198,7 @@ def coherence_table(data: dict, path: Path) -> dict | None:
     return table
 
 
-def settings_from_table(table: dict, path: Path, where: str = "[tool.coherence] ") -> dict:
+def settings_from_table(table: dict[str, Any], path: Path, where: str = "[tool.coherence] ") -> dict[str, Any]:
     """Validated settings (snake_case names) from one file's table.  Keys may be kebab-case;
     relative paths are resolved against the file's folder, ``~`` is expanded."""
     values = {}
@@ -213,7 +215,8 @@ def settings_from_table(table: dict, path: Path, where: str = "[tool.coherence] 
     return values
 
 
-_KINDS = {  # annotation (as text) -> what TOML value it takes, and how to say so
+# annotation (as text) -> what TOML value it takes, and how to say so
+_KINDS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "int": (lambda v: isinstance(v, int) and not isinstance(v, bool), "an integer"),
     "float": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number"),
     "str": (lambda v: isinstance(v, str), "a string"),
@@ -223,7 +226,7 @@ _KINDS = {  # annotation (as text) -> what TOML value it takes, and how to say s
 }
 
 
-def _checked(name: str, value, what: str):
+def _checked(name: str, value: Any, what: str) -> Any:
     if name == "models":  # strings or tables, not the one kind an annotation names
         return parse_models(value, what)
     kind = str(_FIELDS[name].type).split("|")[0].split("[")[0].strip()  # annotations are text here

@@ -5,6 +5,8 @@ the stated domain and near the examples' magnitudes while it shrinks (``countere
 from __future__ import annotations
 
 import logging
+import threading
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,6 +23,8 @@ from coherence.engine.spec import Target
 
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor
+    from coherence.engine.inputs import Input
+    from coherence.engine.result import Counterexample
     from coherence.engine.scoring import Scored
 
 log = logging.getLogger(__name__)
@@ -34,8 +38,8 @@ def for_verdict(
     scored: Scored,
     report: ExecutionReport,
     evidence: verdict.Evidence,
-    cancel,
-):
+    cancel: threading.Event | None,
+) -> tuple[Counterexample | None, str, int | None, Sequence[Outcome] | None]:
     """The counterexample, why its input lies outside the stated domain ("" inside), and the
     program whose outcome it sets against yours.
 
@@ -124,11 +128,11 @@ def _bloc_holds(outcomes: list[Outcome], rival: int, evidence: verdict.Evidence)
     )
 
 
-def _and(first, second):
+def _and(first: Callable[[Input], bool] | None, second: Callable[[Input], bool]) -> Callable[[Input], bool]:
     return second if first is None else (lambda c: first(c) and second(c))
 
 
-def _keeper(domain: Domain | None, inside: bool, typical: bool):
+def _keeper(domain: Domain | None, inside: bool, typical: bool) -> Callable[[Input], bool] | None:
     if domain is None or not (inside or typical):
         return None
     if inside and typical:

@@ -9,8 +9,10 @@ round) is not run again: its outcomes are known.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +24,9 @@ from coherence.engine.inputs.shrink import shrink_key
 from coherence.engine.metrics import Metrics
 from coherence.engine.outcomes import Outcome, group_outcomes, outcomes_equal
 from coherence.engine.result import ClusterOutput, Counterexample
+
+if TYPE_CHECKING:
+    from coherence.engine.execution.executor import Executor
 
 
 def choose(
@@ -78,7 +83,7 @@ SHRINK_SECONDS = 2.0
 
 
 def shrink(
-    executor,
+    executor: Executor,
     module: ModuleContext,
     programs: Sequence[Program],
     rival: int,
@@ -87,10 +92,10 @@ def shrink(
     *,
     rounds: int = 4,
     seed: int = 0,
-    cancel=None,
+    cancel: threading.Event | None = None,
     fanout: int = 8,
     limit: int = 256,
-    keep=None,
+    keep: Callable[[Input], bool] | None = None,
     budget: float = SHRINK_BUDGET,
     seconds: float = SHRINK_SECONDS,
     known: KnownOutcomes | None = None,
@@ -142,7 +147,7 @@ def shrink(
                 break
             for idx, cand in enumerate(todo):
                 tried[cand.key()] = (report.outcomes[0][idx], report.outcomes[1][idx])
-        best: tuple | None = None
+        best: tuple[Any, ...] | None = None
         for cand in batch:
             mine, theirs = tried[cand.key()]
             if _disagree(mine, theirs, want_both_ok):
@@ -166,7 +171,7 @@ def shrink(
 
 
 def toward_examples(
-    executor,
+    executor: Executor,
     module: ModuleContext,
     programs: Sequence[Program],
     rival: int,
@@ -175,7 +180,7 @@ def toward_examples(
     candidates: Sequence[Input],
     *,
     seed: int = 0,
-    cancel=None,
+    cancel: threading.Event | None = None,
     budget: float = SHRINK_BUDGET,
 ) -> tuple[Input, list[Outcome]]:
     """The first of ``candidates`` (variants of ``current`` with the examples' magnitudes, in

@@ -1,5 +1,7 @@
 """Errors the engine reports to its callers (CLI, language server) with a message meant for users."""
 
+from __future__ import annotations
+
 
 class CoherenceError(Exception):
     """Base class: ``str(err)`` is a complete, user-facing sentence."""

@@ -33,7 +33,7 @@ _RECENT_LIMIT = 8
 _RECENT_LOCK = threading.Lock()
 
 
-def read_source(path: str | os.PathLike) -> str:
+def read_source(path: str | os.PathLike[str]) -> str:
     """A module's text as Python reads it: the encoding its PEP 263 ``# -*- coding: ... -*-``
     line or BOM declares, else UTF-8.  Raises OSError, SyntaxError (an unknown encoding) or
     UnicodeDecodeError."""
@@ -270,14 +270,14 @@ def _owner(func: ast.AST, target: ast.AST) -> bool:
 
 
 def _make_target(
-    node,
-    qualname,
-    reason,
-    tree,
-    source,
-    lines,
-    path,
-    classes,
+    node: ast.FunctionDef | ast.AsyncFunctionDef,
+    qualname: str,
+    reason: str | None,
+    tree: ast.Module,
+    source: str,
+    lines: list[str],
+    path: str,
+    classes: tuple[ClassInfo, ...],
     context: ModuleContext | None = None,
     *,
     owner: str | None = None,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -35,7 +36,7 @@ class Metrics:
     user_cluster: int  # index into cluster_sizes of the cluster holding program 0
     per_input: np.ndarray = field(repr=False)  # per-input disagreement share, length n
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "samples": self.programs,
             "inputs": self.inputs,
@@ -64,7 +65,8 @@ def per_input_disagreement(labels: np.ndarray) -> np.ndarray:
     offsets = (np.arange(n) * width)[None, :]
     counts = np.bincount((labels + offsets).ravel(), minlength=n * width).reshape(n, width)
     agree_pairs = (counts * (counts - 1)).sum(axis=1)
-    return 1.0 - agree_pairs / (m * (m - 1))
+    disagreement: np.ndarray = 1.0 - agree_pairs / (m * (m - 1))
+    return disagreement
 
 
 def clusters(labels: np.ndarray) -> tuple[list[list[int]], np.ndarray]:

@@ -9,8 +9,8 @@ import ast
 import textwrap
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from coherence.engine.marker_comments import decorator_name
 from coherence.engine.spec import ClassInfo, Param
@@ -70,16 +70,18 @@ class ModuleContext:
 
 # Renderings that depend only on a statement's own text, kept across parses of a document being
 # edited (editing one function re-renders only that function).
-_MEMO: OrderedDict[tuple, object] = OrderedDict()
+_MEMO: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
 _MEMO_LIMIT = 20000
+_T = TypeVar("_T")
 _MEMO_LOCK = threading.Lock()
 
 
-def memo(key: tuple, make):
+def memo(key: tuple[Any, ...], make: Callable[[], _T]) -> _T:
     with _MEMO_LOCK:
         if key in _MEMO:
             _MEMO.move_to_end(key)
-            return _MEMO[key]
+            hit: _T = _MEMO[key]
+            return hit
     value = make()
     with _MEMO_LOCK:
         _MEMO[key] = value

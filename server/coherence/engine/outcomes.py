@@ -218,7 +218,7 @@ def _feq(a: Any, b: Any) -> bool:
     return a == b or math.isclose(a, b, rel_tol=REL_TOL, abs_tol=ABS_TOL)
 
 
-def _num_eq(x: list, y: list) -> bool:
+def _num_eq(x: list[Any], y: list[Any]) -> bool:
     if x[0] == "I":
         x, y = y, x
     # x is F, y is I
@@ -236,7 +236,7 @@ def _has_float(x: Any) -> bool:
     return any(t in _dumps(x) for t in _FLOATY)
 
 
-def _unordered(a: list, b: list, eq) -> bool:
+def _unordered(a: list[Any], b: list[Any], eq: Callable[[Any, Any], bool]) -> bool:
     if len(a) != len(b):
         return False
     if all(eq(p, q) for p, q in zip(a, b)):
@@ -254,7 +254,7 @@ def _unordered(a: list, b: list, eq) -> bool:
     return True
 
 
-def _pair_eq(p: list, q: list) -> bool:
+def _pair_eq(p: list[Any], q: list[Any]) -> bool:
     return _ceq(p[0], q[0]) and _ceq(p[1], q[1])
 
 

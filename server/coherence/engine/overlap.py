@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+from typing import Any
 
 from coherence.engine.execution.executor import PreparedRun
 from coherence.engine.inputs import Input
@@ -48,7 +49,7 @@ class EarlyRerun:
             log.warning("starting the re-run early failed", exc_info=True)
 
 
-def retrieve(task: asyncio.Future) -> None:
+def retrieve(task: asyncio.Future[Any]) -> None:
     """Mark a background task's exception as seen (asyncio logs unseen ones)."""
     if not task.cancelled():
         task.exception()
@@ -60,7 +61,7 @@ def close_in_background(prepared: PreparedRun) -> None:
     asyncio.get_running_loop().run_in_executor(None, prepared.close).add_done_callback(retrieve)
 
 
-def close_when_started(starting: asyncio.Future) -> None:
+def close_when_started(starting: asyncio.Future[Any]) -> None:
     """Give up, in the background, a run whose start outlived the check that asked for it."""
     if starting.cancelled() or starting.exception() is not None:
         return

@@ -56,7 +56,7 @@ _PATTERNS = [
 _SECRET = re.compile("|".join(f"(?i:{p[4:]})" if p.startswith("(?i)") else f"(?:{p})" for p in _PATTERNS))
 
 
-def _mark(m: re.Match) -> str:
+def _mark(m: re.Match[str]) -> str:
     kept = next((g for g in m.groups() if g), "")
     return kept + MARK
 

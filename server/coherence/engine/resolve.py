@@ -40,8 +40,8 @@ ENV = {name: f"COHERENCE_{name.upper()}" for name in USER_ONLY}
 @dataclass(frozen=True)
 class ProjectConfig:
     path: Path  # the pyproject.toml
-    table: dict  # its [tool.coherence] as written
-    values: dict  # validated, paths resolved
+    table: dict[str, Any]  # its [tool.coherence] as written
+    values: dict[str, Any]  # validated, paths resolved
 
     @property
     def digest(self) -> str:
@@ -57,9 +57,9 @@ class Resolved:
     notice: str | None = None  # one line saying so, for stderr or the editor's output channel
 
 
-def stack(layers: list[dict]) -> dict:
+def stack(layers: list[dict[str, Any]]) -> dict[str, Any]:
     """Later layers win; one that names a model or replay file drops the provider below it."""
-    out: dict = {}
+    out: dict[str, Any] = {}
     for values in layers:
         values = {k: v for k, v in values.items() if v is not None}
         if "model" in values or "models" in values or "replay" in values:
@@ -81,7 +81,7 @@ class ConfigResolver:
 
     def __init__(
         self,
-        overrides: Mapping | None = None,
+        overrides: Mapping[str, Any] | None = None,
         *,
         trust: bool | None = None,
         base: CheckConfig | None = None,
@@ -98,16 +98,16 @@ class ConfigResolver:
         self.user_layers = [self._user_file(user_dir / USER_CONFIG_NAME), self._env(os.environ if env is None else env)]
         self._pyprojects: dict[Path, tuple[ProjectConfig | None, bool]] = {}
         self._located: dict[Path, tuple[ProjectConfig | None, Path | None]] = {}
-        self._resolved: dict[tuple, Resolved] = {}
+        self._resolved: dict[tuple[Any, ...], Resolved] = {}
 
     @staticmethod
-    def _user_file(path: Path) -> dict:
+    def _user_file(path: Path) -> dict[str, Any]:
         if not path.is_file():
             return {}
         return settings_from_table(read_toml(path), path, where="")
 
     @staticmethod
-    def _env(env: Mapping[str, str]) -> dict:
+    def _env(env: Mapping[str, str]) -> dict[str, Any]:
         values: dict[str, Any] = {}
         for name, var in ENV.items():
             value: Any = (env.get(var) or "").strip()

@@ -153,11 +153,11 @@ class CheckResult:
     def cluster_sizes(self) -> list[int]:
         return [c.size for c in self.clusters]
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
-    def from_dict(cls, data: dict) -> CheckResult:
+    def from_dict(cls, data: dict[str, Any]) -> CheckResult:
         data = dict(data)
         ce = data.get("counterexample")
         if ce is not None:

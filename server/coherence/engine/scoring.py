@@ -12,6 +12,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ def score_run(
     result: CheckResult,
     report: ExecutionReport,
     programs: list[Program],
-    valid: list,
+    valid: list[Any],
     inputs: list[Input],
     rerun: list[int],
     started: float,
@@ -278,8 +279,8 @@ def too_slow(reached: np.ndarray, finished: np.ndarray) -> list[int]:
 
 
 def drop_programs(
-    drop: list[int], programs: list[Program], valid: list, report: ExecutionReport
-) -> tuple[list[Program], list, list[int]]:
+    drop: list[int], programs: list[Program], valid: list[Any], report: ExecutionReport
+) -> tuple[list[Program], list[Any], list[int]]:
     """Leave the alternatives ``drop`` out of the programs, their samples and the report's rows;
     returns (programs, samples, indices kept)."""
     keep = [p for p in range(len(programs)) if p not in drop]

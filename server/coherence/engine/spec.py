@@ -11,6 +11,7 @@ import functools
 import hashlib
 import json
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
 PARAM_KINDS = (
     "positional_only",
@@ -113,7 +114,7 @@ class Spec:
             ("    " + ln) if ln.strip() else "" for ln in text.splitlines()
         )
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 

@@ -5,6 +5,7 @@ their vote for contradicting one, and the counterexample a contradicted example 
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 from coherence.engine import counterexample as cx
@@ -19,6 +20,7 @@ from coherence.engine.spec import Target
 
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor
+    from coherence.engine.result import Counterexample
     from coherence.engine.scoring import Scored
 
 Found = tuple[StatedExample, Input, list[Outcome]]  # an example, its input, each program's outcome
@@ -32,7 +34,7 @@ def stated_outcomes(
     module: ModuleContext,
     scored: Scored,
     report: ExecutionReport,
-    cancel,
+    cancel: threading.Event | None,
 ) -> list[Found]:
     """Each worked example of the docstring that coherence can rebuild, with every program's
     outcome on it: from the run when the example was among the inputs (doctests are), else
@@ -85,7 +87,9 @@ def discredited(votes: list[Votes]) -> set[int]:
     return out
 
 
-def example_counterexample(target: Target, scored: Scored, found: Found, evidence: verdict.Evidence):
+def example_counterexample(
+    target: Target, scored: Scored, found: Found, evidence: verdict.Evidence
+) -> tuple[Counterexample, str | None]:
     """The counterexample of a contradicted worked example: the example's own call, yours
     against what the docstring states; and the source of an alternative that reproduces it."""
     ex, inp, row = found

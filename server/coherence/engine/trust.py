@@ -18,6 +18,7 @@ import tempfile
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from coherence.engine.errors import ConfigurationError
 
@@ -34,7 +35,7 @@ def user_config_dir() -> Path:
     return Path(platformdirs.user_config_dir("coherence", appauthor=False))
 
 
-def table_digest(table: dict) -> str:
+def table_digest(table: dict[str, Any]) -> str:
     """SHA-256 of a ``[tool.coherence]`` table, independent of key order and formatting."""
     text = json.dumps(table, sort_keys=True, default=str, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

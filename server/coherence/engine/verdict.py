@@ -23,6 +23,7 @@ alternatives contradict.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -62,7 +63,7 @@ class Evidence:
     kind: str = ""  # value | yours-raises | theirs-raise | exception-type
     why: str = ""  # for a hint: why it is only a hint
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in ("severity", "bloc", "against", "agree", "alternatives", "kind", "why")}
 
 
@@ -125,8 +126,8 @@ def judge(
     candidates = np.flatnonzero(against > 0)
     if ignore is not None:
         candidates = candidates[~ignore[candidates]]
-    best: tuple | None = None
-    best_info: tuple | None = None
+    best: tuple[Any, ...] | None = None
+    best_info: tuple[Any, ...] | None = None
     seen = {"inside": False, "normal": False, "bloc": False, "yours-returns": False}
     for x in candidates.tolist():
         if inside is not None and not inside[x]:

@@ -6,6 +6,8 @@ user's interpreter (the stdlib-only package ``coherence_worker``, launched by ``
 in this process or its threads.
 """
 
+from __future__ import annotations
+
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 
 __all__ = ["ExecutionLimits", "ModuleContext", "Program"]

@@ -35,7 +35,7 @@ from typing import Any
 from coherence.engine.execution.program import ExecutionReport, Program
 
 
-def program_key(program: Program) -> tuple | None:
+def program_key(program: Program) -> tuple[Any, ...] | None:
     """What makes two programs the same: how they are called and the syntax tree of their code
     (comments, blank lines, formatting, docstrings and the names of locals left out).  None for
     the user's own function, and for a program whose tree is too deep to compare."""
@@ -168,7 +168,7 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 def distinct_programs(programs: Sequence[Program]) -> tuple[list[Program], list[int]]:
     """The programs to run, and for each of ``programs`` the index of the one that runs for it."""
-    first: dict[tuple, int] = {}
+    first: dict[tuple[Any, ...], int] = {}
     run: list[Program] = []
     runs_for: list[int] = []
     for program in programs:

@@ -18,8 +18,9 @@ import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
+from typing import Any
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError
 from coherence.engine.execution import procs
@@ -58,7 +59,7 @@ def cpu_count() -> int:
 _LAUNCHER = os.path.basename(sb.WORKER).encode()
 
 
-def _worker_pids(pids) -> list[int]:
+def _worker_pids(pids: Iterable[int]) -> list[int]:
     """Those of ``pids`` that run the worker's launcher (in order)."""
     out = []
     for pid in pids:
@@ -159,7 +160,16 @@ class Executor:
         per_program = lim.program_budget + lim.call_timeout + 2.0
         return 2 * lim.load_timeout + 10.0 + waves * per_program
 
-    def _job(self, mode, interp, extra, module, programs, seed, lim: ExecutionLimits) -> dict:
+    def _job(
+        self,
+        mode: str,
+        interp: sb.Interpreter,
+        extra: tuple[str, ...],
+        module: ModuleContext,
+        programs: Sequence[Program],
+        seed: int,
+        lim: ExecutionLimits,
+    ) -> dict[str, Any]:
         """A job for the worker, but for its inputs (``_job_inputs``)."""
         return {
             "remove_tmp": mode == "bwrap",
@@ -199,12 +209,20 @@ class Executor:
     @staticmethod
     def _job_inputs(
         inputs: Sequence[str], packed: Sequence[str | None], last: Sequence[int] = (), anchor: int | None = None
-    ) -> dict:
+    ) -> dict[str, Any]:
         """The part of a job that needs the inputs (``protocol.INPUT_KEYS``, in that order)."""
         values = (list(inputs), list(packed), cheapest_first(inputs, last), sorted(set(last)), anchor)
         return dict(zip(protocol.INPUT_KEYS, values))
 
-    def _start_ahead(self, run: WorkerRun, mode, interp, extra, hashseed, job: dict) -> bool:
+    def _start_ahead(
+        self,
+        run: WorkerRun,
+        mode: str,
+        interp: sb.Interpreter,
+        extra: tuple[str, ...],
+        hashseed: int,
+        job: dict[str, Any],
+    ) -> bool:
         """Hand a warm worker the job without its inputs ("inputs_follow"): its leader loads the
         module and the programs, then waits for the inputs (``_start``).  False when no warm
         worker could take it (the run then starts in full once the inputs are there)."""
@@ -212,7 +230,16 @@ class Executor:
             run, mode, interp, extra, hashseed, lambda tmp, fd: encode(dict(job, fd=fd, tmp=tmp, inputs_follow=True))
         )
 
-    def _start(self, run: WorkerRun, mode, interp, extra, hashseed, job: dict, inputs: dict) -> None:
+    def _start(
+        self,
+        run: WorkerRun,
+        mode: str,
+        interp: sb.Interpreter,
+        extra: tuple[str, ...],
+        hashseed: int,
+        job: dict[str, Any],
+        inputs: dict[str, Any],
+    ) -> None:
         """Start a run with its inputs, or send the inputs to one ``_start_ahead`` started."""
         run.expect(len(inputs["inputs"]))
         if run.warm is not None:
@@ -240,7 +267,15 @@ class Executor:
                 self._kill(run)
         self._cleanup(run, mode)
 
-    def _start_warm(self, run: WorkerRun, mode, interp, extra, hashseed, job_bytes) -> bool:
+    def _start_warm(
+        self,
+        run: WorkerRun,
+        mode: str,
+        interp: sb.Interpreter,
+        extra: tuple[str, ...],
+        hashseed: int,
+        job_bytes: Callable[[str, int], bytes],
+    ) -> bool:
         """Hand the job to a warm worker (see pool.py); False when none could take it."""
         env = sb.base_env(sb.BWRAP_TMP if mode == "bwrap" else "", hashseed)
         # (bubblewrap's mounts hide the workspace's dotfiles as they were when the worker started)
@@ -265,7 +300,15 @@ class Executor:
         run.warm, run.proc, run.fd = warm, warm.proc, warm.fd
         return True
 
-    def _start_cold(self, run: WorkerRun, mode, interp, extra, hashseed, job_bytes) -> None:
+    def _start_cold(
+        self,
+        run: WorkerRun,
+        mode: str,
+        interp: sb.Interpreter,
+        extra: tuple[str, ...],
+        hashseed: int,
+        job_bytes: Callable[[str, int], bytes],
+    ) -> None:
         """A one-shot worker for this run alone."""
         if mode == "bwrap":
             tmp, cwd = sb.BWRAP_TMP, "/"

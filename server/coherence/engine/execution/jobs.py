@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Protocol
+from typing import Any, Protocol
 
 from coherence.engine.execution.program import Program
 
@@ -36,11 +36,11 @@ def input_sources(inputs: Sequence[str | Packable]) -> list[str]:
     return [s if isinstance(s, str) else s.source() for s in inputs]
 
 
-def encode(job: dict) -> bytes:
+def encode(job: dict[str, Any]) -> bytes:
     return json.dumps(job).encode("utf-8")
 
 
-def program_spec(p: Program) -> dict:
+def program_spec(p: Program) -> dict[str, Any]:
     spec = {"entry_point": p.entry_point, "source": p.source, "label": p.label}
     if p.owner:
         spec["owner"] = p.owner

@@ -28,7 +28,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import IO
+from typing import IO, Any
 
 from coherence.engine.execution import procs
 from coherence.engine.execution.coherence_worker import protocol
@@ -41,8 +41,8 @@ MAX_JOBS = 200
 
 @dataclass(eq=False)
 class WarmWorker:
-    key: tuple
-    proc: subprocess.Popen
+    key: tuple[Any, ...]
+    proc: subprocess.Popen[bytes]
     fd: int  # read end of the result pipe
     fd_number: int  # the write end's number inside the worker (the job's "fd")
     home: str | None  # guard mode: the worker's own temp dir
@@ -111,7 +111,7 @@ class _Spawner:
     """The one thread that starts workers (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.Queue[Any] = queue.Queue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
@@ -121,7 +121,7 @@ class _Spawner:
                 self._thread = threading.Thread(target=self._loop, name="coherence-worker-spawner", daemon=True)
                 self._thread.start()
         done = threading.Event()
-        box: list = [None, None]
+        box: list[Any] = [None, None]
         self._queue.put((fn, box, done))
         done.wait()
         if box[1] is not None:
@@ -140,12 +140,14 @@ class _Spawner:
 
 class WorkerPool:
     def __init__(self) -> None:
-        self._idle: dict[tuple, list[WarmWorker]] = {}
+        self._idle: dict[tuple[Any, ...], list[WarmWorker]] = {}
         self._lock = threading.Lock()
         self._spawner = _Spawner()
         self._all: set[WarmWorker] = set()
 
-    def checkout(self, key: tuple, cmd: Callable[[], list[str]], env: dict[str, str], guard_home: bool) -> WarmWorker:
+    def checkout(
+        self, key: tuple[Any, ...], cmd: Callable[[], list[str]], env: dict[str, str], guard_home: bool
+    ) -> WarmWorker:
         """An idle worker for ``key``, or a new one started with the command ``cmd()`` makes
         (raises OSError if it cannot start).  The command is made only then: bubblewrap's
         resolves some forty paths, which a check taking an idle worker would waste."""
@@ -234,7 +236,7 @@ class WorkerPool:
             idle.remove(w)
 
     def _start(
-        self, key: tuple, make_cmd: Callable[[], list[str]], env: dict[str, str], guard_home: bool
+        self, key: tuple[Any, ...], make_cmd: Callable[[], list[str]], env: dict[str, str], guard_home: bool
     ) -> WarmWorker:
         cmd = make_cmd()
         home = tempfile.mkdtemp(prefix="coherence-worker-") if guard_home else None

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from coherence.engine.errors import CheckCancelled
 from coherence.engine.execution import sandbox as sb
@@ -62,8 +62,8 @@ class PreparedRun:
         self.lim = lim
         self.main: WorkerRun | None = None
         self.rr: WorkerRun | None = None
-        self.main_job: dict = {}
-        self.rr_job: dict = {}
+        self.main_job: dict[str, Any] = {}
+        self.rr_job: dict[str, Any] = {}
         self.pending: list[WorkerRun] = []  # started ahead, waiting for their inputs
         self.rr_early: list[str] | None = None  # the re-run's inputs, when start_rerun sent them
         self._lock = threading.Lock()  # run and close may race (a check cancelled mid-start)

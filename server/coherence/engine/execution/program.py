@@ -4,7 +4,7 @@ reports."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from coherence.engine.outcomes import Outcome
@@ -57,7 +57,7 @@ class ExecutionLimits:
     max_output_kb: int = 64  # captured stdout/stderr kept per call
     jobs: int = 0  # programs run at once; 0 = number of CPUs
     load_timeout: float = 30.0  # seconds to import the module context (and what programs import)
-    extra: dict = field(default_factory=dict, compare=False)
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
 
 @dataclass

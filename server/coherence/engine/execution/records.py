@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import Any
 
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.outcomes import Outcome
@@ -103,7 +104,7 @@ def _text_ok(text: str) -> bool:
     return False
 
 
-def valid_canonical(c, depth: int = 0) -> bool:
+def valid_canonical(c: Any, depth: int = 0) -> bool:
     """Whether the decoded ``c`` has the canonical form ``coherence_worker/canon.py`` defines
     (tags and shapes only)."""
     if depth > _MAX_DEPTH or not isinstance(c, list) or not c:
@@ -146,7 +147,7 @@ def valid_canonical(c, depth: int = 0) -> bool:
     return False
 
 
-def _number(v) -> bool:
+def _number(v: Any) -> bool:
     return (isinstance(v, (int, float)) and not isinstance(v, bool)) or v in _SPECIAL_FLOATS
 
 

@@ -21,11 +21,14 @@ import shutil
 import subprocess
 import sys
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from coherence.engine.errors import ConfigurationError
-from coherence.engine.execution.visibility import exposed_paths, hidden_paths, hidden_roots, under
+from coherence.engine.execution.visibility import exposed_paths, hidden_roots, under
+from coherence.engine.execution.visibility import hidden_paths as hidden_paths  # executor calls sb.hidden_paths
 
 # The worker's launcher.  The package it runs (coherence_worker/) sits beside it, so binding this
 # directory read-only into bubblewrap (``visibility.exposed_paths``) and allowing children to read it
@@ -102,7 +105,7 @@ class Interpreter:
     path: tuple[str, ...]  # its sys.path with site processing (.pth entries included)
     site_dirs: tuple[str, ...]
     user_base: str | None
-    stamp: tuple = ()
+    stamp: tuple[Any, ...] = ()
 
     @property
     def version_text(self) -> str:
@@ -111,7 +114,7 @@ class Interpreter:
 
 _lock = threading.Lock()
 _interpreters: dict[str, Interpreter] = {}
-_bwrap_ok: dict[tuple, bool] = {}
+_bwrap_ok: dict[tuple[Any, ...], bool] = {}
 
 
 def base_env(home: str, hashseed: int = 0) -> dict[str, str]:
@@ -192,7 +195,7 @@ def probe_interpreter(python: str | None = None) -> Interpreter:
     return interp
 
 
-def _stamp(dirs) -> tuple:
+def _stamp(dirs: Iterable[str]) -> tuple[Any, ...]:
     """Modification times of the site directories: a new install (.pth file) means re-probe."""
     out: list[int | None] = []
     for d in dirs:
@@ -203,7 +206,7 @@ def _stamp(dirs) -> tuple:
     return tuple(out)
 
 
-_which: list = [None, None]  # PATH, where bwrap is on it
+_which: list[str | None] = [None, None]  # PATH, where bwrap is on it
 
 
 def _which_bwrap() -> str | None:
@@ -397,7 +400,7 @@ def worker_command(mode: str, interp: Interpreter, env: dict[str, str], extra_pa
     return py
 
 
-def sandbox_name(mode: str, layers) -> str:
+def sandbox_name(mode: str, layers: Iterable[object] | None) -> str:
     """The sandbox that ran, precisely: ``bwrap+landlock+seccomp``, ``guard+landlock+seccomp``, ``guard``."""
     return "+".join([mode, *[x for x in layers or () if isinstance(x, str)]])
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from coherence.engine.execution.sandbox import Interpreter
@@ -34,7 +34,7 @@ def under(path: str, root: str) -> bool:
 # Those paths change when a package is installed (which changes ``interp.stamp``) or a workspace
 # folder appears or goes, so the answer is kept a few seconds.
 _EXPOSED_SECONDS = 5.0
-_exposed: dict[tuple, tuple[float, tuple[str, ...]]] = {}
+_exposed: dict[tuple[Any, ...], tuple[float, tuple[str, ...]]] = {}
 
 
 def exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
@@ -76,7 +76,7 @@ def _find_exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str
 # history and remotes with credentials (.git, .hg, .svn): every dotfile, and VCS folders without
 # a dot.  Hidden from the children in every mode (the audit hook; bubblewrap's mounts; Landlock).
 _VCS = frozenset(("CVS", "_darcs", "_FOSSIL_", ".fslckout"))
-_hidden: dict[tuple, tuple[float, tuple[str, ...]]] = {}
+_hidden: dict[tuple[Any, ...], tuple[float, tuple[str, ...]]] = {}
 
 
 def hidden_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:

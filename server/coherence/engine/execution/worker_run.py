@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from typing import IO
+from typing import IO, Any
 
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.execution.pool import WarmWorker
@@ -31,7 +31,7 @@ class WorkerRun:
 
     def __init__(self, label: str, n_tasks: int, n_inputs: int):
         self.label = label
-        self.proc: subprocess.Popen | None = None
+        self.proc: subprocess.Popen[bytes] | None = None
         self.fd = -1
         self.buf = b""
         self.module_status_seen = False
@@ -119,7 +119,7 @@ class WorkerRun:
         self.diagnostics.append(f"{self.label}: {str(_loads(raw))[:_DIAGNOSTIC_CHARS]}")
 
 
-def _loads(raw: bytes):
+def _loads(raw: bytes) -> Any:  # a JSON value, or the text when it is not JSON
     try:
         return json.loads(raw)
     except Exception:  # noqa: BLE001 - not only ValueError: deep nesting is a RecursionError

@@ -1,5 +1,7 @@
 """Inputs from the signature alone: seeds, then type-aware mutation."""
 
+from __future__ import annotations
+
 from coherence.engine.inputs.annotation_types import parse_annotation
 from coherence.engine.inputs.generate import generate_inputs, infer_types
 from coherence.engine.inputs.shrink import shrink_candidates, shrink_key

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
@@ -134,7 +134,7 @@ def _subscript_args(node: ast.Subscript) -> list[ast.AST]:
 def _from_node(node: ast.AST, classes: dict[str, ClassInfo], depth: int) -> TypeDesc:
     if depth > 12:
         return ANY
-    rec = lambda n: _from_node(n, classes, depth + 1)  # noqa: E731
+    rec: Callable[[ast.AST], TypeDesc] = lambda n: _from_node(n, classes, depth + 1)  # noqa: E731
     if isinstance(node, ast.Constant):
         if node.value is None:
             return NONE

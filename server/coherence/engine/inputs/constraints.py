@@ -78,7 +78,7 @@ class Constraints:
         # ``*args`` takes the constraints of each of its values (``f(1, 2, 3)``: never negative)
         params = [p for p in spec.params if p.kind != "var_keyword"]
         self.params = params
-        self._shapes: dict[tuple, dict[str, tuple[tuple[str, int], ...]]] = {}
+        self._shapes: dict[tuple[Any, ...], dict[str, tuple[tuple[str, int], ...]]] = {}
         evid = evidence_by_param(spec, seeds)
         self.len_of: dict[str, tuple[str, float]] = {}
         self.nonneg: dict[str, float] = {}
@@ -131,7 +131,7 @@ class Constraints:
                     self.sorted[p.name] = 0.5
 
     @staticmethod
-    def _len_evidence(spec: Spec, p: Param, colls: list[Param], evid) -> str | None:
+    def _len_evidence(spec: Spec, p: Param, colls: list[Param], evid: dict[str, list[tuple[Input, Any]]]) -> str | None:
         mine = {id(inp): v for inp, v in evid.get(p.name, [])}
         if not mine:
             return None
@@ -217,7 +217,7 @@ class Constraints:
         return Input.made(tuple(args), tuple(kwargs), inp.origin)
 
 
-def _put(args: list, kwargs: list, w: str, i: int, v: Any) -> None:
+def _put(args: list[Any], kwargs: list[Any], w: str, i: int, v: Any) -> None:
     if w == "a":
         args[i] = v
     else:
@@ -333,7 +333,7 @@ def _rectangular(v: Any, square: bool) -> Any:
     return [r[:width] for r in v]
 
 
-def is_sorted(v: list) -> bool:
+def is_sorted(v: list[Any]) -> bool:
     try:
         return all(a <= b for a, b in pairwise(v))
     except TypeError:

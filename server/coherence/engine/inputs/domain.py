@@ -165,7 +165,9 @@ class Domain:
             if key not in seen:  # generation counts each distinct example once
                 seen.add(key)
                 ev_inputs.append(inp)
-        self._slots: dict[tuple, tuple[list[tuple[str, bool, int]], tuple[str, int] | None]] = {}  # see _values
+        self._slots: dict[
+            tuple[Any, ...], tuple[list[tuple[str, bool, int]], tuple[str, int] | None]
+        ] = {}  # see _values
         self.evidence: tuple[Input, ...] = tuple(ev_inputs)
         # what the rules were learned from, kept for inputs.likely's guesses
         self.types = infer_types(spec, ev_inputs)
@@ -365,11 +367,11 @@ def _opaque(value: Any) -> bool:
     return isinstance(value, Expr)
 
 
-def _star_values(args) -> tuple:
+def _star_values(args: Iterable[Any]) -> tuple[Any, ...]:
     return tuple(v for v in args if not isinstance(v, Expr))
 
 
-def _learn(spec: Spec, types: dict, evid: dict[str, list[tuple[Input, Any]]]) -> list[Rule]:
+def _learn(spec: Spec, types: dict[Any, Any], evid: dict[str, list[tuple[Input, Any]]]) -> list[Rule]:
     """The rules of generation's ``Constraints`` that the examples (``evid``, by parameter) or
     the docstring's statements back (see the module doc).  Kept in step with it: every rule here
     is one ``Constraints`` also learns."""

@@ -65,7 +65,9 @@ def infer_types(spec: Spec, seeds: list[Input] | None = None) -> dict[str, TypeD
     return param_types(spec.params, classes=spec.classes, docstring=spec.docstring, seed_values=seed_values)
 
 
-def _slot_types(params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Input):
+def _slot_types(
+    params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Input
+) -> tuple[list[TypeDesc | None], list[TypeDesc | None], list[tuple[tuple[str, int], str]]]:
     """Declared types of ``inp``'s positional and keyword arguments, and the (slot, parameter
     name) pairs whose type is a weighted union."""
     aps, kps = bind(params, inp)
@@ -80,7 +82,7 @@ def _is_wunion(t: TypeDesc | None) -> bool:
     return t is not None and t.kind == "union" and bool(t.weights)
 
 
-def _child_members(child: Input, st) -> list[tuple[str, int]]:
+def _child_members(child: Input, st: tuple[Any, ...]) -> list[tuple[str, int]]:
     """(parameter, union member) of each union-typed argument of ``child`` (same shape as the
     parent whose slot types ``st`` are)."""
     out = []
@@ -193,7 +195,7 @@ def generate_inputs(
     targets = _member_targets(params, types)
     member_count: dict[tuple[str, int], int] = {}
     rejected = 0
-    slot_cache: dict[tuple, tuple] = {}
+    slot_cache: dict[tuple[Any, ...], tuple[Any, ...]] = {}
     stall = 0
     stall_limit = max(500, 2 * n)
     large_cap, large_accepted = max(3, n // 200), 0

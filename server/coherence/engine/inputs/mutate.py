@@ -171,7 +171,7 @@ def mutate_value(v: Any, t: TypeDesc | None, rng: random.Random, depth: int = 0)
 # -- containers ---------------------------------------------------------------------------------
 
 
-def _new_item(items: list, elem: TypeDesc, rng: random.Random, depth: int) -> Any:
+def _new_item(items: list[Any], elem: TypeDesc, rng: random.Random, depth: int) -> Any:
     """An item to insert: a mutation of an existing one (keeps the domain) or a fresh one."""
     donors = [x for x in items if not isinstance(x, Expr)]
     if donors and rng.random() < 0.7:
@@ -182,7 +182,7 @@ def _new_item(items: list, elem: TypeDesc, rng: random.Random, depth: int) -> An
     return random_value(elem, rng, depth + 1)
 
 
-def _mutate_seq(items: list, elem: TypeDesc, rng: random.Random, depth: int, hashable: bool = False) -> list:
+def _mutate_seq(items: list[Any], elem: TypeDesc, rng: random.Random, depth: int, hashable: bool = False) -> list[Any]:
     items = list(items)
     n = len(items)
     grow = n < MAX_ITEMS and depth < MAX_DEPTH + 1
@@ -236,7 +236,7 @@ def _mutate_seq(items: list, elem: TypeDesc, rng: random.Random, depth: int, has
     return items
 
 
-def _mutate_dict(d: dict, kt: TypeDesc, vt: TypeDesc, rng: random.Random, depth: int) -> dict:
+def _mutate_dict(d: dict[Any, Any], kt: TypeDesc, vt: TypeDesc, rng: random.Random, depth: int) -> dict[Any, Any]:
     pairs = list(d.items())
     n = len(pairs)
     ops: list[str] = []

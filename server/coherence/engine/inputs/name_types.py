@@ -120,7 +120,7 @@ _AMBIGUOUS = set(
     "a b c e f g l o p q t u v x y z x1 x2 y1 y2 input item element elem obj arg val1 val2 inp sum test".split()
 )
 
-_SUFFIX_RULES: list[tuple[re.Pattern, TypeDesc]] = [
+_SUFFIX_RULES: list[tuple[re.Pattern[str], TypeDesc]] = [
     (re.compile(r"(^|_)(matrix|grid|board)($|_)"), MATRIX),
     (re.compile(r"(list|lst|arr|array|nums|numbers|values|vals|items)s?$"), LIST_INT),
     (re.compile(r"^(list|lst|arr|array|nums|numbers)_"), LIST_INT),

@@ -24,7 +24,7 @@ from coherence.engine.inputs.values import Expr
 from coherence.engine.spec import ClassInfo, Param
 
 # Docstring words -> what a collection parameter holds / what a vague parameter is.
-_ELEM_HINTS: list[tuple[re.Pattern, TypeDesc]] = [
+_ELEM_HINTS: list[tuple[re.Pattern[str], TypeDesc]] = [
     (re.compile(r"\b(sub-?)?lists? of (strings|words)\b|\bsublists? of strings\b", re.I), list_of(STR)),
     (
         re.compile(
@@ -56,7 +56,7 @@ _ELEM_HINTS: list[tuple[re.Pattern, TypeDesc]] = [
     ),
     (re.compile(r"\b(list|array)s? of dict(ionarie)?s\b|\bdictionaries\b", re.I), dict_of(STR, INT)),
 ]
-_KIND_WORDS: list[tuple[re.Pattern, TypeDesc]] = [
+_KIND_WORDS: list[tuple[re.Pattern[str], TypeDesc]] = [
     (re.compile(r"\bmatri(x|ces)\b|\bgrid\b|\b(list|array)s? of lists\b|\bnested lists?\b", re.I), MATRIX),
     (re.compile(r"\b(list|array|lists|arrays|sequence|sublist|subarray)\b|\bsorted order\b", re.I), LIST_INT),
     (re.compile(r"\btuples?\b", re.I), TUP_INT),

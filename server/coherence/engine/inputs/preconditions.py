@@ -22,7 +22,7 @@ this module holds the assumption and its interpreter.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -185,7 +185,9 @@ def assumption(expr: str, source: str) -> Assumption | None:
     return Assumption(expr.strip(), source) if _parse(expr) is not None and _names(expr) else None
 
 
-def holds(a: Assumption | str, values: dict[str, Any], *, is_opaque=None) -> bool | None:
+def holds(
+    a: Assumption | str, values: dict[str, Any], *, is_opaque: Callable[[Any], bool] | None = None
+) -> bool | None:
     """Whether the assumption holds for these argument values; ``UNKNOWN`` (None) when it cannot
     tell (a value ``is_opaque`` says it cannot see, or a name without a value).  A value of the
     wrong type (``len(5)``) breaks the assumption: it is not what the function was meant for."""
@@ -248,14 +250,15 @@ def _eval(node: ast.AST, env: dict[str, Any], steps: list[int]) -> Any:
             return a**b
         if isinstance(op, ast.Mult) and (isinstance(a, (str, list, tuple)) or isinstance(b, (str, list, tuple))):
             raise _Undecided  # no building big sequences
-        return {
+        ops: dict[type[ast.operator], Callable[[], Any]] = {
             ast.Add: lambda: a + b,
             ast.Sub: lambda: a - b,
             ast.Mult: lambda: a * b,
             ast.Div: lambda: a / b,
             ast.FloorDiv: lambda: a // b,
             ast.Mod: lambda: a % b,
-        }[type(op)]()
+        }
+        return ops[type(op)]()
     if isinstance(node, ast.Compare):
         left = _eval(node.left, env, steps)
         for cmp, right_node in zip(node.ops, node.comparators):
@@ -294,7 +297,7 @@ def _eval(node: ast.AST, env: dict[str, Any], steps: list[int]) -> Any:
     raise _Undecided
 
 
-def _compare(op: ast.cmpop, a: Any, b: Any) -> bool:
+def _compare(op: ast.cmpop, a: Any, b: Any) -> Any:  # user values: == may give an array
     if isinstance(op, ast.Eq):
         return a == b
     if isinstance(op, ast.NotEq):
@@ -316,8 +319,8 @@ def _compare(op: ast.cmpop, a: Any, b: Any) -> bool:
     return a is not b
 
 
-def _comprehension(node: ast.GeneratorExp | ast.ListComp, env: dict[str, Any], steps: list[int]):
-    def go(k: int, scope: dict[str, Any]):
+def _comprehension(node: ast.GeneratorExp | ast.ListComp, env: dict[str, Any], steps: list[int]) -> Iterator[Any]:
+    def go(k: int, scope: dict[str, Any]) -> Iterator[Any]:
         if k == len(node.generators):
             yield _eval(node.elt, scope, steps)
             return

@@ -57,7 +57,7 @@ def _drop_positions(n: int) -> list[int]:
     return sorted({int(i * step) for i in range(_MAX_DROPS)} | {n - 1})
 
 
-def _shrink_seq(items: list) -> Iterator[list]:
+def _shrink_seq(items: list[Any]) -> Iterator[list[Any]]:
     n = len(items)
     if n == 0:
         return

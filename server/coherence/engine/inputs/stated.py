@@ -46,7 +46,7 @@ def _sign(word: str) -> str:
     return "positive" if word.lower() == "positive" else "nonneg"
 
 
-def _names(doc: str, m: re.Match, group: str, params: set[str]) -> list[str]:
+def _names(doc: str, m: re.Match[str], group: str, params: set[str]) -> list[str]:
     """The parameter names a phrase lists, up to the first word that is not one ("n and m, and
     your task" gives n, m).  A later name must end the list: in "n, and a list arr" the "a" is an
     article, not a parameter ``a``."""

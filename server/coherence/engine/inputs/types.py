@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 from coherence.engine.spec import ClassInfo
 
@@ -63,7 +64,7 @@ class TypeDesc:
     kind: str
     args: tuple[TypeDesc, ...] = ()
     variadic: bool = False
-    values: tuple = ()
+    values: tuple[Any, ...] = ()
     name: str = ""
     weights: tuple[float, ...] = ()
     info: ClassInfo | None = None

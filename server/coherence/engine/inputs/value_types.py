@@ -65,7 +65,7 @@ def type_of_value(v: Any, depth: int = 0) -> TypeDesc:
     return ANY
 
 
-def _elements_type(items: list, depth: int) -> TypeDesc:
+def _elements_type(items: list[Any], depth: int) -> TypeDesc:
     if not items:
         return ANY
     return merge_all([type_of_value(x, depth + 1) for x in items])

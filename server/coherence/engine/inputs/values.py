@@ -34,7 +34,7 @@ class Construct:
     when ``attr`` is true (enum members: ``Color.RED``)."""
 
     callee: str
-    args: tuple = ()
+    args: tuple[Any, ...] = ()
     kwargs: tuple[tuple[str, Any], ...] = ()
     attr: bool = False
 
@@ -135,12 +135,12 @@ def value_size(value: Any) -> int:
 class Input:
     """One call's arguments."""
 
-    args: tuple = ()
+    args: tuple[Any, ...] = ()
     kwargs: tuple[tuple[str, Any], ...] = ()
     origin: str = "mutation"  # doctest | test | default | annotation | mutation | shrink
 
     @classmethod
-    def made(cls, args: tuple, kwargs: tuple, origin: str) -> Input:
+    def made(cls, args: tuple[Any, ...], kwargs: tuple[Any, ...], origin: str) -> Input:
         """``Input(args, kwargs, origin)`` without the frozen dataclass's ``__init__`` (a
         quarter of its cost): generation makes tens of thousands of candidates per function."""
         obj = _new(cls)

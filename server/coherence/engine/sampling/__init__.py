@@ -18,8 +18,10 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from coherence.engine.errors import ConfigurationError, SamplingError
 from coherence.engine.sampling.cache import CacheKey, SampleCache, default_cache_path
@@ -36,6 +38,9 @@ from coherence.engine.sampling.prompt import (
 from coherence.engine.sampling.provider import LiteLLMProvider, Provider, ProviderReply
 from coherence.engine.sampling.replay import ReplayProvider
 from coherence.engine.spec import Spec
+
+if TYPE_CHECKING:
+    from coherence.engine.config import PanelMember
 
 __all__ = [
     "NO_RETRY",
@@ -295,7 +300,7 @@ In the editor, set coherence.model / coherence.apiBase / coherence.replay instea
 def make_provider(
     *,
     model: str | None,
-    models=(),
+    models: Sequence[PanelMember] = (),
     api_base: str | None = None,
     replay: str | Path | None = None,
     temperature: float = 0.6,

@@ -26,10 +26,14 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from coherence.engine.sampling.prompt import Sample
+
+_T = TypeVar("_T")
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +115,7 @@ def _file_id(path: Path | None) -> tuple[int, int] | None:
 
 
 @contextlib.contextmanager
-def _exclusive(lock_path: Path):
+def _exclusive(lock_path: Path) -> Iterator[None]:
     """An advisory lock between processes (no-op where fcntl is missing)."""
     try:
         import fcntl
@@ -324,7 +328,7 @@ class SampleCache:
             self.rebuilt += 1
         self._notice_rebuilt(err, aside)
 
-    def _run(self, fn, default):
+    def _run(self, fn: Callable[[sqlite3.Connection], _T], default: _T) -> _T:
         with self._lock:
             for attempt in (1, 2):
                 try:

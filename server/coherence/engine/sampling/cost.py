@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from coherence.engine.sampling.cache import CacheKey, SampleCache
 from coherence.engine.sampling.prompt import PROMPT_VERSION, build_messages
@@ -112,12 +113,12 @@ def estimate(
     return out
 
 
-def estimate_models(targets: list[Target], models: list[str], **kw) -> list[Estimate]:
+def estimate_models(targets: list[Target], models: list[str], **kw: Any) -> list[Estimate]:
     """``estimate`` for each model of a panel (or the editor's choice of one)."""
     return [estimate(targets, model, **kw) for model in models]
 
 
-def _tokens(litellm, model: str, **what) -> int:
+def _tokens(litellm: Any, model: str, **what: Any) -> int:
     try:
         return int(litellm.token_counter(model=model, **what))
     except Exception:  # noqa: BLE001 - no tokenizer for it: about four characters a token
@@ -125,7 +126,9 @@ def _tokens(litellm, model: str, **what) -> int:
         return max(1, len(text) // 4)
 
 
-def estimate_provider(provider, targets: list[Target], *, samples: int, temperature: float, cache) -> Estimate:
+def estimate_provider(
+    provider: Any, targets: list[Target], *, samples: int, temperature: float, cache: SampleCache | None
+) -> Estimate:
     """What checking ``targets`` with a checker's ``provider`` would cost now (``samples``
     programs each, the user's included): a replay file buys nothing ($0); a panel prices each
     member's share at its own model's price and adds them up (unknown if any member's is)."""

@@ -31,7 +31,7 @@ class RetryPolicy:
     jitter: float = 0.25
 
     def backoff(self, attempt: int) -> float:
-        d = min(self.max_delay, self.base_delay * (2 ** max(0, attempt - 1)))
+        d: float = min(self.max_delay, self.base_delay * (2 ** max(0, attempt - 1)))
         return d * (1.0 + self.jitter * random.random())
 
 

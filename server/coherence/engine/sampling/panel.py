@@ -16,11 +16,18 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 from coherence.engine.errors import ConfigurationError, SamplingError
 from coherence.engine.sampling.provider import Provider, ProviderReply
 from coherence.engine.spec import Spec
+
+if TYPE_CHECKING:
+    from coherence.engine.config import PanelMember
+    from coherence.engine.sampling import SampleSet
+    from coherence.engine.sampling.cache import SampleCache
 
 log = logging.getLogger(__name__)
 
@@ -86,13 +93,18 @@ class PanelProvider:
 
 
 def make_panel(
-    members, *, temperature: float, timeout: float, max_concurrency: int, api_base: str | None = None
+    members: Sequence[PanelMember],
+    *,
+    temperature: float,
+    timeout: float,
+    max_concurrency: int,
+    api_base: str | None = None,
 ) -> PanelProvider:
     """A ``PanelProvider`` of LiteLLM providers from ``CheckConfig.models``; ``api_base`` (the
     config's own) applies to members that name none."""
     from coherence.engine.sampling.provider import LiteLLMProvider
 
-    shared: dict[tuple[str, str], dict] = {}
+    shared: dict[tuple[str, str], dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]]] = {}
     built: list[tuple[Provider, float]] = []
     for m in members:
         base = m.api_base or api_base or None
@@ -113,7 +125,7 @@ def make_panel(
     return PanelProvider(built)
 
 
-async def sample_panel(spec: Spec, count: int, panel: PanelProvider, cache=None):
+async def sample_panel(spec: Spec, count: int, panel: PanelProvider, cache: SampleCache | None = None) -> SampleSet:
     """``count`` alternatives from the panel's members at once; returns one ``SampleSet`` whose
     samples carry their model (``Sample.model``) and whose ``by_model`` says what each member gave
     and cost.  Raises ``SamplingError`` only when no member gave a single alternative."""

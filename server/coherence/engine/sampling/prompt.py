@@ -18,6 +18,7 @@ import functools
 import re
 import textwrap
 from dataclasses import dataclass
+from typing import Any
 
 from coherence.engine.redact import redact
 from coherence.engine.spec import Spec
@@ -81,7 +82,7 @@ and other functions, shown without their bodies where long). It is loaded before
 """
 
 
-def build_messages(spec: Spec) -> list[dict]:
+def build_messages(spec: Spec) -> list[dict[str, Any]]:
     """System + user messages asking for ONE implementation of exactly ``spec.header()``."""
     context = (spec.context or "").strip("\n")
     user = ""

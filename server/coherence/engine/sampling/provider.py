@@ -92,7 +92,7 @@ class LiteLLMProvider:
         use_n: bool | None = None,
         max_n: int = 10,
         completion_kwargs: dict[str, Any] | None = None,
-        semaphores: dict | None = None,
+        semaphores: dict[int, tuple[asyncio.AbstractEventLoop, asyncio.Semaphore]] | None = None,
     ) -> None:
         if not model or not model.strip():
             from coherence.engine.errors import ConfigurationError
@@ -144,7 +144,7 @@ class LiteLLMProvider:
                 self._supports_n_cache = False
         return self._supports_n_cache
 
-    def _kwargs(self, messages: list[dict], n: int) -> dict[str, Any]:
+    def _kwargs(self, messages: list[dict[str, Any]], n: int) -> dict[str, Any]:
         kw: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -175,7 +175,7 @@ class LiteLLMProvider:
         ct = int(getattr(usage, "completion_tokens", 0) or 0) if usage is not None else 0
         return cost, pt, ct
 
-    async def _request(self, messages: list[dict], n: int, abort: asyncio.Event) -> _Result:
+    async def _request(self, messages: list[dict[str, Any]], n: int, abort: asyncio.Event) -> _Result:
         """One request for ``n`` choices, with retries.  Never raises (except cancellation)."""
         litellm = import_litellm()
         sem = self._semaphore()
@@ -286,7 +286,7 @@ class LiteLLMProvider:
                 raise SamplingError(fatal.message or fatal.label, kind=fatal.kind)
         return reply
 
-    async def _run_one(self, messages: list[dict], n: int, abort: asyncio.Event) -> _Result:
+    async def _run_one(self, messages: list[dict[str, Any]], n: int, abort: asyncio.Event) -> _Result:
         res = await self._request(messages, n, abort)
         f = res.failure
         if f is not None and f.fatal and not (f.bad_request and n > 1):

@@ -47,7 +47,7 @@ _JSON_TYPES = {
 
 
 @functools.lru_cache(maxsize=1)
-def _validator():
+def _validator() -> Any:  # a jsonschema validator (jsonschema is optional, not type-checked here)
     import jsonschema  # only replay files need it
 
     return jsonschema.Draft202012Validator(LINE_SCHEMA)
@@ -94,7 +94,7 @@ class ReplayProvider:
         self.skip = max(0, int(skip))
         self.task_id = task_id
         self._entries: list[dict[str, Any]] | None = None
-        self._extracted: dict[tuple, Sample] = {}  # see _read
+        self._extracted: dict[tuple[Any, ...], Sample] = {}  # see _read
         self._temperature = temperature
         self.model = f"replay:{p.name}"
 
@@ -164,7 +164,7 @@ class ReplayProvider:
         cands = self.candidates_for(spec.name)[self.skip : self.skip + count]
         return ProviderReply(samples=[self._read(c, spec.name, spec.owner) for c in cands])
 
-    def _read(self, candidate: str, name: str, owner: str | None):
+    def _read(self, candidate: str, name: str, owner: str | None) -> Sample:
         """``extract_program``, once per candidate: the file does not change, every check of a
         function reads the same candidates again, and reading one parses it (a fifth of the
         language server's CPU in a re-check, which runs beside the input generation)."""

@@ -16,6 +16,8 @@ One module per source of seeds:
 - ``defaults``: the all-defaults call and the boundary-value calls.
 """
 
+from __future__ import annotations
+
 from coherence.engine.inputs.seeds.binding import bind, module_names
 from coherence.engine.inputs.seeds.defaults import default_seed, type_seeds
 from coherence.engine.inputs.seeds.doctests import doctest_seeds

@@ -76,13 +76,14 @@ def literalish(node: ast.AST) -> Any:
             if isinstance(node.op, ast.Pow) and (abs(b) > 64 or abs(a) > 10**6):
                 raise Unsupported
             try:
-                return {
+                ops: dict[type[ast.operator], Callable[[], Any]] = {
                     ast.Add: lambda: a + b,
                     ast.Sub: lambda: a - b,
                     ast.Mult: lambda: a * b,
                     ast.Pow: lambda: a**b,
                     ast.Div: lambda: a / b,
-                }[type(node.op)]()
+                }
+                return ops[type(node.op)]()
             except (ZeroDivisionError, OverflowError) as e:
                 raise Unsupported from e
         if (

@@ -109,7 +109,7 @@ def _is_hashable(v: Any) -> bool:
         return False
 
 
-def _set_from(items: list, frozen: bool) -> set | frozenset:
+def _set_from(items: list[Any], frozen: bool) -> set[Any] | frozenset[Any]:
     out = []
     for x in items:
         x = _hashable(x)
@@ -118,8 +118,8 @@ def _set_from(items: list, frozen: bool) -> set | frozenset:
     return frozenset(out) if frozen else set(out)
 
 
-def _dict_from(pairs: list[tuple[Any, Any]]) -> dict:
-    d: dict = {}
+def _dict_from(pairs: list[tuple[Any, Any]]) -> dict[Any, Any]:
+    d: dict[Any, Any] = {}
     for k, v in pairs:
         k = _hashable(k)
         if _is_hashable(k) and k not in d:
@@ -127,7 +127,7 @@ def _dict_from(pairs: list[tuple[Any, Any]]) -> dict:
     return d
 
 
-def _rot(xs: list, j: int) -> Any:
+def _rot(xs: list[Any], j: int) -> Any:
     return xs[j % len(xs)]
 
 
@@ -191,7 +191,7 @@ def boundary_values(t: TypeDesc, depth: int = 0) -> list[Any]:
         mixed = elem.kind == "any"
         ev = boundary_values(INT if mixed else elem, depth + 1)  # homogeneous, mostly
         typical = [_rot(ev, j) for j in range(min(5, max(3, len(ev))))]
-        seqs: list[list] = [
+        seqs: list[list[Any]] = [
             typical,
             [],
             [ev[0]],
@@ -255,7 +255,7 @@ def _matrix_boundary(row: TypeDesc, depth: int) -> list[Any]:
         flat = list(range(1, 65))  # distinct cells: 1..rows*cols
         flat[4], flat[7] = -3, 0
 
-    def grid(r: int, c: int, shift: int = 0) -> list[list]:
+    def grid(r: int, c: int, shift: int = 0) -> list[list[Any]]:
         return [[flat[(i * c + j + shift) % len(flat)] for j in range(c)] for i in range(r)]
 
     out = [
