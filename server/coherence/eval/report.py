@@ -179,30 +179,26 @@ def table_markdown(summaries: list[dict]) -> str:
         head = ["model"] + [f"{b} {c}" for b in benches for c, _ in cols]
         out.append("| " + " | ".join(head) + " |")
         out.append("|" + "---|" * len(head))
-        models = sorted({s.get("model") for s in group})
+        models = sorted({s.get("model") for s in group}, key=str)
         for model in models:
             row = [str(model)]
             for b in benches:
-                s = next((x for x in group if x.get("model") == model and x.get("benchmark") == b), None)
+                hit = next((x for x in group if x.get("model") == model and x.get("benchmark") == b), None)
                 for label, key in cols:
-                    if s is None:
+                    if hit is None:
                         row.append("")
                     elif label == "det. paper":
-                        row.append(_f(s.get("paper_detection_rate")))
+                        row.append(_f(hit.get("paper_detection_rate")))
                     elif label == "det. logs":
-                        row.append(_f((s.get("paper_log") or {}).get("detection_rate")))
+                        row.append(_f((hit.get("paper_log") or {}).get("detection_rate")))
                     elif key == "tasks_error_positive":
-                        row.append(f"{s.get(key)}/{s.get('checked')}")
+                        row.append(f"{hit.get(key)}/{hit.get('checked')}")
                     else:
-                        row.append(_f(s.get(key)))
+                        row.append(_f(hit.get(key)))
             out.append("| " + " | ".join(row) + " |")
         means = []
         for b in benches:
-            vals = [
-                x.get("detection_rate")
-                for x in group
-                if x.get("benchmark") == b and x.get("detection_rate") is not None
-            ]
+            vals = [v for x in group if x.get("benchmark") == b and (v := x.get("detection_rate")) is not None]
             means.append(f"{b} {(sum(vals) / len(vals)):.2f}" if vals else f"{b} –")
         out.append("")
         out.append(

@@ -39,8 +39,9 @@ def _pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
     return max(-1.0, min(1.0, sxy / math.sqrt(sxx * syy)))
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
-    """Spearman's ρ: Pearson's r of the average ranks (ties handled).  None if undefined."""
+def spearman(x: Sequence[float | None], y: Sequence[float | None]) -> float | None:
+    """Spearman's ρ: Pearson's r of the average ranks (ties handled), over the pairs where both
+    are known (eval's records hold None for a figure a task lacks).  None if undefined."""
     if len(x) != len(y):
         raise ValueError("spearman: x and y differ in length")
     pairs = [(a, b) for a, b in zip(x, y) if a is not None and b is not None]
@@ -98,7 +99,7 @@ def trapezoid_area(xs: Sequence[float], ys: Sequence[float]) -> float:
     return sum((xs[i] - xs[i - 1]) * (ys[i] + ys[i - 1]) / 2 for i in range(1, len(xs)))
 
 
-def detection_rate(errors: Sequence[float], incoherences: Sequence[float]) -> float | None:
+def detection_rate(errors: Sequence[float | None], incoherences: Sequence[float | None]) -> float | None:
     """The paper's detection rate: among tasks with error > 0, the share with incoherence > 0."""
     wrong = [i for e, i in zip(errors, incoherences) if e is not None and i is not None and e > 0]
     if not wrong:
@@ -111,7 +112,7 @@ def mean(values: Sequence[float | None]) -> float | None:
     return sum(vals) / len(vals) if vals else None
 
 
-def median(values: Sequence[float]) -> float | None:
+def median(values: Sequence[float | None]) -> float | None:
     vals = sorted(v for v in values if v is not None)
     if not vals:
         return None

@@ -205,15 +205,16 @@ def evaluate_task(
 
     # -- the check ---------------------------------------------------------------------------
     t_chk = time.monotonic()
-    if codes and codes[0] is None:
+    code0 = codes[0] if codes else None
+    if codes and code0 is None:
         s0 = extracted[0]
         rec["reason"] = f"candidate 0 is not usable ({s0.status}: {s0.detail})".strip()
         return _finish(rec, started, t_chk)
-    if not codes:
+    if code0 is None:
         rec["reason"] = "no candidates"
         return _finish(rec, started, t_chk)
     try:
-        target = target_for(codes[0], name, f"{safe_name(st.task_id)}.py", docstring=st.description or None)
+        target = target_for(code0, name, f"{safe_name(st.task_id)}.py", docstring=st.description or None)
     except (SyntaxError, LookupError) as exc:
         rec["reason"] = f"candidate 0: {exc}"
         return _finish(rec, started, t_chk)
@@ -396,8 +397,7 @@ def _pointwise(rec: dict, report: ExecutionReport, sources: list[str], used_rows
     rec["error_value"] = pw.error_value
     rec["error_inputs"] = pw.counted
     rec["reference_raises"] = len(ref) - pw.counted
-    per_prog = [pointwise_error(outcomes[r], ref).error for r in used_rows]
-    per_prog = [e for e in per_prog if e is not None]
+    per_prog = [e for r in used_rows if (e := pointwise_error(outcomes[r], ref).error) is not None]
     rec["error_mean_candidates"] = sum(per_prog) / len(per_prog) if per_prog else None
     rec["candidate_errors"] = per_prog
     rec["wrong_inputs"] = len(pw.wrong)

@@ -128,6 +128,8 @@ def verdict_summary(records: list[dict]) -> dict:
     diags = warnings + infos
     cleans = [r for r in checked if clean(r)]
     trusts = [r for r in checked if r.get("trust") is not None]
+    # the raw DSDE where recorded (the trust score clips it); a record without either is left out
+    dsde_known = [(r, d) for r in checked if (d := r.get("dsde_raw", r.get("dsde"))) is not None]
     return {
         "warnings": len(warnings),
         "informations": len(infos),
@@ -144,7 +146,7 @@ def verdict_summary(records: list[dict]) -> dict:
         "incoherent_on_clean": sum(1 for r in cleans if (r.get("incoherence") or 0) > 0),
         "ece_trust": ece([r["trust"] for r in trusts], [not fails(r) for r in trusts]),
         "auroc_trust": auroc([-r["trust"] for r in trusts], [fails(r) for r in trusts]),
-        "auroc_dsde": auroc([r.get("dsde_raw", r.get("dsde")) for r in checked], [fails(r) for r in checked]),
+        "auroc_dsde": auroc([d for _, d in dsde_known], [fails(r) for r, _ in dsde_known]),
         "reliability": reliability([r["trust"] for r in trusts], [not fails(r) for r in trusts]),
         "pr_curve": pr_curve(records),
     }

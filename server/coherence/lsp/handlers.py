@@ -29,8 +29,9 @@ def register(server: CoherenceLanguageServer) -> None:
         for p in ls.init_problems:
             ls.notify_problem(f"coherence: {p}")
         # a client may leave out any level of the capabilities
-        workspace = getattr(ls.client_capabilities, "workspace", None)
-        dynamic = getattr(getattr(workspace, "did_change_configuration", None), "dynamic_registration", False)
+        workspace = ls.workspace_capabilities()
+        dcc = workspace.did_change_configuration if workspace else None
+        dynamic = bool(dcc and dcc.dynamic_registration)
         if dynamic:
             await ls.ask_client(
                 ls.client_register_capability_async(

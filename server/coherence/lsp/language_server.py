@@ -187,11 +187,17 @@ class CoherenceLanguageServer(LanguageServer):
     def request_code_lens_refresh(self) -> None:
         self._lens_refresh_wanted = True
 
-    def _client_lens_refresh(self) -> bool:
+    def workspace_capabilities(self) -> types.WorkspaceClientCapabilities | None:
+        """The client's workspace capabilities: None before ``initialize`` or when left out (a
+        client may leave out any level)."""
         try:
-            cl = self.client_capabilities.workspace.code_lens
-        except AttributeError:
-            return False
+            return self.client_capabilities.workspace
+        except AttributeError:  # not initialized
+            return None
+
+    def _client_lens_refresh(self) -> bool:
+        ws = self.workspace_capabilities()
+        cl = ws.code_lens if ws else None
         return bool(cl and cl.refresh_support)
 
     # -- messages ---------------------------------------------------------------------------
@@ -338,10 +344,8 @@ class CoherenceLanguageServer(LanguageServer):
         return True
 
     def supports_configuration(self) -> bool:
-        try:
-            return bool(self.client_capabilities.workspace.configuration)
-        except AttributeError:
-            return False
+        ws = self.workspace_capabilities()
+        return bool(ws and ws.configuration)
 
     async def ask_client(self, request: Awaitable, what: str, timeout: float = 10) -> Any:
         """The client's answer to a request, or None when it fails or times out.  A client that
@@ -385,11 +389,11 @@ class CoherenceLanguageServer(LanguageServer):
         return value if isinstance(value, dict) and value else None
 
     # -- stdio ------------------------------------------------------------------------------
-    def start_io(self, stdin=None, stdout=None) -> None:  # type: ignore[override]
+    def start_io(self, stdin=None, stdout=None) -> None:
         self._stop_event = threading.Event()
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
         try:
-            asyncio.run(self._serve(stdin or sys.stdin.buffer))
+            asyncio.run(self._serve(stdin or sys.stdin.buffer, self._stop_event))
         except BrokenPipeError:
             log.error("the connection to the client is lost")
         except (KeyboardInterrupt, SystemExit):
@@ -398,11 +402,11 @@ class CoherenceLanguageServer(LanguageServer):
             self.stopping = True
             _start_watchdog(self.exit_code)
 
-    async def _serve(self, stdin) -> None:
+    async def _serve(self, stdin, stop: threading.Event) -> None:
         self.loop = asyncio.get_running_loop()
         code = 1
         try:
-            await transport.serve(stdin, self.protocol, self._stop_event)
+            await transport.serve(stdin, self.protocol, stop)
             code = 0 if self.protocol._shutdown else 1
             log.info("the client closed the connection")
         except SystemExit as exc:  # pygls' exit handler

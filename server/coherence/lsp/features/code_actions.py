@@ -136,17 +136,13 @@ class CodeActionsFeature(LanguageFeature):
     def _supports_document_changes(self) -> bool:
         # Resource operations only travel in documentChanges: a client that lists them (Neovim
         # 0.7 does, without the documentChanges flag) reads documentChanges.
-        try:
-            we = self.ls.client_capabilities.workspace.workspace_edit
-        except AttributeError:
-            return False
+        ws = self.ls.workspace_capabilities()
+        we = ws.workspace_edit if ws else None
         return bool(we and (we.document_changes or we.resource_operations))
 
     def _supports_create(self) -> bool:
-        try:
-            we = self.ls.client_capabilities.workspace.workspace_edit
-        except AttributeError:
-            return False
+        ws = self.ls.workspace_capabilities()
+        we = ws.workspace_edit if ws else None
         ops = (we.resource_operations or []) if we else []
         return any(getattr(op, "value", op) == "create" for op in ops)
 
@@ -306,10 +302,8 @@ class CodeActionsFeature(LanguageFeature):
         )
 
     def _supports_annotations(self) -> bool:
-        try:
-            we = self.ls.client_capabilities.workspace.workspace_edit
-        except AttributeError:
-            return False
+        ws = self.ls.workspace_capabilities()
+        we = ws.workspace_edit if ws else None
         return bool(we and we.change_annotation_support is not None)
 
 
