@@ -309,7 +309,9 @@ def client_name(request) -> str:
 @pytest_asyncio.fixture
 async def start(client_name: str, workspace: Path, tmp_path: Path):
     """``await start(settings=..., options_style=...)`` starts a server and initializes it as
-    the parametrized client would."""
+    the parametrized client would.  ``folders``: more workspace folders after ``workspace``;
+    ``scoped``: the "coherence" section the client answers for a folder (by its path), as VS Code
+    does for a folder's own settings; ``options``: more top-level ``initializationOptions``."""
     sessions: list[Session] = []
 
     async def _start(
@@ -321,6 +323,9 @@ async def start(client_name: str, workspace: Path, tmp_path: Path):
         capture_stderr: bool = False,
         env: dict[str, str] | None = None,
         answer_registrations: bool = True,
+        folders: list[Path] = (),  # type: ignore[assignment]
+        scoped: dict[Path, dict] | None = None,
+        options: dict | None = None,
     ) -> Session:
         cname = name or client_name
         command = [sys.executable, "-m", "coherence", "serve"]
@@ -335,16 +340,21 @@ async def start(client_name: str, workspace: Path, tmp_path: Path):
         client = await config.start()
         if configuration is not None:
             client.set_configuration(configuration, section="coherence")
+        for folder, section in (scoped or {}).items():
+            client.set_configuration(section, section="coherence", scope_uri=folder.as_uri())
         merged = {**TEST_SETTINGS, "cacheDir": str(tmp_path / "cache"), **(settings or {})}
-        options: Any = {"settings": merged} if options_style == "settings" else merged
+        init: Any = {"settings": merged} if options_style == "settings" else merged
+        init.update(options or {})
         capabilities, info = client_params(cname)
         await client.initialize_session(
             types.InitializeParams(
                 capabilities=capabilities,
                 client_info=info,
                 root_uri=workspace.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name="ws")],
-                initialization_options=options,
+                workspace_folders=[
+                    types.WorkspaceFolder(uri=folder.as_uri(), name=folder.name) for folder in [workspace, *folders]
+                ],
+                initialization_options=init,
             )
         )
         session = Session(client, workspace, cname)

@@ -105,12 +105,70 @@ async def test_a_check_past_the_cost_cap_is_not_started_until_the_cap_is_raised(
     lsp.save(uri, write=False)
     await lsp.wait_for(lambda: asked, "the question whether to raise the cap")
     assert "not checked" in asked[0].message and "coherence.maxCostUsd" in asked[0].message
+    # this client cannot write the setting: the raise lasts as long as the server, and it says so
+    assert "for as long as the server runs" in asked[0].message
     # Raised: the refused functions are checked, and the spending shows in the status.
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the check after raising the cap")
     await lsp.wait_idle()
     status = lsp.client.statuses[-1]
     assert status["spentUsd"] > 0 and status["maxCostUsd"] >= 0.01
     assert loopback.request_count >= 2
+
+
+def param(params, name: str):
+    return params.get(name) if isinstance(params, dict) else getattr(params, name, None)
+
+
+async def test_a_client_that_can_write_the_cap_is_asked_to_and_a_lower_setting_ends_the_raise(start, loopback):
+    settings = {**PRICED, "apiBase": loopback.url, "maxCostUsd": 0.000001}
+    lsp = await start(settings, options={"raiseCostCap": True}, env=KEY_ENV)
+    asked = answer_requests(lsp, "Raise the cap")
+    written: list[float] = []
+
+    @lsp.client.feature("coherence/raiseCostCap")
+    def raise_cost_cap(ls, params):
+        # what the VS Code client does: write the setting, whose change then reaches the server
+        written.append(param(params, "maxCostUsd"))
+        change_settings(lsp, {**settings, "maxCostUsd": written[-1]})
+        return {"written": True}
+
+    uri = lsp.open("textutils.py")
+    lsp.save(uri, write=False)
+    await lsp.wait_for(lambda: asked, "the question whether to raise the cap")
+    assert "written to coherence.maxCostUsd in the workspace settings" in asked[0].message
+    new_cap = float(asked[0].actions[0].title.removeprefix("Raise the cap to $"))
+    # the refused functions are checked (the setting's change did not cut the checks short), and
+    # the client was asked to write the new cap
+    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the check after raising the cap")
+    await lsp.wait_idle()
+    assert written == [new_cap] and loopback.request_count >= 1
+    await lsp.wait_for(lambda: lsp.client.statuses[-1].get("maxCostUsd") == new_cap, "the written cap in the status")
+    assert not [m for m in lsp.client.messages if "could not write" in m.message]
+    # The user lowers the setting again: that is their word, the raise ends.
+    change_settings(lsp, settings)
+    await lsp.wait_for(lambda: lsp.client.statuses[-1].get("maxCostUsd") == 0.000001, "the lowered cap")
+
+
+async def test_a_client_that_fails_to_write_the_cap_leaves_the_raise_for_the_servers_lifetime(start, loopback):
+    lsp = await start(
+        {**PRICED, "apiBase": loopback.url, "maxCostUsd": 0.000001}, options={"raiseCostCap": True}, env=KEY_ENV
+    )
+    asked = answer_requests(lsp, "Raise the cap")
+
+    @lsp.client.feature("coherence/raiseCostCap")
+    def raise_cost_cap(ls, params):
+        return {"written": False, "error": "no workspace is open"}
+
+    uri = lsp.open("textutils.py")
+    lsp.save(uri, write=False)
+    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the check after raising the cap")
+    await lsp.wait_for(
+        lambda: [
+            m for m in lsp.client.messages if "could not write coherence.maxCostUsd (no workspace is open)" in m.message
+        ],
+        "the message that the setting was not written",
+    )
+    assert lsp.client.statuses[-1]["maxCostUsd"] >= 0.01 and len(asked) == 1
 
 
 async def test_a_refused_check_shows_why_and_buys_nothing(start, loopback):

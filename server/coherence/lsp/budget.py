@@ -4,9 +4,14 @@ pyproject's ``max_cost_usd``).
 The server keeps the window's running total (what each check's samples cost, litellm's prices).
 Before a check starts, its samples are priced (``engine/sampling/cost``: cached and replayed
 samples cost nothing); a check that would take the total past the cap is not started: its function
-shows why, and the user is asked once whether to raise the cap for this window (or can raise the
-setting).  Checks in flight hold their estimate, so two checks started together cannot both pass
-a cap only one of them fits under.
+shows why, and the user is asked once whether to raise the cap.  Checks in flight hold their
+estimate, so two checks started together cannot both pass a cap only one of them fits under.
+
+Raising the cap: a client that says it can (``initializationOptions`` ``{"raiseCostCap": true}``:
+the VS Code client) is asked to write ``coherence.maxCostUsd`` (``coherence/raiseCostCap``; the
+server never writes the user's files), so the raise survives a restart.  Other editors get the
+raise for the server's lifetime, and the question says so.  Either way the refused documents are
+checked at once; a later change of the setting is the user's word and ends a lifetime raise.
 """
 
 from __future__ import annotations
@@ -22,12 +27,14 @@ if TYPE_CHECKING:
     from coherence.engine.check import Checker
     from coherence.engine.config import CheckConfig
     from coherence.lsp.language_server import CoherenceLanguageServer
+    from coherence.lsp.settings import Settings
     from coherence.lsp.state import Job
 
 log = logging.getLogger(__name__)
 
 RAISE = "Raise the cap to ${:.2f}"
 KEEP = "Keep it"
+RAISE_REQUEST = "coherence/raiseCostCap"
 
 
 def money(usd: float) -> str:
@@ -104,14 +111,27 @@ class WindowBudget:
         new_cap = math.ceil(max(2 * cap, needed * 1.25) * 100) / 100
         self.ls.run_task(self._ask(new_cap, why), name="raise the cost cap")
 
+    def settings_changed(self, old: Settings, new: Settings) -> None:
+        """The user changed the cap (in the settings): that is their word, and ends a lifetime raise."""
+        if old.maxCostUsd != new.maxCostUsd:
+            self.raised_to = None
+            self.ls.refresh_status()
+
     async def _ask(self, new_cap: float, why: str) -> None:
+        writes = self.ls.client_raises_cap
+        how = (
+            "Raise the cap (written to coherence.maxCostUsd in the workspace settings)?"
+            if writes
+            else "Raise the cap for as long as the server runs (this editor cannot write the setting), "
+            "or set coherence.maxCostUsd."
+        )
         try:
             raise_it = RAISE.format(new_cap)
             answer = await self.ls.ask_client(
                 self.ls.window_show_message_request_async(
                     types.ShowMessageRequestParams(
                         type=types.MessageType.Warning,
-                        message=f"coherence: {why}. Raise the cap for this window, or set coherence.maxCostUsd.",
+                        message=f"coherence: {why}. {how}",
                         actions=[types.MessageActionItem(title=raise_it), types.MessageActionItem(title=KEEP)],
                     )
                 ),
@@ -123,8 +143,31 @@ class WindowBudget:
         refused, self._refused = self._refused, set()
         if answer is None or getattr(answer, "title", None) != raise_it:
             return
+        # in effect at once, whatever the client does with the setting (its change, when it comes
+        # back through workspace/configuration, says the same)
         self.raised_to = new_cap
         log.info("the window's cost cap is raised to $%.2f", new_cap)
         self.ls.refresh_status()
         for uri in refused:
             self.ls.run_task(self.ls.scheduler.check_document(uri, reason="cap raised"), name=f"check {uri}")
+        if writes:
+            await self._write_setting(new_cap)
+
+    async def _write_setting(self, new_cap: float) -> None:
+        """Ask the client to write coherence.maxCostUsd; when it cannot, the raise lasts as long
+        as the server, and the user is told."""
+        reply = await self.ls.ask_client(
+            self.ls.protocol.send_request_async(RAISE_REQUEST, {"maxCostUsd": new_cap}),
+            "asking the client to write coherence.maxCostUsd",
+            timeout=60,
+        )
+        written = reply.get("written") if isinstance(reply, dict) else getattr(reply, "written", None)
+        if written is True:
+            log.info("the client wrote coherence.maxCostUsd = %s", new_cap)
+            return
+        error = reply.get("error") if isinstance(reply, dict) else getattr(reply, "error", None)
+        self.ls.notify_problem(
+            f"coherence: the editor could not write coherence.maxCostUsd ({error or 'no answer'}); "
+            f"the cap is ${new_cap:.2f} for as long as the server runs",
+            once_key=None,
+        )

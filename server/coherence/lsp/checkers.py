@@ -81,7 +81,10 @@ class CheckerPool:
         if cached is None:
             try:
                 resolved = build_config(
-                    self.ls.settings, state.path, self.ls.workspace_root(state.path), self.ls.client_trust
+                    self.ls.settings_for(state.path),
+                    state.path,
+                    self.ls.workspace_root(state.path),
+                    self.ls.client_trust,
                 )
                 if resolved.notice:  # a repository setting refused for want of trust: say so once
                     self.ls.notify_problem(resolved.notice, level="info")

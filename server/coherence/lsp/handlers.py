@@ -21,6 +21,7 @@ def register(server: CoherenceLanguageServer) -> None:
     def initialize(ls: CoherenceLanguageServer, params: types.InitializeParams) -> None:
         ls._init_settings = settings_mod.extract_section(params.initialization_options)
         ls.client_trust = settings_mod.client_trust(params.initialization_options)
+        ls.client_raises_cap = settings_mod.client_flag(params.initialization_options, "raiseCostCap")
         ls.settings, problems = settings_mod.parse_settings(ls._init_settings)
         ls.init_problems = problems
 
@@ -47,24 +48,26 @@ def register(server: CoherenceLanguageServer) -> None:
                 ),
                 "registering for configuration changes",
             )
-        pulled = await ls.pull_configuration()
-        if ls.stopping:
-            return
-        if pulled is not None and ls.apply_settings(pulled, source="workspace/configuration"):
-            ls.fan_out("settings_changed")
+        try:
+            pulled = await ls.pull_configuration()
+            if ls.stopping:
+                return
+            if pulled is not None and ls.apply_settings(pulled[0], folders=pulled[1], source="workspace/configuration"):
+                ls.fan_out("settings_changed")
+        finally:
+            ls.configured.set()
         ls.status.send(force=True)
         ls.warm_up()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: CoherenceLanguageServer, params: types.DidChangeConfigurationParams) -> None:
-        raw = None
-        if ls.supports_configuration():
-            raw = await ls.pull_configuration()
+        pulled = await ls.pull_configuration() if ls.supports_configuration() else None
         if ls.stopping:
             return
-        if raw is None and isinstance(params.settings, dict):
+        raw, folders = pulled if pulled is not None else (None, None)
+        if pulled is None and isinstance(params.settings, dict):
             raw = settings_mod.extract_section(params.settings) or None
-        if ls.apply_settings(raw, source="didChangeConfiguration"):
+        if ls.apply_settings(raw, folders=folders, source="didChangeConfiguration"):
             ls.fan_out("settings_changed")
             ls.warm_up()
 

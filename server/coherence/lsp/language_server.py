@@ -53,6 +53,7 @@ from coherence.lsp.uris import uri_to_path
 log = logging.getLogger(__name__)
 
 EXIT_GRACE_SECONDS = 10.0
+CONFIGURED_TIMEOUT_SECONDS = 15.0
 _ONCE = object()
 
 
@@ -71,10 +72,20 @@ class CoherenceLanguageServer(LanguageServer):
             text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             protocol_cls=CoherenceProtocol,
         )
+        # the window's settings: those of the first workspace folder (window-scoped ones such as
+        # runOn and maxCostUsd are read from here only)
         self.settings = settings_mod.DEFAULTS
+        # each workspace folder's settings (path -> Settings), pulled with its scopeUri: enable,
+        # exclude and what makes a document's CheckConfig are read for the document's folder
+        self.folder_settings: dict[str, settings_mod.Settings] = {}
         self._init_settings: dict = {}
+        # set once the settings are pulled after ``initialized``: no check starts before, so a
+        # document opened meanwhile is not checked under the init options (another folder's)
+        self.configured = asyncio.Event()
         self.init_problems: list[str] = []  # bad values in initializationOptions, shown once initialized
         self.client_trust: bool | None = None  # the editor's workspace trust, when the client says
+        # the client writes coherence.maxCostUsd when the user raises the cap (the VS Code client)
+        self.client_raises_cap = False
         self.scheduler = Scheduler(self)
         self.checking = CheckingFeature(self)
         self.diagnostics = DiagnosticsFeature(self)
@@ -326,22 +337,65 @@ class CoherenceLanguageServer(LanguageServer):
 
             self.run_task(asyncio.to_thread(importlib.import_module, "litellm"), name="import litellm")
 
-    # -- settings ---------------------------------------------------------------------------
-    def apply_settings(self, raw: dict | None, *, source: str) -> bool:
-        """Parse and apply settings; returns True when they changed."""
+    # -- settings ----------------------------------------------------------------------------
+    def settings_for(self, path: str | None) -> settings_mod.Settings:
+        """The settings of the workspace folder holding ``path`` (the window's outside them)."""
+        if not self.folder_settings or not path:
+            return self.settings
+        root = self.workspace_root(path)
+        return self.folder_settings.get(root, self.settings) if root else self.settings
+
+    async def wait_configured(self) -> None:
+        """Until the settings are pulled (briefly: the pull times out), or at once for a client
+        that never sends ``initialized``."""
+        if not self.configured.is_set():
+            try:
+                await asyncio.wait_for(self.configured.wait(), timeout=CONFIGURED_TIMEOUT_SECONDS)
+            except asyncio.TimeoutError:
+                self.configured.set()
+
+    def enabled_anywhere(self) -> bool:
+        """Whether some workspace folder (or the window, without folders) has coherence.enable."""
+        return self.settings.enable or any(s.enable for s in self.folder_settings.values())
+
+    def apply_settings(self, raw: dict | None, *, source: str, folders: dict[str, dict | None] | None = None) -> bool:
+        """Parse and apply the window's settings (``raw``) and each workspace folder's
+        (``folders``, path -> raw; a folder left out has the window's); returns True when they
+        changed."""
+        new, problems = self._parse(raw)
+        new_folders = {root: self._parse(folder_raw, problems)[0] for root, folder_raw in (folders or {}).items()}
+        for p in dict.fromkeys(problems):
+            self.notify_problem(f"coherence: {p}")
+        old, old_folders = self.settings, self.folder_settings
+        if (
+            same_settings(new, old)
+            and new_folders.keys() == old_folders.keys()
+            and all(same_settings(s, old_folders[root]) for root, s in new_folders.items())
+        ):
+            return False
+        log.info("settings from %s: %s", source, settings_mod.describe(new))
+        for root, s in new_folders.items():
+            if not same_settings(s, new):
+                log.info("settings of the folder %s: %s", root, settings_mod.describe(s))
+        self.settings, self.folder_settings = new, new_folders
+        self._shown.clear()  # a problem that persists under the new settings is shown again, once
+        self.scheduler.budget.settings_changed(old, new)
+        pairs = [(old, new)] + [(old_folders.get(root), s) for root, s in new_folders.items()]
+        if new_folders.keys() != old_folders.keys() or not all(
+            a is not None and settings_mod.only_the_cap_differs(a, b) for a, b in pairs
+        ):
+            self.scheduler.settings_changed()
+        # else the cost cap alone changed: the checkers and results stand, and the checks in flight go on
+        return True
+
+    def _parse(self, raw: dict | None, problems: list[str] | None = None) -> tuple[settings_mod.Settings, list[str]]:
         merged = dict(self._init_settings)
         if raw:
             merged.update(raw)
-        new, problems = settings_mod.parse_settings(merged)
-        for p in problems:
-            self.notify_problem(f"coherence: {p}")
-        if new == self.settings and new.explicit == self.settings.explicit:
-            return False
-        log.info("settings from %s: %s", source, settings_mod.describe(new))
-        self.settings = new
-        self._shown.clear()  # a problem that persists under the new settings is shown again, once
-        self.scheduler.settings_changed()
-        return True
+        parsed, found = settings_mod.parse_settings(merged)
+        problems = problems if problems is not None else []
+        problems.extend(found)
+        return parsed, problems
 
     def supports_configuration(self) -> bool:
         ws = self.workspace_capabilities()
@@ -365,28 +419,32 @@ class CoherenceLanguageServer(LanguageServer):
             log.info("%s failed: %s", what, exc)
             return None
 
-    async def pull_configuration(self) -> dict | None:
+    async def pull_configuration(self) -> tuple[dict | None, dict[str, dict | None]] | None:
+        """The "coherence" section for the window (the first folder's) and for each workspace
+        folder, by path: one ``workspace/configuration`` item per folder, with its scopeUri, so a
+        folder's own settings (``enable``, ``exclude``, ...) count.  None when the client cannot
+        answer (it keeps the init options)."""
         if not self.supports_configuration():
             return None
-        scope = None
-        roots = self.workspace_roots()
-        if roots:
-            from coherence.lsp.uris import path_to_uri
+        from coherence.lsp.uris import path_to_uri
 
-            scope = path_to_uri(roots[0])
-        # a client that cannot answer keeps the init options
+        roots = self.workspace_roots()
+        scopes: list[str | None] = [path_to_uri(r) for r in roots] or [None]
         result = await self.ask_client(
             self.workspace_configuration_async(
                 types.ConfigurationParams(
-                    items=[types.ConfigurationItem(scope_uri=scope, section=settings_mod.SECTION)]
+                    items=[types.ConfigurationItem(scope_uri=scope, section=settings_mod.SECTION) for scope in scopes]
                 )
             ),
             "workspace/configuration",
         )
         if not result:
             return None
-        value = result[0]
-        return value if isinstance(value, dict) and value else None
+        values = [v if isinstance(v, dict) and v else None for v in result]
+        values += [None] * (len(scopes) - len(values))
+        if values[0] is None and not any(values):
+            return None
+        return values[0], (dict(zip(roots, values)) if len(roots) > 1 else {})
 
     # -- stdio ------------------------------------------------------------------------------
     def start_io(self, stdin=None, stdout=None) -> None:
@@ -428,6 +486,10 @@ class CoherenceLanguageServer(LanguageServer):
             t.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=5)
+
+
+def same_settings(a: settings_mod.Settings, b: settings_mod.Settings) -> bool:
+    return a == b and a.explicit == b.explicit
 
 
 def _start_watchdog(code: int) -> None:

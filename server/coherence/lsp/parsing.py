@@ -101,8 +101,10 @@ class DocumentParsing:
             state.targets = {}
             return
         state.file_problem = None
-        if not self.ls.settings.enable:
-            # coherence.enable is false: no marked functions, so nothing is checked or shown
+        settings = self.ls.settings_for(state.path)
+        if not settings.enable:
+            # coherence.enable is false (for this document's folder): no marked functions, so
+            # nothing is checked or shown
             state.targets, state.current_keys, state.syntax_error = {}, {}, None
             state.results.clear()
             state.result_keys.clear()
@@ -111,7 +113,7 @@ class DocumentParsing:
             config: CheckConfig | None = self.config_for(state)
         except ConfigurationError:
             config = None  # check_document reports it; the markers still show which functions
-        mode = self.ls.settings.markers
+        mode = settings.markers
         include: tuple[str, ...] = ()
         exclude: tuple[str, ...] = ()
         if config is not None:

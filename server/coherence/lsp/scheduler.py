@@ -117,13 +117,14 @@ class Scheduler(CheckerPool, DocumentParsing):
 
         Returns the results (cached or new) of the functions checked; [] if the document cannot
         be checked now (syntax error, file problem, configuration problem)."""
+        await self.ls.wait_configured()
         if self.ls.stopping:
             return []
-        if not self.ls.settings.enable:
+        state = self.state(uri)
+        if not self.ls.settings_for(state.path).enable:
             if reason in ("command", "workspace"):
                 self.ls.notify_problem(DISABLED, once_key=None if reason == "command" else DISABLED, level="info")
             return []
-        state = self.state(uri)
         try:
             text, version = self.source(uri)
         except FileProblem as exc:

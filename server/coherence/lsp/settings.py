@@ -183,6 +183,12 @@ def client_trust(options: Any) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+def client_flag(options: Any, name: str) -> bool:
+    """A capability of the client it states in ``initializationOptions`` at the top level, such as
+    ``{"raiseCostCap": true}``: it answers ``coherence/raiseCostCap`` by writing the setting."""
+    return isinstance(options, dict) and options.get(name) is True
+
+
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     """Settings from a raw dict, with every bad value replaced by its default.  A key given a
     valid value is explicit, even when the value equals the default; ``null`` means unset.
@@ -312,6 +318,17 @@ def build_config(
             f"coherence: the replay file {config.replay} does not exist (setting coherence.replay)."
         )
     return replace(resolved, config=config.validated())
+
+
+def only_the_cap_differs(old: Settings, new: Settings) -> bool:
+    """Whether ``new`` differs from ``old`` in ``maxCostUsd`` alone: no configuration, checker or
+    parse depends on the cap, so raising it (from the editor's question) keeps them, and the checks
+    in flight go on."""
+
+    def rest(s: Settings) -> tuple[Settings, frozenset[str]]:
+        return replace(s, maxCostUsd=0.0), s.explicit - {"maxCostUsd"}
+
+    return rest(old) == rest(new)
 
 
 def describe(settings: Settings) -> dict:

@@ -22,6 +22,7 @@ from coherence.lsp.budget import money
 from coherence.lsp.features import LanguageFeature
 from coherence.lsp.parsing import FileProblem
 from coherence.lsp.progress import BatchProgress
+from coherence.lsp.uris import uri_to_path
 
 log = logging.getLogger(__name__)
 
@@ -35,13 +36,14 @@ def _confirmed(args: tuple[Any, ...]) -> bool:
 
 class WorkspaceFeature(LanguageFeature):
     def uris(self) -> list[str]:
-        """The workspace's Python files, and the open documents outside it."""
+        """The workspace's Python files, and the open documents outside it, but for those of a
+        folder where coherence.enable is false."""
         sched = self.ls.scheduler
         uris = sched.workspace_files()
         for uri, state in sched.docs.items():
             if uri not in uris and state.open:
                 uris.append(uri)
-        return uris
+        return [u for u in uris if self.ls.settings_for(uri_to_path(u)).enable]
 
     async def estimate(self) -> dict:
         """What checking the workspace would request and cost now; ``message`` says it in a sentence."""
@@ -124,7 +126,7 @@ class WorkspaceFeature(LanguageFeature):
         return out
 
     async def check(self, *args: Any) -> dict:
-        if not self.ls.settings.enable:
+        if not self.ls.enabled_anywhere():
             from coherence.lsp.scheduler import DISABLED
 
             self.ls.notify_problem(DISABLED, once_key=None, level="info")
