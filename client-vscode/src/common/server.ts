@@ -35,10 +35,18 @@ import {
 } from './constants';
 import { showAlternatives } from '../alternatives';
 import { confirmCheckWorkspace } from '../workspaceCheck';
+import { RAISE_COST_CAP_REQUEST, raiseCostCap } from '../costCap';
 import { traceError, traceInfo, traceVerbose, traceWarn } from './log';
 import { ServerLaunch, bundledLaunch } from './bundled';
 import { ImportCheck, Interpreter, checkImportable, logImportFailure, resolveInterpreter } from './python';
-import { configurationItem, explicitSettings, getProjectRoot, getServerCwd, getSettings } from './settings';
+import {
+    configurationItem,
+    enabledInSomeFolder,
+    explicitSettings,
+    getProjectRoot,
+    getServerCwd,
+    getSettings,
+} from './settings';
 import { StatusBar, parseStatusParams } from './status';
 
 /** What the server gets as `initializationOptions`. */
@@ -48,6 +56,8 @@ export interface InitializationOptions {
     /** VS Code's workspace trust: the server lets a trusted workspace's own [tool.coherence] choose
      * the model, api_base and interpreter (the extension only runs in trusted workspaces). */
     workspaceTrusted: boolean;
+    /** This client answers `coherence/raiseCostCap` by writing coherence.maxCostUsd (costCap.ts). */
+    raiseCostCap: boolean;
 }
 
 const STOP_TIMEOUT_MS = 2000;
@@ -167,6 +177,7 @@ export function createClient(
         initializationOptions: (): InitializationOptions => ({
             settings: explicitSettings(getProjectRoot()?.uri),
             workspaceTrusted: workspace.isTrusted,
+            raiseCostCap: true,
         }),
         synchronize: { configurationSection: CONFIG_SECTION },
         middleware: {
@@ -213,8 +224,8 @@ export class ServerManager implements Disposable {
         this.status.setState({ kind: 'starting' });
 
         const settings = getSettings(getProjectRoot()?.uri);
-        if (!settings.enable) {
-            traceInfo('coherence.enable is false: the server is not started.');
+        if (!enabledInSomeFolder()) {
+            traceInfo('coherence.enable is false in every workspace folder: the server is not started.');
             this.status.setState({ kind: 'disabled' });
             return;
         }
@@ -286,6 +297,7 @@ export class ServerManager implements Disposable {
             client.onNotification(STATUS_NOTIFICATION, (params: unknown) => {
                 this.status.setCounts(parseStatusParams(params));
             }),
+            client.onRequest(RAISE_COST_CAP_REQUEST, (params: unknown) => raiseCostCap(params)),
         );
         try {
             await client.start();

@@ -147,6 +147,13 @@ export function configurationItem(scopeUri: string | undefined): unknown {
     return explicitSettings(scopeUri ? Uri.parse(scopeUri) : getProjectRoot()?.uri);
 }
 
+/** Whether coherence.enable is true in some workspace folder (or the window, with none): the server
+ * runs then, and leaves out the folders where it is false (it reads each folder's settings). */
+export function enabledInSomeFolder(): boolean {
+    const folders = workspace.workspaceFolders ?? [];
+    return folders.length === 0 ? getSettings().enable : folders.some((f) => getSettings(f.uri).enable);
+}
+
 /** What the server runs from needs a restart (or a stop); the server re-reads everything else. */
 export function needsRestart(e: ConfigurationChangeEvent): boolean {
     return ['enable', 'interpreter', 'importStrategy'].some((k) => e.affectsConfiguration(`${CONFIG_SECTION}.${k}`));
