@@ -63,3 +63,17 @@ async def test_exclude_is_read_per_folder(start, workspace, second):
         line_of(lsp.texts[other], "def is_palindrome")
     ]
     assert len(await lsp.code_lens(first)) == 2
+
+
+async def test_a_folder_added_later_has_its_own_settings_read(start, workspace, second):
+    # the first folder (the window) is off; the folder added later is on
+    lsp = await start(scoped={workspace: {"enable": False}, second: {"enable": True}})
+    lsp.client.workspace_did_change_workspace_folders(
+        types.DidChangeWorkspaceFoldersParams(
+            event=types.WorkspaceFoldersChangeEvent(
+                added=[types.WorkspaceFolder(uri=second.as_uri(), name="second")], removed=[]
+            )
+        )
+    )
+    uri = lsp.open(str(second / "textutils.py"))
+    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the check in the added folder")

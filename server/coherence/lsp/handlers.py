@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -13,6 +13,20 @@ from coherence.lsp import settings as settings_mod
 
 if TYPE_CHECKING:
     from coherence.lsp.language_server import CoherenceLanguageServer
+
+
+async def reload_settings(ls: CoherenceLanguageServer, pushed: Any, source: str) -> None:
+    """The settings pulled again for the window and every folder (else those ``pushed`` in a
+    didChangeConfiguration), applied; the features hear of a change."""
+    pulled = await ls.pull_configuration() if ls.supports_configuration() else None
+    if ls.stopping:
+        return
+    raw, folders = pulled if pulled is not None else (None, None)
+    if pulled is None and isinstance(pushed, dict):
+        raw = settings_mod.extract_section(pushed) or None
+    if ls.apply_settings(raw, folders=folders, source=source):
+        ls.fan_out("settings_changed")
+        ls.warm_up()
 
 
 def register(server: CoherenceLanguageServer) -> None:
@@ -61,15 +75,15 @@ def register(server: CoherenceLanguageServer) -> None:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: CoherenceLanguageServer, params: types.DidChangeConfigurationParams) -> None:
-        pulled = await ls.pull_configuration() if ls.supports_configuration() else None
-        if ls.stopping:
-            return
-        raw, folders = pulled if pulled is not None else (None, None)
-        if pulled is None and isinstance(params.settings, dict):
-            raw = settings_mod.extract_section(params.settings) or None
-        if ls.apply_settings(raw, folders=folders, source="didChangeConfiguration"):
-            ls.fan_out("settings_changed")
-            ls.warm_up()
+        await reload_settings(ls, params.settings, "didChangeConfiguration")
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(
+        ls: CoherenceLanguageServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
+        # pygls has updated ls.workspace's folders; a new folder's own settings are pulled
+        if ls.supports_configuration():
+            await reload_settings(ls, None, "didChangeWorkspaceFolders")
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CoherenceLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
