@@ -23,6 +23,10 @@
 //   8. runOn open with runOn "open", a newly opened file is checked without a save
 //   9. workspace  "Check Workspace" shows a modal with the functions, samples and cost ($0 from
 //                 recorded samples); Cancel sends no check
+//  10. cost cap   with a priced model (openai/gpt-4o-mini, served by tests/support/openai_loopback.py)
+//                 and coherence.maxCostUsd below one check's price, a save asks whether to raise the
+//                 cap; "Keep it" requests no sample (the next save asks again); "Raise the cap to $X"
+//                 runs the check and writes coherence.maxCostUsd = X to the workspace settings
 //
 // Screenshots of each step go to test-artifacts/e2e/ (E2E_ARTIFACTS), with the code-server log and
 // VS Code's logs (the Coherence output channel is among them).  Prints "e2e: N passed, N failed"
@@ -195,7 +199,40 @@ function serverEnv(dirs) {
     env.XDG_CACHE_HOME = path.join(dirs.xdg, 'cache');
     for (const k of ['PASSWORD', 'HASHED_PASSWORD', 'PORT', 'VSCODE_IPC_HOOK_CLI', 'NODE_OPTIONS']) delete env[k];
     env.PATH = `${path.dirname(NODE24)}${path.delimiter}${env.PATH}`;
+    // The cost cap step's model is served by the loopback server: litellm wants a key, any key.
+    env.OPENAI_API_KEY = 'sk-loopback';
     return env;
+}
+
+/** tests/support/openai_loopback.py as a process serving examples/' recorded candidates; resolves to
+ * its URL (the api_base) once it prints it. */
+function startLoopback() {
+    const python = process.env.E2E_TEST_PYTHON || 'python3';
+    const child = spawn(python, ['-m', 'tests.support.openai_loopback', '--corpus', path.join(REPO, 'examples', 'recorded_samples.jsonl')], {
+        cwd: REPO,
+        stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    return new Promise((resolve, reject) => {
+        let out = '';
+        child.once('exit', (code) => reject(new Error(`the loopback server exited (${code}) before printing its URL`)));
+        child.stdout.on('data', (chunk) => {
+            out += chunk;
+            const line = out.split('\n')[0];
+            if (out.includes('\n')) resolve({ child, url: line.trim() });
+        });
+    });
+}
+
+/** How many chat requests (samples asked for) the loopback server answered. */
+function loopbackRequests() {
+    const base = ctx.loopback.url.replace(/\/v1$/, '');
+    return new Promise((resolve, reject) => {
+        http.get(`${base}/loopback/stats`, (res) => {
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () => resolve(JSON.parse(body).chatRequests));
+        }).on('error', reject);
+    });
 }
 
 function codeServerArgs(dirs, extra) {
@@ -465,7 +502,7 @@ async function openFileOnce(page, name) {
 
 // -- the steps -----------------------------------------------------------------------------------
 
-const ctx = { counterexample: null, dirs: null, python: null, cold: false, pageLoadedAt: 0 };
+const ctx = { counterexample: null, dirs: null, python: null, cold: false, pageLoadedAt: 0, loopback: null };
 
 async function stepSquiggle(page) {
     const found = await poll(
@@ -981,6 +1018,101 @@ async function stepCheckWorkspaceConfirm(page) {
     log('Check Workspace: cancelled, nothing ran');
 }
 
+/** The notification (toast, else the notification centre) whose text has `text`, with its buttons.
+ * A toast can hide itself before it is answered; the question stays in the centre. */
+async function notificationWith(page, text) {
+    return poll(`a notification saying "${text}"`, async () => {
+        const item = page.locator('.notification-list-item').filter({ hasText: text }).first();
+        if (await item.isVisible().catch(() => false)) return item;
+        const center = page.locator('.notifications-center');
+        if (!(await center.isVisible().catch(() => false))) {
+            await runCommand(page, 'Notifications: Show Notifications');
+        }
+        return false;
+    }, { interval: 500 });
+}
+
+/** Runs a command from the palette by its title. */
+async function runCommand(page, title) {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor({ state: 'visible', timeout: 5000 });
+    await input.fill(`>${title}`);
+    const row = page.locator('.quick-input-widget .monaco-list-row').filter({ hasText: title }).first();
+    await row.waitFor({ state: 'visible', timeout: 10_000 });
+    await row.click();
+}
+
+/** A blank line at the end of the active editor, then Ctrl+S: a save (runOn "save" checks). */
+async function editAndSave(page, lineText, name) {
+    await page.keyboard.press('Escape');
+    const rect = await poll(`the line "${lineText}"`, () => textRect(page, lineText, name));
+    await page.mouse.click(rect.x, rect.y + rect.height / 2);
+    await page.keyboard.press('Control+End');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Control+S');
+}
+
+async function stepCostCap(page) {
+    // A priced model served by the loopback server, and a cap below what one check costs, in the
+    // workspace settings (runOn "save": only a save checks).
+    const cap = 0.000001;
+    const settingsFile = path.join(ctx.dirs.workspace, '.vscode', 'settings.json');
+    const logFile = coherenceLog();
+    const logStart = logFile ? fs.statSync(logFile).size : 0;
+    fs.writeFileSync(
+        settingsFile,
+        JSON.stringify(
+            { 'coherence.runOn': 'save', 'coherence.model': 'openai/gpt-4o-mini', 'coherence.apiBase': ctx.loopback.url, 'coherence.maxCostUsd': cap },
+            null,
+            4,
+        ),
+    );
+    await poll('the server to be told the model and the cap', async () =>
+        /Sending response 'workspace\/configuration[^]*?"maxCostUsd": 0\.000001\b/.test(logSince(logFile, logStart)),
+    );
+    await openFile(page, 'cart.py', 'def add');
+    const before = await loopbackRequests();
+
+    // The save's check would pass the cap: it is not started, and the user is asked.
+    await editAndSave(page, 'def add', 'add');
+    let question = await notificationWith(page, 'Raise the cap to $');
+    const text = ((await question.textContent()) || '').replace(/\s+/g, ' ');
+    log(`question: ${text}`);
+    for (const wanted of [/not checked: its samples would cost about \$\d/, /written to coherence\.maxCostUsd in the workspace settings/, /Keep it/]) {
+        if (!wanted.test(text)) fail(`the question lacks ${wanted}: ${text}`);
+    }
+    const raiseTo = Number(/Raise the cap to \$([\d.]+)/.exec(text)[1]);
+    await screenshot(page, 'cost-cap-question');
+    // "Keep it": nothing is bought.  The next save is refused again and asks again, which also
+    // says the server has taken the first answer.
+    await question.locator('.monaco-button').filter({ hasText: 'Keep it' }).first().click();
+    await poll('the question to close', async () => !(await question.isVisible().catch(() => false)));
+    await editAndSave(page, 'def add', 'add');
+    question = await notificationWith(page, 'Raise the cap to $');
+    const lenses = await lensTexts(page);
+    if ((await loopbackRequests()) !== before) fail(`"Keep it" still requested samples (${before} -> ${await loopbackRequests()})`);
+    if (!lenses.some((t) => /not checked: its samples would cost/.test(t))) fail(`the refused function's lens does not say why: ${JSON.stringify(lenses)}`);
+    log(`kept: no sample requested; lens ${JSON.stringify(lenses)}`);
+    await screenshot(page, 'cost-cap-kept-nothing-bought');
+
+    // "Raise the cap": the check runs, and the new cap is written to the workspace settings.
+    await question.locator('.monaco-button').filter({ hasText: 'Raise the cap to $' }).first().click();
+    const result = await poll('the check after raising the cap', async () => {
+        const texts = await lensTexts(page);
+        // add's lens has its result: neither "not checked", "skipped", "checking…" nor an error
+        return texts.find((t) => /^coherence: /.test(t) && !/not checked|skipped|checking|error/.test(t)) || false;
+    });
+    const requested = (await loopbackRequests()) - before;
+    if (requested < 1) fail('the check after the raise requested no samples');
+    const written = await poll('coherence.maxCostUsd in the workspace settings', () => {
+        const value = JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['coherence.maxCostUsd'];
+        return value === raiseTo ? value : false;
+    });
+    log(`raised: lens "${result}"; ${requested} chat request(s); .vscode/settings.json has coherence.maxCostUsd ${written}`);
+    await screenshot(page, 'cost-cap-raised-checked-and-written');
+}
+
 const COLD_TIMEOUT_MS = Number(process.env.E2E_COLD_TIMEOUT_S || 900) * 1000;
 const setupSteps = [
     ['cold install: the bundled server starts, no terminal', stepColdInstall],
@@ -991,6 +1123,7 @@ const runOnSteps = [
     ['reopening shows cached results without a check', stepReopenCached],
     ['runOn open: a newly opened file is checked', stepRunOnOpen],
     ['Check Workspace asks first (functions, samples, cost); Cancel runs nothing', stepCheckWorkspaceConfirm],
+    ['cost cap: the question; "Keep it" buys nothing, "Raise" checks and writes the setting', stepCostCap],
 ];
 
 // -- main ----------------------------------------------------------------------------------------
@@ -1027,6 +1160,7 @@ async function main() {
     const cleanup = async () => {
         await browser?.close().catch(() => {});
         await stopProcessGroup(server?.child);
+        ctx.loopback?.child.kill();
         // VS Code's logs include the Coherence output channel and the extension host's.
         const logs = path.join(dirs.userData, 'logs');
         if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ARTIFACTS, 'vscode-logs'), { recursive: true });
@@ -1039,6 +1173,8 @@ async function main() {
     }
 
     try {
+        ctx.loopback = await startLoopback();
+        log(`loopback LLM at ${ctx.loopback.url}`);
         installExtension(dirs, env);
         server = await startCodeServer(dirs, env);
         browser = await chromium.launchPersistentContext(dirs.chrome, {

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
@@ -92,3 +93,39 @@ def test_cli_through_litellm_http(tmp_path):
         assert entry["status"] == "coherent" and entry["samples"] == 10
         assert entry["pac_bound"] is not None
         assert server.request_count >= 1
+
+
+def test_the_stand_alone_loopback_serves_the_corpus_and_counts_its_requests():
+    """tests/e2e drives the loopback server as a separate process: it prints its URL, serves the
+    recorded candidates, and says on ``GET /loopback/stats`` how many chat requests it answered."""
+    repo = EXAMPLES.parent
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.openai_loopback", "--corpus", str(EXAMPLES / "recorded_samples.jsonl")],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=repo,
+    )
+    try:
+        url = proc.stdout.readline().strip()  # type: ignore[union-attr]
+        base = url.removesuffix("/v1")
+
+        def stats() -> dict:
+            with urllib.request.urlopen(f"{base}/loopback/stats", timeout=10) as r:
+                return json.loads(r.read())
+
+        assert stats() == {"chatRequests": 0}
+        body = json.dumps(
+            {
+                "model": "x",
+                "n": 2,
+                "messages": [{"role": "user", "content": "Write the function `count_vowels`: def count_vowels(s):"}],
+            }
+        ).encode()
+        req = urllib.request.Request(f"{url}/chat/completions", data=body, headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            reply = json.loads(r.read())
+        assert len(reply["choices"]) == 2 and "def count_vowels" in reply["choices"][0]["message"]["content"]
+        assert stats() == {"chatRequests": 1}
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)

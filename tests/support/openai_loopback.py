@@ -20,7 +20,8 @@ What it can do:
   an optional ``Retry-After``, delays, truncated JSON, empty choices and a raw body.
 * ``requests``: every request received (path, headers, JSON body), for assertions.
 
-It also runs stand-alone (for manual tests of the language server)::
+It also runs stand-alone (for manual tests of the language server, and tests/e2e), printing its
+URL; ``GET /loopback/stats`` then says how many chat requests it served::
 
     python -m tests.support.openai_loopback --corpus ../shared/corpus/humaneval-gpt_4o.jsonl.gz
 """
@@ -53,6 +54,8 @@ __all__ = [
 ]
 
 CHAT_PATHS = ("/v1/chat/completions", "/chat/completions")
+# GET: {"chatRequests": N}, the chat requests served so far (for a test driving it stand-alone)
+STATS_PATH = "/loopback/stats"
 
 
 @dataclass(frozen=True)
@@ -361,6 +364,8 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                         {"object": "list", "data": [{"id": "loopback", "object": "model", "owned_by": "loopback"}]}
                     ),
                 )
+            elif self.path.rstrip("/") == STATS_PATH:  # what a test in another process asserts on
+                self._send(200, json.dumps({"chatRequests": server.request_count}))
             else:
                 self._error(404, f"no route {self.path}")
 
