@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from coherence.lsp import settings as settings_mod
+from coherence.lsp.language_server import CONFIGURED_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:
     from coherence.lsp.language_server import CoherenceLanguageServer
@@ -38,6 +39,7 @@ def register(server: CoherenceLanguageServer) -> None:
         ls.client_raises_cap = settings_mod.client_flag(params.initialization_options, "raiseCostCap")
         ls.settings, problems = settings_mod.parse_settings(ls._init_settings)
         ls.init_problems = problems
+        asyncio.get_running_loop().call_later(CONFIGURED_TIMEOUT_SECONDS, ls.configured.set)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CoherenceLanguageServer, params: types.InitializedParams) -> None:
@@ -70,7 +72,9 @@ def register(server: CoherenceLanguageServer) -> None:
                 ls.fan_out("settings_changed")
         finally:
             ls.configured.set()
-        ls.status.send(force=True)
+        # the first status after the checks waiting for the settings have made their jobs (they
+        # resume first): a status saying "checking 0" must not arrive just before their results
+        ls.refresh_status()
         ls.warm_up()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)

@@ -346,13 +346,12 @@ class CoherenceLanguageServer(LanguageServer):
         return self.folder_settings.get(root, self.settings) if root else self.settings
 
     async def wait_configured(self) -> None:
-        """Until the settings are pulled (briefly: the pull times out), or at once for a client
-        that never sends ``initialized``."""
+        """Until the settings are pulled after ``initialized`` (briefly: the pull times out; a
+        client that never sends ``initialized`` waits CONFIGURED_TIMEOUT_SECONDS after
+        ``initialize``).  A plain wait: the checks resume on the loop's next turn after ``set``,
+        before a status flush scheduled after it."""
         if not self.configured.is_set():
-            try:
-                await asyncio.wait_for(self.configured.wait(), timeout=CONFIGURED_TIMEOUT_SECONDS)
-            except asyncio.TimeoutError:
-                self.configured.set()
+            await self.configured.wait()
 
     def enabled_anywhere(self) -> bool:
         """Whether some workspace folder (or the window, without folders) has coherence.enable."""
