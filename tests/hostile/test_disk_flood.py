@@ -143,3 +143,42 @@ def test_a_program_that_floods_as_it_loads_does_not_load(mode, temp_dir):
         assert mode == "guard" and error is not None and protocol.CRASH_DISK in error, error
     print("%s as uid %d: %s" % (mode, os.getuid(), error))
     assert [n for n in os.listdir(temp_dir) if not n.startswith("coherence-worker-")] == []
+
+
+HIDDEN = """
+def f(x):
+    import ctypes, os
+    try:  # not dumpable: /proc/<pid>/fd, where its leader sees the files it holds, is then closed to it
+        undumpable = ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE
+    except Exception:
+        undumpable = False
+    block = b"x" * (1 << 20)
+    held, n = [], 0
+    try:
+        for i in range(%d):
+            fh = open("hidden-%%d" %% i, "wb")
+            held.append(fh)
+            os.unlink("hidden-%%d" %% i)  # in no directory any more, and still on the disk
+            for _ in range(16):
+                fh.write(block)
+            fh.flush()
+            n += 16
+    except OSError as e:
+        if e.errno != 28:
+            raise
+        raise type("StoppedAt%%dMiB" %% n, (Exception,), {})() from None
+    return "held %%d MiB unlinked (undumpable: %%s)" %% (n, undumpable)
+""" % (FILES - 8)  # under RLIMIT_NOFILE (64 descriptors)
+
+
+def test_files_unlinked_but_held_open_count_too(mode, temp_dir):
+    report = Executor(limits=LIMITS, sandbox=mode).run(ModuleContext(), [Program("f", HIDDEN)], ["((1,), {})"])
+    (outcome,) = report.outcomes[0]
+    text = outcome.render(400)
+    found = re.search(r"StoppedAt(\d+)MiB", text)
+    if found:
+        assert outcome.kind == "raise" and int(found.group(1)) <= sb.TMPFS_MB, text
+    else:
+        assert mode == "guard" and outcome == Outcome.raised(protocol.CRASH_DISK), text
+    print("%s as uid %d: %s" % (mode, os.getuid(), text))
+    assert [n for n in os.listdir(temp_dir) if not n.startswith("coherence-worker-")] == []

@@ -15,12 +15,14 @@ until what is left is within it.  The input in progress gets the reserved outcom
 removed with it.  What this leaves:
 
 - slack: a child writes for up to ``SCAN_EVERY`` seconds (plus a tick of the leader's loop)
-  past the budget before it is killed: at 1 GB/s to the page cache, about 100 MB;
+  past the budget before it is killed: a 1 GiB flood peaked at 267-363 MiB against 256 in
+  tests/hostile/test_disk_flood.py (2-core machine under load);
 - the walk stops after ``max_files`` entries and counts that as over the budget (a flood of
   empty files costs inodes, and an unbounded walk would stall the leader's watchdog);
 - a file mapped and then closed and unlinked is not seen (it counts against RLIMIT_AS, the
-  child's memory limit), nor the open files of a child that made itself non-dumpable (its
-  ``/proc/<pid>/fd`` is then unreadable: at most RLIMIT_NOFILE x RLIMIT_FSIZE).
+  child's memory limit), nor the open files of a child that made itself non-dumpable, which
+  its seccomp filter forbids (seccomp.PR_SET_DUMPABLE); without that filter its
+  ``/proc/<pid>/fd`` may then be unreadable: at most RLIMIT_NOFILE x RLIMIT_FSIZE (1 GiB).
 """
 
 from __future__ import annotations
