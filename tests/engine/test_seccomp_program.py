@@ -122,13 +122,30 @@ def test_signals_reach_only_the_process_itself(arch):
     assert run(seccomp.program(arch=arch), a.kill, a.audit, (PID, 9)) == EPERM
 
 
+def test_prctl_passes_but_for_making_the_process_undumpable(arch):
+    a = seccomp.ARCHES[arch]
+    code = seccomp.program(arch=arch)
+    assert run(code, a.prctl, a.audit, (seccomp.PR_SET_DUMPABLE, 0)) == EPERM
+    for option in (15, 16, 38):  # PR_SET_NAME, PR_GET_NAME, PR_SET_NO_NEW_PRIVS
+        assert run(code, a.prctl, a.audit, (option, 0)) == ALLOW
+    assert run(code, ALLOWED[arch]["read"], a.audit, (seccomp.PR_SET_DUMPABLE,)) == ALLOW  # (prctl's rule only)
+
+
 def test_the_numbers_are_the_kernel_headers(arch):
     path = next((p for p in HEADERS[arch] if Path(p).exists()), None)
     if path is None:
         pytest.skip(f"no {arch} kernel headers installed here")
     defined = {m[1]: int(m[2]) for m in re.finditer(r"#define __NR(?:3264)?_(\w+)\s+(\d+)", Path(path).read_text())}
     a = seccomp.ARCHES[arch]
-    named = {**a.deny, **a.signal_self, "kill": a.kill, "clone": a.clone, "clone3": a.clone3, **ALLOWED[arch]}
+    named = {
+        **a.deny,
+        **a.signal_self,
+        "kill": a.kill,
+        "clone": a.clone,
+        "clone3": a.clone3,
+        "prctl": a.prctl,
+        **ALLOWED[arch],
+    }
     assert {k: defined.get(k) for k in named} == named
     # the generic table has no fork, vfork, iopl or ioperm: clone's rule is what stops a new process
     if arch == "aarch64":

@@ -44,6 +44,6 @@ Modules: ``protocol`` the wire format, ``canon`` the canonical form and ``flat``
 ``landlock`` its file access), ``timer`` the per-call timer, ``loading`` what the leader loads before it
 forks (``stash`` the workspace modules it reads for the children), ``ahead`` jobs sent ahead of
 their inputs, ``child`` a child (``call_setup`` what it makes ready before its call loop),
-``leader`` scheduling, ``spawn`` forking the children, ``sealed`` the told map children only read, ``watch`` reading children and checking
+``leader`` scheduling (``disk`` the job directory's budget where no tmpfs bounds it), ``spawn`` forking the children, ``sealed`` the told map children only read, ``watch`` reading children and checking
 what they claim, ``serve`` warm mode, ``__main__`` the process.
 """

@@ -13,7 +13,7 @@ import marshal
 import os
 import select
 
-from . import protocol, spawn, watch
+from . import disk, protocol, spawn, watch
 from .protocol import INPUT_KEYS, PREFORK_INPUTS, TOLD_HANGS
 
 TYPE_CHECKING = False  # see protocol.py
@@ -36,6 +36,8 @@ def receive_inputs(leader: Leader) -> bool:
         return True
     more = None
     try:
+        if leader.disk is not None and leader.preforked:
+            watch_disk_until_readable(leader, fd)
         header = protocol.read_line(fd)
         raw = protocol.read_exact(fd, int(header)) if header else None
         if raw:
@@ -53,6 +55,18 @@ def receive_inputs(leader: Leader) -> bool:
         job[key] = more.get(key)
     leader.read_order(job)
     return True
+
+
+def watch_disk_until_readable(leader: Leader, fd: int) -> None:
+    """While coherence still makes the inputs, the children forked ahead load their programs,
+    which may write as they load: the job's disk budget holds then too (disk.py)."""
+    while True:
+        try:
+            if select.select([fd], [], [], disk.SCAN_EVERY)[0]:
+                return
+        except InterruptedError:
+            continue
+        leader.check_disk(leader.preforked.values())
 
 
 def prefork(leader: Leader) -> None:

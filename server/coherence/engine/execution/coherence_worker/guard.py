@@ -323,7 +323,7 @@ def prctl_pdeathsig() -> Callable[[], None] | None:
         return None
 
 
-def isolate_as_root(tmp: str) -> list[str]:
+def isolate_as_root(tmp: str, disk_mb: int, disk_files: int) -> tuple[list[str], bool]:
     """Guard mode as root (bubblewrap missing or not working): the audit hook stops Python-level
     writes and connections, but ctypes calls libc directly, and the children's own uid may still
     create files in world-writable directories (/tmp, /var/tmp, /dev/shm) and connect to any
@@ -331,16 +331,18 @@ def isolate_as_root(tmp: str) -> list[str]:
     of its own (no interface but a down loopback: every connect fails) and a mount namespace of its
     own where every mount is read-only except ``tmp``, the run's temp dir.  Its children inherit
     both.  Nothing changes outside this process tree.  Returns what it could not do (best effort:
-    without CAP_SYS_ADMIN, e.g. in a container, the guards stay as they were)."""
+    without CAP_SYS_ADMIN, e.g. in a container, the guards stay as they were), and whether
+    ``tmp`` is now a tmpfs of ``disk_mb`` MiB and ``disk_files`` inodes."""
     if not sys.platform.startswith("linux") or not hasattr(os, "geteuid") or os.geteuid() != 0:
-        return []
+        return [], False
     problems: list[str] = []
+    bounded = False
     try:
         import ctypes
 
         libc = ctypes.CDLL(None, use_errno=True)
         CLONE_NEWNS, CLONE_NEWNET, CLONE_NEWIPC = 0x00020000, 0x40000000, 0x08000000
-        MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 0x20, 0x1000, 0x4000, 1 << 18
+        MS_RDONLY, MS_NOSUID, MS_NODEV, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 1, 2, 4, 0x20, 0x1000, 0x4000, 1 << 18
         if libc.unshare(CLONE_NEWNET) != 0:
             problems.append("network namespace: errno %d" % ctypes.get_errno())
         # SysV IPC objects die with the job's own namespace instead of outliving the check
@@ -348,11 +350,11 @@ def isolate_as_root(tmp: str) -> list[str]:
             problems.append("IPC namespace: errno %d" % ctypes.get_errno())
         if libc.unshare(CLONE_NEWNS) != 0:
             problems.append("mount namespace: errno %d" % ctypes.get_errno())
-            return problems
+            return problems, bounded
         # our mounts stop propagating to the host's namespace
         if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
             problems.append("private mounts: errno %d" % ctypes.get_errno())
-            return problems
+            return problems, bounded
         # every mount read-only: mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, {MOUNT_ATTR_RDONLY})
         attr = ctypes.create_string_buffer(struct.pack("QQQQ", 1, 0, 0, 0), 32)
         if libc.syscall(442, -100, b"/", 0x8000, attr, 32) != 0:
@@ -372,16 +374,25 @@ def isolate_as_root(tmp: str) -> list[str]:
                 and libc.mount(b"tmpfs", run, b"tmpfs", MS_RDONLY, b"mode=0755,size=4k") != 0
             ):
                 problems.append("tmpfs over %s: errno %d" % (run.decode(), ctypes.get_errno()))
-        # the run's temp dir writable again: a bind mount of it, remounted read-write
+        # The run's temp dir writable again, as a tmpfs of its own of ``disk_mb`` (bubblewrap's
+        # is the same size): RLIMIT_FSIZE bounds each file a child writes, and only a file
+        # system of that size bounds how many, files unlinked but still open included.  Its
+        # pages are charged to the writer's memory cgroup where there is one.  It is this mount
+        # namespace's alone: what the children write never reaches the host's disk and is gone
+        # with the job's last process.  Where it cannot be mounted, a bind mount of the directory
+        # remounted read-write, and the leader measures instead (disk.py).
         real = os.path.realpath(tmp).encode()
-        if (
+        opts = b"mode=0711,size=%dk,nr_inodes=%d" % (disk_mb * 1024, disk_files)
+        if libc.mount(b"tmpfs", real, b"tmpfs", MS_NOSUID | MS_NODEV, opts) == 0:
+            bounded = True
+        elif (
             libc.mount(real, real, None, MS_BIND, None) != 0
             or libc.mount(None, real, None, MS_REMOUNT | MS_BIND, None) != 0
         ):
             problems.append("writable temp dir: errno %d" % ctypes.get_errno())
     except BaseException as e:
         problems.append(describe_exc(e))
-    return problems
+    return problems, bounded
 
 
 def setrlimit(which: int, soft: int, extra: int = 0) -> None:

@@ -15,14 +15,15 @@ import struct
 import sys
 import time
 
-from . import ahead, guard, kernel, loading, protocol, sealed, spawn, watch
+from . import ahead, disk, guard, kernel, loading, protocol, sealed, spawn, watch
 from .canon import make_canonicalizer
-from .protocol import BUDGET_EXCEEDED, DONE_RECORD, META, MODULE, SANDBOX, TOLD_HANGS
+from .protocol import BUDGET_EXCEEDED, CRASH_DISK, DONE_RECORD, META, MODULE, SANDBOX, TOLD_HANGS
 from .timer import Timer
 
 TYPE_CHECKING = False  # see protocol.py
 if TYPE_CHECKING:
     import mmap
+    from collections.abc import Iterable
     from typing import Any
 
     from .protocol import Job
@@ -62,6 +63,7 @@ class Leader:
         self.prog_load_timeout = min(self.load_timeout, max(5.0, 2 * self.call_timeout))
         self.memory_mb = int(lim.get("memory_mb", 1024))
         self.file_size_mb = int(lim.get("file_size_mb", 16))
+        self.disk_mb = int(lim.get("disk_mb", 256))  # what the job's directory may hold (disk.py)
         self.max_output = int(lim.get("max_output_kb", 64)) * 1024
         jobs = int(lim.get("jobs", 0) or 0)
         if jobs <= 0:
@@ -91,6 +93,7 @@ class Leader:
         self.tmp = job["tmp"]
         self.out_buf: list[bytes] = []
         self.running: dict[int, watch.Child] = {}  # fd -> child
+        self.disk: disk.Budget | None = None  # measured where no tmpfs bounds the directory (setup)
         self.guard: guard.Guard = {"mode": guard.LOAD, "root": os.path.realpath(self.tmp)}
         self.timer = Timer()
         workspace = (job.get("module") or {}).get("sys_path") or ()
@@ -142,8 +145,12 @@ class Leader:
         except OSError:
             pass
         memcg = kernel.enter_memcg(job, self.memory_mb, self.jobs)  # before the namespaces below
+        bounded = job.get("sandbox") == "bwrap"  # its /tmp is a tmpfs of disk_mb (sandbox.py)
         if job.get("isolate", True):
-            self.isolation_problems = guard.isolate_as_root(self.tmp)
+            self.isolation_problems, mounted = guard.isolate_as_root(self.tmp, self.disk_mb, disk.MAX_FILES)
+            bounded = bounded or mounted
+        if not bounded:
+            self.disk = disk.Budget(self.tmp, self.disk_mb * 1024 * 1024, disk.MAX_FILES)
         loading.set_path(job)
         self.timer.install()
         for name in ("SIGINT", "SIGHUP"):
@@ -354,7 +361,18 @@ class Leader:
                     follow = watch.finish_child(self, c)
                     if follow is not None:
                         queue.insert(0, follow)
+            if self.disk is not None and self.disk.due(now):
+                self.check_disk(running.values())
             self.flush()
+
+    def check_disk(self, children: Iterable[watch.Child]) -> None:
+        """Kill the children that hold the most of the job's directory while it holds more than
+        its budget (disk.py); each one's input in progress gets ``Crash(disk)``."""
+        assert self.disk is not None
+        live = [c for c in children if c.status is None and c.kill_reason is None]
+        for k in self.disk.over([(c.cwd, c.pid) for c in live]):
+            live[k].kill_reason = CRASH_DISK
+            watch.kill(live[k])
 
     def start_clock(self, task: Task, now: float) -> float:
         """A task's budget runs while one of its children holds a slot: it starts with the first

@@ -69,8 +69,9 @@ INPUT_ERROR = "InputError"  # the input itself could not be made
 LOAD_ERROR = "LoadError"  # coherence's: every outcome of a program that did not load
 CRASH_PROTOCOL = "Crash(protocol)"  # a child that wrote what no child writes
 CRASH_WORKER = "Crash(worker)"  # coherence's: inputs a worker left without a record
+CRASH_DISK = "Crash(disk)"  # a child killed for what the job's directory holds (disk.py)
 
-RESERVED = frozenset((TIMEOUT, BUDGET_EXCEEDED, INPUT_ERROR, LOAD_ERROR, CRASH_PROTOCOL, CRASH_WORKER))
+RESERVED = frozenset((TIMEOUT, BUDGET_EXCEEDED, INPUT_ERROR, LOAD_ERROR, CRASH_PROTOCOL, CRASH_WORKER, CRASH_DISK))
 # What marks a reserved record: "<t> <i> !<word>".  A record of an outcome starts with "[".
 RESERVED_MARK = b"!"
 

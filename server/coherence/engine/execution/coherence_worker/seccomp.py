@@ -5,7 +5,8 @@ kernel's answer to the same list, and holds whatever the program loads: no new p
 (a setuid ``su`` included), no socket of any family (loopback ports, ``/run/user/$UID/bus``,
 ``docker.sock``, agent sockets), no new namespace, no io_uring (which runs system calls the filter
 never sees), no kernel keyring, no ptrace or reading other processes' memory, no mounts, no SysV
-IPC or POSIX message queues (they outlive the program), no memfd (memory no rlimit counts).
+IPC or POSIX message queues (they outlive the program), no memfd (memory no rlimit counts), no
+``prctl(PR_SET_DUMPABLE)`` (it would hide the files a child holds open from its leader's measure).
 ``socketpair`` stays allowed: it connects nothing outside the process (``asyncio.run`` makes one).
 
 The filter is a small classic-BPF program built here (stdlib only: the worker runs under the
@@ -117,6 +118,11 @@ KILL_X86_64 = 62
 PID_MARK = 0x5EA1D00D  # stands for the child's pid in ``program``'s output (see for_process)
 CLONE_X86_64 = 56
 CLONE3_X86_64 = 435
+PRCTL_X86_64 = 157
+# prctl(PR_SET_DUMPABLE): a process that is not dumpable closes its /proc/<pid>/fd to its leader
+# (same uid, no CAP_SYS_PTRACE), which measures the files a child holds open after unlinking them
+# (disk.py).  No program needs it; every other prctl passes.
+PR_SET_DUMPABLE = 4
 # clone flags that make a namespace (CLONE_NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID,
 # NEWNET) and CLONE_NEWTIME
 CLONE_NEW_ANY = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
@@ -187,13 +193,14 @@ SIGNAL_SELF_AARCH64 = {"tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "rt_
 KILL_AARCH64 = 129
 CLONE_AARCH64 = 220
 CLONE3_AARCH64 = 435
+PRCTL_AARCH64 = 167
 
 
 class Arch:
     """One architecture's side of the filter: its audit value and its system call numbers.
     (A plain class: the worker imports no ``typing`` at run time.)"""
 
-    __slots__ = ("audit", "deny", "kill", "signal_self", "clone", "clone3", "x32")
+    __slots__ = ("audit", "deny", "kill", "signal_self", "clone", "clone3", "prctl", "x32")
 
     def __init__(
         self,
@@ -203,6 +210,7 @@ class Arch:
         signal_self: dict[str, int],
         clone: int,
         clone3: int,
+        prctl: int,
         x32: bool,  # whether numbers with X32_SYSCALL_BIT set alias the same calls (x86_64's x32 ABI)
     ) -> None:
         self.audit = audit
@@ -211,13 +219,23 @@ class Arch:
         self.signal_self = signal_self
         self.clone = clone
         self.clone3 = clone3
+        self.prctl = prctl
         self.x32 = x32
 
 
 ARCHES = {
-    "x86_64": Arch(AUDIT_ARCH_X86_64, DENY_X86_64, KILL_X86_64, SIGNAL_SELF_X86_64, CLONE_X86_64, CLONE3_X86_64, True),
+    "x86_64": Arch(
+        AUDIT_ARCH_X86_64, DENY_X86_64, KILL_X86_64, SIGNAL_SELF_X86_64, CLONE_X86_64, CLONE3_X86_64, PRCTL_X86_64, True
+    ),
     "aarch64": Arch(
-        AUDIT_ARCH_AARCH64, DENY_AARCH64, KILL_AARCH64, SIGNAL_SELF_AARCH64, CLONE_AARCH64, CLONE3_AARCH64, False
+        AUDIT_ARCH_AARCH64,
+        DENY_AARCH64,
+        KILL_AARCH64,
+        SIGNAL_SELF_AARCH64,
+        CLONE_AARCH64,
+        CLONE3_AARCH64,
+        PRCTL_AARCH64,
+        False,
     ),
 }
 # what platform.machine() says on each (Linux says x86_64 and aarch64; the others for safety)
@@ -271,6 +289,14 @@ def program(deny_errno: int = errno.EPERM, arch: str | None = None) -> bytes:
     out += _to_self(a.kill, deny, also=0)
     for nr in sorted(a.signal_self.values()):
         out += _to_self(nr, deny)
+    # prctl: all but PR_SET_DUMPABLE (see PR_SET_DUMPABLE)
+    out += [
+        _ins(JEQ_K, 0, 4, a.prctl),
+        _ins(LD_ABS_W, 0, 0, ARG0),
+        _ins(JEQ_K, 0, 1, PR_SET_DUMPABLE),
+        _ins(RET_K, 0, 0, deny),
+        _ins(LD_ABS_W, 0, 0, NR),
+    ]
     # clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc use clone
     out += [_ins(JEQ_K, 0, 1, a.clone3), _ins(RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
     # clone: threads only, and no namespace (a process without CLONE_THREAD is a fork); the
