@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from coherence.lsp.budget import money
 from tests.support.openai_loopback import LoopbackServer, corpus_responder
 
 from .conftest import EXAMPLES
@@ -227,3 +228,12 @@ async def test_enable_false_is_honoured_by_the_server(start):
     # Turned back on: runOn "open" checks the open document again.
     change_settings(lsp, {"enable": True, "runOn": "open", "inputs": 200})
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "a diagnostic once enabled")
+
+
+def test_money_shows_a_tiny_cap_with_two_significant_digits():
+    # the question quoted a $0.000001 cap as "$0.0000"
+    assert money(0.000001) == "$0.0000010"
+    assert money(0.0000123) == "$0.000012"
+    assert money(0.0001) == "$0.0001"
+    assert money(0.5) == "$0.5000"
+    assert money(0) == "$0.0000"

@@ -38,6 +38,10 @@ RAISE_REQUEST = "coherence/raiseCostCap"
 
 
 def money(usd: float) -> str:
+    """Dollars to 4 decimals, or to 2 significant digits when smaller than that (a cap of
+    $0.000001 is not "$0.0000")."""
+    if 0 < abs(usd) < 0.0001:
+        return f"${usd:.{1 - math.floor(math.log10(abs(usd)))}f}"
     return f"${usd:.4f}"
 
 
