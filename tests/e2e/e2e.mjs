@@ -1092,7 +1092,7 @@ async function stepCostCap(page) {
     question = await notificationWith(page, 'Raise the cap to $');
     const lenses = await lensTexts(page);
     if ((await loopbackRequests()) !== before) fail(`"Keep it" still requested samples (${before} -> ${await loopbackRequests()})`);
-    if (!lenses.some((t) => /not checked: its samples would cost/.test(t))) fail(`the refused function's lens does not say why: ${JSON.stringify(lenses)}`);
+    if (!lenses.some((t) => /skipped — its samples would cost/.test(t))) fail(`the refused function's lens does not say why: ${JSON.stringify(lenses)}`);
     log(`kept: no sample requested; lens ${JSON.stringify(lenses)}`);
     await screenshot(page, 'cost-cap-kept-nothing-bought');
 

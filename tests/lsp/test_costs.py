@@ -177,7 +177,9 @@ async def test_a_refused_check_shows_why_and_buys_nothing(start, loopback):
     asked = answer_requests(lsp, None)
     uri = lsp.open("textutils.py")
     results = await lsp.command("coherence.checkFile", uri)
-    assert results and all(r["status"] == "skipped" and "not checked" in r["reason"] for r in results)
+    # the status says "not checked"; the reason says why, once ("add was not checked: its samples …")
+    assert results and all(r["status"] == "skipped" and "would cost" in r["reason"] for r in results)
+    assert not any("not checked" in r["reason"] for r in results)
     assert "maxCostUsd" in results[0]["reason"]
     assert loopback.request_count == 0 and asked
     # not cached: with the cap raised in the settings, the next save checks

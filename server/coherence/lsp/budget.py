@@ -86,10 +86,12 @@ class WindowBudget:
             return ""
         self._refused.add(job.uri)
         spent = f"this window has spent {money(self.spent)} of its {money(cap)} cap (coherence.maxCostUsd)"
+        # the reason as the result carries it: the diagnostic says "<name> was not checked: …",
+        # the lens "skipped — …", the question "not checked: …"
         if price is None:
-            why = f"not checked: {spent}, and the price of {est.model} is unknown"
+            why = f"{spent}, and the price of {est.model} is unknown"
         else:
-            why = f"not checked: its samples would cost about {money(price)}; {spent}"
+            why = f"its samples would cost about {money(price)}; {spent}"
         self._offer_raise(cap, committed + (price or 0.0), why)
         return why
 
@@ -135,7 +137,7 @@ class WindowBudget:
                 self.ls.window_show_message_request_async(
                     types.ShowMessageRequestParams(
                         type=types.MessageType.Warning,
-                        message=f"coherence: {why}. {how}",
+                        message=f"coherence: not checked: {why}. {how}",
                         actions=[types.MessageActionItem(title=raise_it), types.MessageActionItem(title=KEEP)],
                     )
                 ),
