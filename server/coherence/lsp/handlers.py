@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from coherence.lsp import configuration
 from coherence.lsp import settings as settings_mod
 from coherence.lsp.language_server import CONFIGURED_TIMEOUT_SECONDS
 
@@ -19,13 +20,13 @@ if TYPE_CHECKING:
 async def reload_settings(ls: CoherenceLanguageServer, pushed: Any, source: str) -> None:
     """The settings pulled again for the window and every folder (else those ``pushed`` in a
     didChangeConfiguration), applied; the features hear of a change."""
-    pulled = await ls.pull_configuration() if ls.supports_configuration() else None
+    pulled = await configuration.pull(ls) if ls.supports_configuration() else None
     if ls.stopping:
         return
     raw, folders = pulled if pulled is not None else (None, None)
     if pulled is None and isinstance(pushed, dict):
         raw = settings_mod.extract_section(pushed) or None
-    if ls.apply_settings(raw, folders=folders, source=source):
+    if configuration.apply(ls, raw, folders=folders, source=source):
         ls.fan_out("settings_changed")
         ls.warm_up()
 
@@ -65,10 +66,12 @@ def register(server: CoherenceLanguageServer) -> None:
                 "registering for configuration changes",
             )
         try:
-            pulled = await ls.pull_configuration()
+            pulled = await configuration.pull(ls)
             if ls.stopping:
                 return
-            if pulled is not None and ls.apply_settings(pulled[0], folders=pulled[1], source="workspace/configuration"):
+            if pulled is not None and configuration.apply(
+                ls, pulled[0], folders=pulled[1], source="workspace/configuration"
+            ):
                 ls.fan_out("settings_changed")
         finally:
             ls.configured.set()

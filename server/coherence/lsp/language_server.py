@@ -357,45 +357,6 @@ class CoherenceLanguageServer(LanguageServer):
         """Whether some workspace folder (or the window, without folders) has coherence.enable."""
         return self.settings.enable or any(s.enable for s in self.folder_settings.values())
 
-    def apply_settings(self, raw: dict | None, *, source: str, folders: dict[str, dict | None] | None = None) -> bool:
-        """Parse and apply the window's settings (``raw``) and each workspace folder's
-        (``folders``, path -> raw; a folder left out has the window's); returns True when they
-        changed."""
-        new, problems = self._parse(raw)
-        new_folders = {root: self._parse(folder_raw, problems)[0] for root, folder_raw in (folders or {}).items()}
-        for p in dict.fromkeys(problems):
-            self.notify_problem(f"coherence: {p}")
-        old, old_folders = self.settings, self.folder_settings
-        if (
-            same_settings(new, old)
-            and new_folders.keys() == old_folders.keys()
-            and all(same_settings(s, old_folders[root]) for root, s in new_folders.items())
-        ):
-            return False
-        log.info("settings from %s: %s", source, settings_mod.describe(new))
-        for root, s in new_folders.items():
-            if not same_settings(s, new):
-                log.info("settings of the folder %s: %s", root, settings_mod.describe(s))
-        self.settings, self.folder_settings = new, new_folders
-        self._shown.clear()  # a problem that persists under the new settings is shown again, once
-        self.scheduler.budget.settings_changed(old, new)
-        pairs = [(old, new)] + [(old_folders.get(root), s) for root, s in new_folders.items()]
-        if new_folders.keys() != old_folders.keys() or not all(
-            a is not None and settings_mod.only_the_cap_differs(a, b) for a, b in pairs
-        ):
-            self.scheduler.settings_changed()
-        # else the cost cap alone changed: the checkers and results stand, and the checks in flight go on
-        return True
-
-    def _parse(self, raw: dict | None, problems: list[str] | None = None) -> tuple[settings_mod.Settings, list[str]]:
-        merged = dict(self._init_settings)
-        if raw:
-            merged.update(raw)
-        parsed, found = settings_mod.parse_settings(merged)
-        problems = problems if problems is not None else []
-        problems.extend(found)
-        return parsed, problems
-
     def supports_configuration(self) -> bool:
         ws = self.workspace_capabilities()
         return bool(ws and ws.configuration)
@@ -417,33 +378,6 @@ class CoherenceLanguageServer(LanguageServer):
         except Exception as exc:  # noqa: BLE001
             log.info("%s failed: %s", what, exc)
             return None
-
-    async def pull_configuration(self) -> tuple[dict | None, dict[str, dict | None]] | None:
-        """The "coherence" section for the window (the first folder's) and for each workspace
-        folder, by path: one ``workspace/configuration`` item per folder, with its scopeUri, so a
-        folder's own settings (``enable``, ``exclude``, ...) count.  None when the client cannot
-        answer (it keeps the init options)."""
-        if not self.supports_configuration():
-            return None
-        from coherence.lsp.uris import path_to_uri
-
-        roots = self.workspace_roots()
-        scopes: list[str | None] = [path_to_uri(r) for r in roots] or [None]
-        result = await self.ask_client(
-            self.workspace_configuration_async(
-                types.ConfigurationParams(
-                    items=[types.ConfigurationItem(scope_uri=scope, section=settings_mod.SECTION) for scope in scopes]
-                )
-            ),
-            "workspace/configuration",
-        )
-        if not result:
-            return None
-        values = [v if isinstance(v, dict) and v else None for v in result]
-        values += [None] * (len(scopes) - len(values))
-        if values[0] is None and not any(values):
-            return None
-        return values[0], (dict(zip(roots, values)) if len(roots) > 1 else {})
 
     # -- stdio ------------------------------------------------------------------------------
     def start_io(self, stdin=None, stdout=None) -> None:
@@ -485,10 +419,6 @@ class CoherenceLanguageServer(LanguageServer):
             t.cancel()
         if tasks:
             await asyncio.wait(tasks, timeout=5)
-
-
-def same_settings(a: settings_mod.Settings, b: settings_mod.Settings) -> bool:
-    return a == b and a.explicit == b.explicit
 
 
 def _start_watchdog(code: int) -> None:
