@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 async def reload_settings(ls: CoherenceLanguageServer, pushed: Any, source: str) -> None:
     """The settings pulled again for the window and every folder (else those ``pushed`` in a
     didChangeConfiguration), applied; the features hear of a change."""
-    pulled = await configuration.pull(ls) if ls.supports_configuration() else None
+    pulled = await configuration.pull(ls)  # None when the client cannot answer
     if ls.stopping:
         return
     raw, folders = pulled if pulled is not None else (None, None)

@@ -133,16 +133,18 @@ class CodeActionsFeature(LanguageFeature):
         return sizes[result.user_cluster] < max(sizes)
 
     # -- edits ------------------------------------------------------------------------------
+    def _workspace_edit(self) -> types.WorkspaceEditClientCapabilities | None:
+        ws = self.ls.workspace_capabilities()
+        return ws.workspace_edit if ws else None
+
     def _supports_document_changes(self) -> bool:
         # Resource operations only travel in documentChanges: a client that lists them (Neovim
         # 0.7 does, without the documentChanges flag) reads documentChanges.
-        ws = self.ls.workspace_capabilities()
-        we = ws.workspace_edit if ws else None
+        we = self._workspace_edit()
         return bool(we and (we.document_changes or we.resource_operations))
 
     def _supports_create(self) -> bool:
-        ws = self.ls.workspace_capabilities()
-        we = ws.workspace_edit if ws else None
+        we = self._workspace_edit()
         ops = (we.resource_operations or []) if we else []
         return any(getattr(op, "value", op) == "create" for op in ops)
 
@@ -302,8 +304,7 @@ class CodeActionsFeature(LanguageFeature):
         )
 
     def _supports_annotations(self) -> bool:
-        ws = self.ls.workspace_capabilities()
-        we = ws.workspace_edit if ws else None
+        we = self._workspace_edit()
         return bool(we and we.change_annotation_support is not None)
 
 
