@@ -22,11 +22,10 @@ if TYPE_CHECKING:
 
 
 class Layers:
-    __slots__ = ("seccomp", "pid_at", "landlock", "memcg")
+    __slots__ = ("seccomp", "landlock", "memcg")
 
     def __init__(self) -> None:
-        self.seccomp: bytes | None = None  # the filter, when the kernel takes it (see seccomp.program)
-        self.pid_at: list[int] = []  # where the child's pid goes in it
+        self.seccomp: seccomp.Prepared | None = None  # the filter, when the kernel takes it (see seccomp.program)
         self.landlock: landlock.Prepared | None = None  # a landlock.Prepared, when the kernel has Landlock
         self.memcg: cgroup.JobCgroup | None = None  # the job's cgroup, when one could be made (enter_memcg)
 
@@ -50,8 +49,7 @@ def plan(job: Job, readable: list[str], hidden: list[str]) -> Layers:
     if os.uname().sysname != "Linux" or job.get("kernel_layers") is False:
         return layers
     if seccomp.available():
-        layers.seccomp = seccomp.program()
-        layers.pid_at = seccomp.pid_offsets(layers.seccomp)
+        layers.seccomp = seccomp.Prepared(seccomp.program())
     # Landlock: in guard mode for every file access; under bubblewrap, whose mounts decide what
     # is seen, for writes outside the child's directory (its /tmp and /dev/shm are memory) and,
     # from ABI 6, signals to processes outside the child (an ordinary user's children share a uid:
@@ -121,8 +119,6 @@ def apply(layers: Layers, own_dir: str) -> str | None:
         layers.landlock.close()  # the child's copies of the leader's descriptors
         if not ok:
             return "the Landlock rules could not be applied"
-    if layers.seccomp is not None and not seccomp.install(
-        seccomp.for_process(layers.seccomp, os.getpid(), layers.pid_at)
-    ):
+    if layers.seccomp is not None and not layers.seccomp.install(os.getpid()):
         return "the seccomp filter could not be installed"
     return None

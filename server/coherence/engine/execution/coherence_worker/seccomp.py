@@ -366,12 +366,26 @@ def no_new_privs() -> bool:
         return False
 
 
-def install(code: bytes) -> bool:
-    """Install the filter ``code`` (from ``program``) on this thread's process; True on success.
-    Needs no_new_privs (or CAP_SYS_ADMIN)."""
-    buf = ctypes.create_string_buffer(code, len(code))
-    prog = _Fprog(len(code) // 8, ctypes.cast(buf, ctypes.c_void_p))
-    try:
-        return bool(libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) == 0)
-    except BaseException:
-        return False
+class Prepared:
+    """The filter in a C buffer, with the ``sock_fprog`` that points at it, made in the leader
+    once per job: a child only writes its pid into the buffer and installs it.  Building both in
+    every child (``for_process``, a buffer, the struct) cost it about 0.4 ms after the fork, most
+    of it first touches of the leader's pages (Linux 6.18: 380 of the 660 microseconds)."""
+
+    __slots__ = ("buf", "prog", "pid_at")
+
+    def __init__(self, code: bytes) -> None:
+        self.pid_at = pid_offsets(code)
+        self.buf = ctypes.create_string_buffer(code, len(code))
+        self.prog = _Fprog(len(code) // 8, ctypes.cast(self.buf, ctypes.c_void_p))
+
+    def install(self, pid: int) -> bool:
+        """Install the filter, with ``pid`` in place of PID_MARK, on this process (a child: the
+        buffer is its own copy after the fork).  True on success; needs no_new_privs."""
+        buf = self.buf
+        for k in self.pid_at:
+            struct.pack_into("I", buf, k, pid)
+        try:
+            return bool(libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self.prog), 0, 0) == 0)
+        except BaseException:
+            return False
