@@ -322,9 +322,15 @@ def pid_offsets(code: bytes) -> list[int]:
 def for_process(code: bytes, pid: int, offsets: list[int] | None = None) -> bytes:
     """``code`` (from ``program``) with this process's pid in place of PID_MARK."""
     out = bytearray(code)
-    for k in pid_offsets(code) if offsets is None else offsets:
-        struct.pack_into("I", out, k, pid)
+    put_pid(out, pid, pid_offsets(code) if offsets is None else offsets)
     return bytes(out)
+
+
+def put_pid(buf: bytearray | ctypes.Array[ctypes.c_char], pid: int, offsets: list[int]) -> None:
+    """Write ``pid`` at ``offsets`` of ``buf`` (a writable buffer of the filter), in place: what
+    ``for_process`` does to a copy and ``Prepared.install`` to a child's own buffer."""
+    for k in offsets:
+        struct.pack_into("I", buf, k, pid)
 
 
 class _Fprog(ctypes.Structure):
@@ -383,9 +389,7 @@ class Prepared:
     def install(self, pid: int) -> bool:
         """Install the filter, with ``pid`` in place of PID_MARK, on this process (a child: the
         buffer is its own copy after the fork).  True on success; needs no_new_privs."""
-        buf = self.buf
-        for k in self.pid_at:
-            struct.pack_into("I", buf, k, pid)
+        put_pid(self.buf, pid, self.pid_at)
         try:
             return bool(libc().prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(self.prog), 0, 0) == 0)
         except BaseException:
