@@ -1090,9 +1090,14 @@ async function stepCostCap(page) {
     await poll('the question to close', async () => !(await question.isVisible().catch(() => false)));
     await editAndSave(page, 'def add', 'add');
     question = await notificationWith(page, 'Raise the cap to $');
-    const lenses = await lensTexts(page);
+    // the question comes first and the code lens refresh after it (a CI run read the lenses in
+    // between and saw "coherence: checking…"): wait for the lens, as for every other result
+    const lenses = await poll("the refused function's lens to say why", async () => {
+        const texts = await lensTexts(page);
+        if (!texts.some((t) => /skipped — its samples would cost/.test(t))) throw new Error(JSON.stringify(texts));
+        return texts;
+    }, { timeout: 15000 });
     if ((await loopbackRequests()) !== before) fail(`"Keep it" still requested samples (${before} -> ${await loopbackRequests()})`);
-    if (!lenses.some((t) => /skipped — its samples would cost/.test(t))) fail(`the refused function's lens does not say why: ${JSON.stringify(lenses)}`);
     log(`kept: no sample requested; lens ${JSON.stringify(lenses)}`);
     await screenshot(page, 'cost-cap-kept-nothing-bought');
 
