@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from coherence import __version__
+from coherence.engine import syntax
 from coherence.engine.redact import display, redact_tree
 from coherence.engine.result import CheckResult
 
@@ -278,7 +279,7 @@ def _code_lines(source: str) -> list[str]:
     source = textwrap.dedent(source).rstrip("\n")
     lines = source.splitlines()
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return lines
     fn = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)

@@ -18,6 +18,7 @@ import tokenize
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 
+from coherence.engine import syntax
 from coherence.engine.marker_comments import decorator_name, is_marked, is_off, user_statements
 from coherence.engine.module_context import ModuleContext, class_infos, memo, params_of, signature_of
 from coherence.engine.selection import name_matches
@@ -76,7 +77,7 @@ def find_targets(
 def _find_targets(
     source: str, path: str, mode: str, include: tuple[str, ...] = (), exclude: tuple[str, ...] = ()
 ) -> list[Target]:
-    tree = ast.parse(source, filename=path)
+    tree = syntax.parse(source, filename=path)
     lines = source.splitlines()
     classes = tuple(class_infos(tree))
     found: list[tuple[ast.FunctionDef | ast.AsyncFunctionDef, str, str | None]] = []  # (node, qualname, skip reason)
@@ -370,7 +371,7 @@ def target_for(source: str, name: str, path: str = "<memory>", *, docstring: str
     For replaying recorded programs (benchmarks, ``coherence eval``): ``docstring`` stands in when
     the recorded function carries none (MBPP states its task in a separate sentence).
     """
-    tree = ast.parse(source, filename=path)
+    tree = syntax.parse(source, filename=path)
     lines = source.splitlines()
     classes = tuple(class_infos(tree))
     for node in tree.body:

@@ -22,6 +22,7 @@ import builtins
 import threading
 from dataclasses import dataclass, field
 
+from coherence.engine import syntax
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, Executor
 from coherence.engine.outcomes import Outcome, outcomes_equal
@@ -54,7 +55,7 @@ def _defined_names(tree: ast.Module) -> set[str]:
 
 def _free_names(source: str) -> set[str]:
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return set()
     used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
@@ -63,7 +64,7 @@ def _free_names(source: str) -> set[str]:
 
 def _defines(source: str, names: set[str]) -> bool:
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return False
     top = set()
@@ -116,7 +117,7 @@ def test_file_source(task: BenchmarkTask, entry_point: str) -> str:
     engine's test-seed harvester (``--seeds tests``).  HumanEval's ``candidate`` is renamed."""
     if task.benchmark == HUMANEVAL:
         try:
-            tree = ast.parse(task.test or "")
+            tree = syntax.parse(task.test or "")
         except SyntaxError:
             return ""
 

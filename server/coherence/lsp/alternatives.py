@@ -13,6 +13,7 @@ import ast
 import difflib
 import textwrap
 
+from coherence.engine import syntax
 from coherence.engine.result import CheckResult
 
 
@@ -92,7 +93,7 @@ def _code(source: str) -> str:
     that shares a line with other code stays)."""
     text = textwrap.dedent(source).strip("\n") + "\n"
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except SyntaxError:
         return text
     drop: set[int] = set()

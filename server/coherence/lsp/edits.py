@@ -19,6 +19,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from coherence.engine import syntax
 from coherence.engine.result import CheckResult
 
 _EXC = re.compile(
@@ -57,7 +58,7 @@ def import_path(module_path: str) -> str:
 
 def _literal(rendered: str) -> str | None:
     try:
-        value = ast.literal_eval(rendered)
+        value = syntax.literal_eval(rendered)
     except Exception:  # noqa: BLE001 - anything that is not a literal
         return None
     return repr(value)
@@ -71,7 +72,7 @@ def _exception(rendered: str) -> str | None:
 def _module_names(module_source: str) -> set[str]:
     """Names bound at the top level of the module (defined or imported)."""
     try:
-        tree = ast.parse(module_source)
+        tree = syntax.parse(module_source)
     except SyntaxError:
         return set()
     names: set[str] = set()
@@ -93,7 +94,7 @@ def _module_names(module_source: str) -> set[str]:
 
 def _call_names(call: str) -> list[str]:
     try:
-        tree = ast.parse(call, mode="eval")
+        tree = syntax.parse(call, mode="eval")
     except SyntaxError:
         return []
     out = []
@@ -211,13 +212,13 @@ def _method_test_body(call: str, rendered: str) -> list[str] | None:
 def _state_literal(rendered: str, owner: str) -> str | None:
     """``Owner(a=1, b=[2])`` (an object as outcomes render it) as the source of its ``vars()``."""
     try:
-        node = ast.parse(rendered, mode="eval").body
+        node = syntax.parse(rendered, mode="eval").body
     except SyntaxError:
         return None
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == owner and not node.args):
         return None
     try:
-        return repr({kw.arg: ast.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None})
+        return repr({kw.arg: syntax.literal_eval(kw.value) for kw in node.keywords if kw.arg is not None})
     except Exception:  # noqa: BLE001 - a field that is not a literal
         return None
 
@@ -245,7 +246,7 @@ def _import_insertion_line(source: str) -> int:
     """0-based line before which a new import goes: after the module's last top-level import
     that precedes other code, else after the docstring and ``__future__`` imports, else 0."""
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except SyntaxError:
         return 0
     at = 0
@@ -323,8 +324,8 @@ def replace_body(source: str, name: str, name_line: int, alternative: str) -> li
     """Changes that replace function ``name`` (defined on ``name_line``) with the alternative's
     implementation.  None when the alternative or the function cannot be found."""
     try:
-        tree = ast.parse(source)
-        alt_tree = ast.parse(alternative)
+        tree = syntax.parse(source)
+        alt_tree = syntax.parse(alternative)
     except SyntaxError:
         return None
     node = _find_def(tree, name, name_line)

@@ -32,6 +32,7 @@ import symtable
 from collections.abc import Sequence
 from typing import Any
 
+from coherence.engine import syntax
 from coherence.engine.execution.program import ExecutionReport, Program
 
 
@@ -53,14 +54,14 @@ def program_key(program: Program) -> tuple[Any, ...] | None:
 @functools.lru_cache(maxsize=512)
 def _tree(source: str, entry_point: str = "") -> str:
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return source  # loading it will fail the same way for every exact copy
     if not _DYNAMIC.search(source):
         try:
             tree = _canonical(tree, source, entry_point)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = ast.parse(source)
+            tree = syntax.parse(source)
     return ast.dump(tree)
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
+from coherence.engine import syntax
 from coherence.engine.inputs.types import (
     ANY,
     BOOL,
@@ -118,7 +119,7 @@ def parse_annotation(text: str | None, classes: Iterable[ClassInfo] = ()) -> Typ
 @lru_cache(maxsize=4096)
 def _parse_cached(text: str, classes: tuple[ClassInfo, ...]) -> TypeDesc:
     try:
-        node = ast.parse(text, mode="eval").body
+        node = syntax.parse(text, mode="eval").body
     except SyntaxError:
         return MIXED
     return _from_node(node, {c.name: c for c in classes}, 0)
@@ -140,7 +141,7 @@ def _from_node(node: ast.AST, classes: dict[str, ClassInfo], depth: int) -> Type
             return NONE
         if isinstance(node.value, str):  # forward reference / string annotation
             try:
-                inner = ast.parse(node.value.strip(), mode="eval").body
+                inner = syntax.parse(node.value.strip(), mode="eval").body
             except SyntaxError:
                 return MIXED
             return rec(inner)
@@ -163,7 +164,7 @@ def _from_node(node: ast.AST, classes: dict[str, ClassInfo], depth: int) -> Type
             vals: list[Any] = []
             for a in args:
                 try:
-                    vals.append(ast.literal_eval(a))
+                    vals.append(syntax.literal_eval(a))
                 except (ValueError, SyntaxError, TypeError):
                     d = _dotted(a)
                     if d:

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from coherence.engine import syntax
 from coherence.engine.inputs.seeds.doctests import balanced_call
 
 __all__ = ["StatedExample", "stated_examples"]
@@ -45,7 +46,7 @@ class StatedExample:
 def _literal_args(call: str, name: str) -> bool:
     """Whether ``call`` is ``name(...)`` with literal arguments only."""
     try:
-        node = ast.parse(call.strip(), mode="eval").body
+        node = syntax.parse(call.strip(), mode="eval").body
     except (SyntaxError, ValueError):
         return False
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name):
@@ -54,7 +55,7 @@ def _literal_args(call: str, name: str) -> bool:
         for arg in [*node.args, *(k.value for k in node.keywords)]:
             if isinstance(arg, ast.Starred):
                 return False
-            ast.literal_eval(arg)
+            syntax.literal_eval(arg)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return all(k.arg is not None for k in node.keywords)
@@ -62,7 +63,7 @@ def _literal_args(call: str, name: str) -> bool:
 
 def _literal(text: str) -> tuple[bool, Any]:
     try:
-        return True, ast.literal_eval(text.strip())
+        return True, syntax.literal_eval(text.strip())
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False, None
 

@@ -4,9 +4,9 @@ evidence, used when nothing better says otherwise.
 
 from __future__ import annotations
 
-import ast
 import re
 
+from coherence.engine import syntax
 from coherence.engine.inputs.types import (
     BOOL,
     CHAR,
@@ -184,7 +184,7 @@ def infer_from_default(default: str | None) -> TypeDesc | None:
     if default is None:
         return None
     try:
-        v = ast.literal_eval(default)
+        v = syntax.literal_eval(default)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return None
     if v is None:

@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from coherence.engine import syntax
+
 __all__ = ["Assumption", "UNKNOWN", "assumption", "holds"]
 
 
@@ -88,7 +90,7 @@ class _Undecided(Exception):
 @lru_cache(maxsize=512)
 def _parse(expr: str) -> ast.Expression | None:
     try:
-        tree = ast.parse(expr.strip(), mode="eval")
+        tree = syntax.parse(expr.strip(), mode="eval")
     except (SyntaxError, ValueError):
         return None
     for node in ast.walk(tree):

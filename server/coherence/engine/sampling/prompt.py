@@ -20,6 +20,7 @@ import textwrap
 from dataclasses import dataclass
 from typing import Any
 
+from coherence.engine import syntax
 from coherence.engine.redact import redact
 from coherence.engine.spec import Spec
 
@@ -187,7 +188,7 @@ def _clean(text: str) -> str:
 def _parse(text: str) -> _Block:
     cleaned = _clean(text)
     try:
-        return _Block(cleaned, ast.parse(cleaned))
+        return _Block(cleaned, syntax.parse(cleaned))
     except SyntaxError as e:
         return _Block(cleaned, None, f"line {e.lineno}: {e.msg}")
     except (ValueError, RecursionError, MemoryError) as e:  # NUL bytes, absurd nesting
@@ -201,7 +202,7 @@ def defines_function(code: str | None, name: str, owner: str | None = None) -> b
     if not code:
         return False
     try:
-        tree = ast.parse(code)
+        tree = syntax.parse(code)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return False
     return _defines(tree, name, owner)
@@ -315,7 +316,7 @@ def _strip_demos(block: _Block, name: str, method: bool = False) -> tuple[str, l
         out.pop()
     text = "\n".join(out) + "\n"
     try:
-        ast.parse(text)
+        syntax.parse(text)
     except SyntaxError:  # a statement shared a line with another (``x = 1; print(x)``)
         tree = ast.Module(body=[n for n in block.tree.body if not _is_demo(n, name, method)], type_ignores=[])
         text = ast.unparse(tree) + "\n"
@@ -379,7 +380,7 @@ def extract_program(reply: str, name: str, owner: str | None = None) -> Sample:
         if helpers:
             code = "\n\n".join(helpers) + "\n\n\n" + code
             try:
-                ast.parse(code)
+                syntax.parse(code)
             except SyntaxError:  # pragma: no cover - parts parsed on their own
                 code, _ = _strip_demos(chosen, name, owner is not None)
                 helpers = []

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable
 
+from coherence.engine import syntax
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Param
 
@@ -29,7 +30,7 @@ def module_names(source: str | None) -> set[str] | None:
     if source is None:
         return None
     try:
-        tree = ast.parse(source)
+        tree = syntax.parse(source)
     except (SyntaxError, ValueError):
         return None
     names: set[str] = set()

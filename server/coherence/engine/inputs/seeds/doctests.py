@@ -7,6 +7,7 @@ import doctest
 import re
 from typing import Any
 
+from coherence.engine import syntax
 from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.seeds.expressions import Harvester, Unsupported, allowed_names, literalish
 from coherence.engine.inputs.values import Input
@@ -74,7 +75,7 @@ def doctest_seeds(spec: Spec, module_source: str | None = None) -> list[Input]:
     h = Harvester(spec, "", "doctest", allowed)  # one for all examples: they share names
     for src in _examples(doc):
         try:
-            tree = ast.parse(src)
+            tree = syntax.parse(src)
         except (SyntaxError, ValueError):
             continue
         h.source = src
@@ -94,7 +95,7 @@ def doctest_seeds(spec: Spec, module_source: str | None = None) -> list[Input]:
         if not text:
             continue
         try:
-            node = ast.parse(text.replace("\n", " "), mode="eval").body
+            node = syntax.parse(text.replace("\n", " "), mode="eval").body
         except (SyntaxError, ValueError):
             continue
         h = Harvester(spec, text, "doctest", allowed, require_literal=True)
@@ -112,7 +113,7 @@ def _literal_prefix(text: str) -> tuple[Any, bool]:
         if not cand or cand.endswith(","):
             continue
         try:
-            node = ast.parse(cand, mode="eval").body
+            node = syntax.parse(cand, mode="eval").body
         except (SyntaxError, ValueError):
             continue
         if isinstance(node, ast.Tuple) and not cand.lstrip().startswith("("):

@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable
 from typing import Any, TypeGuard
 
+from coherence.engine import syntax
 from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.values import Expr, Input
 from coherence.engine.spec import Spec
@@ -24,7 +25,7 @@ def literalish(node: ast.AST) -> Any:
     """``ast.literal_eval`` plus ``set()``, ``frozenset({..})``, ``tuple([..])``, ``float('nan')``,
     ``-x``, simple arithmetic on numbers.  Raises ``Unsupported`` otherwise."""
     try:
-        return ast.literal_eval(node)
+        return syntax.literal_eval(node)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         pass
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and not node.keywords:
@@ -125,12 +126,12 @@ class _Subst(ast.NodeTransformer):
 
 def _clone(node: ast.AST) -> ast.AST:
     """A fresh copy of an expression node (so substitutions never alter the original tree)."""
-    return ast.parse(ast.unparse(node), mode="eval").body
+    return syntax.parse(ast.unparse(node), mode="eval").body
 
 
 def _import_expr(module: str, attr: str | None) -> ast.AST:
     src = f"__import__({module!r})" if attr is None else f"__import__({module!r}, fromlist=[{attr!r}]).{attr}"
-    return ast.parse(src, mode="eval").body
+    return syntax.parse(src, mode="eval").body
 
 
 class Harvester:

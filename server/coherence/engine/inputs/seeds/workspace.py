@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from coherence.engine import syntax
 from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.seeds.expressions import Harvester, allowed_names
 from coherence.engine.inputs.values import Input
@@ -92,7 +93,7 @@ def _parametrize_rows(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[s
             continue
         names_node, values_node = dec.args[0], dec.args[1]
         try:
-            names = ast.literal_eval(names_node)
+            names = syntax.literal_eval(names_node)
         except (ValueError, SyntaxError):
             continue
         if isinstance(names, str):
@@ -120,7 +121,7 @@ def _parametrize_rows(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[dict[s
 
 def _file_seeds(spec: Spec, text: str, allowed: Callable[[str], bool], known: set[str] | None) -> list[Input]:
     try:
-        tree = ast.parse(text)
+        tree = syntax.parse(text)
     except (SyntaxError, ValueError, RecursionError):
         return []
     h = Harvester(spec, text, "test", allowed)
