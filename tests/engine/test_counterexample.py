@@ -21,17 +21,34 @@ RIVAL = Program(
 
 
 class RecordingExecutor(Executor):
-    """The real executor, noting when each run started and the budget it was given."""
+    """The real executor, noting when each run got its inputs and the budget it was given.
+
+    Shrinking starts its jobs ahead (``prepare``) and hands them inputs later: a job that never
+    gets any (the round after the last) ran nothing and is not a run.  Every job is closed."""
 
     def __init__(self, **kw):
         super().__init__(**kw)
         self.runs: list[tuple[float, int, float | None]] = []  # (start, programs, budget)
         self.inputs: list[list[str]] = []  # the keys of each run's inputs
+        self.unclosed: list[object] = []  # prepared jobs not closed yet
 
-    def run(self, module, programs, inputs, **kw):
-        self.runs.append((time.monotonic(), len(programs), kw.get("budget")))
-        self.inputs.append([i.key() for i in inputs])
-        return super().run(module, programs, inputs, **kw)
+    def prepare(self, module, programs, **kw):
+        prepared = super().prepare(module, programs, **kw)
+        run, close = prepared.run, prepared.close
+        self.unclosed.append(prepared)
+
+        def recording_run(inputs, **rkw):
+            self.runs.append((time.monotonic(), len(programs), kw.get("budget")))
+            self.inputs.append([i.key() for i in inputs])
+            return run(inputs, **rkw)
+
+        def recording_close():
+            if prepared in self.unclosed:
+                self.unclosed.remove(prepared)
+            close()
+
+        prepared.run, prepared.close = recording_run, recording_close
+        return prepared
 
 
 def test_shrinking_runs_on_a_small_budget_and_stops_at_its_time_limit():
@@ -60,6 +77,7 @@ def test_shrinking_runs_on_a_small_budget_and_stops_at_its_time_limit():
     assert len(shrunk.args[0]) < 8
     assert outcomes[0] != outcomes[1] and outcomes[0].kind == outcomes[1].kind == "ok"
     assert outcomes[2] == outcomes[0]
+    assert ex.unclosed == []  # the jobs started ahead and never used were given up
 
 
 def test_no_time_left_means_the_start_input_stands_without_a_run():

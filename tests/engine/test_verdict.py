@@ -1,9 +1,13 @@
 """The verdict's rule on outcome matrices built by hand: who outvotes yours, where, and how."""
 
+from collections import Counter
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from coherence.engine.verdict import at_least, judge
+from coherence.engine.verdict import _largest_blocs, at_least, judge
 
 
 def matrix(*rows):
@@ -102,3 +106,29 @@ def test_coherent_is_none():
 )
 def test_severity_order(severity, floor, expected):
     assert at_least(severity, floor) is expected
+
+
+@given(
+    st.integers(1, 12).flatmap(
+        lambda m: st.lists(st.lists(st.integers(-3, 4), min_size=m, max_size=m), min_size=1, max_size=8)
+    ),
+    st.sampled_from([np.int32, np.int64]),  # the scorer's labels are int32
+)
+@settings(max_examples=300, deadline=None)
+def test_largest_blocs_are_each_inputs_most_common_other_outcome(columns, dtype):
+    """``_largest_blocs`` (all inputs at once) against its definition, one input at a time: the
+    most common outcome among the alternatives that differ from yours, the smallest label on a
+    tie, and the first alternative that gives it."""
+    labels = np.array(columns, dtype=dtype).T  # programs x inputs; row 0 is yours
+    differs = labels[1:] != labels[0]
+    blocs, rivals = _largest_blocs(labels[1:], differs)
+    for x in range(labels.shape[1]):
+        others = labels[1:, x][differs[:, x]]
+        if not others.size:
+            assert blocs[x] == 0
+            continue
+        counts = Counter(others.tolist())
+        top = max(counts.values())
+        label = min(v for v, c in counts.items() if c == top)
+        assert blocs[x] == top
+        assert rivals[x] == 1 + labels[1:, x].tolist().index(label)

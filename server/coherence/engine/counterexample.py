@@ -27,6 +27,7 @@ from coherence.engine.result import ClusterOutput, Counterexample
 
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor
+    from coherence.engine.execution.prepared import PreparedRun
 
 
 def choose(
@@ -109,6 +110,11 @@ def shrink(
     once more, on the final input alone, to describe it: that is one run of ten programs instead of
     one per round.  ``known`` holds the outcomes of inputs already run (the main run's): those
     candidates, and the final input when it is one, are not run again.
+
+    A job's leader loads the module and the programs before it can take inputs: about 7 ms for the
+    pair and 17 ms for ten programs, of an 11 ms and a 27 ms run under bwrap.  So each
+    round's job starts loading while the round before it runs (``Executor.prepare``), and the
+    job that describes the final input starts once a round has found a smaller input.
     """
     current = start
     pair = [programs[0], programs[rival]]
@@ -116,7 +122,81 @@ def shrink(
     until = time.monotonic() + seconds
     budget = max(budget, 2 * executor.limits.call_timeout)  # room for a call the user allows to be slow
     tried: dict[str, tuple[Outcome, Outcome]] = {}  # (mine, the rival's) per candidate key, run or known
-    for _ in range(rounds):
+    ahead = _Ahead(executor, module, pair, seed, budget)
+    describe = _Ahead(executor, module, programs, seed, budget)
+    try:
+        current = _shrink_rounds(
+            ahead, describe, current, rival, want_both_ok, tried, rounds, until, fanout, limit, keep, known, cancel
+        )
+        if current is start:
+            return start, list(start_outcomes)
+        outcomes = known.get(current.key()) if known is not None else None
+        if outcomes is None:
+            job = describe.take()
+            try:
+                report = job.run([current], cancel=cancel)
+            finally:
+                job.close()
+            if report.module_error:
+                return start, list(start_outcomes)
+            outcomes = [row[0] for row in report.outcomes]
+    finally:
+        ahead.close()
+        describe.close()
+    if not _disagree(outcomes[0], outcomes[rival], want_both_ok):
+        return start, list(start_outcomes)  # it did not disagree again (a flaky program): keep the original
+    return Input(args=current.args, kwargs=current.kwargs, origin="shrink"), outcomes
+
+
+class _Ahead:
+    """One job of these programs, started (``Executor.prepare``) before its inputs exist."""
+
+    def __init__(
+        self, executor: Executor, module: ModuleContext, programs: Sequence[Program], seed: int, budget: float
+    ):
+        self._executor, self._module, self._programs = executor, module, list(programs)
+        self._seed, self._budget = seed, budget
+        self._prepared: PreparedRun | None = None
+
+    @property
+    def started(self) -> bool:
+        return self._prepared is not None
+
+    def start(self) -> None:
+        if self._prepared is None:
+            self._prepared = self._executor.prepare(self._module, self._programs, seed=self._seed, budget=self._budget)
+
+    def take(self) -> PreparedRun:
+        """The started job (one is started now if none was), for one ``run``; the next ``start``
+        starts another."""
+        self.start()
+        prepared, self._prepared = self._prepared, None
+        assert prepared is not None
+        return prepared
+
+    def close(self) -> None:
+        if self._prepared is not None:
+            self._prepared.close()
+            self._prepared = None
+
+
+def _shrink_rounds(
+    ahead: _Ahead,
+    describe: _Ahead,
+    current: Input,
+    rival: int,
+    want_both_ok: bool,
+    tried: dict[str, tuple[Outcome, Outcome]],
+    rounds: int,
+    until: float,
+    fanout: int,
+    limit: int,
+    keep: Callable[[Input], bool] | None,
+    known: KnownOutcomes | None,
+    cancel: threading.Event | None,
+) -> Input:
+    """``shrink``'s rounds: the smallest input found, or ``current`` itself."""
+    for round_ in range(rounds):
         if time.monotonic() >= until:
             break
         first = [
@@ -142,7 +222,15 @@ def shrink(
                 else:
                     tried[key] = (row[0], row[rival])
         if todo:
-            report = executor.run(module, pair, todo, seed=seed, cancel=cancel, budget=budget)
+            job = ahead.take()
+            if round_ + 1 < rounds and not describe.started:
+                # The next round's, loading while this one runs.  Two jobs at once at most: the pool
+                # keeps two idle workers per key, and a third would start an interpreter.
+                ahead.start()
+            try:
+                report = job.run(todo, cancel=cancel)
+            finally:
+                job.close()
             if report.module_error or report.load_errors[0] or report.load_errors[1]:
                 break
             for idx, cand in enumerate(todo):
@@ -157,17 +245,9 @@ def shrink(
         if best is None or not shrink_key(best[1]) < shrink_key(current):
             break
         current = best[1]
-    if current is start:
-        return start, list(start_outcomes)
-    outcomes = known.get(current.key()) if known is not None else None
-    if outcomes is None:
-        report = executor.run(module, list(programs), [current], seed=seed, cancel=cancel, budget=budget)
-        if report.module_error:
-            return start, list(start_outcomes)
-        outcomes = [row[0] for row in report.outcomes]
-    if not _disagree(outcomes[0], outcomes[rival], want_both_ok):
-        return start, list(start_outcomes)  # it did not disagree again (a flaky program): keep the original
-    return Input(args=current.args, kwargs=current.kwargs, origin="shrink"), outcomes
+        if known is None or known.get(current.key()) is None:
+            describe.start()  # unless a smaller one follows, every program runs on this input
+    return current
 
 
 def toward_examples(

@@ -129,16 +129,10 @@ def judge(
     best: tuple[Any, ...] | None = None
     best_info: tuple[Any, ...] | None = None
     seen = {"inside": False, "normal": False, "bloc": False, "yours-returns": False}
-    for x in candidates.tolist():
-        if inside is not None and not inside[x]:
-            continue
-        seen["inside"] = True
-        col = labels[1:, x]
-        others = col[differs[:, x]]
-        values, counts = np.unique(others, return_counts=True)
-        k = int(np.argmax(counts))
-        bloc, label = int(counts[k]), values[k]
-        rival = 1 + int(np.flatnonzero(col == label)[0])
+    judged = candidates if inside is None else candidates[inside[candidates]]
+    seen["inside"] = bool(judged.size)
+    blocs, rivals = _largest_blocs(labels[1:, judged], differs[:, judged])
+    for x, bloc, rival in zip(judged.tolist(), blocs.tolist(), rivals.tolist()):
         kind = _kind(bool(raised[0, x]), bool(raised[rival, x]))
         agree = alts - int(against[x])
         if kind == "theirs-raise":
@@ -148,9 +142,10 @@ def judge(
         seen["normal"] = True
         if bloc < BLOC_MIN:
             continue
-        spans = (
-            len({models[r] for r in (1 + np.flatnonzero(col == label)).tolist()}) if panel and models is not None else 1
-        )
+        spans = 1
+        if panel and models is not None:  # the models the bloc's alternatives come from
+            col = labels[1:, x]
+            spans = len({models[r] for r in (1 + np.flatnonzero(col == col[rival - 1])).tolist()})
         if spans < bloc_models:
             seen["one-model"] = True
             continue
@@ -200,6 +195,28 @@ def judge(
     return Evidence(
         severity, input=x, rival=rival, bloc=bloc, against=against_x, agree=agree, alternatives=alts, kind=kind
     )
+
+
+def _largest_blocs(alts: np.ndarray, differs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per input (column): the size of the largest group of alternatives that share one outcome
+    unlike yours, and its first row (1-based: a row of ``labels``).  Among groups of one size, the
+    smallest label wins, as ``np.unique``'s order would have it.
+
+    All columns at once: ``judge`` ran ``np.unique`` per disagreeing input, half of the verdict
+    stage's time on HumanEval's first 20 tasks (cProfile: 5,073 calls in 27 checks)."""
+    if alts.size == 0:  # no inputs, or no alternatives
+        return np.zeros(alts.shape[1], dtype=np.int64), np.ones(alts.shape[1], dtype=np.int64)
+    # same[i, j, x]: rows i and j both differ from yours on x, with the same outcome
+    same = (alts[:, None, :] == alts[None, :, :]) & differs[:, None, :] & differs[None, :, :]
+    size = same.sum(axis=1)  # rows x inputs: the size of the group each differing row is in (0 if none)
+    blocs = size.max(axis=0)
+    # the group a row is in, when it is of the largest size: its label; the smallest such label
+    big = (size == blocs) & differs
+    wide = alts.astype(np.int64)  # the scorer's labels are int32: the sentinel must not wrap
+    ranked = np.where(big, wide, np.iinfo(np.int64).max)
+    label = ranked.min(axis=0)
+    rivals = 1 + np.argmax(big & (wide == label), axis=0)  # the first row with that label
+    return blocs, rivals
 
 
 def stronger(a: Evidence, b: Evidence) -> Evidence:
