@@ -121,12 +121,11 @@ def shrink(
     want_both_ok = start_outcomes[0].kind == "ok" and start_outcomes[rival].kind == "ok"
     until = time.monotonic() + seconds
     budget = max(budget, 2 * executor.limits.call_timeout)  # room for a call the user allows to be slow
-    tried: dict[str, tuple[Outcome, Outcome]] = {}  # (mine, the rival's) per candidate key, run or known
     ahead = _Ahead(executor, module, pair, seed, budget)
     describe = _Ahead(executor, module, programs, seed, budget)
     try:
         current = _shrink_rounds(
-            ahead, describe, current, rival, want_both_ok, tried, rounds, until, fanout, limit, keep, known, cancel
+            ahead, describe, current, rival, want_both_ok, rounds, until, fanout, limit, keep, known, cancel
         )
         if current is start:
             return start, list(start_outcomes)
@@ -186,7 +185,6 @@ def _shrink_rounds(
     current: Input,
     rival: int,
     want_both_ok: bool,
-    tried: dict[str, tuple[Outcome, Outcome]],
     rounds: int,
     until: float,
     fanout: int,
@@ -196,6 +194,7 @@ def _shrink_rounds(
     cancel: threading.Event | None,
 ) -> Input:
     """``shrink``'s rounds: the smallest input found, or ``current`` itself."""
+    tried: dict[str, tuple[Outcome, Outcome]] = {}  # (mine, the rival's) per candidate key, run or known
     for round_ in range(rounds):
         if time.monotonic() >= until:
             break
