@@ -194,8 +194,7 @@ class CoherenceLanguageServer(LanguageServer):
             self.status.send()
         if self._lens_refresh_wanted:
             self._lens_refresh_wanted = False
-            if self._client_lens_refresh():
-                self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+            if self._send_lens_refresh():
                 self._schedule_lens_refresh_again()
 
     def _schedule_lens_refresh_again(self) -> None:
@@ -212,8 +211,15 @@ class CoherenceLanguageServer(LanguageServer):
 
     def _lens_refresh_again(self) -> None:
         self._lens_again = None
-        if not self.stopping and self._client_lens_refresh():
-            self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+        if not self.stopping:
+            self._send_lens_refresh()
+
+    def _send_lens_refresh(self) -> bool:
+        """``workspace/codeLens/refresh``, when the client supports it; whether it was sent."""
+        if not self._client_lens_refresh():
+            return False
+        self.protocol.send_request(types.WORKSPACE_CODE_LENS_REFRESH, None)
+        return True
 
     def request_code_lens_refresh(self) -> None:
         self._lens_refresh_wanted = True
