@@ -75,7 +75,10 @@ async def test_coherent_function_gets_a_pac_bound():
     # trust is calibrated: the share of functions with DSDE 0 in the recorded corpus that passed
     from coherence.engine.calibration import calibrated_trust
 
-    assert result.trust == calibrated_trust(0.0) and 0.5 < result.trust <= 1 and result.severity == "none"
+    # with the map for a spec that shows worked examples (is_palindrome's docstring has two)
+    assert result.trust == calibrated_trust(0.0, examples=True) and result.trust_map == "spec with examples"
+    assert calibrated_trust(0.0, examples=True) > calibrated_trust(0.0, examples=False) > 0.5
+    assert 0.5 < result.trust <= 1 and result.severity == "none"
     assert result.cluster_sizes == [10]
     assert result.pac_bound == pytest.approx(1 - 0.05 ** (1 / result.inputs))
     assert result.counterexample is None

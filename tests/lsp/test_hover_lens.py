@@ -42,7 +42,7 @@ async def test_hover_shows_the_result(lsp):
     # The coherent function: its (calibrated) trust and the PAC bound.
     pal = line_of(lsp.texts[uri], "def is_palindrome")
     text = (await lsp.hover(uri, pal, 5)).contents.value
-    assert "**coherent**" in text and f"trust **{calibrated_trust(0.0):.2f}**" in text
+    assert "**coherent**" in text and f"trust **{calibrated_trust(0.0, examples=True):.2f}**" in text
     assert "no disagreement on 200 inputs: incoherence ≤" in text
 
     # Not on a def line: nothing.
@@ -68,7 +68,9 @@ async def test_code_lens_titles_and_command(lsp):
         r"coherence: warning · \d of 9 alternatives disagree with yours on count_vowels\(.*· trust \d\.\d\d$",
         titles[cv],
     ), titles[cv]
-    assert titles[pal] == f"coherence: trust {calibrated_trust(0.0):.2f} · 10 samples × 200 inputs", titles[pal]
+    assert titles[pal] == f"coherence: trust {calibrated_trust(0.0, examples=True):.2f} · 10 samples × 200 inputs", (
+        titles[pal]
+    )
     for lens in lenses:
         assert lens.command.command == "coherence.checkFunction"
         assert list(lens.command.arguments) == [uri, lens.range.start.line]

@@ -2,10 +2,17 @@
 
 Raw trust is ``1 - DSDE`` (top-anchored on the user's function, DESIGN.md).  Its ranking is good
 (AUROC about 0.8 within a model) but its scale is not a probability: a bug that shows on 1% of the
-inputs scores 0.99.  ``calibration.json`` holds a monotone (isotonic) map from DSDE to the share of
+inputs scores 0.99.  ``calibration.json`` holds monotone (isotonic) maps from DSDE to the share of
 functions that passed their benchmark's tests, fit by ``coherence eval --calibrate`` on recorded
 corpora; the file names its corpus and the engine that measured it.  The raw DSDE stays in every
 result (``dsde``, and ``trust_raw`` = 1 - DSDE).
+
+"Checked like this one" has two strata: a spec that shows worked examples (docstring examples or
+the workspace's tests calling the function) and one that does not.  At the same DSDE they are not
+equally likely to be right: examples pin down what a bare sentence leaves open, so when every
+sample agrees, they less often share one misreading.  On the recorded corpus, one map for both
+left HumanEval (examples) at an expected calibration error of 0.08 and MBPP (a sentence) at 0.03;
+a map per stratum brings both under 0.04 for models the map has not seen (README, "Trust").
 """
 
 from __future__ import annotations
@@ -17,7 +24,20 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["calibrated_trust", "calibration_info"]
+__all__ = ["EXAMPLES", "NO_EXAMPLES", "calibrated_trust", "calibration_info", "calibration_map", "stratum"]
+
+EXAMPLES = "spec with examples"
+NO_EXAMPLES = "spec without examples"
+
+
+def stratum(examples: bool) -> str:
+    return EXAMPLES if examples else NO_EXAMPLES
+
+
+def _points(points: list[list[float]]) -> tuple[np.ndarray, np.ndarray] | None:
+    if len(points) < 2:
+        return None
+    return np.array([p[0] for p in points], dtype=float), np.array([p[1] for p in points], dtype=float)
 
 
 @lru_cache(maxsize=1)
@@ -28,23 +48,45 @@ def _load() -> dict[str, Any] | None:
         )
     except (OSError, ValueError):
         return None
-    points = data.get("points") or []
-    if len(points) < 2:
+    pooled = _points(data.get("points") or [])
+    if pooled is None:
         return None
-    data["_x"] = np.array([p[0] for p in points], dtype=float)
-    data["_y"] = np.array([p[1] for p in points], dtype=float)
+    data["_maps"] = {"": pooled}
+    for name, s in (data.get("strata") or {}).items():
+        xy = _points((s or {}).get("points") or [])
+        if xy is not None:
+            data["_maps"][name] = xy
     return data
 
 
-def calibrated_trust(dsde: float) -> float:
-    """The calibrated trust for a raw DSDE (1 - DSDE when no map is shipped)."""
+def calibrated_trust(dsde: float, examples: bool | None = None) -> float:
+    """The calibrated trust for a raw DSDE.  ``examples``: whether the spec shows worked examples
+    (None: unknown, the pooled map).  ``1 - DSDE`` when no map is shipped."""
     data = _load()
     if data is None:
         return 1.0 - dsde
-    return float(np.interp(dsde, data["_x"], data["_y"]))
+    x, y = data["_maps"].get(_name(examples)) or data["_maps"][""]
+    return float(np.interp(dsde, x, y))
+
+
+def calibration_map(examples: bool | None = None) -> str:
+    """Which map ``calibrated_trust`` reads for such a spec, as a result names it."""
+    data = _load()
+    if data is None:
+        return "none (trust is 1 - DSDE)"
+    name = _name(examples)
+    return name if name and name in data["_maps"] else "pooled"
+
+
+def _name(examples: bool | None) -> str:
+    return "" if examples is None else stratum(examples)
 
 
 def calibration_info() -> dict[str, Any]:
     """What the shipped map was fit on (corpus, engine, expected calibration error)."""
     data = _load() or {}
-    return {k: v for k, v in data.items() if not k.startswith("_") and k != "points"}
+    info = {k: v for k, v in data.items() if not k.startswith("_") and k not in ("points", "strata")}
+    info["strata"] = {
+        k: {kk: vv for kk, vv in v.items() if kk != "points"} for k, v in (data.get("strata") or {}).items()
+    }
+    return info

@@ -87,6 +87,7 @@ class CheckResult:
     # (``engine.calibration``); ``trust_raw`` is 1 - DSDE
     trust: float | None = None
     trust_raw: float | None = None
+    trust_map: str = ""  # which calibration map: "spec with examples", "spec without examples", ...
     clusters: list[Cluster] = field(default_factory=list)  # largest first
     user_cluster: int | None = None  # index into clusters
     counterexample: Counterexample | None = None

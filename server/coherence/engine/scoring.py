@@ -18,12 +18,12 @@ import numpy as np
 
 from coherence.engine import verdict
 from coherence.engine.acceptance import user_assumptions
-from coherence.engine.calibration import calibrated_trust
+from coherence.engine.calibration import calibrated_trust, calibration_map
 from coherence.engine.config import CheckConfig
 from coherence.engine.execution import Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.domain import Domain
+from coherence.engine.inputs.domain import EVIDENCE_ORIGINS, Domain
 from coherence.engine.metrics import Metrics, score
 from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
 from coherence.engine.result import CheckResult, Cluster
@@ -64,6 +64,9 @@ def score_run(
 ) -> Scored | None:
     """The outcome matrix to metrics, status and domain, filled into ``result``; None when the
     result is final (an error: nothing ran, nothing left to compare)."""
+    # Trust's calibration map depends on whether the spec shows worked examples (its docstring's
+    # examples, the workspace's tests): all the inputs generated, before any is left out.
+    examples = any(i.origin in EVIDENCE_ORIGINS for i in inputs)
     if report.module_error:
         result.status = "error"
         result.reason = f"your module failed to load in the sandbox: {report.module_error}"
@@ -132,7 +135,8 @@ def score_run(
     result.sde = metrics.sde
     result.dsde = metrics.dsde
     result.trust_raw = metrics.trust
-    result.trust = calibrated_trust(metrics.dsde)
+    result.trust = calibrated_trust(metrics.dsde, examples)
+    result.trust_map = calibration_map(examples)
     result.clusters = describe_clusters(metrics, programs)
     result.user_cluster = metrics.user_cluster
     result.load_errors = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}

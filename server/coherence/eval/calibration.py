@@ -1,21 +1,28 @@
-"""Fitting the trust calibration map (``coherence eval --calibrate DIR...``).
+"""Fitting the trust calibration maps (``coherence eval --calibrate DIR...``).
 
-The map is isotonic: the share of functions that pass their tests can only fall as DSDE grows.
+Each map is isotonic: the share of functions that pass their tests can only fall as DSDE grows.
 Pool-adjacent-violators over the (DSDE, passed) pairs of every checked task, ties pooled first.
-The leave-one-model-out expected calibration error is reported beside the in-sample one: it is
-the figure to believe for models the map has not seen.
+One map per stratum of ``engine.calibration`` (a spec with worked examples, one without), and a
+pooled map for a result whose stratum is unknown.
+
+The leave-one-model-out expected calibration error is reported beside the in-sample one, pooled
+and per benchmark: it is the figure to believe for models the maps have not seen.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from coherence.engine.calibration import stratum
+from coherence.engine.inputs.domain import EVIDENCE_ORIGINS
 from coherence.eval.verdicts import ece
 
 CHECKED = ("coherent", "incoherent")
+MIN_STRATUM = 50  # tasks a stratum needs for a map of its own; fewer use the pooled map
 
 
 def isotonic_decreasing(x: list[float], y: list[bool]) -> list[tuple[float, float, int]]:
@@ -41,46 +48,103 @@ def _apply(points: list[tuple[float, float, int]], x: float) -> float:
     return float(np.interp(x, [p[0] for p in points], [p[1] for p in points]))
 
 
-def _pairs(records: list[dict]) -> list[tuple[str, float, bool]]:
+def spec_examples(record: dict) -> bool:
+    """Whether the checked spec showed worked examples: some input came from its docstring's
+    examples or the workspace's tests (as ``engine.scoring`` decides it)."""
+    return any(o in EVIDENCE_ORIGINS for o in (record.get("input_origins") or {}))
+
+
+def _pairs(records: list[dict]) -> list[tuple[str, str, str, float, bool]]:
+    """(model, benchmark, stratum, dsde, passed) of every checked task."""
     return [
-        (str(r.get("model")), float(r["dsde"]), bool(r.get("candidate0_pass")))
+        (
+            str(r.get("model")),
+            str(r.get("benchmark") or ""),
+            stratum(spec_examples(r)),
+            float(r["dsde"]),
+            bool(r.get("candidate0_pass")),
+        )
         for r in records
         if r.get("status") in CHECKED and r.get("dsde") is not None
     ]
+
+
+def _maps(pairs: list[tuple[str, str, str, float, bool]]) -> dict[str, list[tuple[float, float, int]]]:
+    """The pooled map (key "") and one per stratum with enough tasks."""
+    maps = {"": isotonic_decreasing([p[3] for p in pairs], [p[4] for p in pairs])}
+    for s in sorted({p[2] for p in pairs}):
+        sub = [p for p in pairs if p[2] == s]
+        if len(sub) >= MIN_STRATUM:
+            maps[s] = isotonic_decreasing([p[3] for p in sub], [p[4] for p in sub])
+    return maps
+
+
+def _predict(maps: dict, pair: tuple[str, str, str, float, bool]) -> float:
+    return _apply(maps.get(pair[2]) or maps[""], pair[3])
+
+
+def _ece_by(pairs: list, probs: list[float], key: Callable[[tuple], str]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {}
+    for k in sorted({key(p) for p in pairs}):
+        idx = [i for i, p in enumerate(pairs) if key(p) == k]
+        out[k] = ece([probs[i] for i in idx], [pairs[i][4] for i in idx])
+    return out
 
 
 def fit(records: list[dict], corpus: str, engine: str) -> dict:
     pairs = _pairs(records)
     if len(pairs) < 20:
         raise ValueError(f"too few checked tasks to fit a calibration map ({len(pairs)})")
-    points = isotonic_decreasing([p[1] for p in pairs], [p[2] for p in pairs])
-    in_sample = ece([_apply(points, p[1]) for p in pairs], [p[2] for p in pairs])
-    probs: list[float] = []
-    outcomes: list[bool] = []
+    maps = _maps(pairs)
+    in_sample = [_predict(maps, p) for p in pairs]
+    held_out: list[float | None] = [None] * len(pairs)
     models = sorted({p[0] for p in pairs})
     for held in models:
         train = [p for p in pairs if p[0] != held]
-        test = [p for p in pairs if p[0] == held]
-        if not train or not test:
+        if len(train) < 20:
             continue
-        m = isotonic_decreasing([p[1] for p in train], [p[2] for p in train])
-        probs += [_apply(m, p[1]) for p in test]
-        outcomes += [p[2] for p in test]
+        m = _maps(train)
+        for i, p in enumerate(pairs):
+            if p[0] == held:
+                held_out[i] = _predict(m, p)
+    lomo = [i for i, v in enumerate(held_out) if v is not None]
+    lomo_pairs = [pairs[i] for i in lomo]
+    lomo_probs = [float(held_out[i]) for i in lomo]  # type: ignore[arg-type]
+    outcomes = [p[4] for p in pairs]
+
+    def bench(p: tuple) -> str:
+        return p[1]
+
     return {
-        "what": "isotonic map from top-anchored DSDE to the share of functions passing their benchmark's tests",
+        "what": "isotonic maps from top-anchored DSDE to the share of functions passing their benchmark's tests, "
+        "one per stratum (a spec with worked examples, one without) and one pooled",
         "corpus": corpus,
         "engine": engine,
         "tasks": len(pairs),
         "models": models,
-        "ece_in_sample": in_sample,
-        "ece_leave_one_model_out": ece(probs, outcomes) if probs else None,
-        "ece_raw": ece([1.0 - p[1] for p in pairs], [p[2] for p in pairs]),
-        "points": [[round(x, 6), round(p, 6), n] for x, p, n in points],
+        "ece_in_sample": ece(in_sample, outcomes),
+        "ece_leave_one_model_out": ece(lomo_probs, [p[4] for p in lomo_pairs]) if lomo else None,
+        "ece_raw": ece([1.0 - p[3] for p in pairs], outcomes),
+        "ece_by_benchmark": {
+            "in_sample": _ece_by(pairs, in_sample, bench),
+            "leave_one_model_out": _ece_by(lomo_pairs, lomo_probs, bench) if lomo else {},
+            "pooled_map_in_sample": _ece_by(pairs, [_apply(maps[""], p[3]) for p in pairs], bench),
+        },
+        "strata": {
+            s: {
+                "tasks": sum(1 for p in pairs if p[2] == s),
+                "benchmarks": sorted({p[1] for p in pairs if p[2] == s}),
+                "points": [[round(x, 6), round(q, 6), n] for x, q, n in pts],
+            }
+            for s, pts in maps.items()
+            if s
+        },
+        "points": [[round(x, 6), round(q, 6), n] for x, q, n in maps[""]],
     }
 
 
 def fit_dirs(dirs: list[str | Path], engine: str) -> dict:
-    """The map fit on every run under ``dirs``; ``engine`` names this engine, and the engines that
+    """The maps fit on every run under ``dirs``; ``engine`` names this engine, and the engines that
     measured the runs (their ``run.json``) are named beside it when they differ."""
     records: list[dict] = []
     runs = []

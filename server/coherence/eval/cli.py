@@ -406,9 +406,16 @@ def _calibrate(args) -> int:
         return EXIT_USAGE
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    strata = ", ".join(f"{name}: {s['tasks']} tasks, {len(s['points'])} steps" for name, s in data["strata"].items())
+    by = data["ece_by_benchmark"]
+    per = "; ".join(
+        f"{b}: {by['in_sample'][b]} in sample, {by['leave_one_model_out'].get(b)} leave-one-model-out "
+        f"(one pooled map: {by['pooled_map_in_sample'][b]})"
+        for b in by["in_sample"]
+    )
     print(
-        f"calibration map of {data['tasks']} tasks ({len(data['points'])} steps): ECE in sample {data['ece_in_sample']}, "
-        f"leave-one-model-out {data['ece_leave_one_model_out']}, raw 1-DSDE {data['ece_raw']} -> {target}",
+        f"calibration maps of {data['tasks']} tasks ({strata}): ECE in sample {data['ece_in_sample']}, "
+        f"leave-one-model-out {data['ece_leave_one_model_out']}, raw 1-DSDE {data['ece_raw']}; {per} -> {target}",
         file=sys.stderr,
     )
     return EXIT_OK

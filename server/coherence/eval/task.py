@@ -236,6 +236,7 @@ def evaluate_task(
         sde=result.sde,
         dsde=result.dsde,
         trust=result.trust,
+        trust_map=result.trust_map,
         clusters=result.cluster_sizes,
         cluster_models=[c.models for c in result.clusters],
         user_cluster=result.user_cluster,
