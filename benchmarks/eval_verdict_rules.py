@@ -6,13 +6,15 @@ output.  Prints a markdown table; no sandbox runs.
 
 Each run directory needs ``tasks.jsonl`` and ``matrices.jsonl``.  The inside-the-domain mask is
 the one recorded in the matrix (``inside``, written by the eval when present), else every input
-counts as inside.  "verified" here uses the reference's outcome on the rule's own (unshrunk)
+counts as inside; the degenerate inputs come from the input sources recorded beside it (runs from
+before they were recorded are judged without that term).  "verified" here uses the reference's outcome on the rule's own (unshrunk)
 input, from the matrix's last row; ``coherence eval`` itself verifies the shrunk counterexample
 the user would see.  Definitions: ``coherence.eval.verdicts``.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import sys
 from collections import defaultdict
@@ -20,6 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
+from coherence.engine.inputs import Input
+from coherence.engine.inputs.degenerate import degenerate
 from coherence.engine.verdict import judge
 
 CHECKED = ("coherent", "incoherent")
@@ -51,6 +55,30 @@ def unpack(mtx: dict):
     return labels[:m, keep], errors[:m, keep] >= 0, labels[m, keep], errors[m, keep] >= 0, inside[keep]
 
 
+def degenerate_mask(mtx: dict) -> np.ndarray | None:
+    """Which inputs are degenerate (``inputs.degenerate``: every argument empty, blank or zero),
+    from the input sources the eval stores beside the matrix since this rule; None for runs
+    recorded before it (an input whose source does not parse as literals counts as not)."""
+    sources = mtx.get("inputs")
+    if not sources:
+        return None
+    labels = np.array(mtx["labels"])
+    errors = np.array(mtx["errors"])
+    names = mtx["error_names"]
+    m = len(mtx["candidates"])
+    keep = np.ones(labels.shape[1], dtype=bool)
+    if "BudgetExceeded" in names:
+        keep &= ~(errors[:m] == names.index("BudgetExceeded")).any(axis=0)
+    out = []
+    for src in sources:
+        try:
+            args, kwargs = ast.literal_eval(src)
+            out.append(degenerate(Input(tuple(args), tuple(kwargs.items()))))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            out.append(False)
+    return np.array(out, dtype=bool)[keep]
+
+
 def evaluate(root_dirs: list[Path]) -> dict:
     rows: dict[str, dict] = defaultdict(lambda: defaultdict(int))
     for root in root_dirs:
@@ -68,7 +96,7 @@ def evaluate(root_dirs: list[Path]) -> dict:
                     row["old W"] += 1
                     row["old W failing"] += fails
                 row["old diag on clean"] += incoherent and clean
-                ev = judge(labels, raised, inside=inside, incoherent=incoherent)
+                ev = judge(labels, raised, inside=inside, incoherent=incoherent, degenerate=degenerate_mask(mtx))
                 if ev.severity in ("warning", "information"):
                     x, rival = ev.input, ev.rival
                     verified = fails or (not ref_raised[x] and ref[x] == labels[rival, x])

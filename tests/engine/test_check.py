@@ -113,6 +113,22 @@ async def test_nondeterministic_function_is_not_called_incoherent(tmp_path):
     assert "two different results" in result.reason and "roll(" in result.reason
 
 
+async def test_the_counterexample_does_not_shrink_into_a_degenerate_call(tmp_path):
+    """Yours splits on single spaces: it counts 1 word in '' and 3 in 'a  b', where every
+    alternative counts 0 and 2.  The blank call is the one a reader dismisses (what is the word
+    count of nothing?), so the counterexample keeps something in it."""
+    src = '# coherence\ndef word_count(s: str) -> int:\n    """Number of words in s."""\n    return len(s.split(" "))\n'
+    replay = tmp_path / "s.jsonl"
+    alt = "def word_count(s):\n    return len(s.split())\n"
+    replay.write_text(json.dumps({"entry_point": "word_count", "candidates": [alt] * 9}) + "\n")
+    (t,) = find_targets(src, str(tmp_path / "m.py"))
+    result = await Checker(CheckConfig(replay=str(replay), samples=10, inputs=300)).check(t)
+    assert result.severity == "warning", (result.status, result.evidence)
+    arg = eval(result.counterexample.call[len("word_count") :])  # our own rendering
+    assert arg.strip(), result.counterexample.call
+    assert int(result.counterexample.yours) == int(result.counterexample.theirs) + 1
+
+
 async def test_module_that_fails_to_load_is_an_error_not_a_verdict(tmp_path):
     src = "raise RuntimeError('import-time failure')\n\n# coherence\ndef f(x: int) -> int:\n    return x\n"
     replay = tmp_path / "s.jsonl"

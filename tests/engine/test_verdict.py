@@ -76,6 +76,18 @@ def test_yours_running_out_of_time_is_at_most_information():
     assert ev.severity == "warning" and ev.input == 2
 
 
+def test_the_evidence_comes_from_a_call_with_something_in_it_when_one_qualifies():
+    # input 1 is degenerate (every argument empty): the same bloc on input 2 is the evidence
+    labels, raised = matrix([0, 1, 5], *([[0, 2, 6]] * 8), [0, 1, 5])
+    assert judge(labels, raised).input == 1
+    ev = judge(labels, raised, degenerate=np.array([False, True, False]))
+    assert ev.severity == "warning" and ev.input == 2
+    # a degenerate input keeps its vote: alone, it is still a warning
+    labels, raised = matrix([0, 1], *([[0, 2]] * 8), [0, 1])
+    ev = judge(labels, raised, degenerate=np.array([False, True]))
+    assert ev.severity == "warning" and ev.input == 1
+
+
 def test_the_input_where_both_sides_return_is_preferred():
     # input 1: the bloc raises where yours returns; input 2: both return
     labels, raised = matrix([0, 1, 1], *([[0, -2, 3]] * 9))

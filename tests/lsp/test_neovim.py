@@ -68,7 +68,9 @@ def test_neovim_gets_diagnostic_hover_and_lenses(nvim, tmp_path):
     assert re.match(
         r"coherence: warning · \d of 9 alternatives disagree with yours on count_vowels\(", report["lenses"][0]
     ), report["lenses"]
-    assert report["lenses"][1] == f"coherence: trust {calibrated_trust(0.0, examples=True):.2f} · 10 samples × 200 inputs"
+    assert (
+        report["lenses"][1] == f"coherence: trust {calibrated_trust(0.0, examples=True):.2f} · 10 samples × 200 inputs"
+    )
     assert report["stopped"]
 
 

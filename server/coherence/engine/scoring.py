@@ -23,6 +23,7 @@ from coherence.engine.config import CheckConfig
 from coherence.engine.execution import Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
+from coherence.engine.inputs.degenerate import degenerate as is_degenerate
 from coherence.engine.inputs.domain import EVIDENCE_ORIGINS, Domain
 from coherence.engine.metrics import Metrics, score
 from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
@@ -216,6 +217,9 @@ def judge_scored(scored: Scored, discredited: set[int] | frozenset[int] = frozen
         typical = np.zeros(len(scored.inputs), dtype=bool)
         for x in np.flatnonzero(scored.disagree).tolist():
             typical[x] = scored.domain.typical(scored.inputs[x])
+    degenerate = np.zeros(len(scored.inputs), dtype=bool)
+    for x in np.flatnonzero(scored.disagree).tolist():
+        degenerate[x] = is_degenerate(scored.inputs[x])
     rows = [j for j in range(len(scored.programs)) if j not in discredited]
     if len(rows) < 3:
         rows = list(range(len(scored.programs)))
@@ -230,6 +234,7 @@ def judge_scored(scored: Scored, discredited: set[int] | frozenset[int] = frozen
         ignore=scored.ignore,
         typical=typical,
         yours_slow=scored.yours_slow,
+        degenerate=degenerate,
         models=models,
         model_backs=verdict.PANEL_MODEL_BACKS,
     )

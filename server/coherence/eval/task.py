@@ -279,6 +279,9 @@ def evaluate_task(
 
                 domain = Domain(target.spec, inputs, assume=user_assumptions(target))
                 rec["_matrix"]["inside"] = "".join("1" if domain.empty or domain.contains(i) else "0" for i in inputs)
+                # each input's source (cut at 300 characters), for replays of rules that look at
+                # the arguments themselves (``inputs.degenerate``)
+                rec["_matrix"]["inputs"] = [i.source()[:300] for i in inputs]
     return _finish(rec, started, t_chk)
 
 

@@ -1,0 +1,42 @@
+"""Degenerate inputs: every argument empty, blank or zero ('' and '', [], 0, [0.0, 0.0]).
+
+A spec rarely says what such a call should give (is ``how_many_times('', '')`` 0 or 1?), and a
+reader dismisses it more easily than a call with something in it.  So the verdict takes its
+evidence from elsewhere when it can (``verdict.judge``), and a counterexample that starts
+elsewhere does not shrink into one (``convincing.for_verdict``).  A degenerate input keeps its
+vote: on the recorded corpus, the warnings whose only evidence was one were verified about as often
+as the rest (20 of 29 on MBPP, 3 of 4 on HumanEval).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from coherence.engine.inputs.values import Input
+
+_CONTAINERS = (list, tuple, set, frozenset)
+
+
+def empty_value(value: Any) -> bool:
+    """None, False, zero, a blank string, or a container of nothing but such values."""
+    if value is None or value is False:
+        return True
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, (int, float)):
+        return value == 0
+    if isinstance(value, str):
+        return not value.strip()
+    if isinstance(value, bytes):
+        return not value.strip()
+    if isinstance(value, _CONTAINERS):
+        return all(empty_value(v) for v in value)
+    if isinstance(value, dict):
+        return all(empty_value(k) and empty_value(v) for k, v in value.items())
+    return False  # objects, expressions, constructed values: not known to be empty
+
+
+def degenerate(inp: Input) -> bool:
+    """Whether every argument of the call is empty (a call without arguments is not)."""
+    values = [*inp.args, *(v for _, v in inp.kwargs)]
+    return bool(values) and all(empty_value(v) for v in values)

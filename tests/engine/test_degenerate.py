@@ -1,0 +1,45 @@
+"""Degenerate inputs (every argument empty, blank or zero), where the verdict gives at most an
+information, and the counterexample that does not shrink into one."""
+
+import pytest
+
+from coherence.engine.inputs.degenerate import degenerate, empty_value
+from coherence.engine.inputs.values import Construct, Expr, Input
+
+
+@pytest.mark.parametrize(
+    "value", [None, False, 0, 0.0, -0.0, "", " \t\n", b"", [], (), {}, set(), [0, 0.0], [()], {"": 0}, [[""], []]]
+)
+def test_empty_values(value):
+    assert empty_value(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        True,
+        1,
+        -2,
+        0.5,
+        "a",
+        " x ",
+        b"a",
+        [1],
+        [0, 1],
+        ("", "b"),
+        {"a": 0},
+        {"": 1},
+        Expr("object()"),
+        Construct("Point", (0, 0)),
+    ],
+)
+def test_values_with_something_in_them(value):
+    assert not empty_value(value)
+
+
+def test_a_call_is_degenerate_when_every_argument_is_empty():
+    assert degenerate(Input(("", "")))
+    assert degenerate(Input(([],), (("k", 0),)))
+    assert not degenerate(Input(("ab", "")))  # text to search, nothing to find: a real question
+    assert not degenerate(Input(([],), (("k", 2),)))
+    assert not degenerate(Input(()))  # a call without arguments has nothing to be empty
