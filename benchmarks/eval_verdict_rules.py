@@ -43,14 +43,21 @@ def tasks(root: Path):
                 yield r, mtx
 
 
+def _kept(mtx: dict) -> np.ndarray:
+    """The inputs every program reached: the rest are left out, as the check does."""
+    errors = np.array(mtx["errors"])
+    names = mtx["error_names"]
+    keep = np.ones(errors.shape[1], dtype=bool)
+    if "BudgetExceeded" in names:
+        keep &= ~(errors[: len(mtx["candidates"])] == names.index("BudgetExceeded")).any(axis=0)
+    return keep
+
+
 def unpack(mtx: dict):
     labels = np.array(mtx["labels"])
     errors = np.array(mtx["errors"])
-    names = mtx["error_names"]
     m = len(mtx["candidates"])
-    keep = np.ones(labels.shape[1], dtype=bool)
-    if "BudgetExceeded" in names:  # inputs some program never reached are left out, as the check does
-        keep &= ~(errors[:m] == names.index("BudgetExceeded")).any(axis=0)
+    keep = _kept(mtx)
     inside = np.array([c == "1" for c in mtx.get("inside") or "1" * labels.shape[1]])
     return labels[:m, keep], errors[:m, keep] >= 0, labels[m, keep], errors[m, keep] >= 0, inside[keep]
 
@@ -62,13 +69,6 @@ def degenerate_mask(mtx: dict) -> np.ndarray | None:
     sources = mtx.get("inputs")
     if not sources:
         return None
-    labels = np.array(mtx["labels"])
-    errors = np.array(mtx["errors"])
-    names = mtx["error_names"]
-    m = len(mtx["candidates"])
-    keep = np.ones(labels.shape[1], dtype=bool)
-    if "BudgetExceeded" in names:
-        keep &= ~(errors[:m] == names.index("BudgetExceeded")).any(axis=0)
     out = []
     for src in sources:
         try:
@@ -76,7 +76,7 @@ def degenerate_mask(mtx: dict) -> np.ndarray | None:
             out.append(degenerate(Input(tuple(args), tuple(kwargs.items()))))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             out.append(False)
-    return np.array(out, dtype=bool)[keep]
+    return np.array(out, dtype=bool)[_kept(mtx)]
 
 
 def evaluate(root_dirs: list[Path]) -> dict:

@@ -18,13 +18,24 @@ a map per stratum brings both under 0.04 for models the map has not seen (README
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 import numpy as np
 
-__all__ = ["EXAMPLES", "NO_EXAMPLES", "calibrated_trust", "calibration_info", "calibration_map", "stratum"]
+from coherence.engine.inputs.domain import EVIDENCE_ORIGINS
+
+__all__ = [
+    "EXAMPLES",
+    "NO_EXAMPLES",
+    "calibrated_trust",
+    "calibration_info",
+    "calibration_map",
+    "shows_examples",
+    "stratum",
+]
 
 EXAMPLES = "spec with examples"
 NO_EXAMPLES = "spec without examples"
@@ -32,6 +43,12 @@ NO_EXAMPLES = "spec without examples"
 
 def stratum(examples: bool) -> str:
     return EXAMPLES if examples else NO_EXAMPLES
+
+
+def shows_examples(origins: Iterable[str]) -> bool:
+    """Whether a spec shows worked examples, from where its check's inputs came from: some from
+    its docstring's examples or the workspace's tests."""
+    return any(o in EVIDENCE_ORIGINS for o in origins)
 
 
 def _points(points: list[list[float]]) -> tuple[np.ndarray, np.ndarray] | None:

@@ -18,13 +18,13 @@ import numpy as np
 
 from coherence.engine import verdict
 from coherence.engine.acceptance import user_assumptions
-from coherence.engine.calibration import calibrated_trust, calibration_map
+from coherence.engine.calibration import calibrated_trust, calibration_map, shows_examples
 from coherence.engine.config import CheckConfig
 from coherence.engine.execution import Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.degenerate import degenerate as is_degenerate
-from coherence.engine.inputs.domain import EVIDENCE_ORIGINS, Domain
+from coherence.engine.inputs.domain import Domain
 from coherence.engine.metrics import Metrics, score
 from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
 from coherence.engine.result import CheckResult, Cluster
@@ -67,7 +67,7 @@ def score_run(
     result is final (an error: nothing ran, nothing left to compare)."""
     # Trust's calibration map depends on whether the spec shows worked examples (its docstring's
     # examples, the workspace's tests): all the inputs generated, before any is left out.
-    examples = any(i.origin in EVIDENCE_ORIGINS for i in inputs)
+    examples = shows_examples(i.origin for i in inputs)
     if report.module_error:
         result.status = "error"
         result.reason = f"your module failed to load in the sandbox: {report.module_error}"
@@ -212,13 +212,14 @@ def judge_scored(scored: Scored, discredited: set[int] | frozenset[int] = frozen
     """The verdict on a scored check; inputs like the examples' magnitudes are preferred as its
     evidence.  ``discredited`` alternatives (they contradict a worked example of the docstring)
     have no vote, as long as two alternatives keep theirs."""
+    disagreeing = np.flatnonzero(scored.disagree).tolist()
     typical = None
     if scored.domain is not None and scored.domain.bands:
         typical = np.zeros(len(scored.inputs), dtype=bool)
-        for x in np.flatnonzero(scored.disagree).tolist():
+        for x in disagreeing:
             typical[x] = scored.domain.typical(scored.inputs[x])
     degenerate = np.zeros(len(scored.inputs), dtype=bool)
-    for x in np.flatnonzero(scored.disagree).tolist():
+    for x in disagreeing:
         degenerate[x] = is_degenerate(scored.inputs[x])
     rows = [j for j in range(len(scored.programs)) if j not in discredited]
     if len(rows) < 3:

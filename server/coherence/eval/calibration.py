@@ -12,13 +12,11 @@ and per benchmark: it is the figure to believe for models the maps have not seen
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from coherence.engine.calibration import stratum
-from coherence.engine.inputs.domain import EVIDENCE_ORIGINS
+from coherence.engine.calibration import shows_examples, stratum
 from coherence.eval.verdicts import ece
 
 CHECKED = ("coherent", "incoherent")
@@ -51,7 +49,7 @@ def _apply(points: list[tuple[float, float, int]], x: float) -> float:
 def spec_examples(record: dict) -> bool:
     """Whether the checked spec showed worked examples: some input came from its docstring's
     examples or the workspace's tests (as ``engine.scoring`` decides it)."""
-    return any(o in EVIDENCE_ORIGINS for o in (record.get("input_origins") or {}))
+    return shows_examples(record.get("input_origins") or {})
 
 
 def _pairs(records: list[dict]) -> list[tuple[str, str, str, float, bool]]:
@@ -83,11 +81,11 @@ def _predict(maps: dict, pair: tuple[str, str, str, float, bool]) -> float:
     return _apply(maps.get(pair[2]) or maps[""], pair[3])
 
 
-def _ece_by(pairs: list, probs: list[float], key: Callable[[tuple], str]) -> dict[str, float | None]:
+def _ece_by_benchmark(pairs: list, probs: list[float]) -> dict[str, float | None]:
     out: dict[str, float | None] = {}
-    for k in sorted({key(p) for p in pairs}):
-        idx = [i for i, p in enumerate(pairs) if key(p) == k]
-        out[k] = ece([probs[i] for i in idx], [pairs[i][4] for i in idx])
+    for bench in sorted({p[1] for p in pairs}):
+        idx = [i for i, p in enumerate(pairs) if p[1] == bench]
+        out[bench] = ece([probs[i] for i in idx], [pairs[i][4] for i in idx])
     return out
 
 
@@ -112,9 +110,6 @@ def fit(records: list[dict], corpus: str, engine: str) -> dict:
     lomo_probs = [float(held_out[i]) for i in lomo]  # type: ignore[arg-type]
     outcomes = [p[4] for p in pairs]
 
-    def bench(p: tuple) -> str:
-        return p[1]
-
     return {
         "what": "isotonic maps from top-anchored DSDE to the share of functions passing their benchmark's tests, "
         "one per stratum (a spec with worked examples, one without) and one pooled",
@@ -126,9 +121,9 @@ def fit(records: list[dict], corpus: str, engine: str) -> dict:
         "ece_leave_one_model_out": ece(lomo_probs, [p[4] for p in lomo_pairs]) if lomo else None,
         "ece_raw": ece([1.0 - p[3] for p in pairs], outcomes),
         "ece_by_benchmark": {
-            "in_sample": _ece_by(pairs, in_sample, bench),
-            "leave_one_model_out": _ece_by(lomo_pairs, lomo_probs, bench) if lomo else {},
-            "pooled_map_in_sample": _ece_by(pairs, [_apply(maps[""], p[3]) for p in pairs], bench),
+            "in_sample": _ece_by_benchmark(pairs, in_sample),
+            "leave_one_model_out": _ece_by_benchmark(lomo_pairs, lomo_probs) if lomo else {},
+            "pooled_map_in_sample": _ece_by_benchmark(pairs, [_apply(maps[""], p[3]) for p in pairs]),
         },
         "strata": {
             s: {

@@ -25,9 +25,7 @@ def empty_value(value: Any) -> bool:
         return False
     if isinstance(value, (int, float)):
         return value == 0
-    if isinstance(value, str):
-        return not value.strip()
-    if isinstance(value, bytes):
+    if isinstance(value, (str, bytes)):
         return not value.strip()
     if isinstance(value, _CONTAINERS):
         return all(empty_value(v) for v in value)
