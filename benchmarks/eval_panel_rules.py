@@ -9,7 +9,9 @@ cross_share=...)``) on recorded ``coherence eval --panel`` runs and on same-mode
 
 A panel run's rows get their models back from ``eval.panel.compose`` (the same corpora and seed
 as the run: ``run.json``); a same-model run's rows are all one model, so the panel term cannot
-change its verdicts (the script counts them anyway, to show it).  "verified" uses the reference's
+change its verdicts (the script counts them anyway, to show it).  A diagnostic on a passing
+function is "unverified" unless the reference solution returns what the bloc returns on the
+evidence's input (then it is a bug the tests miss).  "verified" uses the reference's
 outcome on the rule's own (unshrunk) input, as ``eval_verdict_rules.py`` does.
 """
 
@@ -27,15 +29,18 @@ from coherence.eval.panel import compose
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_verdict_rules import unpack
 
-# name -> (cross_share, bloc_models, model_backs)
-VARIANTS = {
-    "shipped": (None, 1, ""),
-    "cross 1/3": (1 / 3, 1, ""),
-    "bloc of 2 models": (None, 2, ""),
-    "a model backs yours: information": (None, 1, "information"),
-    "a model backs yours: hint": (None, 1, "hint"),
-    "bloc of 2 models, a model backs yours: information": (None, 2, "information"),
-    "bloc of 2 models, a model backs yours: hint": (None, 2, "hint"),
+# name -> judge's panel keywords
+BACKS = {"model_backs": "hint"}
+VARIANTS: dict[str, dict] = {
+    "shipped": {},
+    "cross 1/3": {"cross_share": 1 / 3},
+    "bloc of 2 models": {"bloc_models": 2},
+    "a model backs yours: information": {"model_backs": "information"},
+    "a model backs yours: hint": BACKS,
+    "bloc of 2 models, a model backs yours: hint": {"bloc_models": 2, **BACKS},
+    "a model backs yours: hint; the bloc's models hold 2/3": {**BACKS, "held_share": 2 / 3},
+    "a model backs yours: hint; the bloc's models hold 3/4": {**BACKS, "held_share": 3 / 4},
+    "a model backs yours: hint; the bloc's models hold all": {**BACKS, "held_share": 1.0},
 }
 DIAGNOSTIC = ("warning", "information")
 
@@ -78,7 +83,7 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
         )
         fails = not r.get("candidate0_pass")
         incoherent = (r.get("incoherence") or 0) > 0
-        for name, (cross, spans, backs) in variants.items():
+        for name, kw in variants.items():
             row = rows[name]
             row["functions"] += 1
             row["failing"] += fails
@@ -88,12 +93,13 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
                 inside=inside,
                 incoherent=incoherent,
                 models=models,
-                cross_share=cross,
-                bloc_models=spans,
-                model_backs=backs,
+                **kw,
             )
             if ev.severity in DIAGNOSTIC:
                 row["diag on passing"] += not fails
+                # a real bug the tests miss: the reference sides with the bloc
+                theirs = not ref_raised[ev.input] and ref[ev.input] == labels[ev.rival, ev.input] if ev.rival else False
+                row["unverified on passing"] += not fails and not theirs
                 row["diag on failing"] += fails
             if ev.severity == "warning":
                 row["W"] += 1
@@ -130,38 +136,44 @@ def versus(panel_roots: list[Path], same_roots: list[Path]) -> None:
     """Per panel run: the same-model run on the panel's tasks (shipped rule, replayed) beside the
     panel under every rule."""
     f = lambda a, b: f"{a / b:.3f}" if b else "–"  # noqa: E731
-    print("| run | rule | failing | W recall | W prec. (verified) | diag. recall | diag. on passing |")
-    print("|---|---|---|---|---|---|---|")
+    print(
+        "| run | rule | failing | W recall | W prec. (verified) | diag. recall | diag. on passing | of them unverified |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
     for run, _, base, both in pairs(panel_roots, same_roots):
         rows = {"same model": replay(base, both)["shipped"], **replay(run, both)}
         for name, row in rows.items():
             print(
                 f"| {run.name} | {name} | {row['failing']} | {f(row['W failing'], row['failing'])} | {f(row['W verified'], row['W'])} | "
-                f"{f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |"
+                f"{f(row['diag on failing'], row['failing'])} | {row['diag on passing']} | {row['unverified on passing']} |"
             )
 
 
-SHIPPED_PANEL_RULE = "a model backs yours: hint"  # what engine/check.py passes for a panel
+SHIPPED_PANEL_RULE = "a model backs yours: hint; the bloc's models hold 3/4"  # what engine/scoring.py passes
+EARLIER_PANEL_RULE = "a model backs yours: hint"  # the panel term before the held share
 
 
 def readme_table(panel_roots: list[Path], same_roots: list[Path]) -> None:
-    """The README's table: per panel run, same model -> panel at the shipped rule -> panel with
-    the panel rule, on the tasks both runs checked."""
+    """The README's table: per panel run, same model -> panel with the earlier panel term ->
+    panel with the shipped one, on the tasks both runs checked."""
     f = lambda a, b: f"{a / b:.2f}" if b else "–"  # noqa: E731
     print(
-        "| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall | W precision (verified) | diagnostics on passing |"
+        "| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall | W precision (verified) "
+        "| diagnostics on passing | of which unverified |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for run, settings, base, ids in pairs(panel_roots, same_roots):
-        b, p = replay(base, ids, ["shipped"])["shipped"], replay(run, ids, ["shipped", SHIPPED_PANEL_RULE])
+        b = replay(base, ids, ["shipped"])["shipped"]
+        p = replay(run, ids, [EARLIER_PANEL_RULE, SHIPPED_PANEL_RULE])
         members = settings["panel"].split("+")
         who = f"the {len(members)} others" if len(members) > 3 else ", ".join(members)
         cells = [
-            " → ".join(fmt(r) for r in (b, p["shipped"], p[SHIPPED_PANEL_RULE]))
+            " → ".join(fmt(r) for r in (b, p[EARLIER_PANEL_RULE], p[SHIPPED_PANEL_RULE]))
             for fmt in (
                 lambda r: f(r["W failing"], r["failing"]),
                 lambda r: f(r["W verified"], r["W"]),
                 lambda r: str(r["diag on passing"]),
+                lambda r: str(r["unverified on passing"]),
             )
         ]
         print(
@@ -181,8 +193,11 @@ def main(argv: list[str]) -> int:
     runs = sorted({p.parent for a in argv or ["."] for p in Path(a).rglob("matrices.jsonl")})
     pooled: dict[str, dict[str, dict[str, int]]] = defaultdict(lambda: {v: defaultdict(int) for v in VARIANTS})
     f = lambda a, b: f"{a / b:.3f}" if b else "–"  # noqa: E731
-    print("| run | rule | functions | failing | W | W recall | W prec. (verified) | diag. recall | diag. on passing |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print(
+        "| run | rule | functions | failing | W | W recall | W prec. (verified) | diag. recall | diag. on passing "
+        "| of which unverified |"
+    )
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for run in runs:
         kind = "panel" if json.loads((run / "run.json").read_text())["settings"].get("panel") else "same model"
         for name, row in replay(run).items():
@@ -190,13 +205,15 @@ def main(argv: list[str]) -> int:
                 pooled[kind][name][k] += v
             print(
                 f"| {run.name} | {name} | {row['functions']} | {row['failing']} | {row['W']} | {f(row['W failing'], row['failing'])} | "
-                f"{f(row['W verified'], row['W'])} | {f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |"
+                f"{f(row['W verified'], row['W'])} | {f(row['diag on failing'], row['failing'])} | {row['diag on passing']} | "
+                f"{row['unverified on passing']} |"
             )
     for kind, by_rule in pooled.items():
         for name, row in by_rule.items():
             print(
                 f"| pooled {kind} | {name} | {row['functions']} | {row['failing']} | {row['W']} | {f(row['W failing'], row['failing'])} | "
-                f"{f(row['W verified'], row['W'])} | {f(row['diag on failing'], row['failing'])} | {row['diag on passing']} |"
+                f"{f(row['W verified'], row['W'])} | {f(row['diag on failing'], row['failing'])} | {row['diag on passing']} | "
+                f"{row['unverified on passing']} |"
             )
     return 0
 

@@ -209,6 +209,38 @@ def test_a_whole_model_backing_yours_makes_it_a_hint_in_a_panel_only():
     assert judge(labels, raised, models=split, model_backs="hint").severity == "warning"
 
 
+def test_a_bloc_must_come_from_models_that_hold_most_of_the_panel():
+    import numpy as np
+
+    from coherence.engine.verdict import PANEL_HELD_SHARE, judge
+
+    # on input 0: claude's and gemini's 6 alternatives return 1, deepseek's 3 return 2, yours 0
+    labels = np.array([[0, 0]] + [[1, 0]] * 6 + [[2, 0]] * 3)
+    raised = np.zeros_like(labels, dtype=bool)
+    panel = ["yours"] + ["claude"] * 3 + ["gemini"] * 3 + ["deepseek"] * 3
+    assert judge(labels, raised, models=panel).severity == "warning"  # 6 of 9 in one bloc
+    # the bloc's two models hold 6 of 9 alternatives: a third of the panel reads the spec another way
+    split = judge(labels, raised, models=panel, held_share=PANEL_HELD_SHARE)
+    assert split.severity == "hint" and "too few of the panel's models" in split.why
+    # one model wrote all nine: the share is all of them, and the verdict is as without the term
+    assert judge(labels, raised, models=["yours"] + ["gpt"] * 9, held_share=PANEL_HELD_SHARE).severity == "warning"
+    # seven models (2, 2, 1, 1, 1, 1, 1): two single ones reading otherwise leave 7 of 9 in the bloc's models
+    seven = ["yours", "a", "a", "b", "b", "c", "d", "e", "f", "g"]
+    labels7 = np.array([[0, 0]] + [[1, 0]] * 7 + [[2, 0]] * 2)
+    assert judge(labels7, raised, models=seven, held_share=PANEL_HELD_SHARE).severity == "warning"
+    # ... a model of two and a single one (3 of 9) do not
+    labels6 = np.array([[0, 0]] + [[1, 0]] * 6 + [[2, 0]] * 3)
+    seven_split = ["yours", "a", "a", "c", "d", "e", "f", "b", "b", "g"]
+    assert judge(labels6, raised, models=seven_split).severity == "warning"
+    assert judge(labels6, raised, models=seven_split, held_share=PANEL_HELD_SHARE).severity == "hint"
+    # a member whose every sample crashes on every input is left out of the count: it does not
+    # silence the two models that answered
+    crashed = labels.copy()
+    crashed[7:] = -1
+    crashed_raised = crashed < 0
+    assert judge(crashed, crashed_raised, models=panel, held_share=PANEL_HELD_SHARE).severity == "warning"
+
+
 async def test_the_check_passes_who_wrote_each_row_to_the_verdict(tmp_path, monkeypatch):
     """Yours, and all 3 alternatives of one model, add 1; the 6 of another add 2.  From one model
     that is a warning (6 of 9 against yours, 3 with it); from a panel, a whole model reads the spec
@@ -240,3 +272,26 @@ async def test_the_check_passes_who_wrote_each_row_to_the_verdict(tmp_path, monk
     assert [c.size for c in alone.clusters] == [6, 4] and alone.severity == "warning"
     assert panel.panel_line() == "6 of 6 from openai/b, 0 of 3 from openai/a"
     assert panel.severity == "hint" and "one model of the panel" in panel.evidence["why"]
+
+
+async def test_the_check_asks_agreement_across_the_panels_models(tmp_path, monkeypatch):
+    """Two of three models (6 of 9 alternatives) add 2 where yours adds 1; the third model adds
+    3.  From one model, 6 of 9 against yours is a warning; from this panel, one model in three
+    reads the spec another way, and it is a hint that says so."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
+    from tests.support.openai_loopback import code_reply
+
+    def bump(k: int) -> str:
+        return f"def bump(x: int) -> int:\n    return x + {k}\n"
+
+    target = target_for(bump(1), "bump", "bump.py", docstring="Return x bumped.")
+    with (
+        LoopbackServer([code_reply(bump(2))]) as a,
+        LoopbackServer([code_reply(bump(2))]) as b,
+        LoopbackServer([code_reply(bump(3))]) as c,
+    ):
+        members = [PanelMember(f"openai/{n}", 1, s.url) for n, s in (("a", a), ("b", b), ("c", c))]
+        result = await Checker(_config(tmp_path, *members)).check(target)
+    assert result.status == "incoherent"
+    assert sorted(c.size for c in result.clusters) == [1, 3, 6]
+    assert result.severity == "hint" and "too few of the panel's models" in result.evidence["why"]

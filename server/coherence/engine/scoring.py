@@ -238,6 +238,7 @@ def judge_scored(scored: Scored, discredited: set[int] | frozenset[int] = frozen
         degenerate=degenerate,
         models=models,
         model_backs=verdict.PANEL_MODEL_BACKS,
+        held_share=verdict.PANEL_HELD_SHARE,
     )
     if evidence.severity == "none":  # only the discredited ones disagree with yours
         return verdict.Evidence(

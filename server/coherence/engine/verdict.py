@@ -42,6 +42,13 @@ INFO_SHARE = 1 / 3  # an information's bloc holds at least this share
 # precision (verified) up on 11 runs and down on 2, warning recall down on 7 (by 0.02-0.08).  A
 # check of one model never meets it.
 PANEL_MODEL_BACKS = "hint"
+# ... and a bloc is evidence only when the models its alternatives come from hold at least this
+# share of the panel's alternatives: agreement across models, not one or two models outvoting
+# yours by their number of samples while the others read the spec another way.  With 3 models of
+# 3 samples each, every model must be in the bloc; with 7 models (2, 2, 1, 1, 1, 1, 1), two of
+# the single ones may be missing.  Chosen on the HumanEval panels (8 authors, the 3 strongest
+# others and the 7 others), validated on MBPP's: see the README's "A panel of models".
+PANEL_HELD_SHARE = 3 / 4
 
 
 def at_least(severity: str, floor: str) -> bool:
@@ -91,6 +98,7 @@ def judge(
     cross_share: float | None = None,
     bloc_models: int = 1,
     model_backs: str = "",
+    held_share: float = 0.0,
 ) -> Evidence:
     """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
     which calls raised.  ``inside``: the inputs inside the stated domain (None: all are);
@@ -111,7 +119,10 @@ def judge(
     reading, not evidence).  Rows of one model never meet either, so a same-model check is judged
     as without them.  ``model_backs``: on an input where every alternative of one model (two or
     more of them) agrees with yours (a whole model reads the spec as you do), "information" allows
-    no warning there, and "hint" no diagnostic at all."""
+    no warning there, and "hint" no diagnostic at all.  ``held_share``: a bloc is no bloc unless
+    the models its alternatives come from hold at least this share of the alternatives; a model
+    whose every alternative raised on every input is left out of the count (a broken member
+    does not silence the others)."""
     m, n = labels.shape
     alts = m - 1
     if incoherent is None:
@@ -126,6 +137,10 @@ def judge(
         for r, name in enumerate(models[1:]):
             rows_of.setdefault(name, []).append(r)
         backers = [np.array(rows) for rows in rows_of.values() if len(rows) >= 2]
+    voting = np.ones(alts, dtype=bool)  # alternatives whose model returned a value somewhere
+    if panel and models is not None:
+        broken = {models[r] for r in range(1, m)} - {models[r] for r in range(1, m) if not raised[r].all()}
+        voting = np.array([name not in broken for name in models[1:]])
     differs = labels[1:] != mine  # alternatives x inputs
     against = differs.sum(axis=0)
     candidates = np.flatnonzero(against > 0)
@@ -147,16 +162,21 @@ def judge(
         seen["normal"] = True
         if bloc < BLOC_MIN:
             continue
-        spans = 1
+        spans, held = 1, 1.0
         if panel and models is not None:  # the models the bloc's alternatives come from
             col = labels[1:, x]
-            spans = len({models[r] for r in (1 + np.flatnonzero(col == col[rival - 1])).tolist()})
+            inbloc = {models[r] for r in (1 + np.flatnonzero(col == col[rival - 1])).tolist()}
+            spans = len(inbloc)
+            held = sum(voting[r] and models[1 + r] in inbloc for r in range(alts)) / max(1, int(voting.sum()))
         if spans < bloc_models:
             seen["one-model"] = True
             continue
         backed = any(not differs[rows, x].any() for rows in backers)
         if backed and model_backs == "hint":
             seen["backed"] = True
+            continue
+        if held < held_share - 1e-9:
+            seen["few-models"] = True
             continue
         seen["bloc"] = True
         # among the inputs of one severity: both sides returned, like the examples, the larger
@@ -190,6 +210,8 @@ def judge(
             why = "the alternatives that differ from yours raise an exception there (an input outside the function's contract, most often)"
         elif not seen["bloc"] and seen.get("backed"):
             why = "every alternative of one model of the panel agrees with yours where the others differ"
+        elif not seen["bloc"] and seen.get("few-models"):
+            why = "the alternatives that agree with each other against yours come from too few of the panel's models: the others read the spec another way"
         elif not seen["bloc"] and seen.get("one-model"):
             why = "the alternatives that agree with each other against yours all come from one model of the panel"
         elif not seen["bloc"]:
