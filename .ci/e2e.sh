@@ -55,6 +55,25 @@ fi
 # names an interpreter that imports coherence.
 PY=${COHERENCE_PYTHON:-}
 
+# -- tests/e2e: code-server, Node 24, playwright-core -----------------------------------------
+# Installed without scripts under the machine's npm, then code-server's install script (which
+# requires Node 24 and builds VS Code's native modules against its headers) is run under Node 24.
+stamp=$E2E/node_modules/.e2e-installed
+want="$(sha "$E2E/package-lock.json") $(uname -m)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || [ ! -d "$E2E/node_modules/code-server/lib/vscode/node_modules" ]; then
+  say "npm ci in tests/e2e"
+  (cd "$E2E" && quiet npm ci --ignore-scripts --no-audit --no-fund)
+  say "building code-server's native modules with Node $("$N24/bin/node" --version) (a few minutes)"
+  (cd "$E2E" && quiet env PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" npm rebuild --foreground-scripts)
+  echo "$want" >"$stamp"
+fi
+# E2E_PREPARE_ONLY: .ci/run prepares the above in the background while other suites run, and
+# calls this script again for the test (the stamps make that second install a no-op).
+if [ -n "${E2E_PREPARE_ONLY:-}" ]; then
+  say "prepared"
+  exit 0
+fi
+
 # -- the extension: build the .vsix from client-vscode (npm ci only when its lockfile changed) ---
 if [ -n "${COHERENCE_VSIX:-}" ]; then
   VSIX=$COHERENCE_VSIX
@@ -71,19 +90,6 @@ else
   VSIX=$ROOT/client-vscode/coherence-$version.vsix
 fi
 [ -f "$VSIX" ] || { echo "e2e: no .vsix at $VSIX"; echo "e2e: 0 passed, 1 failed"; exit 1; }
-
-# -- tests/e2e: code-server, Node 24, playwright-core -----------------------------------------
-# Installed without scripts under the machine's npm, then code-server's install script (which
-# requires Node 24 and builds VS Code's native modules against its headers) is run under Node 24.
-stamp=$E2E/node_modules/.e2e-installed
-want="$(sha "$E2E/package-lock.json") $(uname -m)"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || [ ! -d "$E2E/node_modules/code-server/lib/vscode/node_modules" ]; then
-  say "npm ci in tests/e2e"
-  (cd "$E2E" && quiet npm ci --ignore-scripts --no-audit --no-fund)
-  say "building code-server's native modules with Node $("$N24/bin/node" --version) (a few minutes)"
-  (cd "$E2E" && quiet env PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" npm rebuild --foreground-scripts)
-  echo "$want" >"$stamp"
-fi
 
 # -- the test -------------------------------------------------------------------------------------
 say "running tests/e2e/e2e.mjs"
