@@ -241,6 +241,31 @@ def test_a_bloc_must_come_from_models_that_hold_most_of_the_panel():
     assert judge(crashed, crashed_raised, models=panel, held_share=PANEL_HELD_SHARE).severity == "warning"
 
 
+def test_an_example_only_one_model_of_the_panel_reproduces_is_information():
+    from coherence.engine.verdict import PANEL_HELD_SHARE, from_examples
+
+    # yours contradicts example 0; the 3 alternatives of one model reproduce it, the 6 others
+    # agree with yours (median's docstring example, which is itself wrong)
+    support = [True] * 3 + [False] * 6
+    checked = [(0, False, support, [not s for s in support])]
+    panel = ["yours"] + ["gpt"] * 3 + ["claude"] * 3 + ["gemini"] * 3
+    assert from_examples(checked, 9).severity == "warning"  # one model: the rule as it was
+    assert from_examples(checked, 9, models=["yours"] + ["gpt"] * 9, held_share=PANEL_HELD_SHARE).severity == "warning"
+    split = from_examples(checked, 9, models=panel, held_share=PANEL_HELD_SHARE)
+    assert split.severity == "information" and "only some of the panel's models" in split.why
+    # ... and the six that agree with yours keep their votes (they lose them to an example the
+    # panel's models reproduce together, or yours gives)
+    from coherence.engine.stated import discredited
+
+    assert discredited(checked) == set(range(4, 10))
+    assert discredited(checked, panel, PANEL_HELD_SHARE) == set()
+    # one alternative of each model reproduces it: agreement across models, a warning
+    across = [True, False, False] * 3
+    checked = [(0, False, across, [not s for s in across])]
+    assert from_examples(checked, 9, models=panel, held_share=PANEL_HELD_SHARE).severity == "warning"
+    assert discredited(checked, panel, PANEL_HELD_SHARE) == {1 + j for j, gives in enumerate(across) if not gives}
+
+
 async def test_the_check_passes_who_wrote_each_row_to_the_verdict(tmp_path, monkeypatch):
     """Yours, and all 3 alternatives of one model, add 1; the 6 of another add 2.  From one model
     that is a warning (6 of 9 against yours, 3 with it); from a panel, a whole model reads the spec

@@ -179,8 +179,11 @@ class Checker:
             await asyncio.to_thread(apply_accepted, executor, self.config.seed, target, module, scored, cancel)
             result.accepted = scored.result_accepted
         examples, votes = await self._examples(target, module, scored, report, cancel)
-        stated = verdict.from_examples(votes, len(scored.programs) - 1)
-        without = discredited(votes)
+        models = [p.origin for p in scored.programs]
+        stated = verdict.from_examples(
+            votes, len(scored.programs) - 1, models=models, held_share=verdict.PANEL_HELD_SHARE
+        )
+        without = discredited(votes, models, verdict.PANEL_HELD_SHARE)
         # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
         evidence = await asyncio.to_thread(judge_scored, scored, without)
         if stated is not None:
@@ -240,7 +243,12 @@ class Checker:
         something to read (``verdict.from_examples``: information when no alternative gives the
         stated result, which is what agreement means on an input they all ran)."""
         examples, votes = await self._examples(target, module, scored, report, cancel)
-        evidence = verdict.from_examples(votes, len(scored.programs) - 1)
+        evidence = verdict.from_examples(
+            votes,
+            len(scored.programs) - 1,
+            models=[p.origin for p in scored.programs],
+            held_share=verdict.PANEL_HELD_SHARE,
+        )
         if evidence is None or evidence.input is None:
             return
         result.severity = evidence.severity

@@ -260,7 +260,23 @@ def stronger(a: Evidence, b: Evidence) -> Evidence:
     return a if _RANK[a.severity] <= _RANK[b.severity] else b
 
 
-def from_examples(checked: list[tuple[int, bool, list[bool], list[bool]]], alts: int) -> Evidence | None:
+def panel_backs(support: list[bool], models: list[str] | None, held_share: float) -> bool:
+    """Whether the alternatives in ``support`` (one flag per alternative) come from models that hold
+    ``held_share`` of a panel's alternatives; always, when the programs come from one model
+    (``models``: the model of each program, yours first)."""
+    if models is None or len(models) != len(support) + 1 or len(set(models[1:])) < 2:
+        return True
+    backers = {models[1 + j] for j, gives in enumerate(support) if gives}
+    return sum(name in backers for name in models[1:]) >= held_share * len(support) - 1e-9
+
+
+def from_examples(
+    checked: list[tuple[int, bool, list[bool], list[bool]]],
+    alts: int,
+    *,
+    models: list[str] | None = None,
+    held_share: float = 0.0,
+) -> Evidence | None:
     """The verdict of the docstring's worked examples: ``checked`` holds, per example, (its
     index, whether yours gives the stated result, which alternatives give it, which alternatives
     agree with yours).
@@ -270,7 +286,14 @@ def from_examples(checked: list[tuple[int, bool, list[bool], list[bool]]], alts:
     - **information**: yours contradicts an example that no alternative reproduces either: the
       example may be what is wrong (``bf(...) ==> ("Venus")`` for a tuple), or a bug every
       sample shares; either way, the function and its docstring disagree.
-    - None: yours gives every stated result."""
+    - None: yours gives every stated result.
+
+    A panel (``models``: the model of each program, yours first): the warning needs the models of
+    the alternatives that reproduce the example to hold ``held_share`` of the alternatives, as a
+    bloc does in ``judge``.  An example only one model of three reproduces is more often wrong
+    itself: HumanEval's ``median([-10, 4, 6, 1000, 10, 20])`` says 15.0, which 2 or 3 samples of
+    one panel member reproduced, and the function that returns 8.0 got a warning from 5 authors'
+    panels.  It is information then, as when nobody reproduces it."""
     contradicted = [(i, support, agree) for i, mine_ok, support, agree in checked if not mine_ok]
     if not contradicted:
         return None
@@ -278,6 +301,18 @@ def from_examples(checked: list[tuple[int, bool, list[bool], list[bool]]], alts:
     i, support, agree = max(contradicted, key=lambda c: (sum(c[1]), -c[0]))
     backing = sum(support)
     rival = 1 + support.index(True) if backing else None
+    if backing and held_share and not panel_backs(support, models, held_share):
+        return Evidence(
+            "information",
+            input=i,
+            rival=rival,
+            bloc=backing,
+            against=alts - sum(agree),
+            agree=sum(agree),
+            alternatives=alts,
+            kind="example",
+            why="your function contradicts the docstring's example, and only some of the panel's models reproduce it: the example may be what is wrong",
+        )
     if backing:
         return Evidence(
             "warning",
