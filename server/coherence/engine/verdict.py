@@ -301,21 +301,10 @@ def from_examples(
     i, support, agree = max(contradicted, key=lambda c: (sum(c[1]), -c[0]))
     backing = sum(support)
     rival = 1 + support.index(True) if backing else None
-    if backing and held_share and not panel_backs(support, models, held_share):
-        return Evidence(
-            "information",
-            input=i,
-            rival=rival,
-            bloc=backing,
-            against=alts - sum(agree),
-            agree=sum(agree),
-            alternatives=alts,
-            kind="example",
-            why="your function contradicts the docstring's example, and only some of the panel's models reproduce it: the example may be what is wrong",
-        )
+    suspect = bool(backing) and bool(held_share) and not panel_backs(support, models, held_share)
     if backing:
         return Evidence(
-            "warning",
+            "information" if suspect else "warning",
             input=i,
             rival=rival,
             bloc=backing,
@@ -323,6 +312,9 @@ def from_examples(
             agree=sum(agree),
             alternatives=alts,
             kind="example",
+            why="your function contradicts the docstring's example, and only some of the panel's models reproduce it: the example may be what is wrong"
+            if suspect
+            else "",
         )
     return Evidence(
         "information",
