@@ -266,6 +266,35 @@ def test_an_example_only_one_model_of_the_panel_reproduces_is_information():
     assert discredited(checked, panel, PANEL_HELD_SHARE) == {1 + j for j, gives in enumerate(across) if not gives}
 
 
+def test_a_broken_member_is_left_out_of_the_examples_count_as_of_the_blocs():
+    """The held share is one count for ``judge`` and the docstring's examples: a member whose
+    every sample raised on every input (``voters``) holds none of the panel."""
+    import numpy as np
+
+    from coherence.engine.stated import discredited
+    from coherence.engine.verdict import PANEL_HELD_SHARE, from_examples, held_by, panel_backs, voters
+
+    panel = ["yours"] + ["gpt"] * 3 + ["claude"] * 3 + ["gemini"] * 3
+    raised = np.zeros((10, 4), dtype=bool)
+    raised[7:] = True  # gemini's three samples crash on every input
+    assert voters(panel, raised) == {"gpt", "claude"}
+    assert held_by(panel, {"gpt", "claude"}) == 6 / 9
+    assert held_by(panel, {"gpt", "claude"}, voters(panel, raised)) == 1.0
+    # gpt and claude reproduce the example; yours and gemini's crashing samples do not give it
+    support = [True] * 6 + [False] * 3
+    checked = [(0, False, support, [False] * 9)]
+    assert not panel_backs(support, panel, PANEL_HELD_SHARE)
+    assert panel_backs(support, panel, PANEL_HELD_SHARE, voters(panel, raised))
+    assert from_examples(checked, 9, models=panel, held_share=PANEL_HELD_SHARE).severity == "information"
+    with_vote = voters(panel, raised)
+    assert (
+        from_examples(checked, 9, models=panel, held_share=PANEL_HELD_SHARE, with_vote=with_vote).severity == "warning"
+    )
+    assert discredited(checked, panel, PANEL_HELD_SHARE, with_vote) == {7, 8, 9}
+    # no member crashed: everyone votes, and 6 of 9 is short of three quarters
+    assert voters(panel, np.zeros((10, 4), dtype=bool)) == {"gpt", "claude", "gemini"}
+
+
 async def test_the_check_passes_who_wrote_each_row_to_the_verdict(tmp_path, monkeypatch):
     """Yours, and all 3 alternatives of one model, add 1; the 6 of another add 2.  From one model
     that is a warning (6 of 9 against yours, 3 with it); from a panel, a whole model reads the spec

@@ -179,11 +179,11 @@ class Checker:
             await asyncio.to_thread(apply_accepted, executor, self.config.seed, target, module, scored, cancel)
             result.accepted = scored.result_accepted
         examples, votes = await self._examples(target, module, scored, report, cancel)
-        models = [p.origin for p in scored.programs]
+        models, with_vote = scored.models, scored.voters
         stated = verdict.from_examples(
-            votes, len(scored.programs) - 1, models=models, held_share=verdict.PANEL_HELD_SHARE
+            votes, len(scored.programs) - 1, models=models, held_share=verdict.PANEL_HELD_SHARE, with_vote=with_vote
         )
-        without = discredited(votes, models, verdict.PANEL_HELD_SHARE)
+        without = discredited(votes, models, verdict.PANEL_HELD_SHARE, with_vote)
         # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
         evidence = await asyncio.to_thread(judge_scored, scored, without)
         if stated is not None:
@@ -246,8 +246,9 @@ class Checker:
         evidence = verdict.from_examples(
             votes,
             len(scored.programs) - 1,
-            models=[p.origin for p in scored.programs],
+            models=scored.models,
             held_share=verdict.PANEL_HELD_SHARE,
+            with_vote=scored.voters,
         )
         if evidence is None or evidence.input is None:
             return

@@ -51,6 +51,16 @@ class Scored:
     yours_slow: np.ndarray | None = None  # inputs where your function ran out of time
     result_accepted: list[str] = field(default_factory=list)
 
+    @property
+    def models(self) -> list[str]:
+        """The model each program comes from, yours first: a panel's terms need it."""
+        return [p.origin for p in self.programs]
+
+    @property
+    def voters(self) -> set[str]:
+        """The models with a vote (``verdict.voters``)."""
+        return verdict.voters(self.models, self.raised)
+
 
 def score_run(
     config: CheckConfig,
@@ -226,7 +236,8 @@ def judge_scored(scored: Scored, discredited: set[int] | frozenset[int] = frozen
         rows = list(range(len(scored.programs)))
     labels, raised = scored.labels[rows], scored.raised[rows]
     incoherent = bool((labels != labels[:1]).any())
-    models = [scored.programs[j].origin for j in rows]  # who wrote each row: a panel's term needs it
+    everyone = scored.models
+    models = [everyone[j] for j in rows]
     evidence = verdict.judge(
         labels,
         raised,

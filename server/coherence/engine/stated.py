@@ -74,18 +74,24 @@ def example_votes(i: int, ex: StatedExample, row: list[Outcome]) -> Votes:
     return i, said(row[0]), [said(o) for o in row[1:]], [outcomes_equal(o, row[0]) for o in row[1:]]
 
 
-def discredited(votes: list[Votes], models: list[str] | None = None, held_share: float = 0.0) -> set[int]:
+def discredited(
+    votes: list[Votes],
+    models: list[str] | None = None,
+    held_share: float = 0.0,
+    with_vote: set[str] | None = None,
+) -> set[int]:
     """The alternatives that contradict a worked example of the docstring which some program
     (yours or another) does give: known wrong on the spec's own example, they lose their vote.
     (An example no program gives is more likely sloppy than a verdict on them all.)  Replayed on
     the recorded HumanEval corpus this moved warning precision from 0.826 to 0.837 and took
     diagnostics off 14 passing functions, at the same recall.  In a panel (``models``, the model
-    of each program), an example that yours does not give discredits nobody unless the models
-    that give it hold ``held_share`` of the alternatives (``verdict.panel_backs``): one member's
+    of each program; ``with_vote``: ``verdict.voters``), an example that yours does not give
+    discredits nobody unless the models that give it hold ``held_share`` of the alternatives
+    (``verdict.panel_backs``): one member's
     reproduction of a wrong example must not take the others' votes."""
     out: set[int] = set()
     for _, mine_gives, support, _ in votes:  # (``example_votes``)
-        if mine_gives or (any(support) and verdict.panel_backs(support, models, held_share)):
+        if mine_gives or (any(support) and verdict.panel_backs(support, models, held_share, with_vote)):
             out.update(1 + j for j, gave in enumerate(support) if not gave)
     return out
 

@@ -137,10 +137,7 @@ def judge(
         for r, name in enumerate(models[1:]):
             rows_of.setdefault(name, []).append(r)
         backers = [np.array(rows) for rows in rows_of.values() if len(rows) >= 2]
-    voting = np.ones(alts, dtype=bool)  # alternatives whose model returned a value somewhere
-    if panel and models is not None:
-        broken = {models[r] for r in range(1, m)} - {models[r] for r in range(1, m) if not raised[r].all()}
-        voting = np.array([name not in broken for name in models[1:]])
+    with_vote = voters(models, raised) if panel and models is not None else None
     differs = labels[1:] != mine  # alternatives x inputs
     against = differs.sum(axis=0)
     candidates = np.flatnonzero(against > 0)
@@ -167,7 +164,7 @@ def judge(
             col = labels[1:, x]
             inbloc = {models[r] for r in (1 + np.flatnonzero(col == col[rival - 1])).tolist()}
             spans = len(inbloc)
-            held = sum(voting[r] and models[1 + r] in inbloc for r in range(alts)) / max(1, int(voting.sum()))
+            held = held_by(models, inbloc, with_vote)
         if spans < bloc_models:
             seen["one-model"] = True
             continue
@@ -260,14 +257,31 @@ def stronger(a: Evidence, b: Evidence) -> Evidence:
     return a if _RANK[a.severity] <= _RANK[b.severity] else b
 
 
-def panel_backs(support: list[bool], models: list[str] | None, held_share: float) -> bool:
+def voters(models: list[str], raised: np.ndarray) -> set[str]:
+    """The models of a panel that have a vote: those with an alternative that returned a value on
+    some input (``models``: the model of each row of ``raised``, yours first).  A member whose
+    every sample raised on every input is broken, and must not silence the others."""
+    return {models[r] for r in range(1, len(models)) if not raised[r].all()}
+
+
+def held_by(models: list[str], among: set[str], with_vote: set[str] | None = None) -> float:
+    """The share of the alternatives (``models[1:]``) whose model is ``among`` these, counting the
+    alternatives of ``with_vote``'s models alone (None: every model's)."""
+    counted = [name for name in models[1:] if with_vote is None or name in with_vote]
+    return sum(name in among for name in counted) / max(1, len(counted))
+
+
+def panel_backs(
+    support: list[bool], models: list[str] | None, held_share: float, with_vote: set[str] | None = None
+) -> bool:
     """Whether the alternatives in ``support`` (one flag per alternative) come from models that hold
-    ``held_share`` of a panel's alternatives; always, when the programs come from one model
-    (``models``: the model of each program, yours first)."""
+    ``held_share`` of a panel's alternatives, as a bloc must in ``judge`` (``with_vote``:
+    ``voters``); always, when the programs come from one model (``models``: the model of each
+    program, yours first)."""
     if models is None or len(models) != len(support) + 1 or len(set(models[1:])) < 2:
         return True
     backers = {models[1 + j] for j, gives in enumerate(support) if gives}
-    return sum(name in backers for name in models[1:]) >= held_share * len(support) - 1e-9
+    return held_by(models, backers, with_vote) >= held_share - 1e-9
 
 
 def from_examples(
@@ -276,6 +290,7 @@ def from_examples(
     *,
     models: list[str] | None = None,
     held_share: float = 0.0,
+    with_vote: set[str] | None = None,
 ) -> Evidence | None:
     """The verdict of the docstring's worked examples: ``checked`` holds, per example, (its
     index, whether yours gives the stated result, which alternatives give it, which alternatives
@@ -288,9 +303,9 @@ def from_examples(
       sample shares; either way, the function and its docstring disagree.
     - None: yours gives every stated result.
 
-    A panel (``models``: the model of each program, yours first): the warning needs the models of
-    the alternatives that reproduce the example to hold ``held_share`` of the alternatives, as a
-    bloc does in ``judge``.  An example only one model of three reproduces is more often wrong
+    A panel (``models``: the model of each program, yours first; ``with_vote``: ``voters``): the
+    warning needs the models of the alternatives that reproduce the example to hold ``held_share``
+    of the alternatives, as a bloc does in ``judge``.  An example only one model of three reproduces is more often wrong
     itself: HumanEval's ``median([-10, 4, 6, 1000, 10, 20])`` says 15.0, which 2 or 3 samples of
     one panel member reproduced, and the function that returns 8.0 got a warning from 5 authors'
     panels.  It is information then, as when nobody reproduces it."""
@@ -301,7 +316,7 @@ def from_examples(
     i, support, agree = max(contradicted, key=lambda c: (sum(c[1]), -c[0]))
     backing = sum(support)
     rival = 1 + support.index(True) if backing else None
-    suspect = bool(backing) and bool(held_share) and not panel_backs(support, models, held_share)
+    suspect = bool(backing) and bool(held_share) and not panel_backs(support, models, held_share, with_vote)
     if backing:
         return Evidence(
             "information" if suspect else "warning",
