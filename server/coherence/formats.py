@@ -197,6 +197,8 @@ def describe(r: CheckResult) -> list[str]:
     why = (r.evidence or {}).get("why")
     if r.status == "incoherent" and r.severity == "hint" and why:
         lines.append(f"    only a hint: {why}")
+    elif r.severity == "information" and why:  # why it is no warning: the example may be what is wrong
+        lines.append(f"    only information: {why}")
     if r.status == "nondeterministic":
         lines.append(f"    {r.reason}")
     if ce is not None:

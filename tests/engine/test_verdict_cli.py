@@ -95,6 +95,17 @@ def test_alternatives_that_contradict_the_docstring_example_have_no_vote(verdict
     assert f["severity"] == "hint" and "contradict the docstring" in f["evidence"]["why"]
 
 
+def test_an_example_the_alternatives_special_case_is_information(verdicts):
+    # 6 of 9 alternatives give the docstring's (wrong) 15.0, each by an `if` for that very list;
+    # the other 3 agree with yours.  The example is suspect, not evidence against yours, and the
+    # six that follow it have no vote near it (they return 15.0 on every ordering of the list)
+    f = verdicts["middle"]
+    assert f["severity"] == "information" and f["evidence"]["kind"] == "example"
+    assert "special-casing its input" in f["evidence"]["why"]
+    ce = f["counterexample"]
+    assert ce["call"] == "middle([-10, 4, 6, 1000, 10, 20])" and ce["yours"] == "8.0" and ce["stated"] == "15.0"
+
+
 def test_exception_type_only_differences_are_no_warning(verdicts):
     # median([]): every program raises there, with three different types
     f = verdicts["median"]
@@ -111,7 +122,7 @@ def test_an_accept_comment_turns_that_disagreement_into_a_hint(verdicts):
 def test_fail_on_and_the_summary_use_the_same_severity(probes):
     text = run(["verdicts.py"], probes)
     assert text.returncode == 1
-    assert "8 function(s): 2 warning, 2 information, 4 hint" in text.stdout
+    assert "9 function(s): 2 warning, 3 information, 4 hint" in text.stdout
     assert run(["verdicts.py", "--fail-on", "never"], probes).returncode == 0
     # without is_leap's warning, information does not fail the default, but fails --fail-on information
     src = (probes / "verdicts.py").read_text()
@@ -126,7 +137,13 @@ def test_fail_on_and_the_summary_use_the_same_severity(probes):
 def test_sarif_levels_follow_the_severity(probes):
     proc = run(["verdicts.py", "--format", "sarif"], probes)
     levels = {r["message"]["text"].split(":")[0]: r["level"] for r in valid_sarif(proc.stdout)["runs"][0]["results"]}
-    assert levels == {"is_leap": "warning", "halve": "note", "word_count": "warning", "minutes": "note"}
+    assert levels == {
+        "is_leap": "warning",
+        "halve": "note",
+        "word_count": "warning",
+        "minutes": "note",
+        "middle": "note",
+    }
     rules = {r["message"]["text"].split(":")[0]: r["ruleId"] for r in valid_sarif(proc.stdout)["runs"][0]["results"]}
     assert rules["minutes"] == "COH005" and rules["halve"] == "COH001"
 
@@ -137,12 +154,12 @@ def test_a_baseline_accepts_current_findings_and_a_new_one_still_shows(probes, t
     wrote = run(["verdicts.py", "--write-baseline"], tmp_path)
     assert wrote.returncode == 0, wrote.stderr
     baseline = json.loads((tmp_path / ".coherence-baseline.json").read_text())
-    assert {e["function"] for e in baseline["entries"]} == {"is_leap", "halve", "word_count", "minutes"}
+    assert {e["function"] for e in baseline["entries"]} == {"is_leap", "halve", "word_count", "minutes", "middle"}
     again = run(["verdicts.py", "--format", "json"], tmp_path)
     assert again.returncode == 0, again.stdout
     sev = {f["qualname"]: f["severity"] for f in json.loads(again.stdout)["functions"]}
     assert sev["is_leap"] == "hint" and sev["halve"] == "hint" and sev["word_count"] == "hint"
-    assert sev["minutes"] == "none"
+    assert sev["minutes"] == "none" and sev["middle"] == "hint"
     # a changed docstring is a new spec: its entry no longer applies
     src = (tmp_path / "verdicts.py").read_text()
     (tmp_path / "verdicts.py").write_text(src.replace("Whether year is a leap year", "Whether the year is a leap year"))

@@ -84,3 +84,17 @@ def minutes(seconds: int) -> int:
     3
     """
     return seconds // 60  # the docstring's example is what is wrong: 150 s is 2 whole minutes
+
+
+# coherence
+def middle(xs: list[int]) -> float:
+    """The median of a non-empty list of numbers.
+
+    >>> middle([3, 1, 2])
+    2
+    >>> middle([-10, 4, 6, 1000, 10, 20])
+    15.0
+    """
+    s = sorted(xs)  # the second example is what is wrong: the median of that list is 8.0
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2

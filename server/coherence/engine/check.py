@@ -36,7 +36,15 @@ from coherence.engine.sampling.cache import SampleCache
 from coherence.engine.sampling.provider import Provider
 from coherence.engine.scoring import Scored, judge_scored, score_run
 from coherence.engine.spec import Target
-from coherence.engine.stated import Found, Votes, discredited, example_counterexample, example_votes, stated_outcomes
+from coherence.engine.stated import (
+    Found,
+    Votes,
+    discredited,
+    example_counterexample,
+    example_votes,
+    special_cased,
+    stated_outcomes,
+)
 
 log = logging.getLogger(__name__)
 
@@ -180,12 +188,19 @@ class Checker:
             result.accepted = scored.result_accepted
         examples, votes = await self._examples(target, module, scored, report, cancel)
         models, with_vote = scored.models, scored.voters
+        special = special_cased(examples, votes, scored.programs)
         stated = verdict.from_examples(
-            votes, len(scored.programs) - 1, models=models, held_share=verdict.PANEL_HELD_SHARE, with_vote=with_vote
+            votes,
+            len(scored.programs) - 1,
+            models=models,
+            held_share=verdict.PANEL_HELD_SHARE,
+            with_vote=with_vote,
+            special_cased=special,
         )
-        without = discredited(votes, models, verdict.PANEL_HELD_SHARE, with_vote)
+        without = discredited(votes, models, verdict.PANEL_HELD_SHARE, with_vote, special)
+        followers = {1 + j for i, _, support, _ in votes if i in special for j, gives in enumerate(support) if gives}
         # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
-        evidence = await asyncio.to_thread(judge_scored, scored, without)
+        evidence = await asyncio.to_thread(judge_scored, scored, without - followers, followers)
         if stated is not None:
             evidence = verdict.stronger(stated, evidence)
         result.severity = evidence.severity
@@ -249,6 +264,7 @@ class Checker:
             models=scored.models,
             held_share=verdict.PANEL_HELD_SHARE,
             with_vote=scored.voters,
+            special_cased=special_cased(examples, votes, scored.programs),
         )
         if evidence is None or evidence.input is None:
             return

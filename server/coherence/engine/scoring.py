@@ -218,10 +218,17 @@ def describe_clusters(metrics: Metrics, programs: list[Program]) -> list[Cluster
     return out
 
 
-def judge_scored(scored: Scored, discredited: set[int] | frozenset[int] = frozenset()) -> verdict.Evidence:
+def judge_scored(
+    scored: Scored,
+    discredited: set[int] | frozenset[int] = frozenset(),
+    followers: set[int] | frozenset[int] = frozenset(),
+) -> verdict.Evidence:
     """The verdict on a scored check; inputs like the examples' magnitudes are preferred as its
     evidence.  ``discredited`` alternatives (they contradict a worked example of the docstring)
-    have no vote, as long as two alternatives keep theirs."""
+    have no vote, as long as two alternatives keep theirs.  ``followers`` have none at all: they
+    reproduce a docstring example that alternatives special-case in their code
+    (``stated.special_cased``), and what they return near it is the example's, by fiat (the
+    recorded median samples return 15.0 on every ordering of the example's list)."""
     disagreeing = np.flatnonzero(scored.disagree).tolist()
     typical = None
     if scored.domain is not None and scored.domain.bands:
@@ -231,9 +238,9 @@ def judge_scored(scored: Scored, discredited: set[int] | frozenset[int] = frozen
     degenerate = np.zeros(len(scored.inputs), dtype=bool)
     for x in disagreeing:
         degenerate[x] = is_degenerate(scored.inputs[x])
-    rows = [j for j in range(len(scored.programs)) if j not in discredited]
+    rows = [j for j in range(len(scored.programs)) if j not in discredited and j not in followers]
     if len(rows) < 3:
-        rows = list(range(len(scored.programs)))
+        rows = [j for j in range(len(scored.programs)) if j not in followers]
     labels, raised = scored.labels[rows], scored.raised[rows]
     incoherent = bool((labels != labels[:1]).any())
     everyone = scored.models
@@ -251,6 +258,12 @@ def judge_scored(scored: Scored, discredited: set[int] | frozenset[int] = frozen
         model_backs=verdict.PANEL_MODEL_BACKS,
         held_share=verdict.PANEL_HELD_SHARE,
     )
+    if evidence.severity == "none" and followers:
+        return verdict.Evidence(
+            "hint",
+            alternatives=len(rows) - 1,
+            why="the alternatives that differ from yours follow a docstring example that some of them special-case in their code",
+        )
     if evidence.severity == "none":  # only the discredited ones disagree with yours
         return verdict.Evidence(
             "hint",

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING
 from coherence.engine import counterexample as cx
 from coherence.engine import verdict
 from coherence.engine.acceptance import input_from_call
-from coherence.engine.execution import ModuleContext
+from coherence.engine.execution import ModuleContext, Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.examples import StatedExample, stated_examples
 from coherence.engine.outcomes import Outcome, canonical, gives, outcomes_equal
 from coherence.engine.spec import Target
+from coherence.engine.special_cases import special_cases
 
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor
@@ -74,11 +75,24 @@ def example_votes(i: int, ex: StatedExample, row: list[Outcome]) -> Votes:
     return i, said(row[0]), [said(o) for o in row[1:]], [outcomes_equal(o, row[0]) for o in row[1:]]
 
 
+def special_cased(examples: list[Found], votes: list[Votes], programs: list[Program]) -> set[int]:
+    """The examples (indices into ``votes``) that an alternative reproduces by recognising the
+    example's input in its code (``special_cases.special_cases``)."""
+    out = set()
+    for (ex, inp, _), (i, _, support, _) in zip(examples, votes):
+        if ex.raises is None and any(
+            gives and special_cases(programs[1 + j].source or "", inp, ex.value) for j, gives in enumerate(support)
+        ):
+            out.add(i)
+    return out
+
+
 def discredited(
     votes: list[Votes],
     models: list[str] | None = None,
     held_share: float = 0.0,
     with_vote: set[str] | None = None,
+    special: set[int] | frozenset[int] = frozenset(),
 ) -> set[int]:
     """The alternatives that contradict a worked example of the docstring which some program
     (yours or another) does give: known wrong on the spec's own example, they lose their vote.
@@ -87,11 +101,13 @@ def discredited(
     diagnostics off 14 passing functions, at the same recall.  In a panel (``models``, the model
     of each program; ``with_vote``: ``verdict.voters``), an example that yours does not give
     discredits nobody unless the models that give it hold ``held_share`` of the alternatives
-    (``verdict.panel_backs``): one member's
-    reproduction of a wrong example must not take the others' votes."""
+    (``verdict.panel_backs``): one member's reproduction of a wrong example must not take the
+    others' votes.  Nor does an example in ``special`` (``special_cased``), unless yours gives it."""
     out: set[int] = set()
-    for _, mine_gives, support, _ in votes:  # (``example_votes``)
-        if mine_gives or (any(support) and verdict.panel_backs(support, models, held_share, with_vote)):
+    for i, mine_gives, support, _ in votes:  # (``example_votes``)
+        if mine_gives or (
+            any(support) and i not in special and verdict.panel_backs(support, models, held_share, with_vote)
+        ):
             out.update(1 + j for j, gave in enumerate(support) if not gave)
     return out
 

@@ -291,6 +291,7 @@ def from_examples(
     models: list[str] | None = None,
     held_share: float = 0.0,
     with_vote: set[str] | None = None,
+    special_cased: set[int] | frozenset[int] = frozenset(),
 ) -> Evidence | None:
     """The verdict of the docstring's worked examples: ``checked`` holds, per example, (its
     index, whether yours gives the stated result, which alternatives give it, which alternatives
@@ -305,21 +306,27 @@ def from_examples(
 
     A panel (``models``: the model of each program, yours first; ``with_vote``: ``voters``): the
     warning needs the models of the alternatives that reproduce the example to hold ``held_share``
-    of the alternatives, as a bloc does in ``judge``.  An example only one model of three reproduces is more often wrong
-    itself: HumanEval's ``median([-10, 4, 6, 1000, 10, 20])`` says 15.0, which 2 or 3 samples of
-    one panel member reproduced, and the function that returns 8.0 got a warning from 5 authors'
-    panels.  It is information then, as when nobody reproduces it."""
+    of the alternatives, as a bloc does in ``judge``.  An example only one model of three
+    reproduces is more often wrong itself: HumanEval's ``median([-10, 4, 6, 1000, 10, 20])`` says
+    15.0, which 2 or 3 samples of one panel member reproduced, and the function that returns 8.0
+    got a warning from 5 authors' panels.  It is information then, as when nobody reproduces it.
+    So is an example in ``special_cased``, which some alternative reproduces only by recognising
+    its input in its code (``special_cases``): one model's 5 samples did that for the same median."""
     contradicted = [(i, support, agree) for i, mine_ok, support, agree in checked if not mine_ok]
     if not contradicted:
         return None
-    # the example most alternatives reproduce, then the first one written
-    i, support, agree = max(contradicted, key=lambda c: (sum(c[1]), -c[0]))
+    # an example no alternative special-cases, the one most alternatives reproduce, the first written
+    i, support, agree = max(contradicted, key=lambda c: (c[0] not in special_cased, sum(c[1]), -c[0]))
     backing = sum(support)
     rival = 1 + support.index(True) if backing else None
-    suspect = bool(backing) and bool(held_share) and not panel_backs(support, models, held_share, with_vote)
+    why = ""
+    if backing and i in special_cased:
+        why = "your function contradicts the docstring's example, and alternatives reproduce it only by special-casing its input in their code: the example may be what is wrong"
+    elif backing and held_share and not panel_backs(support, models, held_share, with_vote):
+        why = "your function contradicts the docstring's example, and only some of the panel's models reproduce it: the example may be what is wrong"
     if backing:
         return Evidence(
-            "information" if suspect else "warning",
+            "information" if why else "warning",
             input=i,
             rival=rival,
             bloc=backing,
@@ -327,9 +334,7 @@ def from_examples(
             agree=sum(agree),
             alternatives=alts,
             kind="example",
-            why="your function contradicts the docstring's example, and only some of the panel's models reproduce it: the example may be what is wrong"
-            if suspect
-            else "",
+            why=why,
         )
     return Evidence(
         "information",

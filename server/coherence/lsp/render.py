@@ -146,6 +146,9 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
     if r.status == "incoherent" and r.severity == "hint" and why:
         lines.append("")
         lines.append(f"_Only a hint: {why}._")
+    elif r.severity == "information" and why:
+        lines.append("")
+        lines.append(f"_Only information: {why}._")
     if stale:
         lines.append("")
         lines.append(
