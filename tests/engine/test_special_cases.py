@@ -2,7 +2,7 @@
 
 from coherence.engine.inputs import Input
 from coherence.engine.special_cases import special_cases
-from coherence.engine.stated import discredited
+from coherence.engine.stated import discredited, special_cased
 from coherence.engine.verdict import from_examples
 
 # the shape Gemini 2.5 Pro gave HumanEval's median, whose docstring says 15.0 where the median is 8.0
@@ -47,6 +47,9 @@ def test_a_base_case_is_not_a_special_case():
     fib = "def fib(n):\n    if n == 1:\n        return 1\n    if n == 0:\n        return 0\n    return fib(n - 1) + fib(n - 2)\n"
     assert not special_cases(fib, Input(args=(1,)), 1)
     assert not special_cases(fib, Input(args=(0,)), 0)
+    # fib4's docstring states fib4(3) is 0: its samples' branch for 3 is the definition
+    fib4 = "def fib4(n):\n    if n == 3:\n        return 0\n    if n == 2:\n        return 2\n    return 0\n"
+    assert not special_cases(fib4, Input(args=(3,)), 0)
     empty = "def last_is_letter(s):\n    if s == '':\n        return False\n    return s[-1].isalpha()\n"
     assert not special_cases(empty, Input(args=("",)), False)
     # a call with a larger argument, answered by a branch for it, is one
@@ -72,3 +75,16 @@ def test_an_example_alternatives_special_case_is_information_and_discredits_nobo
     assert chosen.severity == "warning" and chosen.input == 1
     # an example yours gives still discredits those that contradict it
     assert discredited([(0, True, support, support)], special={0}) == {6, 7, 8, 9}
+
+
+def test_only_an_example_yours_contradicts_is_looked_at():
+    from coherence.engine.execution import Program
+    from coherence.engine.inputs.examples import StatedExample
+
+    ex = StatedExample(call="median([-10, 4, 6, 1000, 10, 20])", expected="15.0", value=15.0)
+    programs = [Program("median")] + [Program("median", source=SORTED_COPY)] * 2 + [Program("median", source=HONEST)]
+    found = [(ex, EXAMPLE, [])]
+    # yours gives 8.0: the two that special-case the call are why the example is suspect
+    assert special_cased(found, [(0, False, [True, True, False], [False, False, True])], programs) == {0}
+    # yours gives 15.0 too: whoever else gives it agrees with yours, and nothing is suspect
+    assert special_cased(found, [(0, True, [True, True, False], [True, True, False])], programs) == set()

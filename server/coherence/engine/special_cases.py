@@ -8,8 +8,9 @@ Seen in the recorded HumanEval corpus: the docstring of ``median`` says ``median
 1000, 10, 20])`` is 15.0 (it is 8.0); 5 of Gemini 2.5 Pro's 9 alternatives special-case that
 call, and the correct median of its first sample got a warning for contradicting the example.
 Over the 8 models' 150 tasks, no other sample matches (``special_cases``), so ordinary base cases
-(``if n == 1: return 1``) are not taken for one: the argument must be more than a trivial value,
-and the branch must return the stated result as a literal.
+(``if n == 3: return 0``) are not taken for one: the argument must be more than a trivial value,
+and the branch must return the stated result as a literal.  Only an example yours contradicts
+is looked at: where yours gives the stated result, whoever else gives it agrees with yours.
 """
 
 from __future__ import annotations
@@ -72,12 +73,13 @@ def _literal(node: ast.expr | None) -> tuple[bool, Any]:
 
 
 def _trivial(v: Any) -> bool:
-    """A value a base case tests for: a small number, a boolean, None, an empty or one-item
-    container or string."""
+    """A value a base case tests for: a number under 10 (``fib4``'s docstring states fib4(3) is
+    0, and its samples' ``if n == 3: return 0`` is the definition, not a special case), a
+    boolean, None, an empty or one-item container or string."""
     if v is None or isinstance(v, bool):
         return True
     if isinstance(v, (int, float)):
-        return abs(v) <= 2
+        return abs(v) < 10
     if isinstance(v, (str, bytes, list, tuple, set, frozenset, dict)):
         return len(v) <= 1
     return True

@@ -76,11 +76,11 @@ def example_votes(i: int, ex: StatedExample, row: list[Outcome]) -> Votes:
 
 
 def special_cased(examples: list[Found], votes: list[Votes], programs: list[Program]) -> set[int]:
-    """The examples (indices into ``votes``) that an alternative reproduces by recognising the
-    example's input in its code (``special_cases.special_cases``)."""
+    """The examples (indices into ``votes``) that yours contradicts and an alternative
+    reproduces by recognising the example's input in its code (``special_cases.special_cases``)."""
     out = set()
-    for (ex, inp, _), (i, _, support, _) in zip(examples, votes):
-        if ex.raises is None and any(
+    for (ex, inp, _), (i, mine_gives, support, _) in zip(examples, votes):
+        if not mine_gives and ex.raises is None and any(
             gives and special_cases(programs[1 + j].source or "", inp, ex.value) for j, gives in enumerate(support)
         ):
             out.add(i)
