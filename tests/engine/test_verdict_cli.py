@@ -104,6 +104,12 @@ def test_an_example_the_alternatives_special_case_is_information(verdicts):
     assert "special-casing its input" in f["evidence"]["why"]
     ce = f["counterexample"]
     assert ce["call"] == "middle([-10, 4, 6, 1000, 10, 20])" and ce["yours"] == "8.0" and ce["stated"] == "15.0"
+    # the hover says why it is no warning, as the text report does (test_fail_on_...)
+    from coherence.engine.result import CheckResult
+    from coherence.lsp.render import hover_markdown
+
+    hover = hover_markdown(CheckResult.from_dict(f)).replace("\\", "")
+    assert "Only information: your function contradicts the docstring's example, and alternatives reproduce" in hover
 
 
 def test_exception_type_only_differences_are_no_warning(verdicts):
@@ -123,6 +129,10 @@ def test_fail_on_and_the_summary_use_the_same_severity(probes):
     text = run(["verdicts.py"], probes)
     assert text.returncode == 1
     assert "9 function(s): 2 warning, 3 information, 4 hint" in text.stdout
+    assert (
+        "only information: your function contradicts the docstring's example, and alternatives reproduce it only by special-casing its input"
+        in text.stdout
+    )
     assert run(["verdicts.py", "--fail-on", "never"], probes).returncode == 0
     # without is_leap's warning, information does not fail the default, but fails --fail-on information
     src = (probes / "verdicts.py").read_text()
