@@ -80,9 +80,9 @@ def special_cased(examples: list[Found], votes: list[Votes], programs: list[Prog
     reproduces by recognising the example's input in its code (``special_cases.special_cases``)."""
     out = set()
     for (ex, inp, _), (i, mine_gives, support, _) in zip(examples, votes):
-        if not mine_gives and ex.raises is None and any(
-            gives and special_cases(programs[1 + j].source or "", inp, ex.value) for j, gives in enumerate(support)
-        ):
+        if mine_gives or ex.raises is not None:
+            continue
+        if any(gives and special_cases(programs[1 + j].source or "", inp, ex.value) for j, gives in enumerate(support)):
             out.add(i)
     return out
 
