@@ -101,7 +101,7 @@ def test_an_example_the_alternatives_special_case_is_information(verdicts):
     # six that follow it have no vote near it (they return 15.0 on every ordering of the list)
     f = verdicts["middle"]
     assert f["severity"] == "information" and f["evidence"]["kind"] == "example"
-    assert "special-casing its input" in f["evidence"]["why"]
+    assert "special-casing its input" in f["evidence"]["why"] and f["evidence"]["special_cased"] is True
     ce = f["counterexample"]
     assert ce["call"] == "middle([-10, 4, 6, 1000, 10, 20])" and ce["yours"] == "8.0" and ce["stated"] == "15.0"
     # the hover says why it is no warning, as the text report does (test_fail_on_...)

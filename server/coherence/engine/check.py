@@ -207,6 +207,8 @@ class Checker:
         result.evidence = evidence.to_dict()
         if evidence.kind != "example" and without:
             result.evidence["discredited"] = len(without)  # alternatives without a vote
+        if evidence.kind == "example" and evidence.input in special:
+            result.evidence["special_cased"] = True  # the example's backers answer it by fiat
         if evidence.severity == "hint" and result.accepted:
             result.evidence["why"] = "you accepted this disagreement as intended"
         if evidence.kind == "example" and evidence.input is not None:

@@ -187,7 +187,8 @@ class CheckResult:
             return ""
         if ce.stated is not None:
             backing = self.evidence.get("bloc", 0)
-            return f"the docstring says {ce.call} gives {ce.theirs}, yours gives {ce.yours} ({backing} of {ce.total} alternatives agree with the docstring)"
+            how = ", special-casing that call in their code" if self.evidence.get("special_cased") else ""
+            return f"the docstring says {ce.call} gives {ce.theirs}, yours gives {ce.yours} ({backing} of {ce.total} alternatives agree with the docstring{how})"
         return f"{ce.disagreeing} of {ce.total} alternatives disagree with yours on {ce.call}"
 
     def disagreeing_by_model(self) -> list[tuple[str, int, int]]:
