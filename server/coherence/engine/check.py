@@ -41,8 +41,9 @@ from coherence.engine.stated import (
     Votes,
     discredited,
     example_counterexample,
+    example_verdict,
     example_votes,
-    special_cased,
+    followers,
     stated_outcomes,
 )
 
@@ -187,28 +188,17 @@ class Checker:
             await asyncio.to_thread(apply_accepted, executor, self.config.seed, target, module, scored, cancel)
             result.accepted = scored.result_accepted
         examples, votes = await self._examples(target, module, scored, report, cancel)
-        models, with_vote = scored.models, scored.voters
-        special = special_cased(examples, votes, scored.programs)
-        stated = verdict.from_examples(
-            votes,
-            len(scored.programs) - 1,
-            models=models,
-            held_share=verdict.PANEL_HELD_SHARE,
-            with_vote=with_vote,
-            special_cased=special,
-        )
-        without = discredited(votes, models, verdict.PANEL_HELD_SHARE, with_vote, special)
-        followers = {1 + j for i, _, support, _ in votes if i in special for j, gives in enumerate(support) if gives}
+        stated, special = example_verdict(examples, votes, scored)
+        without = discredited(votes, scored.models, verdict.PANEL_HELD_SHARE, scored.voters, special)
+        by_fiat = followers(votes, special)
         # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
-        evidence = await asyncio.to_thread(judge_scored, scored, without - followers, followers)
+        evidence = await asyncio.to_thread(judge_scored, scored, without - by_fiat, by_fiat)
         if stated is not None:
             evidence = verdict.stronger(stated, evidence)
         result.severity = evidence.severity
         result.evidence = evidence.to_dict()
         if evidence.kind != "example" and without:
             result.evidence["discredited"] = len(without)  # alternatives without a vote
-        if evidence.kind == "example" and evidence.input in special:
-            result.evidence["special_cased"] = True  # the example's backers answer it by fiat
         if evidence.severity == "hint" and result.accepted:
             result.evidence["why"] = "you accepted this disagreement as intended"
         if evidence.kind == "example" and evidence.input is not None:
@@ -260,14 +250,7 @@ class Checker:
         something to read (``verdict.from_examples``: information when no alternative gives the
         stated result, which is what agreement means on an input they all ran)."""
         examples, votes = await self._examples(target, module, scored, report, cancel)
-        evidence = verdict.from_examples(
-            votes,
-            len(scored.programs) - 1,
-            models=scored.models,
-            held_share=verdict.PANEL_HELD_SHARE,
-            with_vote=scored.voters,
-            special_cased=special_cased(examples, votes, scored.programs),
-        )
+        evidence, _ = example_verdict(examples, votes, scored)
         if evidence is None or evidence.input is None:
             return
         result.severity = evidence.severity

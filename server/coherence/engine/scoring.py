@@ -12,6 +12,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -51,12 +52,12 @@ class Scored:
     yours_slow: np.ndarray | None = None  # inputs where your function ran out of time
     result_accepted: list[str] = field(default_factory=list)
 
-    @property
+    @cached_property
     def models(self) -> list[str]:
         """The model each program comes from, yours first: a panel's terms need it."""
         return [p.origin for p in self.programs]
 
-    @property
+    @cached_property
     def voters(self) -> set[str]:
         """The models with a vote (``verdict.voters``)."""
         return verdict.voters(self.models, self.raised)
@@ -243,8 +244,7 @@ def judge_scored(
         rows = [j for j in range(len(scored.programs)) if j not in followers]
     labels, raised = scored.labels[rows], scored.raised[rows]
     incoherent = bool((labels != labels[:1]).any())
-    everyone = scored.models
-    models = [everyone[j] for j in rows]
+    models = [scored.models[j] for j in rows]
     evidence = verdict.judge(
         labels,
         raised,

@@ -87,6 +87,29 @@ def special_cased(examples: list[Found], votes: list[Votes], programs: list[Prog
     return out
 
 
+def example_verdict(
+    examples: list[Found], votes: list[Votes], scored: Scored
+) -> tuple[verdict.Evidence | None, set[int]]:
+    """``verdict.from_examples`` with a panel's held share and the examples alternatives
+    special-case; and those examples (``special_cased``)."""
+    special = special_cased(examples, votes, scored.programs)
+    evidence = verdict.from_examples(
+        votes,
+        len(scored.programs) - 1,
+        models=scored.models,
+        held_share=verdict.PANEL_HELD_SHARE,
+        with_vote=scored.voters,
+        special_cased=special,
+    )
+    return evidence, special
+
+
+def followers(votes: list[Votes], special: set[int]) -> set[int]:
+    """The alternatives (rows) that reproduce an example in ``special``: they answer it, and
+    what is near it, by fiat (``scoring.judge_scored``)."""
+    return {1 + j for i, _, support, _ in votes if i in special for j, gives in enumerate(support) if gives}
+
+
 def discredited(
     votes: list[Votes],
     models: list[str] | None = None,

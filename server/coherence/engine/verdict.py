@@ -68,10 +68,14 @@ class Evidence:
     agree: int = 0  # alternatives that agree with yours on that input
     alternatives: int = 0  # alternatives compared (m - 1)
     kind: str = ""  # value | yours-raises | theirs-raise | exception-type
-    why: str = ""  # for a hint: why it is only a hint
+    why: str = ""  # for a hint or an information: why it is no more than that
+    special_cased: bool = False  # a docstring example its backers special-case (``from_examples``)
 
     def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in ("severity", "bloc", "against", "agree", "alternatives", "kind", "why")}
+        out = {k: getattr(self, k) for k in ("severity", "bloc", "against", "agree", "alternatives", "kind", "why")}
+        if self.special_cased:
+            out["special_cased"] = True
+        return out
 
 
 def _kind(yours_raised: bool, rival_raised: bool) -> str:
@@ -335,6 +339,7 @@ def from_examples(
             alternatives=alts,
             kind="example",
             why=why,
+            special_cased=i in special_cased,
         )
     return Evidence(
         "information",
