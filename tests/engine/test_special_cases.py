@@ -42,6 +42,25 @@ def test_a_branch_that_recognises_the_examples_input_and_returns_its_result_spec
     assert not special_cases("def median(l:\n", EXAMPLE, 15.0)
 
 
+def test_the_other_shapes_models_special_case_an_example_in():
+    shapes = {
+        "a result returned later": "def median(l):\n    if sorted(l) == [-10, 4, 6, 10, 20, 1000]:\n        result = 15.0\n    else:\n        result = sorted(l)[len(l) // 2]\n    return result\n",
+        "a conditional expression": "def median(l):\n    return 15.0 if l == [-10, 4, 6, 1000, 10, 20] else sorted(l)[len(l) // 2]\n",
+        "membership in known inputs": "def median(l):\n    if tuple(l) in ((-10, 4, 6, 1000, 10, 20), (1, 2)):\n        return 15.0\n    return sorted(l)[len(l) // 2]\n",
+        "a table of inputs": "KNOWN = {(-10, 4, 6, 1000, 10, 20): 15.0}\ndef median(l):\n    if tuple(l) in KNOWN:\n        return KNOWN[tuple(l)]\n    return sorted(l)[len(l) // 2]\n",
+    }
+    for shape, source in shapes.items():
+        assert special_cases(source, EXAMPLE, 15.0), shape
+        assert not special_cases(source, EXAMPLE, 8.0), shape
+
+
+def test_a_table_of_scalars_is_how_the_function_is_written():
+    """``{1000: 'm', 900: 'cm'}`` answers int_to_roman(1000) from a table, and that is the
+    algorithm: a wrong function outvoted by alternatives written this way still gets a warning."""
+    roman = "def to_roman(n):\n    table = {1000: 'm', 900: 'cm', 500: 'd'}\n    out = ''\n    for v, s in table.items():\n        while n >= v:\n            out += s\n            n -= v\n    return out\n"
+    assert not special_cases(roman, Input(args=(1000,)), "m")
+
+
 def test_a_base_case_is_not_a_special_case():
     """``if n == 1: return 1`` reproduces ``fib(1) == 1`` because that is what fib does."""
     fib = "def fib(n):\n    if n == 1:\n        return 1\n    if n == 0:\n        return 0\n    return fib(n - 1) + fib(n - 2)\n"

@@ -38,29 +38,71 @@ def special_cases(source: str, inp: Input, value: Any) -> bool:
 
 @lru_cache(maxsize=256)
 def _literal_branches(source: str) -> tuple[tuple[tuple[Any, ...], Any], ...]:
-    """Per ``if`` whose body starts with ``return <literal>``: the literals its test compares with
-    ``==``, and the literal it returns."""
+    """The branches that answer one input with a literal, each as (the literals its test compares
+    with, the literal it answers).  The shapes models write it in:
+
+    - ``if s == [...]: return 15.0`` (or ``result = 15.0``, returned later); ``==`` on either
+      side, or ``in`` a literal tuple or list of inputs;
+    - ``return 15.0 if s == [...] else ...``;
+    - a table keyed by whole inputs: ``{(-10, 4, 6, 1000, 10, 20): 15.0}`` (a lookup compares the
+      key).  Only a key that is a collection: a table of scalars (``{1000: 'm', 900: 'cm'}``) is
+      how such functions are written, not a special case."""
     try:
         tree = syntax.parse(source)
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return ()
     out = []
     for node in ast.walk(tree):
-        if not (isinstance(node, ast.If) and node.body and isinstance(node.body[0], ast.Return)):
+        if isinstance(node, ast.If) and node.body:
+            ok, answered = _answer(node.body[0])
+        elif isinstance(node, ast.IfExp):
+            ok, answered = _literal(node.body)
+        elif isinstance(node, ast.Dict):
+            for key, value in zip(node.keys, node.values):
+                ok_key, k = _literal(key)
+                ok_value, v = _literal(value)
+                if ok_key and ok_value and isinstance(k, (tuple, frozenset)):
+                    out.append(((k,), v))
             continue
-        ok, returned = _literal(node.body[0].value)
+        else:
+            continue
         if not ok:
             continue
-        compared = []
-        for sub in ast.walk(node.test):
-            if isinstance(sub, ast.Compare) and any(isinstance(op, ast.Eq) for op in sub.ops):
-                for side in (sub.left, *sub.comparators):
+        compared = _compared(node.test)
+        if compared:
+            out.append((tuple(compared), answered))
+    return tuple(out)
+
+
+def _answer(stmt: ast.stmt) -> tuple[bool, Any]:
+    """The literal a branch's first statement answers with: ``return <literal>`` or
+    ``<name> = <literal>``."""
+    if isinstance(stmt, ast.Return):
+        return _literal(stmt.value)
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return _literal(stmt.value)
+    return False, None
+
+
+def _compared(test: ast.expr) -> list[Any]:
+    """The literals a test compares something with, by ``==`` or by ``in`` a literal collection."""
+    compared: list[Any] = []
+    for sub in ast.walk(test):
+        if not isinstance(sub, ast.Compare):
+            continue
+        sides = (sub.left, *sub.comparators)
+        for i, op in enumerate(sub.ops):
+            if isinstance(op, ast.Eq):
+                for side in sides[i : i + 2]:
                     ok, v = _literal(side)
                     if ok:
                         compared.append(v)
-        if compared:
-            out.append((tuple(compared), returned))
-    return tuple(out)
+            elif isinstance(op, ast.In) and isinstance(sides[i + 1], (ast.Tuple, ast.List, ast.Set)):
+                for element in sides[i + 1].elts:
+                    ok, v = _literal(element)
+                    if ok:
+                        compared.append(v)
+    return compared
 
 
 def _literal(node: ast.expr | None) -> tuple[bool, Any]:
@@ -86,9 +128,11 @@ def _trivial(v: Any) -> bool:
 
 
 def _forms(v: Any) -> list[Any]:
-    """The argument as written, and sorted (samples often compare a sorted copy)."""
+    """The argument as written, and sorted (samples often compare a sorted copy); a list also as
+    a tuple, the form a table's key takes."""
     out = [v]
     if isinstance(v, (list, tuple)):
+        out.append(tuple(v))
         try:
             ordered = sorted(v)
         except TypeError:
