@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.degenerate import degenerate
+from coherence.engine.inputs.degenerate import degenerate, empty_string_argument
 from coherence.engine.verdict import judge
 
 CHECKED = ("coherent", "incoherent")
@@ -66,6 +66,15 @@ def degenerate_mask(mtx: dict) -> np.ndarray | None:
     """Which inputs are degenerate (``inputs.degenerate``: every argument empty, blank or zero),
     from the input sources the eval stores beside the matrix since this rule; None for runs
     recorded before it (an input whose source does not parse as literals counts as not)."""
+    return _input_mask(mtx, degenerate)
+
+
+def empty_string_mask(mtx: dict) -> np.ndarray | None:
+    """Which inputs have an empty string argument (``inputs.empty_string_argument``), the same way."""
+    return _input_mask(mtx, empty_string_argument)
+
+
+def _input_mask(mtx: dict, test) -> np.ndarray | None:
     sources = mtx.get("inputs")
     if not sources:
         return None
@@ -73,7 +82,7 @@ def degenerate_mask(mtx: dict) -> np.ndarray | None:
     for src in sources:
         try:
             args, kwargs = ast.literal_eval(src)
-            out.append(degenerate(Input(tuple(args), tuple(kwargs.items()))))
+            out.append(test(Input(tuple(args), tuple(kwargs.items()))))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             out.append(False)
     return np.array(out, dtype=bool)[_kept(mtx)]
@@ -96,7 +105,14 @@ def evaluate(root_dirs: list[Path]) -> dict:
                     row["old W"] += 1
                     row["old W failing"] += fails
                 row["old diag on clean"] += incoherent and clean
-                ev = judge(labels, raised, inside=inside, incoherent=incoherent, degenerate=degenerate_mask(mtx))
+                ev = judge(
+                    labels,
+                    raised,
+                    inside=inside,
+                    incoherent=incoherent,
+                    degenerate=degenerate_mask(mtx),
+                    empty_strings=empty_string_mask(mtx),
+                )
                 if ev.severity in ("warning", "information"):
                     x, rival = ev.input, ev.rival
                     verified = fails or (not ref_raised[x] and ref[x] == labels[rival, x])

@@ -129,6 +129,28 @@ async def test_the_counterexample_does_not_shrink_into_a_degenerate_call(tmp_pat
     assert int(result.counterexample.yours) == int(result.counterexample.theirs) + 1
 
 
+async def test_the_counterexample_does_not_shrink_into_an_empty_string_argument(tmp_path):
+    """Yours counts non-overlapping occurrences, and 0 of the empty substring; every alternative
+    counts overlapping ones, and len(text) + 1 of the empty one.  The empty substring is a
+    convention (at most an information, ``verdict.judge``), so the warning's counterexample keeps
+    a substring to look for: ('aaa', 'aa'), not ('aaa', '')."""
+    src = (
+        "# coherence\ndef occurrences(text: str, sub: str) -> int:\n"
+        '    """How many times sub occurs in text, overlapping ones counted.\n\n'
+        '    >>> occurrences("abcabc", "abc")\n    2\n    """\n'
+        "    return text.count(sub) if sub else 0\n"
+    )
+    replay = tmp_path / "s.jsonl"
+    alt = "def occurrences(text, sub):\n    return sum(text.startswith(sub, i) for i in range(len(text) + 1))\n"
+    replay.write_text(json.dumps({"entry_point": "occurrences", "candidates": [alt] * 9}) + "\n")
+    (t,) = find_targets(src, str(tmp_path / "m.py"))
+    result = await Checker(CheckConfig(replay=str(replay), samples=10, inputs=300)).check(t)
+    assert result.severity == "warning", (result.status, result.evidence)
+    _, sub = eval(result.counterexample.call[len("occurrences") :])  # our own rendering
+    assert sub != "", result.counterexample.call
+    assert int(result.counterexample.yours) < int(result.counterexample.theirs)
+
+
 async def test_module_that_fails_to_load_is_an_error_not_a_verdict(tmp_path):
     src = "raise RuntimeError('import-time failure')\n\n# coherence\ndef f(x: int) -> int:\n    return x\n"
     replay = tmp_path / "s.jsonl"

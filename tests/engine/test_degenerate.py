@@ -3,7 +3,7 @@ information, and the counterexample that does not shrink into one."""
 
 import pytest
 
-from coherence.engine.inputs.degenerate import degenerate, empty_value
+from coherence.engine.inputs.degenerate import degenerate, empty_string_argument, empty_value
 from coherence.engine.inputs.values import Construct, Expr, Input
 
 
@@ -40,6 +40,15 @@ def test_values_with_something_in_them(value):
 def test_a_call_is_degenerate_when_every_argument_is_empty():
     assert degenerate(Input(("", "")))
     assert degenerate(Input(([],), (("k", 0),)))
-    assert not degenerate(Input(("ab", "")))  # text to search, nothing to find: a real question
+    assert not degenerate(Input(("ab", "")))  # text to search, nothing to find: a convention (below)
     assert not degenerate(Input(([],), (("k", 2),)))
     assert not degenerate(Input(()))  # a call without arguments has nothing to be empty
+
+
+def test_an_empty_string_argument():
+    assert empty_string_argument(Input(("ab", "")))
+    assert empty_string_argument(Input(("",)))
+    assert empty_string_argument(Input(("ab",), (("sub", ""),)))
+    assert not empty_string_argument(Input(("ab", " ")))  # a space is something to look for
+    assert not empty_string_argument(Input(([""],)))  # inside a container: an element, not the argument
+    assert not empty_string_argument(Input(([], 0)))

@@ -88,6 +88,28 @@ def test_the_evidence_comes_from_a_call_with_something_in_it_when_one_qualifies(
     assert ev.severity == "warning" and ev.input == 1
 
 
+def test_a_bloc_only_on_an_empty_string_argument_is_at_most_information():
+    # input 1 is how_many_times('a', ''): 6 alternatives count the empty substring once per
+    # position, 3 agree with yours; which is right is a convention the spec rarely states
+    labels, raised = matrix([0, 1], *([[0, 2]] * 6), *([[0, 1]] * 3))
+    assert judge(labels, raised).severity == "warning"
+    ev = judge(labels, raised, empty_strings=np.array([False, True]))
+    assert ev.severity == "information" and ev.input == 1
+    assert "empty string argument" in ev.why
+    # the same bloc on a call with text in it is evidence again
+    labels, raised = matrix([0, 1, 5], *([[0, 2, 6]] * 6), *([[0, 1, 5]] * 3))
+    ev = judge(labels, raised, empty_strings=np.array([False, True, False]))
+    assert ev.severity == "warning" and ev.input == 2 and ev.why == ""
+    # where another input gives a plain information (3 against 6), the kept-back bloc is the evidence
+    labels, raised = matrix([0, 5, 1], *([[0, 6, 2]] * 3), *([[0, 5, 2]] * 3), *([[0, 5, 1]] * 3))
+    ev = judge(labels, raised, empty_strings=np.array([False, False, True]))
+    assert ev.severity == "information" and ev.input == 2 and "empty string" in ev.why
+    # an information that was one anyway does not claim the empty string as its reason
+    labels, raised = matrix([0, 1], *([[0, 2]] * 3), *([[0, 1]] * 6))
+    ev = judge(labels, raised, empty_strings=np.array([False, True]))
+    assert ev.severity == "information" and ev.why == ""
+
+
 def test_the_input_where_both_sides_return_is_preferred():
     # input 1: the bloc raises where yours returns; input 2: both return
     labels, raised = matrix([0, 1, 1], *([[0, -2, 3]] * 9))

@@ -112,6 +112,16 @@ def test_an_example_the_alternatives_special_case_is_information(verdicts):
     assert "Only information: your function contradicts the docstring's example, and alternatives reproduce" in hover
 
 
+def test_a_bloc_only_on_an_empty_string_argument_is_information(verdicts):
+    # 6 of 9 alternatives count the empty substring len(text) + 1 times, yours and 3 others 0:
+    # a convention the docstring does not settle, so the evidence is shown, as information
+    f = verdicts["occurrences"]
+    assert f["severity"] == "information" and f["evidence"]["bloc"] == 6 and f["evidence"]["agree"] == 3
+    assert "empty string argument" in f["evidence"]["why"]
+    _, sub = eval(f["counterexample"]["call"][len("occurrences") :])  # our own rendering
+    assert sub == "" and f["counterexample"]["yours"] == "0"
+
+
 def test_exception_type_only_differences_are_no_warning(verdicts):
     # median([]): every program raises there, with three different types
     f = verdicts["median"]
@@ -128,7 +138,7 @@ def test_an_accept_comment_turns_that_disagreement_into_a_hint(verdicts):
 def test_fail_on_and_the_summary_use_the_same_severity(probes):
     text = run(["verdicts.py"], probes)
     assert text.returncode == 1
-    assert "9 function(s): 2 warning, 3 information, 4 hint" in text.stdout
+    assert "10 function(s): 2 warning, 4 information, 4 hint" in text.stdout
     assert (
         "only information: your function contradicts the docstring's example, and alternatives reproduce it only by special-casing its input"
         in text.stdout
@@ -153,6 +163,7 @@ def test_sarif_levels_follow_the_severity(probes):
         "word_count": "warning",
         "minutes": "note",
         "middle": "note",
+        "occurrences": "note",
     }
     rules = {r["message"]["text"].split(":")[0]: r["ruleId"] for r in valid_sarif(proc.stdout)["runs"][0]["results"]}
     assert rules["minutes"] == "COH005" and rules["halve"] == "COH001"
@@ -164,12 +175,19 @@ def test_a_baseline_accepts_current_findings_and_a_new_one_still_shows(probes, t
     wrote = run(["verdicts.py", "--write-baseline"], tmp_path)
     assert wrote.returncode == 0, wrote.stderr
     baseline = json.loads((tmp_path / ".coherence-baseline.json").read_text())
-    assert {e["function"] for e in baseline["entries"]} == {"is_leap", "halve", "word_count", "minutes", "middle"}
+    assert {e["function"] for e in baseline["entries"]} == {
+        "is_leap",
+        "halve",
+        "word_count",
+        "minutes",
+        "middle",
+        "occurrences",
+    }
     again = run(["verdicts.py", "--format", "json"], tmp_path)
     assert again.returncode == 0, again.stdout
     sev = {f["qualname"]: f["severity"] for f in json.loads(again.stdout)["functions"]}
     assert sev["is_leap"] == "hint" and sev["halve"] == "hint" and sev["word_count"] == "hint"
-    assert sev["minutes"] == "none" and sev["middle"] == "hint"
+    assert sev["minutes"] == "none" and sev["middle"] == "hint" and sev["occurrences"] == "hint"
     # a changed docstring is a new spec: its entry no longer applies
     src = (tmp_path / "verdicts.py").read_text()
     (tmp_path / "verdicts.py").write_text(src.replace("Whether year is a leap year", "Whether the year is a leap year"))

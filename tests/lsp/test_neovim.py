@@ -77,8 +77,9 @@ def test_neovim_gets_diagnostic_hover_and_lenses(nvim, tmp_path):
 def test_neovim_shows_each_verdict_with_its_severity(nvim, tmp_path):
     """The probe module (hand-written alternatives, replayed) in a real editor: the outvoted
     function and the one that contradicts its docstring's example are warnings, the split spec is
-    information, as are the coherent function whose docstring example every program contradicts and
-    the one whose wrong example the alternatives special-case, and the hints (a stated precondition, exception types only, an accepted
+    information, as are the coherent function whose docstring example every program contradicts,
+    the one whose wrong example the alternatives special-case and the one outvoted only on an
+    empty substring, and the hints (a stated precondition, exception types only, an accepted
     disagreement, a bloc that contradicts the docstring's example) get no diagnostic, only a lens."""
     ws = tmp_path / "probes"
     ws.mkdir()
@@ -96,9 +97,14 @@ def test_neovim_shows_each_verdict_with_its_severity(nvim, tmp_path):
         if d["lnum"] == i
     }
     # vim.diagnostic.severity: 2 WARN, 3 INFO
-    assert by_function == {"is_leap": 2, "word_count": 2, "halve": 3, "minutes": 3, "middle": 3}, report[
-        "final_diagnostics"
-    ]
+    assert by_function == {
+        "is_leap": 2,
+        "word_count": 2,
+        "halve": 3,
+        "minutes": 3,
+        "middle": 3,
+        "occurrences": 3,
+    }, report["final_diagnostics"]
     # an example the alternatives special-case: information, and the message says how they agree with it
     middle = next(d["message"] for d in report["final_diagnostics"] if d["lnum"] == def_line["middle"])
     assert (

@@ -98,3 +98,15 @@ def middle(xs: list[int]) -> float:
     s = sorted(xs)  # the second example is what is wrong: the median of that list is 8.0
     n = len(s)
     return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+# coherence
+def occurrences(text: str, sub: str) -> int:
+    """How many times sub occurs in text, overlapping occurrences counted.
+
+    >>> occurrences("aaaa", "aa")
+    3
+    """
+    if not sub:  # a convention the docstring does not settle: 6 of the 9 alternatives say len(text) + 1
+        return 0
+    return sum(1 for i in range(len(text) - len(sub) + 1) if text[i : i + len(sub)] == sub)

@@ -17,7 +17,7 @@ from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled
 from coherence.engine.execution import ModuleContext
 from coherence.engine.execution.executor import ExecutionReport
-from coherence.engine.inputs.degenerate import degenerate
+from coherence.engine.inputs.degenerate import degenerate, empty_string_argument
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.outcomes import Outcome, group_outcomes
 from coherence.engine.spec import Target
@@ -68,6 +68,9 @@ def for_verdict(
         # nor does one with something in it shrink to all-empty arguments, where the spec rarely
         # says what is right: is_sublist([3, 1], [1]) convinces, is_sublist([], []) does not
         keep = _and(keep, lambda c: not degenerate(c))
+    if not empty_string_argument(start):
+        # nor into an empty string argument, which caps a verdict at information (verdict.judge)
+        keep = _and(keep, lambda c: not empty_string_argument(c))
     if domain is not None and domain.ordered_pairs and not domain.crossed(start):
         # nor does one whose intervals are ordered, like the examples', shrink into (1, 0)
         keep = _and(keep, lambda c: not domain.crossed(c))

@@ -25,6 +25,7 @@ from coherence.engine.execution import Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.degenerate import degenerate as is_degenerate
+from coherence.engine.inputs.degenerate import empty_string_argument
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.metrics import Metrics, score
 from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
@@ -237,8 +238,10 @@ def judge_scored(
         for x in disagreeing:
             typical[x] = scored.domain.typical(scored.inputs[x])
     degenerate = np.zeros(len(scored.inputs), dtype=bool)
+    empty_strings = np.zeros(len(scored.inputs), dtype=bool)
     for x in disagreeing:
         degenerate[x] = is_degenerate(scored.inputs[x])
+        empty_strings[x] = empty_string_argument(scored.inputs[x])
     rows = [j for j in range(len(scored.programs)) if j not in discredited and j not in followers]
     if len(rows) < 3:
         rows = [j for j in range(len(scored.programs)) if j not in followers]
@@ -254,6 +257,7 @@ def judge_scored(
         typical=typical,
         yours_slow=scored.yours_slow,
         degenerate=degenerate,
+        empty_strings=empty_strings,
         models=models,
         model_backs=verdict.PANEL_MODEL_BACKS,
         held_share=verdict.PANEL_HELD_SHARE,

@@ -98,6 +98,7 @@ def judge(
     typical: np.ndarray | None = None,
     yours_slow: np.ndarray | None = None,
     degenerate: np.ndarray | None = None,
+    empty_strings: np.ndarray | None = None,
     models: list[str] | None = None,
     cross_share: float | None = None,
     bloc_models: int = 1,
@@ -115,6 +116,11 @@ def judge(
     among inputs of one severity, the last choice as the evidence's input.  They keep their vote:
     on the recorded corpus, capping them at information lost more verified warnings than
     unverified ones (MBPP: 20 and 9 of 29; HumanEval: 3 and 1 of 4).
+    ``empty_strings``: inputs with an empty string argument (``inputs.empty_string_argument``):
+    at most an information there.  Whether ``how_many_times('a', '')`` is 0, 1 or 2 is a
+    convention the spec rarely states; on the recorded corpus the warnings only such a call gave
+    were verified 5 times in 13 (HumanEval 0 of 4, MBPP 4 of 8: the failing ones keep an
+    information), against 4 in 5 for the rest.
 
     A panel (``models``: the model of each row): with ``cross_share``, a bloc whose alternatives
     come from two models or more is a warning from that share of the alternatives on (instead of
@@ -150,6 +156,7 @@ def judge(
     best: tuple[Any, ...] | None = None
     best_info: tuple[Any, ...] | None = None
     seen = {"inside": False, "normal": False, "bloc": False, "yours-returns": False}
+    best_convention: tuple[Any, ...] | None = None  # a warning's bloc that ``empty_strings`` kept back
     judged = candidates if inside is None else candidates[inside[candidates]]
     seen["inside"] = bool(judged.size)
     blocs, rivals = _largest_blocs(labels[1:, judged], differs[:, judged])
@@ -187,13 +194,21 @@ def judge(
         ev = (key, x, rival, bloc, int(against[x]), agree, kind)
         share = min(WARN_SHARE, cross_share) if cross_share is not None and spans >= 2 else WARN_SHARE
         slow = yours_slow is not None and bool(yours_slow[x])
+        convention = empty_strings is not None and bool(empty_strings[x])
         if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts and not backed and not slow:
-            if best is None or key < best[0]:
-                best = ev
+            if not convention:
+                if best is None or key < best[0]:
+                    best = ev
+            elif best_convention is None or key < best_convention[0]:  # a warning's bloc, on a convention
+                best_convention = ev
         elif bloc >= INFO_SHARE * alts and (best_info is None or key < best_info[0]):
             best_info = ev
+    why = ""
     if best is not None:
         chosen, severity = best, "warning"
+    elif best_convention is not None:  # the strongest evidence there is, and why it is no warning
+        chosen, severity = best_convention, "information"
+        why = "the alternatives outvote yours only on calls with an empty string argument, where the spec rarely says what is right"
     elif best_info is not None:
         chosen, severity = best_info, "information"
     else:
@@ -222,7 +237,7 @@ def judge(
         return Evidence("hint", alternatives=alts, why=why)
     _, x, rival, bloc, against_x, agree, kind = chosen
     return Evidence(
-        severity, input=x, rival=rival, bloc=bloc, against=against_x, agree=agree, alternatives=alts, kind=kind
+        severity, input=x, rival=rival, bloc=bloc, against=against_x, agree=agree, alternatives=alts, kind=kind, why=why
     )
 
 
