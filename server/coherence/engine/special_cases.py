@@ -97,8 +97,8 @@ def _compared(test: ast.expr) -> list[Any]:
                     ok, v = _literal(side)
                     if ok:
                         compared.append(v)
-            elif isinstance(op, ast.In) and isinstance(sides[i + 1], (ast.Tuple, ast.List, ast.Set)):
-                for element in sides[i + 1].elts:
+            elif isinstance(op, ast.In) and isinstance(known := sides[i + 1], (ast.Tuple, ast.List, ast.Set)):
+                for element in known.elts:
                     ok, v = _literal(element)
                     if ok:
                         compared.append(v)
