@@ -145,11 +145,17 @@ class Machine:
         (ws / ".git").mkdir()
         # The real home directory: a fake ~/.ssh with a private key.  If ~/.ssh exists we never
         # touch it: the fake key goes to a directory of our own in the home instead.
+        # (pytest-xdist runs machines side by side: whoever makes ~/.ssh first owns it, the others
+        # take the fallback, so the check and the mkdir are one step)
         real_home = Path(os.path.expanduser("~"))
-        ssh = real_home / ".ssh"
-        created = not ssh.exists()
-        home = ssh if created else real_home / f".coherence-hostile-{token}"
-        home.mkdir(mode=0o700)
+        home = real_home / ".ssh"
+        try:
+            home.mkdir(mode=0o700)
+            created = True
+        except FileExistsError:
+            created = False
+            home = real_home / f".coherence-hostile-{token}"
+            home.mkdir(mode=0o700)
         (home / "id_rsa").write_text(f"-----BEGIN OPENSSH PRIVATE KEY-----\ncanary-key-{token}\n")
         (home / "id_rsa").chmod(0o600)
         tcp = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -178,9 +184,11 @@ class Machine:
             path = real_home / rel
             if not path.exists() and not path.is_symlink():
                 for d in reversed([p for p in path.parents if p != real_home and real_home in p.parents]):
-                    if not d.exists():
+                    try:
                         d.mkdir(mode=0o700)
                         m.planted.append(d)
+                    except FileExistsError:  # there already, or another machine's just now
+                        pass
                 path.write_text(text.format(secret=secret))
                 path.chmod(0o600)
                 m.planted.append(path)
