@@ -1032,11 +1032,15 @@ async function stepCheckWorkspaceConfirm(page) {
 /** The notification (toast, else the notification centre) whose text has `text`, with its buttons.
  * A toast can hide itself before it is answered; the question stays in the centre. */
 async function notificationWith(page, text) {
+    // The centre only after the toast had time to show: opening it goes through the command
+    // palette, which takes the focus from the editor, and VS Code cancels a code-lens request
+    // scheduled just before its editor loses focus (a lens read next can be stale).
+    const started = Date.now();
     return poll(`a notification saying "${text}"`, async () => {
         const item = page.locator('.notification-list-item').filter({ hasText: text }).first();
         if (await item.isVisible().catch(() => false)) return item;
         const center = page.locator('.notifications-center');
-        if (!(await center.isVisible().catch(() => false))) {
+        if (Date.now() - started > 5000 && !(await center.isVisible().catch(() => false))) {
             await runCommand(page, 'Notifications: Show Notifications');
         }
         return false;

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Union
@@ -75,6 +76,7 @@ def make_client(answer_registrations: bool = True) -> LanguageClient:
     client.statuses = []  # type: ignore[attr-defined]
     client.registrations = []  # type: ignore[attr-defined]
     client.lens_refreshes = 0  # type: ignore[attr-defined]
+    client.lens_refresh_times = []  # type: ignore[attr-defined]  # time.monotonic() of each
     client.diagnostic_log = []  # type: ignore[attr-defined]
 
     @client.feature("coherence/status")
@@ -95,6 +97,7 @@ def make_client(answer_registrations: bool = True) -> LanguageClient:
     @client.feature(types.WORKSPACE_CODE_LENS_REFRESH)
     def code_lens_refresh(ls: LanguageClient, params: None) -> None:
         ls.lens_refreshes += 1  # type: ignore[attr-defined]
+        ls.lens_refresh_times.append(time.monotonic())  # type: ignore[attr-defined]
 
     return client
 

@@ -83,6 +83,25 @@ async def test_code_lens_titles_and_command(lsp):
     assert [r["name"] for r in results] == ["count_vowels"] and results[0]["status"] == "incoherent"
 
 
+async def test_the_last_code_lens_refresh_trails_the_results(lsp):
+    """VS Code cancels a lens request scheduled by a refresh when its editor loses focus within
+    the debounce, so the server sends one more refresh ~0.75 s after its latest one: the last
+    refresh a client sees comes that long after the one before it (not from a follow-up armed by
+    an earlier refresh, which can land milliseconds after the last result)."""
+    uri = lsp.open("textutils.py")
+    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic")
+    await lsp.wait_idle()
+    times = lsp.client.lens_refresh_times
+    if lsp.client_name != "vscode":  # Neovim 0.7 does not support workspace/codeLens/refresh
+        await asyncio.sleep(1.0)
+        assert times == []
+        return
+    # quiet for 1.5 s: every refresh, follow-up included, has come
+    await lsp.wait_for(lambda: times and time.monotonic() - times[-1] > 1.5, "the refreshes to settle")
+    assert len(times) >= 2, times
+    assert times[-1] - times[-2] >= 0.6, [round(t - times[0], 3) for t in times]
+
+
 SLOW = '''import time
 
 

@@ -198,12 +198,17 @@ class CoherenceLanguageServer(LanguageServer):
                 self._schedule_lens_refresh_again()
 
     def _schedule_lens_refresh_again(self) -> None:
-        # VS Code was seen to drop a refresh: after two refreshes 26 ms apart, with a save and a
-        # showMessageRequest around them, it asked for no code lens in the next 15 s, and a refused
-        # check's lens stayed at "coherence: checking…" (e2e, cost cap, CI on 9dea19e and a rerun).
-        # One more refresh a little later, coalesced, costs a lens request.
-        if self._lens_again is not None or self.stopping:
+        # VS Code drops a refresh that lands just before its editor loses focus: a refresh only
+        # schedules a lens request after a debounce, and a blur cancels the scheduled request
+        # (codelensController: onDidBlurEditorText -> cancel).  A save followed by the cost-cap
+        # question was seen to leave a refused check's lens at "coherence: checking…" (e2e, CI
+        # on 9dea19e and c5612d0).  One more refresh a little after the *latest* one costs a lens
+        # request: the timer is re-armed by every refresh (a follow-up armed by an earlier one
+        # fired 27 ms after the last refresh on c5612d0, inside the same window).
+        if self.stopping:
             return
+        if self._lens_again is not None:
+            self._lens_again.cancel()
         try:
             self._lens_again = asyncio.get_running_loop().call_later(_LENS_REFRESH_AGAIN_S, self._lens_refresh_again)
         except RuntimeError:
