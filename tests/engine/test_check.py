@@ -113,16 +113,22 @@ async def test_nondeterministic_function_is_not_called_incoherent(tmp_path):
     assert "two different results" in result.reason and "roll(" in result.reason
 
 
+async def _check_against_nine(tmp_path, src: str, name: str, alternative: str):
+    """Checks the one target of ``src`` against 9 copies of ``alternative`` (a replay file), on
+    300 inputs, in the real sandbox."""
+    replay = tmp_path / "s.jsonl"
+    replay.write_text(json.dumps({"entry_point": name, "candidates": [alternative] * 9}) + "\n")
+    (t,) = find_targets(src, str(tmp_path / "m.py"))
+    return await Checker(CheckConfig(replay=str(replay), samples=10, inputs=300)).check(t)
+
+
 async def test_the_counterexample_does_not_shrink_into_a_degenerate_call(tmp_path):
     """Yours splits on single spaces: it counts 1 word in '' and 3 in 'a  b', where every
     alternative counts 0 and 2.  The blank call is the one a reader dismisses (what is the word
     count of nothing?), so the counterexample keeps something in it."""
     src = '# coherence\ndef word_count(s: str) -> int:\n    """Number of words in s."""\n    return len(s.split(" "))\n'
-    replay = tmp_path / "s.jsonl"
     alt = "def word_count(s):\n    return len(s.split())\n"
-    replay.write_text(json.dumps({"entry_point": "word_count", "candidates": [alt] * 9}) + "\n")
-    (t,) = find_targets(src, str(tmp_path / "m.py"))
-    result = await Checker(CheckConfig(replay=str(replay), samples=10, inputs=300)).check(t)
+    result = await _check_against_nine(tmp_path, src, "word_count", alt)
     assert result.severity == "warning", (result.status, result.evidence)
     arg = eval(result.counterexample.call[len("word_count") :])  # our own rendering
     assert arg.strip(), result.counterexample.call
@@ -140,11 +146,8 @@ async def test_the_counterexample_does_not_shrink_into_an_empty_string_argument(
         '    >>> occurrences("abcabc", "abc")\n    2\n    """\n'
         "    return text.count(sub) if sub else 0\n"
     )
-    replay = tmp_path / "s.jsonl"
     alt = "def occurrences(text, sub):\n    return sum(text.startswith(sub, i) for i in range(len(text) + 1))\n"
-    replay.write_text(json.dumps({"entry_point": "occurrences", "candidates": [alt] * 9}) + "\n")
-    (t,) = find_targets(src, str(tmp_path / "m.py"))
-    result = await Checker(CheckConfig(replay=str(replay), samples=10, inputs=300)).check(t)
+    result = await _check_against_nine(tmp_path, src, "occurrences", alt)
     assert result.severity == "warning", (result.status, result.evidence)
     _, sub = eval(result.counterexample.call[len("occurrences") :])  # our own rendering
     assert sub != "", result.counterexample.call

@@ -71,9 +71,13 @@ def test_yours_running_out_of_time_is_at_most_information():
     assert judge(labels, raised).severity == "warning"
     ev = judge(labels, raised, yours_slow=slow)
     assert ev.severity == "information" and ev.input == 1 and ev.kind == "yours-raises"
+    assert "ran out of time" in ev.why
     labels, raised = matrix([0, -4, 1], *([[0, 7, 2]] * 9))
     ev = judge(labels, raised, yours_slow=np.array([False, True, False]))
-    assert ev.severity == "warning" and ev.input == 2
+    assert ev.severity == "warning" and ev.input == 2 and ev.why == ""
+    # both caps at once: the first that applies is the reason given
+    ev = judge(labels[:, :2], raised[:, :2], yours_slow=slow, empty_strings=np.array([False, True]))
+    assert ev.severity == "information" and "ran out of time" in ev.why
 
 
 def test_the_evidence_comes_from_a_call_with_something_in_it_when_one_qualifies():

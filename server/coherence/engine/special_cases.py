@@ -27,7 +27,7 @@ def special_cases(source: str, inp: Input, value: Any) -> bool:
     """Whether ``source`` has a branch that compares something with a literal equal to one of the
     example's non-trivial arguments (as written, or sorted) and returns ``value``, the example's
     stated result, as a literal."""
-    wanted = [form for arg in (*inp.args, *(v for _, v in inp.kwargs)) if not _trivial(arg) for form in _forms(arg)]
+    wanted = [form for arg in inp.values() if not _trivial(arg) for form in _forms(arg)]
     if not wanted:
         return False
     for test, returned in _literal_branches(source):

@@ -156,7 +156,11 @@ def judge(
     best: tuple[Any, ...] | None = None
     best_info: tuple[Any, ...] | None = None
     seen = {"inside": False, "normal": False, "bloc": False, "yours-returns": False}
-    best_convention: tuple[Any, ...] | None = None  # a warning's bloc that ``empty_strings`` kept back
+    # a warning's bloc on an input capped at information (``yours_slow``, ``empty_strings``),
+    # and why it is no warning
+    best_capped: tuple[Any, ...] | None = None
+    capped_why = ""
+    caps = [(mask, why) for mask, why in ((yours_slow, _SLOW), (empty_strings, _EMPTY_STRING)) if mask is not None]
     judged = candidates if inside is None else candidates[inside[candidates]]
     seen["inside"] = bool(judged.size)
     blocs, rivals = _largest_blocs(labels[1:, judged], differs[:, judged])
@@ -193,22 +197,20 @@ def judge(
         key = (kind != "value", empty, typical is not None and not typical[x], -bloc, x)
         ev = (key, x, rival, bloc, int(against[x]), agree, kind)
         share = min(WARN_SHARE, cross_share) if cross_share is not None and spans >= 2 else WARN_SHARE
-        slow = yours_slow is not None and bool(yours_slow[x])
-        convention = empty_strings is not None and bool(empty_strings[x])
-        if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts and not backed and not slow:
-            if not convention:
+        cap = next((why for mask, why in caps if mask[x]), "")
+        if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts and not backed:
+            if not cap:
                 if best is None or key < best[0]:
                     best = ev
-            elif best_convention is None or key < best_convention[0]:  # a warning's bloc, on a convention
-                best_convention = ev
+            elif best_capped is None or key < best_capped[0]:
+                best_capped, capped_why = ev, cap
         elif bloc >= INFO_SHARE * alts and (best_info is None or key < best_info[0]):
             best_info = ev
     why = ""
     if best is not None:
         chosen, severity = best, "warning"
-    elif best_convention is not None:  # the strongest evidence there is, and why it is no warning
-        chosen, severity = best_convention, "information"
-        why = "the alternatives outvote yours only on calls with an empty string argument, where the spec rarely says what is right"
+    elif best_capped is not None:  # the strongest evidence there is, and why it is no warning
+        chosen, severity, why = best_capped, "information", capped_why
     elif best_info is not None:
         chosen, severity = best_info, "information"
     else:
@@ -239,6 +241,11 @@ def judge(
     return Evidence(
         severity, input=x, rival=rival, bloc=bloc, against=against_x, agree=agree, alternatives=alts, kind=kind, why=why
     )
+
+
+# Why a warning's bloc on a capped input is only an information (the first that applies).
+_SLOW = "yours ran out of time where the alternatives outvote it: evidence of slowness (or of a busy machine), not of a wrong result"
+_EMPTY_STRING = "the alternatives outvote yours only on calls with an empty string argument, where the spec rarely says what is right"
 
 
 _PAIRS_AT_ONCE = 1 << 21  # booleans per (row, row, input) array in _largest_blocs

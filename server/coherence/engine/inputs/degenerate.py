@@ -36,7 +36,7 @@ def empty_value(value: Any) -> bool:
 
 def degenerate(inp: Input) -> bool:
     """Whether every argument of the call is empty (a call without arguments is not)."""
-    values = [*inp.args, *(v for _, v in inp.kwargs)]
+    values = inp.values()
     return bool(values) and all(empty_value(v) for v in values)
 
 
@@ -44,4 +44,4 @@ def empty_string_argument(inp: Input) -> bool:
     """Whether some argument is the empty string: ``how_many_times('a', '')``,
     ``cycpattern_check('a', '')``.  Is an empty substring found once, everywhere, or nowhere?  A
     docstring about substrings rarely says, and samples split there by convention, not by bug."""
-    return any(isinstance(v, str) and v == "" for v in (*inp.args, *(v for _, v in inp.kwargs)))
+    return any(isinstance(v, str) and v == "" for v in inp.values())

@@ -45,8 +45,7 @@ def _magnitude(v: Any) -> tuple[float, int]:
 
 def shrink_key(inp: Input) -> tuple[int, float, int]:
     """The order shrinking descends: size, then magnitude of numbers, then negatives/Trues."""
-    values = list(inp.args) + [v for _, v in inp.kwargs]
-    mags = [_magnitude(v) for v in values]
+    mags = [_magnitude(v) for v in inp.values()]
     return (inp.size(), sum(m[0] for m in mags), sum(m[1] for m in mags))
 
 

@@ -150,6 +150,10 @@ class Input:
         d["origin"] = origin
         return obj
 
+    def values(self) -> tuple[Any, ...]:
+        """The call's argument values, positional then keyword."""
+        return (*self.args, *(v for _, v in self.kwargs)) if self.kwargs else tuple(self.args)
+
     def source(self) -> str:
         """Source of ``(args_tuple, kwargs_dict)``; what the worker evaluates per call."""
         # cached by hand: de-duplication, the executor and the counterexample all ask for it, and
