@@ -271,6 +271,27 @@ def test_extract_truncated_reply_unclosed_fence():
     assert extract_program(cut, "f").status == "syntax_error"
 
 
+def test_extract_windows_line_endings():
+    reply = "Here:\r\n```python\r\ndef f(x):\r\n    return x + 1\r\n```\r\nIt adds one.\r\n"
+    s = extract_program(reply, "f")
+    assert s.status == "ok" and s.code == "def f(x):\n    return x + 1\n"
+    assert s.raw == reply  # the record keeps the reply as received
+
+
+def test_extract_sets_a_reasoning_models_thinking_aside():
+    # a draft in the thinking is not the answer, fenced or not
+    draft = "```python\ndef f(x):\n    return x + 2\n```"
+    reply = f"<think>\nFirst try:\n{draft}\nNo: one, not two.\n</think>\n\ndef f(x):\n    return x + 1\n"
+    s = extract_program(reply, "f")
+    assert s.status == "ok" and "x + 1" in s.code
+    # cut short while thinking: no answer, said so
+    s = extract_program(f"<think>\nFirst try:\n{draft}\n", "f")
+    assert s.status == "no_code" and "thinking" in s.detail
+    # a "<think>" that is not at the head is the code's own business
+    code = 'def f(x):\n    return "<think>" + x\n'
+    assert extract_program(f"```python\n{code}```", "f").code == code
+
+
 def test_extract_corpus_style_candidate_with_end_marker_and_demo(capsys):
     cand = textwrap.dedent(
         '''\

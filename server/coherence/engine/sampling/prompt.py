@@ -128,6 +128,11 @@ def build_messages(spec: Spec) -> list[dict[str, Any]]:
 
 _FENCE_OPEN = re.compile(r"^[ \t]*(`{3,}|~{3,})[ \t]*([\w+.#-]*)[^\n]*$", re.MULTILINE)
 _PY_TAGS = {"", "python", "py", "python3", "py3", "pycon", "ipython", "python2"}
+# A reasoning model's thinking, when the provider leaves it at the head of the reply
+# (DeepSeek-R1, Qwen and others served raw): drafts in it are not the answer.  An unclosed one (a
+# reply cut short while thinking) runs to the end.  Only at the head: a "<think>" further on may
+# be a string in the code.
+_THINKING = re.compile(r"\A\s*<(think|thinking|reasoning)>.*?(?:</\1>|\Z)", re.DOTALL | re.IGNORECASE)
 _END_MARKER = re.compile(r"^[ \t]*#\s*End of (?:the )?python code\.?[ \t]*$", re.IGNORECASE | re.MULTILINE)
 
 
@@ -348,21 +353,26 @@ def extract_program(reply: str, name: str, owner: str | None = None) -> Sample:
     Picks the fenced python block that defines ``name`` (the last one when several do); helper
     blocks that only define imports/functions/classes/constants are kept in front of it.  Without
     fences, the whole reply is used if it parses.  ``if __name__ == "__main__":`` blocks, demo
-    prints/asserts/calls and the corpus' ``# End of python code`` marker are stripped.
+    prints/asserts/calls and the corpus' ``# End of python code`` marker are stripped; so is a
+    reasoning model's ``<think>…</think>`` at the head of the reply.
     """
     raw = reply if isinstance(reply, str) else ("" if reply is None else str(reply))
     if not raw.strip():
         return Sample(None, raw, "no_code", "empty reply")
+    # Windows line endings would hide a closing fence ("```\r"); the thinking is not the answer.
+    text = _THINKING.sub("", raw.replace("\r\n", "\n").replace("\r", "\n"))
+    if not text.strip():
+        return Sample(None, raw, "no_code", "the reply is all thinking, no answer")
 
-    fenced = _fenced_blocks(raw)
+    fenced = _fenced_blocks(text)
     if fenced:
         blocks = [_parse(b) for b in fenced if b.strip()]
     else:
-        others = _other_fence_tags(raw)
+        others = _other_fence_tags(text)
         if others:
             return Sample(None, raw, "other_language", f"a {', '.join(others[:3])} block, not Python")
-        blocks = [_parse(raw)]
-        if blocks[0].tree is None and not _looks_like_code_for(raw, name):
+        blocks = [_parse(text)]
+        if blocks[0].tree is None and not _looks_like_code_for(text, name):
             return Sample(None, raw, "no_code", "no code block in the reply")
     if not blocks:
         return Sample(None, raw, "no_code", "empty code block")
