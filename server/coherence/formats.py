@@ -152,7 +152,7 @@ def json_entry(r: CheckResult) -> dict:
             "call": ce.call,
             "yours": ce.yours,
             "theirs": ce.theirs,
-            "alternatives": [{"output": a.output, "count": a.count} for a in ce.alternatives],
+            "alternatives": [{"output": a.output, "count": a.count, "agrees": a.agrees} for a in ce.alternatives],
             "disagreeing": ce.disagreeing,
             "total": ce.total,
             "shrunk_from": ce.shrunk_from,
@@ -207,7 +207,7 @@ def describe(r: CheckResult) -> list[str]:
         if ce.stated is not None:
             lines.append(f"      your docstring's example: {ce.stated}")
         for alt in ce.alternatives:
-            lines.append(f"      {alt.count} of {ce.total} alternatives: {alt.output}")
+            lines.append(f"      {alt.shown(ce.total)}")
     if r.outside_domain:
         lines.append(f"    every disagreement is on inputs outside the stated domain: {r.outside_domain}")
     if r.accepted:

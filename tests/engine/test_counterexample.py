@@ -137,3 +137,23 @@ def test_a_round_of_known_candidates_makes_no_run():
     )
     assert shrunk.args == ([],) and outcomes[0].render() == "0" and outcomes[1].render() == "1"
     assert ex.runs == []
+
+
+def test_a_group_of_alternatives_that_agrees_with_yours_says_so():
+    """Beside the groups that disagree, one that returned what yours did reads "the same as
+    yours", not a copy of your outcome that looks like one more rival."""
+    from coherence.engine.outcomes import Outcome, canonical
+
+    ok = lambda v: Outcome("ok", value=canonical(v))  # noqa: E731
+    ce = cx.describe("f", Input((3,)), [ok(4), ok(5), ok(5), ok(4), ok(6)], 1)
+    assert [(a.output, a.count, a.agrees) for a in ce.alternatives] == [
+        ("5", 2, False),
+        ("4", 1, True),
+        ("6", 1, False),
+    ]
+    assert ce.disagreeing == 3 and ce.theirs == "5"
+    assert [a.shown(ce.total) for a in ce.alternatives] == [
+        "2 of 4 alternatives: 5",
+        "1 of 4 alternatives: the same as yours",
+        "1 of 4 alternatives: 6",
+    ]

@@ -329,7 +329,7 @@ def describe(
     for prog, lab in enumerate(labels[1:], start=1):
         groups.setdefault(lab, []).append(prog)
     ordered = sorted(groups.items(), key=lambda kv: (-len(kv[1]), kv[1][0]))
-    alternatives = [ClusterOutput(output=shown[g[0]], count=len(g)) for _, g in ordered]
+    alternatives = [ClusterOutput(output=shown[g[0]], count=len(g), agrees=lab == labels[0]) for lab, g in ordered]
     disagreeing = sum(1 for lab in labels[1:] if lab != labels[0])
     rival = rival_index
     if outcomes_equal(outcomes[rival], mine):  # the rival cluster's representative agreed here after all

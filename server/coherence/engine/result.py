@@ -18,6 +18,12 @@ class ClusterOutput:
 
     output: str
     count: int
+    agrees: bool = False  # the same outcome as yours (beside the groups that disagree)
+
+    def shown(self, total: int) -> str:
+        """``8 of 9 alternatives: 1``; a group that agrees with yours says so instead of
+        repeating your outcome (``1 of 9 alternatives: the same as yours``)."""
+        return f"{self.count} of {total} alternatives: {'the same as yours' if self.agrees else self.output}"
 
 
 @dataclass

@@ -151,7 +151,7 @@ def regression_test(result: CheckResult, module_path: str, module_source: str, s
         f"yours: {ce.yours}",
     ]
     for alt in ce.alternatives:
-        doc.append(f"{alt.count} of {ce.total} alternatives: {alt.output}")
+        doc.append(alt.shown(ce.total))
     doc += ["", f"Rejected: {rejected}", '"""']
     doc = doc[:1] + [line.replace("\\", "\\\\").replace('"""', '\\"\\"\\"') for line in doc[1:-1]] + doc[-1:]
     name = pinned_test_name(result, side)

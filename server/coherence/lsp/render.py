@@ -198,7 +198,8 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
         if ce.stated is not None:
             lines.append(f"- your docstring's example: {_code(ce.stated)}")
         for alt in ce.alternatives:
-            lines.append(f"- {alt.count} of {ce.total} alternatives: {_code(alt.output)}")
+            same = "the same as yours" if alt.agrees else _code(alt.output)
+            lines.append(f"- {alt.count} of {ce.total} alternatives: {same}")
         if ce.shrunk_from:
             lines.append("")
             lines.append(f"(shrunk from {_code(ce.shrunk_from)})")
