@@ -48,6 +48,11 @@ def test_a_wrong_function_outvoted_is_a_warning(verdicts):
     assert f["severity"] == "warning"
     assert f["evidence"]["bloc"] == 8 and f["evidence"]["alternatives"] == 9
     assert f["counterexample"]["yours"] == "False" and f["counterexample"]["theirs"] == "True"
+    # every alternative's outcome, grouped; the one that sides with yours is marked as such
+    assert f["counterexample"]["alternatives"] == [
+        {"output": "True", "count": 8, "agrees": False},
+        {"output": "False", "count": 1, "agrees": True},
+    ]
     # shrunk toward the examples' magnitudes (2024, 2023), not toward 0
     assert f["counterexample"]["call"] == "is_leap(2000)"
     # trust is calibrated, and the raw 1 - DSDE stays beside it
