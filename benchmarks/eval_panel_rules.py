@@ -27,7 +27,7 @@ from coherence.eval.corpus import load_samples
 from coherence.eval.panel import compose
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_verdict_rules import degenerate_mask, empty_string_mask, unpack
+from eval_verdict_rules import input_masks, unpack
 
 # name -> judge's panel keywords
 BACKS = {"model_backs": "hint"}
@@ -83,7 +83,7 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
         )
         fails = not r.get("candidate0_pass")
         incoherent = (r.get("incoherence") or 0) > 0
-        degenerate, empty_strings = degenerate_mask(mtx), empty_string_mask(mtx)
+        masks = input_masks(mtx)
         for name, kw in variants.items():
             row = rows[name]
             row["functions"] += 1
@@ -93,9 +93,8 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
                 raised,
                 inside=inside,
                 incoherent=incoherent,
-                degenerate=degenerate,
-                empty_strings=empty_strings,
                 models=models,
+                **masks,
                 **kw,
             )
             if ev.severity in DIAGNOSTIC:

@@ -6,8 +6,8 @@ output.  Prints a markdown table; no sandbox runs.
 
 Each run directory needs ``tasks.jsonl`` and ``matrices.jsonl``.  The inside-the-domain mask is
 the one recorded in the matrix (``inside``, written by the eval when present), else every input
-counts as inside; the degenerate inputs come from the input sources recorded beside it (runs from
-before they were recorded are judged without that term).  "verified" here uses the reference's outcome on the rule's own (unshrunk)
+counts as inside; the degenerate and empty-string inputs come from the input sources recorded beside it (runs from
+before they were recorded are judged without those terms).  "verified" here uses the reference's outcome on the rule's own (unshrunk)
 input, from the matrix's last row; ``coherence eval`` itself verifies the shrunk counterexample
 the user would see.  Definitions: ``coherence.eval.verdicts``.
 """
@@ -62,30 +62,29 @@ def unpack(mtx: dict):
     return labels[:m, keep], errors[:m, keep] >= 0, labels[m, keep], errors[m, keep] >= 0, inside[keep]
 
 
-def degenerate_mask(mtx: dict) -> np.ndarray | None:
-    """Which inputs are degenerate (``inputs.degenerate``: every argument empty, blank or zero),
-    from the input sources the eval stores beside the matrix since this rule; None for runs
-    recorded before it (an input whose source does not parse as literals counts as not)."""
-    return _input_mask(mtx, degenerate)
+# judge's per-input masks that the engine computes from the inputs themselves
+_INPUT_TESTS = {"degenerate": degenerate, "empty_strings": empty_string_argument}
 
 
-def empty_string_mask(mtx: dict) -> np.ndarray | None:
-    """Which inputs have an empty string argument (``inputs.empty_string_argument``), the same way."""
-    return _input_mask(mtx, empty_string_argument)
-
-
-def _input_mask(mtx: dict, test) -> np.ndarray | None:
+def input_masks(mtx: dict) -> dict[str, np.ndarray]:
+    """``judge``'s input masks as the engine passes them (``degenerate``: every argument empty,
+    blank or zero; ``empty_strings``: an empty string argument), from the input sources the eval
+    stores beside the matrix, each parsed once; empty for runs recorded before the sources were
+    (an input whose source does not parse as literals is in no mask)."""
     sources = mtx.get("inputs")
     if not sources:
-        return None
-    out = []
+        return {}
+    out: dict[str, list[bool]] = {name: [] for name in _INPUT_TESTS}
     for src in sources:
         try:
             args, kwargs = ast.literal_eval(src)
-            out.append(test(Input(tuple(args), tuple(kwargs.items()))))
+            inp = Input(tuple(args), tuple(kwargs.items()))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            out.append(False)
-    return np.array(out, dtype=bool)[_kept(mtx)]
+            inp = None
+        for name, test in _INPUT_TESTS.items():
+            out[name].append(inp is not None and test(inp))
+    keep = _kept(mtx)
+    return {name: np.array(flags, dtype=bool)[keep] for name, flags in out.items()}
 
 
 def evaluate(root_dirs: list[Path]) -> dict:
@@ -95,24 +94,17 @@ def evaluate(root_dirs: list[Path]) -> dict:
             labels, raised, ref, ref_raised, inside = unpack(mtx)
             fails = not r.get("candidate0_pass")
             clean = not fails and r.get("error") == 0
+            incoherent = (r.get("incoherence") or 0) > 0
+            ev = judge(labels, raised, inside=inside, incoherent=incoherent, **input_masks(mtx))
             for key in (r["model"], "pooled"):
                 row = rows[key]
                 row["functions"] += 1
                 row["failing"] += fails
                 # old: a diagnostic for any disagreement, a warning below trust 0.5
-                incoherent = (r.get("incoherence") or 0) > 0
                 if incoherent and r["trust"] < 0.5:
                     row["old W"] += 1
                     row["old W failing"] += fails
                 row["old diag on clean"] += incoherent and clean
-                ev = judge(
-                    labels,
-                    raised,
-                    inside=inside,
-                    incoherent=incoherent,
-                    degenerate=degenerate_mask(mtx),
-                    empty_strings=empty_string_mask(mtx),
-                )
                 if ev.severity in ("warning", "information"):
                     x, rival = ev.input, ev.rival
                     verified = fails or (not ref_raised[x] and ref[x] == labels[rival, x])
