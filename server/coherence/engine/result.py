@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -20,10 +21,11 @@ class ClusterOutput:
     count: int
     agrees: bool = False  # the same outcome as yours (beside the groups that disagree)
 
-    def shown(self, total: int) -> str:
+    def shown(self, total: int, quote: Callable[[str], str] = str) -> str:
         """``8 of 9 alternatives: 1``; a group that agrees with yours says so instead of
-        repeating your outcome (``1 of 9 alternatives: the same as yours``)."""
-        return f"{self.count} of {total} alternatives: {'the same as yours' if self.agrees else self.output}"
+        repeating your outcome (``1 of 9 alternatives: the same as yours``).  ``quote`` marks
+        the outcome up (the hover's code span)."""
+        return f"{self.count} of {total} alternatives: {'the same as yours' if self.agrees else quote(self.output)}"
 
 
 @dataclass

@@ -198,8 +198,7 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
         if ce.stated is not None:
             lines.append(f"- your docstring's example: {_code(ce.stated)}")
         for alt in ce.alternatives:
-            same = "the same as yours" if alt.agrees else _code(alt.output)
-            lines.append(f"- {alt.count} of {ce.total} alternatives: {same}")
+            lines.append(f"- {alt.shown(ce.total, _code)}")
         if ce.shrunk_from:
             lines.append("")
             lines.append(f"(shrunk from {_code(ce.shrunk_from)})")
