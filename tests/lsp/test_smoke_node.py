@@ -7,6 +7,7 @@ from a thread after start-up: ``coherence serve`` must have moved both to stderr
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -42,12 +43,17 @@ def _node_modules() -> Path:
     node, npm = shutil.which("node"), shutil.which("npm")
     if node is None or npm is None:
         pytest.skip("node/npm not installed")
-    if not (SMOKE / "node_modules" / "vscode-jsonrpc").is_dir():
-        run = subprocess.run(
-            [npm, "ci", "--no-audit", "--no-fund"], cwd=SMOKE, capture_output=True, text=True, timeout=300
-        )
-        if run.returncode != 0:
-            pytest.skip(f"npm ci failed (offline?): {run.stderr[-500:]}")
+    # One install at a time: under pytest-xdist both variants found no node_modules, and the
+    # second `npm ci` (which first deletes node_modules) pulled vscode-jsonrpc away from under the
+    # first one's node process (CI on a8425ce: ERR_MODULE_NOT_FOUND .../vscode-jsonrpc/node.js).
+    with open(SMOKE / "package-lock.json") as lock:  # flock needs no write access
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (SMOKE / "node_modules" / "vscode-jsonrpc").is_dir():
+            run = subprocess.run(
+                [npm, "ci", "--no-audit", "--no-fund"], cwd=SMOKE, capture_output=True, text=True, timeout=300
+            )
+            if run.returncode != 0:
+                pytest.skip(f"npm ci failed (offline?): {run.stderr[-500:]}")
     return SMOKE / "node_modules"
 
 
