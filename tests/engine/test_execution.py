@@ -369,6 +369,25 @@ def test_private_reads_blocked(mode, tmp_path, monkeypatch):
     assert report.outcomes[2][0] == ok(True)
 
 
+def test_a_changed_home_is_not_served_the_old_homes_exposed_paths(tmp_path, monkeypatch):
+    """The paths kept visible under a hidden root are kept a few seconds, and the home directory
+    is a hidden root: bubblewrap's mounts need each kept path under a root of the HOME now.  An
+    answer kept from the old HOME crashed ``bwrap_command`` (StopIteration) when
+    ``test_private_reads_blocked`` ran alone: the mode probe had just asked under the real HOME."""
+    from coherence.engine.execution.visibility import exposed_paths
+
+    interp = sb.probe_interpreter()
+    old, new = tmp_path / "old", tmp_path / "new"
+    ws = old / "ws"
+    ws.mkdir(parents=True)
+    new.mkdir()
+    monkeypatch.setenv("HOME", str(old))
+    assert os.path.realpath(ws) in exposed_paths(interp, (str(ws),))
+    ws.rmdir()
+    monkeypatch.setenv("HOME", str(new))
+    assert os.path.realpath(ws) not in exposed_paths(interp, (str(ws),))
+
+
 def test_workspace_is_read_only(mode, tmp_path):
     ws = tmp_path / "workspace"
     ws.mkdir()

@@ -39,7 +39,9 @@ _exposed: dict[tuple[Any, ...], tuple[float, tuple[str, ...]]] = {}
 
 def exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
     """Paths that must stay visible (read-only) although they lie under a hidden root."""
-    key = (interp.executable, interp.stamp, tuple(extra))
+    # HOME is in the key: the home directory is a hidden root, and a path kept from under the
+    # old one is under no root at all once it changes (bwrap_command's mounts assume one)
+    key = (interp.executable, interp.stamp, tuple(extra), os.environ.get("HOME"))
     now = time.monotonic()
     known = _exposed.get(key)
     if known is not None and now - known[0] < _EXPOSED_SECONDS:
