@@ -253,6 +253,27 @@ async def test_bad_api_key_fails_fast_with_one_message(cache_dir):
     assert_cache_clean(cache_dir, 0)
 
 
+async def test_a_model_name_without_a_provider_says_how_to_name_it(cache_dir):
+    """litellm refuses a name it cannot route ("gpt4o", "my-model") before any request, as a
+    BadRequestError whose text links its providers page.  The user reads what to change, once,
+    and the link survives (the class prefix "litellm." was stripped everywhere, which turned
+    docs.litellm.ai into docs.ai)."""
+    cache = SampleCache(cache_dir)
+    try:
+        with pytest.raises(SamplingError) as info:
+            await sample_alternatives(
+                SPEC, ALTERNATIVES, LiteLLMProvider("my-model", api_key="sk-x", retry=FAST, timeout=10.0), cache
+            )
+    finally:
+        cache.close()
+    msg = str(info.value)
+    assert info.value.kind == "config"
+    assert "'my-model'" in msg and "provider/model" in msg and "openai/gpt-4o-mini" in msg
+    assert "https://docs.litellm.ai/docs/providers" in msg
+    one_sentence(msg)
+    assert_cache_clean(cache_dir, 0)
+
+
 # ---------------------------------------------------------------------------------------------
 # replies that arrive but are not usable
 # ---------------------------------------------------------------------------------------------

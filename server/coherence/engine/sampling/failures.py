@@ -79,7 +79,10 @@ class Failure:
 
 def _short(err: BaseException, limit: int = 300) -> str:
     msg = str(getattr(err, "message", "") or err).strip()
-    for prefix in ("litellm.", "OpenAIException - ", "OpenAIException -"):
+    # the module of litellm's exception classes ("litellm.BadRequestError: ..."), not every
+    # "litellm." in the text: its messages link https://docs.litellm.ai/...
+    msg = re.sub(r"\blitellm\.(?=[A-Z]\w*(?:Error|Exception)\b)", "", msg)
+    for prefix in ("OpenAIException - ", "OpenAIException -"):
         msg = msg.replace(prefix, "")
     msg = " ".join(msg.split())
     # "AuthenticationError: AuthenticationError: Incorrect API key" -> "Incorrect API key"
@@ -104,6 +107,11 @@ _MISSING_KEY = re.compile(
     r"no api[ _-]?key (?:was )?(?:provided|set|found)",
     re.IGNORECASE,
 )
+
+
+# litellm raises it (as a BadRequestError) before any request when a model name has no provider
+# it knows ("gpt4o", "my-model"): the name, not the request, is what the user must change.
+_NO_PROVIDER = re.compile(r"LLM Provider NOT provided", re.IGNORECASE)
 
 
 def _missing_key(model: str, text: str) -> Failure:
@@ -167,6 +175,19 @@ def classify(err: BaseException, model: str) -> Failure:
             False,
             fatal=True,
             message=f"The prompt is too long for {model}'s context window ({text}).",
+        )
+    if _NO_PROVIDER.search(text):
+        return Failure(
+            "no provider",
+            "config",
+            False,
+            fatal=True,
+            message=(
+                f"litellm cannot tell which provider serves the model {model!r}: name it in litellm's "
+                "form 'provider/model' (e.g. openai/gpt-4o-mini, anthropic/claude-sonnet-4-20250514; "
+                "a local OpenAI-compatible server: openai/<its model name> with api_base). "
+                "The providers: https://docs.litellm.ai/docs/providers"
+            ),
         )
     if isinstance(err, (litellm.BadRequestError, litellm.UnprocessableEntityError)) or status in (
         400,
