@@ -317,7 +317,12 @@ def test_the_exit_statuses_are_in_the_help():
         [sys.executable, "-m", "coherence", "check", "--help"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0
-    for status in ("0  no verdict as severe as --fail-on", "1  findings", "2  usage or configuration error", "3  internal error"):
+    for status in (
+        "0  no verdict as severe as --fail-on",
+        "1  findings",
+        "2  usage or configuration error",
+        "3  internal error",
+    ):
         assert status in proc.stdout
 
 
