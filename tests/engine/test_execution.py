@@ -388,6 +388,52 @@ def test_a_changed_home_is_not_served_the_old_homes_exposed_paths(tmp_path, monk
     assert os.path.realpath(ws) not in exposed_paths(interp, (str(ws),))
 
 
+@pytest.fixture
+def workspace_outside_tmp(tmp_path):
+    """A workspace folder outside /tmp when the machine has a /var/tmp (/tmp is a hidden root,
+    which treats a workspace below it differently), readable by the sandbox's dropped user."""
+    if not os.access("/var/tmp", os.W_OK):
+        yield tmp_path
+        return
+    ws = Path(tempfile.mkdtemp(prefix="coherence-test-ws-", dir="/var/tmp"))
+    ws.chmod(0o755)
+    try:
+        yield ws
+    finally:
+        shutil.rmtree(ws, ignore_errors=True)
+
+
+def test_a_dotfile_written_between_two_checks_is_hidden_from_the_second(mode, workspace_outside_tmp):
+    """The workspace's hidden entries were kept 5 s between checks: a ``.env`` saved just after
+    one check was readable by the generated code of the next (read in C, under the audit hook:
+    bubblewrap's mounts and Landlock got the stale list).  Found by reading the cache; the C
+    read returned the key before the change, in both modes."""
+    ws = workspace_outside_tmp
+    (ws / "mod.py").write_text("def f(x):\n    return x\n")
+    module = ModuleContext(source="def f(x):\n    return x\n", filename=str(ws / "mod.py"), sys_path=(str(ws),))
+    path = str(ws / ".env")
+    read_in_python = Program(
+        "f",
+        f"def f(x):\n    try:\n        return open({path!r}).read()\n    except OSError as e:\n        return type(e).__name__\n",
+    )
+    read_in_c = Program(
+        "f",
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        "def f(x):\n    buf = ctypes.create_string_buffer(4096)\n"
+        f"    fd = libc.open({path.encode()!r}, os.O_RDONLY)\n"
+        "    if fd < 0:\n        return 'errno %d' % ctypes.get_errno()\n"
+        "    n = libc.read(fd, buf, 4096)\n    libc.close(fd)\n    return buf.raw[:max(n, 0)].decode()\n",
+    )
+    ex = executor(mode)
+    first = ex.run(module, [Program("f"), read_in_python, read_in_c], INTS[:1])
+    assert first.outcomes[1][0] == ok("FileNotFoundError") or first.outcomes[1][0] == ok("PermissionError")
+    (ws / ".env").write_text("OPENAI_API_KEY=sk-live-0123456789\n")
+    second = ex.run(module, [Program("f"), read_in_python, read_in_c], INTS[:1])
+    assert second.outcomes[1][0] == ok("PermissionError")
+    if mode == "bwrap" or os.geteuid() == 0 or "landlock" in sb.kernel_layers():  # below the audit hook
+        assert second.outcomes[2][0] == ok("errno 13")
+
+
 def test_workspace_is_read_only(mode, tmp_path):
     ws = tmp_path / "workspace"
     ws.mkdir()

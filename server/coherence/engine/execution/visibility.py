@@ -81,11 +81,20 @@ _VCS = frozenset(("CVS", "_darcs", "_FOSSIL_", ".fslckout"))
 _hidden: dict[tuple[Any, ...], tuple[float, tuple[str, ...]]] = {}
 
 
+def _mtime(path: str) -> int | None:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return None
+
+
 def hidden_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
     """The workspace's dotfiles and VCS folders (the top level of each of ``extra``), but those
     that hold the interpreter or its packages (a ``.venv``).  Kept a few seconds, like
-    ``exposed_paths``."""
-    key = (interp.executable, interp.stamp, tuple(extra))
+    ``exposed_paths``, but never past a change of a folder's entries: a ``.env`` written a
+    second before a check must be hidden from it (a folder's mtime moves when an entry is
+    added, removed or renamed; one stat per folder)."""
+    key = (interp.executable, interp.stamp, tuple(extra), tuple(_mtime(root) for root in extra))
     now = time.monotonic()
     known = _hidden.get(key)
     if known is not None and now - known[0] < _EXPOSED_SECONDS:
