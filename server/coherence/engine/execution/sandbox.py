@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from coherence.engine.errors import ConfigurationError
-from coherence.engine.execution.visibility import exposed_paths, hidden_roots, under
+from coherence.engine.execution.visibility import exposed_paths, hidden_roots, mtimes, under
 from coherence.engine.execution.visibility import hidden_paths as hidden_paths  # executor calls sb.hidden_paths
 
 # The worker's launcher.  The package it runs (coherence_worker/) sits beside it, so binding this
@@ -136,7 +136,7 @@ def probe_interpreter(python: str | None = None) -> Interpreter:
     python = python or sys.executable
     with _lock:
         cached = _interpreters.get(python)
-    if cached is not None and cached.stamp == _stamp(cached.site_dirs):
+    if cached is not None and cached.stamp == mtimes(cached.site_dirs):
         return cached
     exe = shutil.which(python) if os.sep not in python else python
     if not exe or not os.path.exists(exe):
@@ -189,21 +189,10 @@ def probe_interpreter(python: str | None = None) -> Interpreter:
         site_dirs=tuple(p for p in info.get("site_dirs", []) if isinstance(p, str)),
         user_base=info.get("user_base"),
     )
-    object.__setattr__(interp, "stamp", _stamp(interp.site_dirs))
+    object.__setattr__(interp, "stamp", mtimes(interp.site_dirs))  # a new install: re-probe
     with _lock:
         _interpreters[python] = interp
     return interp
-
-
-def _stamp(dirs: Iterable[str]) -> tuple[Any, ...]:
-    """Modification times of the site directories: a new install (.pth file) means re-probe."""
-    out: list[int | None] = []
-    for d in dirs:
-        try:
-            out.append(os.stat(d).st_mtime_ns)
-        except OSError:
-            out.append(None)
-    return tuple(out)
 
 
 _which: list[str | None] = [None, None]  # PATH, where bwrap is on it

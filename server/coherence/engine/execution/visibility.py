@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -24,6 +25,18 @@ def hidden_roots() -> list[str]:
     return roots
 
 
+def mtimes(paths: Iterable[str]) -> tuple[int | None, ...]:
+    """The modification time of each of ``paths`` (None: gone), as a cache key: a folder's moves
+    when an entry in it is added, removed or renamed (a new .pth file, a new .env)."""
+    out: list[int | None] = []
+    for p in paths:
+        try:
+            out.append(os.stat(p).st_mtime_ns)
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
 def under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
@@ -39,21 +52,23 @@ _exposed: dict[tuple[Any, ...], tuple[float, tuple[str, ...]]] = {}
 
 def exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
     """Paths that must stay visible (read-only) although they lie under a hidden root."""
-    # HOME is in the key: the home directory is a hidden root, and a path kept from under the
-    # old one is under no root at all once it changes (bwrap_command's mounts assume one)
-    key = (interp.executable, interp.stamp, tuple(extra), os.environ.get("HOME"))
+    # the hidden roots are in the key: the answer is the paths under them, and one kept from under
+    # an old home directory is under no root at all once HOME changes (bwrap_command's mounts
+    # assume one)
+    roots = hidden_roots()
+    key = (interp.executable, interp.stamp, tuple(extra), tuple(roots))
     now = time.monotonic()
     known = _exposed.get(key)
     if known is not None and now - known[0] < _EXPOSED_SECONDS:
         return list(known[1])
-    out = _find_exposed_paths(interp, extra)
+    out = _find_exposed_paths(interp, extra, roots)
     if len(_exposed) > 64:
         _exposed.clear()
     _exposed[key] = (now, tuple(out))
     return out
 
 
-def _find_exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
+def _find_exposed_paths(interp: Interpreter, extra: tuple[str, ...], roots: list[str]) -> list[str]:
     wanted: list[str] = []
     candidates = list(interp.prefixes) + list(interp.path) + list(interp.site_dirs) + list(extra)
     candidates.append(os.path.dirname(interp.executable))
@@ -64,7 +79,6 @@ def _find_exposed_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str
         for q in {os.path.normpath(p), os.path.realpath(p)}:
             if os.path.exists(q) and q not in wanted:
                 wanted.append(q)
-    roots = hidden_roots()
     hidden = [p for p in wanted if any(under(p, r) and p != r for r in roots)]
     hidden.sort(key=lambda p: (p.count("/"), p))
     out: list[str] = []
@@ -81,20 +95,13 @@ _VCS = frozenset(("CVS", "_darcs", "_FOSSIL_", ".fslckout"))
 _hidden: dict[tuple[Any, ...], tuple[float, tuple[str, ...]]] = {}
 
 
-def _mtime(path: str) -> int | None:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return None
-
-
 def hidden_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
     """The workspace's dotfiles and VCS folders (the top level of each of ``extra``), but those
     that hold the interpreter or its packages (a ``.venv``).  Kept a few seconds, like
     ``exposed_paths``, but never past a change of a folder's entries: a ``.env`` written a
     second before a check must be hidden from it (a folder's mtime moves when an entry is
     added, removed or renamed; one stat per folder)."""
-    key = (interp.executable, interp.stamp, tuple(extra), tuple(_mtime(root) for root in extra))
+    key = (interp.executable, interp.stamp, tuple(extra), mtimes(extra))
     now = time.monotonic()
     known = _hidden.get(key)
     if known is not None and now - known[0] < _EXPOSED_SECONDS:
