@@ -434,6 +434,83 @@ def test_a_dotfile_written_between_two_checks_is_hidden_from_the_second(mode, wo
         assert second.outcomes[2][0] == ok("errno 13")
 
 
+def readers(paths: list[str]) -> tuple[Program, Program]:
+    """Two programs that read each of ``paths`` and return what they got: with ``open()`` (the
+    audit hook sees it: the error's name) and with libc's ``open`` (below it: ``errno N``)."""
+    in_python = Program(
+        "f",
+        f"def f(x):\n    out = []\n    for p in {paths!r}:\n        try:\n            out.append(open(p).read())\n"
+        "        except OSError as e:\n            out.append(type(e).__name__)\n    return out\n",
+    )
+    in_c = Program(
+        "f",
+        "import ctypes, os\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+        f"def f(x):\n    out = []\n    for p in {paths!r}:\n        buf = ctypes.create_string_buffer(4096)\n"
+        "        fd = libc.open(p.encode(), os.O_RDONLY)\n"
+        "        if fd < 0:\n            out.append('errno %d' % ctypes.get_errno())\n            continue\n"
+        "        n = libc.read(fd, buf, 4096)\n        libc.close(fd)\n        out.append(buf.raw[:max(n, 0)].decode())\n"
+        "    return out\n",
+    )
+    return in_python, in_c
+
+
+def test_a_dotfile_deep_in_the_workspace_is_hidden(mode, workspace_outside_tmp):
+    """backend/.env and a nested .git, checked from another folder of the same workspace: only
+    the workspace's top level was hidden, and both were readable, in both modes."""
+    ws = workspace_outside_tmp
+    (ws / "pkg").mkdir()
+    (ws / "pkg" / "mod.py").write_text("def f(x):\n    return x\n")
+    (ws / "backend" / ".git").mkdir(parents=True)
+    (ws / "backend" / ".env").write_text("OPENAI_API_KEY=sk-nested-0123456789\n")
+    (ws / "backend" / ".git" / "config").write_text("url = https://user:token@example.com/repo\n")
+    (ws / "backend" / "README").write_text("readable\n")
+    for p in (ws / "pkg", ws / "backend", ws / "backend" / ".git"):
+        p.chmod(0o755)
+    module = ModuleContext(
+        source="def f(x):\n    return x\n", filename=str(ws / "pkg" / "mod.py"), sys_path=(str(ws / "pkg"), str(ws))
+    )
+    paths = [str(ws / "backend" / name) for name in (".env", ".git/config", "README")]
+    read_in_python, read_in_c = readers(paths)
+    report = executor(mode).run(module, [Program("f"), read_in_python, read_in_c], INTS[:1])
+    assert report.outcomes[1][0] == ok(["PermissionError", "PermissionError", "readable\n"])
+    if mode == "bwrap" or os.geteuid() == 0 or "landlock" in sb.kernel_layers():  # below the audit hook
+        # a hidden folder is an empty tmpfs under bubblewrap: its files are not found there
+        assert report.outcomes[2][0] in (ok(["errno 13", gone, "readable\n"]) for gone in ("errno 13", "errno 2"))
+
+
+def test_a_workspace_of_many_projects_hides_the_others_whole_and_runs_the_checked_one(mode, workspace_outside_tmp):
+    """A folder of 150 projects opened as one workspace (each with .env, .git and backend/.env):
+    600 hidden entries would be 600 bubblewrap mounts (it took 0.4 s to start with 900) and a
+    Landlock plan past the descriptor limit.  The projects that do not hold the checked file are
+    hidden whole; the checked one runs, its README is readable and its secrets are not."""
+    ws = workspace_outside_tmp
+    for i in range(150):
+        p = ws / f"p{i}"
+        (p / ".git").mkdir(parents=True)
+        (p / "backend").mkdir()
+        (p / "src").mkdir()
+        (p / ".env").write_text(f"OPENAI_API_KEY=sk-project-{i}\n")
+        (p / "backend" / ".env").write_text(f"OPENAI_API_KEY=sk-backend-{i}\n")
+        (p / "README").write_text(f"readme {i}\n")
+        for d in (p, p / ".git", p / "backend", p / "src"):
+            d.chmod(0o755)
+    source = "def f(x):\n    return x\n"
+    (ws / "p7" / "src" / "mod.py").write_text(source)
+    module = ModuleContext(
+        source=source, filename=str(ws / "p7" / "src" / "mod.py"), sys_path=(str(ws / "p7" / "src"), str(ws))
+    )
+    paths = [str(ws / rel) for rel in ("p7/README", "p7/.env", "p7/backend/.env", "p3/README", "p3/.env")]
+    read_in_python, read_in_c = readers(paths)
+    report = executor(mode).run(module, [Program("f"), read_in_python, read_in_c], INTS[:1])
+    assert report.outcomes[0][0] == ok(-3)
+    assert report.outcomes[1][0] == ok(["readme 7\n"] + ["PermissionError"] * 4)
+    if mode == "bwrap" or os.geteuid() == 0 or "landlock" in sb.kernel_layers():  # below the audit hook
+        # Landlock refuses (EACCES).  Under bubblewrap a hidden file is /dev/null bound on a nodev
+        # mount (EACCES) and a project hidden whole an empty tmpfs (ENOENT)
+        errs = ["errno 13"] * 4 if mode == "guard" else ["errno 13", "errno 13", "errno 2", "errno 2"]
+        assert report.outcomes[2][0] == ok(["readme 7\n", *errs])
+
+
 def test_workspace_is_read_only(mode, tmp_path):
     ws = tmp_path / "workspace"
     ws.mkdir()

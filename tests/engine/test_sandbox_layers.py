@@ -58,6 +58,119 @@ def test_hidden_paths_are_the_workspace_dotfiles_but_not_the_interpreter(tmp_pat
     assert all(not interp.prefixes[0].startswith(p) for p in sb.hidden_paths(interp, (str(venv_ws),)))
 
 
+def test_hidden_paths_reach_nested_dotfiles_and_follow_changes(tmp_path):
+    """A monorepo keeps backend/.env: dotfiles at any depth are hidden, not only the workspace's
+    top level (they were readable before).  Packages are not looked into, a symbolic link to a
+    folder is not followed, and a dotfile written later, folders down, is found on the next ask."""
+    (tmp_path / "backend" / "sub").mkdir(parents=True)
+    (tmp_path / "backend" / ".env").write_text("KEY=1")
+    (tmp_path / "backend" / "sub" / ".netrc").write_text("machine x password y")
+    (tmp_path / "backend" / "app.py").write_text("")
+    (tmp_path / "node_modules" / "pkg").mkdir(parents=True)
+    (tmp_path / "node_modules" / "pkg" / ".npmignore").write_text("")
+    (tmp_path / "loop").symlink_to(tmp_path)
+    # installed packages beside the user's files (pip --target, an extension's bundled libs)
+    (tmp_path / "libs" / "dep-1.0.dist-info").mkdir(parents=True)
+    (tmp_path / "libs" / "dep" / "data").mkdir(parents=True)
+    (tmp_path / "libs" / "dep" / "data" / ".fixture").write_text("")
+    interp = sb.probe_interpreter()
+
+    def hidden() -> list[str]:
+        return sorted(str(Path(p).relative_to(tmp_path)) for p in sb.hidden_paths(interp, (str(tmp_path),)))
+
+    assert hidden() == ["backend/.env", "backend/sub/.netrc"]
+    (tmp_path / "backend" / "sub" / "deeper").mkdir()
+    (tmp_path / "backend" / "sub" / "deeper" / ".env.local").write_text("KEY=2")
+    assert hidden() == ["backend/.env", "backend/sub/.netrc", "backend/sub/deeper/.env.local"]
+    # the file's own folder and the workspace folder (what a check passes): one walk, no repeats
+    both = sb.hidden_paths(interp, (str(tmp_path / "backend"), str(tmp_path)))
+    assert len(both) == len(set(both)) == 3
+
+
+def test_below_the_top_tool_settings_stay_visible_and_secrets_do_not(tmp_path):
+    """At the top of a workspace folder every dotfile is hidden.  Deeper, the tool settings and
+    caches a monorepo keeps in every package (.gitignore, .github, .pytest_cache) are not, so
+    they cost no mount and no Landlock rules; .env, .git, .npmrc and any dotfile not known to be
+    harmless are."""
+    (tmp_path / ".gitignore").write_text("")
+    pkg = tmp_path / "packages" / "a"
+    pkg.mkdir(parents=True)
+    for name in (".gitignore", ".eslintrc.json", ".env.production", ".npmrc", ".my-tokens"):
+        (pkg / name).write_text("")
+    for name in (".github", ".pytest_cache", ".git"):
+        (pkg / name).mkdir()
+    interp = sb.probe_interpreter()
+    hidden = sorted(str(Path(p).relative_to(tmp_path)) for p in sb.hidden_paths(interp, (str(tmp_path),)))
+    assert hidden == [
+        ".gitignore",
+        "packages/a/.env.production",
+        "packages/a/.git",
+        "packages/a/.my-tokens",
+        "packages/a/.npmrc",
+    ]
+    # the checked file's folder is a top too: all of its dotfiles
+    hidden = sb.hidden_paths(interp, (str(pkg), str(tmp_path)))
+    assert str(pkg / ".gitignore") in hidden and str(pkg / ".github") in hidden
+
+
+def test_many_projects_in_one_workspace_are_hidden_whole_but_the_checked_one(tmp_path):
+    """Past visibility.HIDDEN_MAX entries, folders that hold two or more are hidden in their
+    place, deepest first, never one on the way to the checked file, the workspace or the
+    interpreter.  The Landlock plan of what is left needs a handful of rules."""
+    from coherence.engine.execution import visibility
+    from coherence.engine.execution.coherence_worker import landlock
+
+    ws = tmp_path / "projects"
+    for i in range(2 * visibility.HIDDEN_MAX):
+        p = ws / f"p{i}"
+        (p / ".git").mkdir(parents=True)
+        (p / "backend").mkdir()
+        (p / ".env").write_text("")
+        (p / "backend" / ".env").write_text("")
+        (p / "README").write_text("")
+    checked = ws / "p7" / "src"
+    checked.mkdir()
+    interp = sb.probe_interpreter()
+    hidden = sb.hidden_paths(interp, (str(checked), str(ws)))
+    others = {str(ws / f"p{i}") for i in range(2 * visibility.HIDDEN_MAX) if i != 7}
+    assert set(hidden) == others | {str(ws / "p7" / rel) for rel in (".env", ".git", "backend/.env")}
+    rules = landlock.plan([str(ws), str(checked)], hidden)
+    granted = dict(rules)
+    assert granted[str(checked)] is True and granted[str(ws)] is False  # listed only
+    assert granted[str(ws / "p7" / "README")] is True and str(ws / "p7" / ".env") not in granted
+    assert not any(p in granted for p in others) and rules.left_out == []
+    assert len(rules) < 10
+
+
+def test_a_landlock_plan_past_its_rules_leaves_folders_out_and_never_grants_a_hidden_path(tmp_path):
+    """Each rule is a descriptor the job's leader holds and a system call in every child: past
+    ``max_rules`` the folders not granted yet are left out (unreadable), never granted whole."""
+    from coherence.engine.execution.coherence_worker import landlock
+
+    hidden = []
+    for i in range(6):
+        p = tmp_path / f"p{i}"
+        p.mkdir()
+        for name in ("a.py", "b.py", "data"):
+            (p / name).write_text("")
+        (p / ".env").write_text("")
+        hidden.append(str(p / ".env"))
+    (tmp_path / "top.py").write_text("")
+    rules = landlock.plan([str(tmp_path)], hidden, max_rules=12)
+    granted = dict(rules)
+    assert len(rules) == 12
+    assert granted[str(tmp_path)] is False  # the root first, listed only
+    assert rules.left_out  # the rest: neither granted whole nor listed
+    assert not set(rules.left_out) & set(granted)
+    for path, whole in rules:
+        assert not any(path == h or path.startswith(h + "/") for h in hidden)
+        if whole:
+            assert not any(h.startswith(path + "/") for h in hidden)
+    # with room, every entry but the hidden ones
+    full = dict(landlock.plan([str(tmp_path)], hidden))
+    assert len(full) == 1 + 1 + 6 * (1 + 3) and not set(hidden) & set(full)
+
+
 def test_the_report_names_the_layers_that_ran(mode, tmp_path):
     """The name comes from the worker (what its children apply), and a program sees the layers:
     no_new_privs set, a seccomp filter installed (mode 2 in /proc/self/status)."""

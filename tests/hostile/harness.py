@@ -166,6 +166,8 @@ class Machine:
         secret = f"sk-canary-{token}"
         (ws / ".env").write_text(f"OPENAI_API_KEY={secret}\n")
         (ws / ".git" / "config").write_text(f'[remote "origin"]\n\turl = https://x:{secret}@example.com/r.git\n')
+        # and one a folder down, as a monorepo keeps backend/.env (only the top level was hidden)
+        (ws / "pkg" / ".env.local").write_text(f"OPENAI_API_KEY={secret}\n")
         unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         unix.bind(str(tmp / "agent.sock"))
         unix.listen(4)

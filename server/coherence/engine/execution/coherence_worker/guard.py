@@ -114,7 +114,9 @@ def arm(state: Guard, job: Job) -> None:
     install the hook, once per process: audit hooks cannot be removed."""
     state["private"] = tuple(os.path.realpath(p) for p in job.get("private") or () if p)
     # the workspace's dotfiles and VCS directories (.env, .git): hidden even where allowed
-    state["hidden"] = tuple(os.path.realpath(p) for p in job.get("hidden") or () if p)
+    # (real paths already: visibility.hidden_paths resolves each, and a workspace like a home
+    # folder sends hundreds, whose realpath would cost every job tens of milliseconds)
+    state["hidden"] = frozenset(os.path.normpath(p) for p in job.get("hidden") or () if p and os.path.isabs(p))
     allow = [os.path.realpath(p) for p in (job.get("allow") or []) + sys.path if p and os.path.isabs(p)]
     state["allow"] = tuple(allow) + (state["root"],)
     install_guard(state)
@@ -177,9 +179,14 @@ def install_guard(state: Guard) -> None:
                 head = full[6:].split("/", 1)[0]
                 if head.isdigit() and int(head) != getpid():
                     return False
-            hidden = state.get("hidden") or ()
-            if hidden and under(full, hidden):
-                return False
+            hidden = state.get("hidden")
+            if hidden:
+                # the path or a folder above it: a lookup per level, not a comparison per hidden path
+                up = full
+                while up:
+                    if up in hidden:
+                        return False
+                    up = up.rpartition(sep)[0]
             private = state.get("private") or ()
             return not (private and under(full, private) and not under(full, state.get("allow") or ()))
         except BaseException:

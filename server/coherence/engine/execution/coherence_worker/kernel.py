@@ -18,6 +18,8 @@ from . import cgroup, landlock, seccomp
 
 TYPE_CHECKING = False  # see protocol.py
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .protocol import Job
 
 
@@ -41,7 +43,7 @@ class Layers:
         return out
 
 
-def plan(job: Job, readable: list[str], hidden: list[str]) -> Layers:
+def plan(job: Job, readable: list[str], hidden: Iterable[str]) -> Layers:
     """The layers of this job's children.  ``readable``: what a child may read (the
     interpreter, its packages, the workspace); ``hidden``: what in there it may not (the
     workspace's dotfiles and VCS directories)."""
