@@ -511,6 +511,31 @@ def test_a_workspace_of_many_projects_hides_the_others_whole_and_runs_the_checke
         assert report.outcomes[2][0] == ok(["readme 7\n", *errs])
 
 
+def test_a_guard_plan_out_of_rules_leaves_files_unreadable_and_says_so(workspace_outside_tmp):
+    """A flat folder with a .env and 600 other files needs a Landlock rule per file, past the
+    512 a plan makes: the last data files are left unreadable (never exposed), the modules are
+    granted first so a module imported at run time still loads (helper.py sorts after
+    data_*.txt), and the run's diagnostics say what happened."""
+    if "landlock" not in sb.kernel_layers():
+        pytest.skip("no Landlock here")
+    ws = workspace_outside_tmp
+    (ws / ".env").write_text("OPENAI_API_KEY=sk-flat-0123456789\n")
+    for i in range(600):
+        (ws / f"data_{i:03}.txt").write_text(f"{i}\n")
+    (ws / "helper.py").write_text("def g():\n    return 1\n")
+    # imported by a name the source does not spell, so in the child, under its Landlock domain
+    # (the leader imports every module a source names before it forks the children)
+    source = "import importlib\n\ndef f(x):\n    return x + importlib.import_module('hel' + 'per').g()\n"
+    (ws / "zz_mod.py").write_text(source)
+    module = ModuleContext(source=source, filename=str(ws / "zz_mod.py"), sys_path=(str(ws),))
+    read_in_python, read_in_c = readers([str(ws / "data_000.txt"), str(ws / "data_599.txt"), str(ws / ".env")])
+    report = executor("guard").run(module, [Program("f"), read_in_python, read_in_c], INTS[:1])
+    assert report.outcomes[0][0] == ok(-2)
+    assert report.outcomes[1][0] == ok(["0\n", "PermissionError", "PermissionError"])
+    assert report.outcomes[2][0] == ok(["0\n", "errno 13", "errno 13"])
+    assert any("left unreadable, past 512 rules" in d for d in report.diagnostics), report.diagnostics
+
+
 def test_workspace_is_read_only(mode, tmp_path):
     ws = tmp_path / "workspace"
     ws.mkdir()

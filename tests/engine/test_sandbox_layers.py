@@ -89,15 +89,15 @@ def test_hidden_paths_reach_nested_dotfiles_and_follow_changes(tmp_path):
 
 def test_below_the_top_tool_settings_stay_visible_and_secrets_do_not(tmp_path):
     """At the top of a workspace folder every dotfile is hidden.  Deeper, the tool settings and
-    caches a monorepo keeps in every package (.gitignore, .github, .pytest_cache) are not, so
-    they cost no mount and no Landlock rules; .env, .git, .npmrc and any dotfile not known to be
-    harmless are."""
+    caches a monorepo keeps in every package (.gitignore, .eslintrc.json, .pytest_cache) are
+    not, so they cost no mount and no Landlock rules; .env, .git, .npmrc, .vscode (a launch
+    configuration's environment) and any dotfile not known to be harmless are."""
     (tmp_path / ".gitignore").write_text("")
     pkg = tmp_path / "packages" / "a"
     pkg.mkdir(parents=True)
     for name in (".gitignore", ".eslintrc.json", ".env.production", ".npmrc", ".my-tokens"):
         (pkg / name).write_text("")
-    for name in (".github", ".pytest_cache", ".git"):
+    for name in (".vscode", ".pytest_cache", ".git"):
         (pkg / name).mkdir()
     interp = sb.probe_interpreter()
     hidden = sorted(str(Path(p).relative_to(tmp_path)) for p in sb.hidden_paths(interp, (str(tmp_path),)))
@@ -107,10 +107,11 @@ def test_below_the_top_tool_settings_stay_visible_and_secrets_do_not(tmp_path):
         "packages/a/.git",
         "packages/a/.my-tokens",
         "packages/a/.npmrc",
+        "packages/a/.vscode",
     ]
     # the checked file's folder is a top too: all of its dotfiles
     hidden = sb.hidden_paths(interp, (str(pkg), str(tmp_path)))
-    assert str(pkg / ".gitignore") in hidden and str(pkg / ".github") in hidden
+    assert str(pkg / ".gitignore") in hidden and str(pkg / ".pytest_cache") in hidden
 
 
 def test_many_projects_in_one_workspace_are_hidden_whole_but_the_checked_one(tmp_path):

@@ -103,17 +103,18 @@ def _find_exposed_paths(interp: Interpreter, extra: tuple[str, ...], roots: list
 _VCS = frozenset(("CVS", "_darcs", "_FOSSIL_", ".fslckout"))
 _HARMLESS_BELOW_TOP = frozenset(
     (
-        ".github", ".gitlab", ".circleci", ".devcontainer", ".vscode", ".idea", ".husky",
-        ".gitignore", ".gitattributes", ".gitkeep", ".keep", ".gitmodules", ".mailmap",
-        ".editorconfig", ".pre-commit-config.yaml", ".pre-commit-hooks.yaml", ".flake8",
-        ".pylintrc", ".coveragerc", ".isort.cfg", ".python-version", ".ruby-version",
-        ".node-version", ".nvmrc", ".tool-versions", ".dockerignore", ".npmignore",
-        ".prettierrc", ".prettierignore", ".eslintrc", ".eslintignore", ".eslintrc.js",
-        ".eslintrc.cjs", ".eslintrc.json", ".eslintrc.yml", ".babelrc", ".browserslistrc",
-        ".stylelintrc", ".markdownlint.json", ".yamllint", ".clang-format", ".clang-tidy",
-        ".readthedocs.yaml", ".readthedocs.yml", ".travis.yml", ".gitlab-ci.yml",
-        ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".tox", ".nox",
-        ".ipynb_checkpoints", ".DS_Store",
+        # not here, because they can hold keys in plain text: .vscode and .idea (launch and run
+        # configurations with environment variables), .devcontainer, CI files (.github,
+        # .gitlab-ci.yml, .circleci, .travis.yml), .gitmodules (remote URLs with a token)
+        ".gitignore", ".gitattributes", ".gitkeep", ".keep", ".editorconfig",
+        ".pre-commit-config.yaml", ".pre-commit-hooks.yaml", ".flake8", ".pylintrc",
+        ".coveragerc", ".isort.cfg", ".python-version", ".ruby-version", ".node-version",
+        ".nvmrc", ".tool-versions", ".dockerignore", ".npmignore", ".prettierrc",
+        ".prettierignore", ".eslintrc", ".eslintignore", ".eslintrc.js", ".eslintrc.cjs",
+        ".eslintrc.json", ".eslintrc.yml", ".babelrc", ".browserslistrc", ".stylelintrc",
+        ".markdownlint.json", ".yamllint", ".clang-format", ".clang-tidy", ".readthedocs.yaml",
+        ".readthedocs.yml", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis",
+        ".tox", ".nox", ".ipynb_checkpoints", ".DS_Store",
     )
 )  # fmt: skip
 # Folders not looked into: packages, not the user's files.

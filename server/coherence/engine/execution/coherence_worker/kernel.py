@@ -24,12 +24,13 @@ if TYPE_CHECKING:
 
 
 class Layers:
-    __slots__ = ("seccomp", "landlock", "memcg")
+    __slots__ = ("seccomp", "landlock", "memcg", "left_out")
 
     def __init__(self) -> None:
         self.seccomp: seccomp.Prepared | None = None  # the filter, when the kernel takes it (see seccomp.program)
         self.landlock: landlock.Prepared | None = None  # a landlock.Prepared, when the kernel has Landlock
         self.memcg: cgroup.JobCgroup | None = None  # the job's cgroup, when one could be made (enter_memcg)
+        self.left_out: list[str] = []  # folders Landlock leaves unreadable: the plan ran out of rules
 
     def names(self) -> list[str]:
         """What the children apply, in the sandbox's name: ``["landlock", "seccomp"]``."""
@@ -59,7 +60,9 @@ def plan(job: Job, readable: list[str], hidden: Iterable[str]) -> Layers:
     version = landlock.abi()
     if version:
         reads = job.get("sandbox") != "bwrap"
-        rules = landlock.open_rules(landlock.plan(readable, hidden)) if reads else []
+        planned = landlock.plan(readable, hidden) if reads else landlock.Plan()
+        layers.left_out = planned.left_out
+        rules = landlock.open_rules(planned)
         layers.landlock = landlock.Prepared(version, rules, reads)
     return layers
 

@@ -87,11 +87,20 @@ def _under(path: str, root: str) -> bool:
 MAX_RULES = 512
 
 
-class Plan(list):  # type: ignore[type-arg]
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    _Rules = list[tuple[str, bool]]
+else:
+    _Rules = list  # (a subscripted list is no base class before Python 3.9; workers run under 3.8 too)
+
+
+class Plan(_Rules):
     """``[(path, whole)]`` with ``left_out``: the folders not granted because the plan ran out of
     rules (nothing in them can be read)."""
 
-    left_out: list[str]
+    def __init__(self) -> None:
+        super().__init__()
+        self.left_out: list[str] = []
 
 
 def plan(readable: list[str], hidden: Iterable[str], max_rules: int = MAX_RULES) -> Plan:
@@ -113,7 +122,6 @@ def plan(readable: list[str], hidden: Iterable[str], max_rules: int = MAX_RULES)
                 break
             parent = os.path.dirname(parent)
     out = Plan()
-    out.left_out = []
     whole: set[str] = set()
 
     def under_any(path: str, paths: set[str]) -> bool:
@@ -148,12 +156,24 @@ def plan(readable: list[str], hidden: Iterable[str], max_rules: int = MAX_RULES)
             continue
         out.append((path, False))
         try:
-            names = sorted(os.listdir(path))
+            with os.scandir(path) as it:
+                # folders and modules first: when the rules run out, what imports need is in
+                names = [name for _, name in sorted((_later(e), e.name) for e in it)]
         except OSError:
             continue
         prefix = path.rstrip("/") + "/"
         queue.extend((prefix + name, depth + 1) for name in names)
     return out
+
+
+def _later(entry: os.DirEntry[str]) -> bool:
+    """An entry a plan short of rules grants after the others: neither a folder nor a module."""
+    try:
+        if entry.is_dir():
+            return False
+    except OSError:
+        pass
+    return not entry.name.endswith((".py", ".pth", ".so"))
 
 
 def open_rules(paths: list[tuple[str, bool]]) -> list[tuple[int, bool, int]]:

@@ -15,7 +15,7 @@ import struct
 import sys
 import time
 
-from . import ahead, disk, guard, kernel, loading, protocol, sealed, spawn, watch
+from . import ahead, disk, guard, kernel, landlock, loading, protocol, sealed, spawn, watch
 from .canon import make_canonicalizer
 from .protocol import BUDGET_EXCEEDED, CRASH_DISK, DONE_RECORD, META, MODULE, SANDBOX, TOLD_HANGS
 from .timer import Timer
@@ -175,6 +175,14 @@ class Leader:
             job, [p for p in self.guard["allow"] if p != self.guard["root"]], self.guard["hidden"]
         )
         self.layers.memcg = memcg
+        if self.layers.left_out:
+            left = self.layers.left_out
+            self.emit_json(
+                META,
+                protocol.DIAGNOSTIC,
+                f"Landlock: {len(left)} folders left unreadable, past {landlock.MAX_RULES} rules "
+                f"(the workspace's hidden entries are many): {', '.join(left[:3])}",
+            )
         # which kernel layers the children apply, so coherence can name the sandbox that ran
         names = self.layers.names()
         self.emit_json(META, SANDBOX, names)
