@@ -48,32 +48,35 @@ NOBODY = 65534
 CHILD_UID_BASE = 1500000000
 CHILD_UID_SPAN = 500000000
 
-# event -> (indices of path arguments, index of dir_fd argument or None)
+# event -> ((index of a path argument, index of its dir_fd argument or None), ...): a write
+# must stay inside the child's directory.  Each path is judged against its own dir_fd
+# (os.rename's destination has one of its own: judged against the source's, a rename into the
+# workspace passed).
 PATHS = {
-    "os.remove": ((0,), 1),
-    "os.rmdir": ((0,), 1),
-    "os.mkdir": ((0,), 2),
-    "os.rename": ((0, 1), 2),
-    "os.link": ((1,), 3),
-    "os.symlink": ((1,), 2),
-    "os.chmod": ((0,), 2),
-    "os.chown": ((0,), 3),
-    "os.lchown": ((0,), None),
-    "os.utime": ((0,), 3),
-    "os.truncate": ((0,), None),
-    "os.setxattr": ((0,), None),
-    "os.removexattr": ((0,), None),
-    "os.chflags": ((0,), None),
-    "os.lchflags": ((0,), None),
-    "os.mkfifo": ((0,), 2),
-    "os.mknod": ((0,), 3),
-    "shutil.rmtree": ((0,), 1),
-    "shutil.copyfile": ((1,), None),
-    "shutil.copymode": ((1,), None),
-    "shutil.copystat": ((1,), None),
-    "shutil.copytree": ((1,), None),
-    "shutil.move": ((0, 1), None),
-    "shutil.chown": ((0,), None),
+    "os.remove": ((0, 1),),
+    "os.rmdir": ((0, 1),),
+    "os.mkdir": ((0, 2),),
+    "os.rename": ((0, 2), (1, 3)),
+    "os.link": ((1, 3),),
+    "os.symlink": ((1, 2),),
+    "os.chmod": ((0, 2),),
+    "os.chown": ((0, 3),),
+    "os.lchown": ((0, None),),
+    "os.utime": ((0, 3),),
+    "os.truncate": ((0, None),),
+    "os.setxattr": ((0, None),),
+    "os.removexattr": ((0, None),),
+    "os.chflags": ((0, None),),
+    "os.lchflags": ((0, None),),
+    "os.mkfifo": ((0, 2),),
+    "os.mknod": ((0, 3),),
+    "shutil.rmtree": ((0, 1),),
+    "shutil.copyfile": ((1, None),),
+    "shutil.copymode": ((1, None),),
+    "shutil.copystat": ((1, None),),
+    "shutil.copytree": ((1, None),),
+    "shutil.move": ((0, None), (1, None)),
+    "shutil.chown": ((0, None),),
 }
 PROCS = frozenset(
     (
@@ -139,22 +142,35 @@ def install_guard(state: Guard) -> None:
     watch, paths, procs, kills = WATCH, PATHS, PROCS, KILL
     leader, child = LEADER, CHILD
 
+    def resolved(p: Any, dir_fd: Any) -> str:
+        """The real path ``p`` names, relative to ``dir_fd`` when it is one (else the cwd)."""
+        p = fspath(p)
+        if isinstance(p, bytes):
+            p = fsdecode(p)
+        if not p.startswith("/") and isinstance(dir_fd, int) and dir_fd >= 0:
+            base = readlink("/proc/self/fd/%d" % dir_fd)
+        else:
+            base = getcwd()
+        return realpath(join(base, p))
+
     def inside(path: Any, dir_fd: Any = None) -> bool:
         try:
             if isinstance(path, int):
                 return True  # an already-open descriptor
-            p = fspath(path)
-            if isinstance(p, bytes):
-                p = fsdecode(p)
-            if not p.startswith("/") and isinstance(dir_fd, int) and dir_fd >= 0:
-                base = readlink("/proc/self/fd/%d" % dir_fd)
-            else:
-                base = getcwd()
-            full = realpath(join(base, p))
+            full = resolved(path, dir_fd)
             root = state["root"]
             return full == root or full.startswith(root + sep)
         except BaseException:
             return False
+
+    def relative(path: Any) -> bool:
+        try:
+            if isinstance(path, int):
+                return False  # a descriptor, not a path
+            p = fspath(path)
+            return not (p.startswith(b"/") if isinstance(p, bytes) else p.startswith("/"))
+        except BaseException:
+            return True
 
     def under(path: str, roots: Iterable[str]) -> bool:
         for r in roots:
@@ -162,7 +178,7 @@ def install_guard(state: Guard) -> None:
                 return True
         return False
 
-    def readable(path: Any) -> bool:
+    def readable(path: Any, dir_fd: Any = None) -> bool:
         """Reads are free except other processes' /proc entries (their environment holds the
         editor's API keys), the workspace's hidden paths, and the private directories (the
         user's home) outside the paths the program legitimately needs (interpreter,
@@ -171,10 +187,7 @@ def install_guard(state: Guard) -> None:
         try:
             if isinstance(path, int):
                 return True
-            p = fspath(path)
-            if isinstance(p, bytes):
-                p = fsdecode(p)
-            full = realpath(join(getcwd(), p))
+            full = resolved(path, dir_fd)
             if full.startswith("/proc/"):
                 head = full[6:].split("/", 1)[0]
                 if head.isdigit() and int(head) != getpid():
@@ -209,7 +222,12 @@ def install_guard(state: Guard) -> None:
                     isinstance(fl, int) and fl & WFLAGS
                 )
             except BaseException:
+                m = None
                 writing = True
+            if m is None and relative(args[0]):
+                # os.open's event does not carry its dir_fd: os.open(".env", dir_fd=<the
+                # workspace>) would be judged as a path in the child's own directory
+                deny("os.open of a relative path " + str(args[0])[:200])
             if writing:
                 if not inside(args[0]):
                     deny("writing " + str(args[0])[:200])
@@ -218,13 +236,14 @@ def install_guard(state: Guard) -> None:
             return
         spec = paths.get(event)
         if spec is not None:
-            idx, dfd = spec
-            dir_fd = None
-            if dfd is not None and len(args) > dfd:
-                dir_fd = args[dfd]
-            for k in idx:
+            for k, dfd in spec:
+                dir_fd = args[dfd] if dfd is not None and dfd < len(args) else None
                 if k < len(args) and not inside(args[k], dir_fd):
                     deny(event + " " + str(args[k])[:200])
+            # a hard link to a hidden file in the child's own directory reads as that file
+            # (realpath cannot tell them apart)
+            if event == "os.link" and mode == child and not readable(args[0], args[2] if len(args) > 2 else None):
+                deny("os.link of " + str(args[0])[:200])
             return
         if event in procs:
             deny(event)

@@ -1,0 +1,86 @@
+"""The audit hook alone (``coherence_worker/guard.py``), as a child runs under it where no kernel
+layer backs it (macOS, a kernel without Landlock): calls that name a path relative to a
+directory descriptor, and hard links.
+
+Each attack here got through before: ``os.open(".env", dir_fd=<workspace>)`` was judged as a
+path in the child's own directory (the ``open`` audit event does not carry ``dir_fd``), a rename's
+destination was judged against the source's ``dir_fd``, and a hard link to a hidden file in the
+child's directory read as that file.  The hook is installed for good, so it runs in a process of
+its own.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+WORKER_DIR = Path(__file__).resolve().parents[2] / "server" / "coherence" / "engine" / "execution"
+
+SCRIPT = r"""
+import json, os, sys
+from coherence_worker import guard
+ws, root = sys.argv[1], sys.argv[2]
+state = {"mode": guard.LOAD, "root": root}
+guard.arm(state, {"hidden": [os.path.join(ws, ".env")], "private": [], "allow": []})
+state["mode"] = guard.CHILD
+os.chdir(root)
+fd = os.open(ws, os.O_RDONLY)
+with open(os.path.join(root, "mine.txt"), "w") as f:
+    f.write("mine")
+attacks = {
+    "os.open reads .env by dir_fd": lambda: os.read(os.open(".env", os.O_RDONLY, dir_fd=fd), 100),
+    "os.open writes into the workspace by dir_fd":
+        lambda: os.open("planted.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd),
+    "open() with an opener that uses dir_fd":
+        lambda: open("planted2.txt", "w", opener=lambda p, fl: os.open(p, fl, 0o644, dir_fd=fd)),
+    "rename into the workspace by dst_dir_fd":
+        lambda: os.rename(os.path.join(root, "mine.txt"), "moved.txt", dst_dir_fd=fd),
+    "hard link to .env": lambda: os.link(os.path.join(ws, ".env"), os.path.join(root, "l1")),
+    "hard link to .env by src_dir_fd": lambda: os.link(".env", os.path.join(root, "l2"), src_dir_fd=fd),
+}
+allowed = {
+    "open() of a file in its own directory": lambda: open("own.txt", "w").write("ok"),
+    "os.open of its own file by absolute path":
+        lambda: os.open(os.path.join(root, "own2.txt"), os.O_WRONLY | os.O_CREAT, 0o644),
+    "hard link of its own file": lambda: os.link(os.path.join(root, "mine.txt"), os.path.join(root, "l3")),
+    "reading a workspace file": lambda: open(os.path.join(ws, "data.txt")).read(),
+}
+
+
+def outcome(call):
+    try:
+        call()
+        return "allowed"
+    except PermissionError as e:
+        return "denied" if "coherence sandbox" in str(e) else "os: " + str(e)
+    except OSError as e:
+        return "os: " + str(e)
+
+
+print(json.dumps({kind: {name: outcome(call) for name, call in cases.items()}
+                  for kind, cases in (("attacks", attacks), ("allowed", allowed))}))
+"""
+
+
+def test_paths_relative_to_a_directory_descriptor_and_hard_links(tmp_path):
+    ws = tmp_path / "ws"
+    root = tmp_path / "root"
+    ws.mkdir()
+    root.mkdir()
+    (ws / ".env").write_text("OPENAI_API_KEY=sk-hook-0123456789\n")
+    (ws / "data.txt").write_text("data\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ws), str(root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PYTHONPATH": str(WORKER_DIR), "PATH": "/usr/bin:/bin"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = json.loads(proc.stdout)
+    assert got["attacks"] == dict.fromkeys(got["attacks"], "denied") and len(got["attacks"]) == 6
+    assert got["allowed"] == dict.fromkeys(got["allowed"], "allowed") and len(got["allowed"]) == 4
+    assert sorted(p.name for p in ws.iterdir()) == [".env", "data.txt"]  # nothing landed there
+    assert not any("sk-hook" in p.read_text() for p in root.iterdir() if p.is_file())
