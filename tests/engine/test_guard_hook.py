@@ -1,12 +1,17 @@
 """The audit hook alone (``coherence_worker/guard.py``), as a child runs under it where no kernel
-layer backs it (macOS, a kernel without Landlock): calls that name a path relative to a
-directory descriptor, and hard links.
+layer backs it (macOS, a kernel without Landlock): paths relative to a directory descriptor,
+hard links, and standard-library C modules that write files without an "open" event.
 
-Each attack here got through before: ``os.open(".env", dir_fd=<workspace>)`` was judged as a
-path in the child's own directory (the ``open`` audit event does not carry ``dir_fd``), a rename's
-destination was judged against the source's ``dir_fd``, and a hard link to a hidden file in the
-child's directory read as that file.  The hook is installed for good, so it runs in a process of
-its own.
+Each attack here got through before:
+- ``os.open(".env", dir_fd=<workspace>)`` was judged as a path in the child's own directory
+  (the "open" audit event does not carry ``dir_fd``);
+- a rename's destination was judged against the source's ``dir_fd``;
+- a hard link to a hidden file, in the child's directory, read as that file;
+- sqlite3 wrote a database anywhere, and readline, once imported, can write its history file
+  anywhere.
+
+SQL's ATTACH still names any file (the README says so).  The hook is installed for good, so it
+runs in a process of its own.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from pathlib import Path
 WORKER_DIR = Path(__file__).resolve().parents[2] / "server" / "coherence" / "engine" / "execution"
 
 SCRIPT = r"""
-import json, os, sys
+import json, os, sqlite3, sys
 from coherence_worker import guard
 ws, root = sys.argv[1], sys.argv[2]
 state = {"mode": guard.LOAD, "root": root}
@@ -39,6 +44,11 @@ attacks = {
         lambda: os.rename(os.path.join(root, "mine.txt"), "moved.txt", dst_dir_fd=fd),
     "hard link to .env": lambda: os.link(os.path.join(ws, ".env"), os.path.join(root, "l1")),
     "hard link to .env by src_dir_fd": lambda: os.link(".env", os.path.join(root, "l2"), src_dir_fd=fd),
+    "sqlite3 database in the workspace": lambda: sqlite3.connect(os.path.join(ws, "planted.db")).execute(
+        "create table t(x)"
+    ),
+    "sqlite3 database by file: URI": lambda: sqlite3.connect("file:" + os.path.join(ws, "p.db") + "?mode=rwc", uri=True),
+    "import readline (writes its history file without an open event)": lambda: __import__("readline"),
 }
 allowed = {
     "open() of a file in its own directory": lambda: open("own.txt", "w").write("ok"),
@@ -46,6 +56,8 @@ allowed = {
         lambda: os.open(os.path.join(root, "own2.txt"), os.O_WRONLY | os.O_CREAT, 0o644),
     "hard link of its own file": lambda: os.link(os.path.join(root, "mine.txt"), os.path.join(root, "l3")),
     "reading a workspace file": lambda: open(os.path.join(ws, "data.txt")).read(),
+    "sqlite3 in memory": lambda: sqlite3.connect(":memory:").execute("create table t(x)"),
+    "sqlite3 database in its own directory": lambda: sqlite3.connect("own.db").execute("create table t(x)"),
 }
 
 
@@ -80,7 +92,7 @@ def test_paths_relative_to_a_directory_descriptor_and_hard_links(tmp_path):
     )
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
-    assert got["attacks"] == dict.fromkeys(got["attacks"], "denied") and len(got["attacks"]) == 6
-    assert got["allowed"] == dict.fromkeys(got["allowed"], "allowed") and len(got["allowed"]) == 4
+    assert got["attacks"] == dict.fromkeys(got["attacks"], "denied") and len(got["attacks"]) == 9
+    assert got["allowed"] == dict.fromkeys(got["allowed"], "allowed") and len(got["allowed"]) == 6
     assert sorted(p.name for p in ws.iterdir()) == [".env", "data.txt"]  # nothing landed there
-    assert not any("sk-hook" in p.read_text() for p in root.iterdir() if p.is_file())
+    assert not any(b"sk-hook" in p.read_bytes() for p in root.iterdir() if p.is_file())

@@ -109,7 +109,11 @@ PROCS = frozenset(
     )
 )
 KILL = frozenset(("os.kill", "os.killpg", "signal.pthread_kill"))
-WATCH = frozenset(PATHS) | PROCS | KILL | {"open"}
+# C modules of the standard library that write files without an "open" event: sqlite3 names
+# its database in "sqlite3.connect" (Python >= 3.10), readline writes its history with none
+SQLITE = "sqlite3.connect"
+NO_IMPORT = frozenset(("readline",))
+WATCH = frozenset(PATHS) | PROCS | KILL | {"open", SQLITE, "import"}
 
 
 def arm(state: Guard, job: Job) -> None:
@@ -139,7 +143,7 @@ def install_guard(state: Guard) -> None:
     getpid = os.getpid
     # closure cells, not globals: the hook runs on every audit event (a child's marshal load of
     # each input is one)
-    watch, paths, procs, kills = WATCH, PATHS, PROCS, KILL
+    watch, paths, procs, kills, sqlite, no_import = WATCH, PATHS, PROCS, KILL, SQLITE, NO_IMPORT
     leader, child = LEADER, CHILD
 
     def resolved(p: Any, dir_fd: Any) -> str:
@@ -233,6 +237,21 @@ def install_guard(state: Guard) -> None:
                     deny("writing " + str(args[0])[:200])
             elif mode == child and not readable(args[0]):
                 deny("reading " + str(args[0])[:200])
+            return
+        if event == "import":
+            if args and args[0] in no_import:
+                deny("import " + str(args[0]))
+            return
+        if event == sqlite:
+            # an in-memory database, or a file in the child's own directory (ATTACH in SQL
+            # still names any file: see the README's weak modes)
+            db = args[0] if args else None
+            if isinstance(db, bytes):
+                db = fsdecode(db)
+            if isinstance(db, str) and db.startswith("file:"):
+                db = db[5:].split("?", 1)[0]
+            if db not in ("", ":memory:") and not inside(db):
+                deny("sqlite3.connect " + str(args[0])[:200])
             return
         spec = paths.get(event)
         if spec is not None:
