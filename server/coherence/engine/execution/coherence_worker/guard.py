@@ -110,9 +110,11 @@ PROCS = frozenset(
 )
 KILL = frozenset(("os.kill", "os.killpg", "signal.pthread_kill"))
 # C modules of the standard library that write files without an "open" event: sqlite3 names
-# its database in "sqlite3.connect" (Python >= 3.10), readline writes its history with none
+# its database in "sqlite3.connect" (Python >= 3.10); readline writes its history file and the
+# dbm backends their databases with none.  Those are not importable (ImportError, so that
+# dbm.open falls back to dbm.dumb, which writes with open()).
 SQLITE = "sqlite3.connect"
-NO_IMPORT = frozenset(("readline",))
+NO_IMPORT = frozenset(("readline", "_dbm", "_gdbm"))
 WATCH = frozenset(PATHS) | PROCS | KILL | {"open", SQLITE, "import"}
 
 
@@ -240,7 +242,7 @@ def install_guard(state: Guard) -> None:
             return
         if event == "import":
             if args and args[0] in no_import:
-                deny("import " + str(args[0]))
+                raise ImportError("blocked by the coherence sandbox: import " + str(args[0]))
             return
         if event == sqlite:
             # an in-memory database, or a file in the child's own directory (ATTACH in SQL
