@@ -16,6 +16,7 @@ import errno
 import io
 import os
 import signal
+import stat
 import struct
 import sys
 
@@ -143,6 +144,10 @@ def install_guard(state: Guard) -> None:
     sep = os.sep
     WFLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
     getpid = os.getpid
+    listdir = os.listdir
+    fstat = os.fstat
+    S_ISDIR = stat.S_ISDIR
+    fd_dir = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"
     # closure cells, not globals: the hook runs on every audit event (a child's marshal load of
     # each input is one)
     watch, paths, procs, kills, sqlite, no_import = WATCH, PATHS, PROCS, KILL, SQLITE, NO_IMPORT
@@ -177,6 +182,20 @@ def install_guard(state: Guard) -> None:
             return not (p.startswith(b"/") if isinstance(p, bytes) else p.startswith("/"))
         except BaseException:
             return True
+
+    def holds_a_folder() -> bool:
+        """Whether this process holds a descriptor of a directory."""
+        try:
+            names = listdir(fd_dir)
+        except BaseException:
+            return True
+        for n in names:
+            try:
+                if S_ISDIR(fstat(int(n)).st_mode):
+                    return True
+            except BaseException:
+                continue  # (the listing's own descriptor, closed by now)
+        return False
 
     def under(path: str, roots: Iterable[str]) -> bool:
         for r in roots:
@@ -230,9 +249,10 @@ def install_guard(state: Guard) -> None:
             except BaseException:
                 m = None
                 writing = True
-            if m is None and relative(args[0]):
+            if m is None and relative(args[0]) and holds_a_folder():
                 # os.open's event does not carry its dir_fd: os.open(".env", dir_fd=<the
-                # workspace>) would be judged as a path in the child's own directory
+                # workspace>) would be judged as a path in the child's own directory.  With no
+                # folder open, dir_fd can name none (Path.touch of a relative path is fine)
                 deny("os.open of a relative path " + str(args[0])[:200])
             if writing:
                 if not inside(args[0]):
