@@ -120,8 +120,8 @@ _HARMLESS_BELOW_TOP = frozenset(
 # Folders not looked into: packages, not the user's files.
 _NOT_WALKED = frozenset(("node_modules", "__pycache__", "site-packages", "dist-packages"))
 # Folders looked into per workspace, breadth first: a dotfile deeper than that in a huge tree is
-# not found (said in the log).  A clean clone of this repository has about 50 (node_modules left
-# out); with the extension's bundled packages built, about 1,300.
+# not found (said in the log).  This repository has about 50 (node_modules and the extension's
+# bundled packages left out; with them, 1,343).
 WALK_DIRS = 2000
 # Hidden entries past which whole folders are hidden instead (see _collapse).  Measured on a
 # workspace like a home folder (benchmarks/hidden_paths.py): bubblewrap took 5 ms to start with
@@ -167,7 +167,8 @@ def hidden_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
         collapsed = _collapse(out, keep, HIDDEN_MAX)
         if ("collapse", *roots) not in _warned and len(collapsed) < len(out):
             _warned.add(("collapse", *roots))
-            folders = [p for p in collapsed if p not in set(out)]
+            entries = set(out)
+            folders = [p for p in collapsed if p not in entries]
             log.warning(
                 "coherence: %d dotfiles and VCS folders under %s; %d folders that hold them are hidden "
                 "whole from generated code (e.g. %s)",

@@ -30,7 +30,7 @@ class Layers:
         self.seccomp: seccomp.Prepared | None = None  # the filter, when the kernel takes it (see seccomp.program)
         self.landlock: landlock.Prepared | None = None  # a landlock.Prepared, when the kernel has Landlock
         self.memcg: cgroup.JobCgroup | None = None  # the job's cgroup, when one could be made (enter_memcg)
-        self.left_out: list[str] = []  # folders Landlock leaves unreadable: the plan ran out of rules
+        self.left_out: list[str] = []  # paths Landlock leaves unreadable: the plan ran out of rules
 
     def names(self) -> list[str]:
         """What the children apply, in the sandbox's name: ``["landlock", "seccomp"]``."""

@@ -20,8 +20,15 @@ import collections
 import ctypes
 import os
 import struct
-from collections.abc import Iterable
 from functools import lru_cache
+
+TYPE_CHECKING = False  # see protocol.py
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    _Rules = list[tuple[str, bool]]
+else:
+    _Rules = list  # (a subscripted list is no base class before Python 3.9; workers run under 3.8 too)
 
 CREATE_RULESET, ADD_RULE, RESTRICT_SELF = 444, 445, 446
 CREATE_RULESET_VERSION = 1
@@ -76,10 +83,6 @@ def _fs_rights(version: int) -> int:
     return rights
 
 
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
 # Rules a plan may make.  Each is an O_PATH descriptor the leader holds for the job and a system
 # call in every child.  A workspace like a home folder (150 projects, each with .git, .env and
 # backend/.env) asks for about 1,200, which passes the usual 1,024 descriptor limit; this many
@@ -87,16 +90,9 @@ def _under(path: str, root: str) -> bool:
 MAX_RULES = 512
 
 
-TYPE_CHECKING = False  # see protocol.py
-if TYPE_CHECKING:
-    _Rules = list[tuple[str, bool]]
-else:
-    _Rules = list  # (a subscripted list is no base class before Python 3.9; workers run under 3.8 too)
-
-
 class Plan(_Rules):
-    """``[(path, whole)]`` with ``left_out``: the folders not granted because the plan ran out of
-    rules (nothing in them can be read)."""
+    """``[(path, whole)]`` with ``left_out``: the folders and files not granted because the plan
+    ran out of rules (they cannot be read)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -147,7 +143,9 @@ def plan(readable: list[str], hidden: Iterable[str], max_rules: int = MAX_RULES)
             continue
         if path in hidden_set or path in whole:
             continue
-        if len(out) >= max_rules or depth > 12:
+        if depth > 12:
+            continue  # (not granted: deeper than any import path)
+        if len(out) >= max_rules:
             out.left_out.append(path)
             continue
         if path not in holders:

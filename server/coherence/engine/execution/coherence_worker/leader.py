@@ -180,7 +180,7 @@ class Leader:
             self.emit_json(
                 META,
                 protocol.DIAGNOSTIC,
-                f"Landlock: {len(left)} folders left unreadable, past {landlock.MAX_RULES} rules "
+                f"Landlock: {len(left)} paths left unreadable, past {landlock.MAX_RULES} rules "
                 f"(the workspace's hidden entries are many): {', '.join(left[:3])}",
             )
         # which kernel layers the children apply, so coherence can name the sandbox that ran
