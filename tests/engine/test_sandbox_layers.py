@@ -114,6 +114,29 @@ def test_below_the_top_tool_settings_stay_visible_and_secrets_do_not(tmp_path):
     assert str(pkg / ".gitignore") in hidden and str(pkg / ".pytest_cache") in hidden
 
 
+def test_files_that_hold_keys_by_name_are_hidden_at_any_depth(tmp_path):
+    """A private key, a service account, Terraform state: no dot in the name, and readable by
+    generated code before.  Their public halves and ordinary files stay visible."""
+    deploy = tmp_path / "deploy" / "keys"
+    deploy.mkdir(parents=True)
+    for name in ("id_ed25519", "id_ed25519.pub", "server.PEM", "server.crt", "notes.md"):
+        (deploy / name).write_text("")
+    (tmp_path / "infra").mkdir()
+    for name in ("terraform.tfstate", "prod.tfvars", "main.tf", "service-account-prod.json", "data.json"):
+        (tmp_path / "infra" / name).write_text("")
+    (tmp_path / "credentials.json").write_text("")
+    interp = sb.probe_interpreter()
+    hidden = sorted(str(Path(p).relative_to(tmp_path)) for p in sb.hidden_paths(interp, (str(tmp_path),)))
+    assert hidden == [
+        "credentials.json",
+        "deploy/keys/id_ed25519",
+        "deploy/keys/server.PEM",
+        "infra/prod.tfvars",
+        "infra/service-account-prod.json",
+        "infra/terraform.tfstate",
+    ]
+
+
 def test_many_projects_in_one_workspace_are_hidden_whole_but_the_checked_one(tmp_path):
     """Past visibility.HIDDEN_MAX entries, folders that hold two or more are hidden in their
     place, deepest first, never one on the way to the checked file, the workspace or the

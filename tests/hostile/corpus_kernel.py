@@ -137,7 +137,7 @@ def f(x):
         """
 def f(x):
     got = []
-    for path in ("@@WS@@/.env", "@@WS@@/.git/config", "@@WS@@/pkg/.env.local"):
+    for path in ("@@WS@@/.env", "@@WS@@/.git/config", "@@WS@@/pkg/.env.local", "@@WS@@/pkg/deploy.pem"):
         try:
             got.append(open(path).read())
         except OSError:
@@ -156,7 +156,7 @@ def f(x):
 def f(x):
     got = []
     buf = ctypes.create_string_buffer(4096)
-    for path in (b"@@WS@@/.env", b"@@WS@@/.git/config", b"@@WS@@/pkg/.env.local"):
+    for path in (b"@@WS@@/.env", b"@@WS@@/.git/config", b"@@WS@@/pkg/.env.local", b"@@WS@@/pkg/deploy.pem"):
         fd = libc.open(path, os.O_RDONLY)
         if fd >= 0:
             n = libc.read(fd, buf, 4096)

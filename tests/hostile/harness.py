@@ -168,6 +168,8 @@ class Machine:
         (ws / ".git" / "config").write_text(f'[remote "origin"]\n\turl = https://x:{secret}@example.com/r.git\n')
         # and one a folder down, as a monorepo keeps backend/.env (only the top level was hidden)
         (ws / "pkg" / ".env.local").write_text(f"OPENAI_API_KEY={secret}\n")
+        # and a key file without a dot, which only its name marks
+        (ws / "pkg" / "deploy.pem").write_text(f"-----BEGIN PRIVATE KEY-----\n{secret}\n")
         unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         unix.bind(str(tmp / "agent.sock"))
         unix.listen(4)

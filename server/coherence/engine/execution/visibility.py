@@ -117,6 +117,31 @@ _HARMLESS_BELOW_TOP = frozenset(
         ".tox", ".nox", ".ipynb_checkpoints", ".DS_Store",
     )
 )  # fmt: skip
+# Files without a leading dot that hold keys by their name or kind (an SSH or TLS private key, a
+# cloud service account, Terraform state): hidden at any depth too.  Matched on the lower-cased
+# name; public halves (id_rsa.pub, *.crt) are not.
+_SECRET_NAMES = frozenset(
+    (
+        "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "credentials", "credentials.json",
+        "credentials.yml", "credentials.yaml", "secrets.json", "secrets.yml", "secrets.yaml",
+        "secrets.toml", "terraform.tfstate", "terraform.tfstate.backup", "htpasswd", "pgpass",
+        "_netrc",
+    )
+)  # fmt: skip
+_SECRET_SUFFIXES = (".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".kdbx", ".tfvars")
+_SECRET_PREFIXES = ("service-account", "service_account", "client_secret")
+
+
+def secret_name(name: str) -> bool:
+    """Whether a file called ``name`` holds keys, by its name alone."""
+    low = name.lower()
+    return (
+        low in _SECRET_NAMES
+        or low.endswith(_SECRET_SUFFIXES)
+        or (low.startswith(_SECRET_PREFIXES) and low.endswith(".json"))
+    )
+
+
 # Folders not looked into: packages, not the user's files.
 _NOT_WALKED = frozenset(("node_modules", "__pycache__", "site-packages", "dist-packages"))
 # Folders looked into per workspace, breadth first: a dotfile deeper than that in a huge tree is
@@ -278,6 +303,9 @@ def _list(folder: str, mtime: int, needed: list[str], top: bool) -> _Listing | N
             continue
         if name in _NOT_WALKED or any(under(n, entry.path) for n in needed):
             continue  # packages, or the interpreter's own tree (a venv in the workspace)
+        if secret_name(name):
+            hidden.append(os.path.realpath(entry.path))
+            continue
         try:
             if entry.is_dir(follow_symlinks=False):
                 folders.append(entry.path)
