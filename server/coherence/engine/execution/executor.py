@@ -246,9 +246,7 @@ class Executor:
         """Start a run with its inputs, or send the inputs to one ``_start_ahead`` started."""
         run.expect(len(inputs["inputs"]))
         if run.warm is not None:
-            # (a worker that has exited may still take the bytes: a process it forked can hold
-            # the read end of its stdin, and then nothing runs them)
-            if run.warm.alive() and run.warm.send(encode(inputs)):
+            if run.warm.send(encode(inputs)):
                 return
             # it died while its leader waited (killed from outside): the run starts afresh
             POOL.retire(run.warm)

@@ -60,6 +60,11 @@ class WarmWorker:
         return not self.retired and self.proc.poll() is None
 
     def send(self, data: bytes) -> bool:
+        """Frame ``data`` to the worker; False when it cannot take it.  A worker that has exited
+        may still take the bytes (the job leader it forked holds the read end of its stdin), and
+        then nothing would run them."""
+        if self.proc.poll() is not None:
+            return False
         try:
             self.stdin.write(protocol.frame(data))
             self.stdin.flush()

@@ -102,7 +102,7 @@ class PreparedRun:
             if self._closed or self._running or rr not in self.pending or self.rr_early is not None or rr.warm is None:
                 return False
             rr.expect(len(sources))
-            if not (rr.warm.alive() and rr.warm.send(encode(self.executor._job_inputs(sources, packed)))):
+            if not rr.warm.send(encode(self.executor._job_inputs(sources, packed))):
                 return False  # it died while it waited: run starts it afresh
             self.rr_early = sources
         return True
