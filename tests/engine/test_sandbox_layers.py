@@ -34,6 +34,11 @@ def mode(request) -> str:
     return request.param
 
 
+def hidden_below(root: Path) -> list[str]:
+    """What ``hidden_paths`` hides of the workspace folder ``root``, relative to it, sorted."""
+    return sorted(str(Path(p).relative_to(root)) for p in sb.hidden_paths(sb.probe_interpreter(), (str(root),)))
+
+
 def test_only_named_locale_variables_reach_the_worker(monkeypatch):
     monkeypatch.setenv("LC_ALL", "C.UTF-8")
     monkeypatch.setenv("LC_OPENAI_API_KEY", "sk-locale-looking")
@@ -76,7 +81,7 @@ def test_hidden_paths_reach_nested_dotfiles_and_follow_changes(tmp_path):
     interp = sb.probe_interpreter()
 
     def hidden() -> list[str]:
-        return sorted(str(Path(p).relative_to(tmp_path)) for p in sb.hidden_paths(interp, (str(tmp_path),)))
+        return hidden_below(tmp_path)
 
     assert hidden() == ["backend/.env", "backend/sub/.netrc"]
     (tmp_path / "backend" / "sub" / "deeper").mkdir()
@@ -100,7 +105,7 @@ def test_below_the_top_tool_settings_stay_visible_and_secrets_do_not(tmp_path):
     for name in (".vscode", ".pytest_cache", ".git"):
         (pkg / name).mkdir()
     interp = sb.probe_interpreter()
-    hidden = sorted(str(Path(p).relative_to(tmp_path)) for p in sb.hidden_paths(interp, (str(tmp_path),)))
+    hidden = hidden_below(tmp_path)
     assert hidden == [
         ".gitignore",
         "packages/a/.env.production",
@@ -125,8 +130,7 @@ def test_files_that_hold_keys_by_name_are_hidden_at_any_depth(tmp_path):
     for name in ("terraform.tfstate", "prod.tfvars", "main.tf", "service-account-prod.json", "data.json"):
         (tmp_path / "infra" / name).write_text("")
     (tmp_path / "credentials.json").write_text("")
-    interp = sb.probe_interpreter()
-    hidden = sorted(str(Path(p).relative_to(tmp_path)) for p in sb.hidden_paths(interp, (str(tmp_path),)))
+    hidden = hidden_below(tmp_path)
     assert hidden == [
         "credentials.json",
         "deploy/keys/id_ed25519",
