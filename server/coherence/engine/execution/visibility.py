@@ -148,9 +148,10 @@ _NOT_WALKED = frozenset(("node_modules", "__pycache__", "site-packages", "dist-p
 # not found (said in the log).  This repository has about 50 (node_modules and the extension's
 # bundled packages left out; with them, 1,343).
 WALK_DIRS = 2000
-# Hidden entries past which whole folders are hidden instead (see _collapse).  Measured on a
-# workspace like a home folder (benchmarks/hidden_paths.py): bubblewrap took 5 ms to start with
-# no hidden entry, 24 ms with 150, 58 ms with 300, 415 ms with 900 (each one a mount).
+# Hidden entries past which whole folders are hidden instead (see _collapse).  Each is a mount:
+# bubblewrap took 5 ms to start with none, 24 ms with 150, 58 ms with 300 and 415 ms with 900
+# (measured once, on workspaces like a home folder); benchmarks/hidden_paths.py prints the
+# figures with and without this bound.
 HIDDEN_MAX = 128
 _warned: set[tuple[str, ...]] = set()
 
