@@ -46,6 +46,32 @@ CASES = [
     ("xs: a list, guaranteed to hold at least 3 integers.", {"xs": "list"}, ["len(xs) >= 3"]),
     ("Assume n > 1 and is not a prime.", {"n": "int"}, ["n > 1"]),
     ("0 ≤ N ≤ 10000.", {"N": "int"}, ["0 <= N <= 10000"]),
+    # the same preconditions in words, as LLM docstrings also write them
+    ("Return the median. The list must not be empty.", {"xs": "list"}, ["len(xs) > 0"]),
+    ("The input list is guaranteed to be non-empty.", {"nums": "list"}, ["len(nums) > 0"]),
+    (
+        "Clamp x to the range. lo must be less than or equal to hi.",
+        {"x": "int", "lo": "int", "hi": "int"},
+        ["lo <= hi"],
+    ),
+    ("Return n!. n must be non-negative.", {"n": "int"}, ["n >= 0"]),
+    ("Compute fib(n) for n >= 0.", {"n": "int"}, ["n >= 0"]),
+    ("Divide a by b. b should not be zero.", {"a": "float", "b": "float"}, ["b != 0"]),
+    ("Divide a by b (b != 0).", {"a": "int", "b": "int"}, ["b != 0"]),
+    (
+        "Return the kth smallest, where k is between 1 and len(arr).",
+        {"arr": "list", "k": "int"},
+        ["1 <= k <= len(arr)"],
+    ),
+    ("k must be at most the length of arr.", {"arr": "list", "k": "int"}, ["k <= len(arr)"]),
+    ("You may assume all elements of nums are unique.", {"nums": "list"}, ["len(set(nums)) == len(nums)"]),
+    ("numbers holds at least two distinct values.", {"numbers": "list"}, ["len(numbers) >= 2"]),
+    ("n: int, must be > 0", {"n": "int"}, ["n > 0"]),
+    ("Args:\n    k (int): how many, must be at least 1\n", {"k": "int"}, ["k >= 1"]),
+    # a Raises section or clause: the inputs refused by design lie outside the domain
+    ("Return the largest.\n\nRaises:\n    ValueError: If the list is empty.\n", {"xs": "list"}, ["len(xs) > 0"]),
+    ("Raises ValueError if lo > hi or n is negative.", {"n": "int", "lo": "int", "hi": "int"}, ["lo <= hi", "n >= 0"]),
+    ("If b is zero, raise a ZeroDivisionError.", {"a": "int", "b": "int"}, ["b != 0"]),
 ]
 
 
@@ -62,6 +88,18 @@ NOT_PRECONDITIONS = [
     ("Find the minimum sum of any non-empty sub-array of nums.", {"nums": "list"}),
     ("If multiple strings have maximum number of unique characters, return the first.", {"words": "list"}),
     ("Return x if x > 0 else 0.", {"x": "int"}),
+    # HumanEval/141: a rule the function checks, said of part of the input
+    ("- The substring before the dot should not be empty.", {"file_name": "str"}),
+    ("Count the elements of arr that are greater than x.", {"arr": "list", "x": "int"}),
+    ("Return True if n is positive.", {"n": "int"}),
+    ("Return -1 when k is greater than len(arr).", {"arr": "list", "k": "int"}),
+    ("Raises OSError if the file cannot be read.", {"path": "str"}),
+    ("The result must be positive.", {"n": "int"}),
+    ("The result should be sorted in ascending order.", {"arr": "list"}),
+    ("If n is negative, the answer is 0.", {"n": "int"}),
+    ("When k is greater than len(arr), every element is kept.", {"arr": "list", "k": "int"}),
+    ("At least one of a or b must be nonzero.", {"a": "int", "b": "int"}),
+    ("Just like self.assertTrue(a < b), but with a nicer message.", {"a": "int", "b": "int"}),
 ]
 
 

@@ -79,8 +79,9 @@ def test_neovim_shows_each_verdict_with_its_severity(nvim, tmp_path):
     function and the one that contradicts its docstring's example are warnings, the split spec is
     information, as are the coherent function whose docstring example every program contradicts,
     the one whose wrong example the alternatives special-case and the one outvoted only on an
-    empty substring, and the hints (a stated precondition, exception types only, an accepted
-    disagreement, a bloc that contradicts the docstring's example) get no diagnostic, only a lens."""
+    empty substring, and the hints (a stated precondition, in symbols, in words or as a Raises
+    entry, exception types only, an accepted disagreement, a bloc that contradicts the docstring's
+    example) get no diagnostic, only a lens."""
     ws = tmp_path / "probes"
     ws.mkdir()
     for name in ("verdicts.py", "samples.jsonl", "pyproject.toml"):
@@ -115,4 +116,4 @@ def test_neovim_shows_each_verdict_with_its_severity(nvim, tmp_path):
     word_count = next(d["message"] for d in report["final_diagnostics"] if d["lnum"] == def_line["word_count"])
     assert 'the docstring says word_count("a  b") gives 2, yours gives 3' in word_count
     hints = [t for t in report["lenses"] if t.startswith("coherence: hint")]
-    assert len(hints) == 4, report["lenses"]
+    assert len(hints) == 6, report["lenses"]

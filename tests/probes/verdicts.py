@@ -110,3 +110,28 @@ def occurrences(text: str, sub: str) -> int:
     if not sub:  # a convention the docstring does not settle: 6 of the 9 alternatives say len(text) + 1
         return 0
     return sum(1 for i in range(len(text) - len(sub) + 1) if text[i : i + len(sub)] == sub)
+
+
+# coherence
+def limit(x: int, lo: int, hi: int) -> int:
+    """Clamp x into the range from lo to hi.
+
+    lo must be less than or equal to hi.
+
+    >>> limit(5, 0, 3)
+    3
+    """
+    return max(lo, min(x, hi))
+
+
+# coherence
+def largest(xs: list[int]) -> int:
+    """Return the largest element of xs.
+
+    Raises:
+        ValueError: If xs is empty.
+
+    >>> largest([3, 9, 2])
+    9
+    """
+    return max(xs)  # raises ValueError on [], as documented; 6 of the 9 alternatives return None
