@@ -141,3 +141,20 @@ def test_the_interpreter_is_bounded():
     assert holds("10 ** 10 ** 10 > x", {"x": 1}) is None
     assert holds("len(x * 10**9) > 0", {"x": "ab"}) is None
     assert holds("all(c.isalpha() for c in x)", {"x": "a" * 10**6}) is None
+
+
+def test_a_docstring_with_a_huge_word_is_read_without_hanging():
+    # a 20,000-letter word made every pattern try a name at each of its letters: 23 s for one
+    # docstring (so for one check, in the server) before words were bounded
+    import threading
+
+    docs = [("x" * 20_000) + " must be at least 3. n must be at least 3.", "k is between 1 and " * 5_000]
+    got: list = []
+    worker = threading.Thread(
+        target=lambda: got.extend(stated_assumptions(d, ["n", "k"], {"n": "int", "k": "int"}) for d in docs),
+        daemon=True,
+    )
+    worker.start()
+    worker.join(timeout=20)
+    assert not worker.is_alive(), "reading the docstrings hung"
+    assert [a.expr for a in got[0]] == ["n >= 3"]

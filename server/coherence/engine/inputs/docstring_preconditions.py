@@ -52,11 +52,19 @@ _LETTERS = re.compile(
 )
 
 
+_WORD_MAX = 64
+_LINE_MAX = 4000
+_LONG_WORD = re.compile(rf"[^\s()\[\],.;:]{{{_WORD_MAX + 1},}}")
+
+
 def _sentences(doc: str) -> list[tuple[str, bool]]:
     """(text, in a precondition section) for each sentence or line of the docstring, examples left out."""
     out: list[tuple[str, bool]] = []
     section = False
     for raw in doc.splitlines():
+        # Bounded, so that no pattern here backtracks over a whole docstring: a 20,000-letter
+        # word took 23 s (each pattern tried a name at each of its letters).
+        raw = _LONG_WORD.sub(lambda m: m.group(0)[:_WORD_MAX], raw)[:_LINE_MAX]
         line = re.sub(r"^[*\-•]\s+", "", raw.strip())  # a bullet
         if not line:
             section = False if not raw.startswith((" ", "\t")) else section
