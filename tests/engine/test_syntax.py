@@ -68,3 +68,11 @@ def test_literal_eval_reads_strings_as_ast_does() -> None:
         syntax.literal_eval("len([])")
     with pytest.raises(SyntaxError):
         syntax.literal_eval("(")
+
+
+def test_source_nested_past_the_parser_limit_is_a_syntax_error():
+    # CPython cannot compile it either; before, the user's module came back as "internal error in
+    # coherence: RecursionError … (please report it)"
+    deep = "X = " + "1 + " * 20_000 + "1\n"
+    with pytest.raises(SyntaxError, match="too deeply nested"):
+        syntax.parse(deep, "mod.py")

@@ -32,9 +32,14 @@ def parse(source: str, filename: str, mode: Literal["eval"]) -> ast.Expression: 
 
 
 def parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.AST:
-    """``ast.parse``, one thread at a time."""
+    """``ast.parse``, one thread at a time.  Source nested past the parser's limit (``1 + 1 + …``
+    20,000 terms long) raises SyntaxError, as for any code Python cannot compile: CPython
+    cannot run it either, and every caller already says why code does not parse."""
     with _LOCK:
-        return ast.parse(source, filename=filename, mode=mode)
+        try:
+            return ast.parse(source, filename=filename, mode=mode)
+        except RecursionError:
+            raise SyntaxError("too deeply nested for Python's parser", (filename, 1, 1, "")) from None
 
 
 def literal_eval(node_or_string: str | ast.AST) -> Any:
