@@ -212,3 +212,22 @@ def test_a_baseline_accepts_current_findings_and_a_new_one_still_shows(probes, t
     changed = run(["verdicts.py", "--format", "json"], tmp_path)
     assert changed.returncode == 1
     assert {f["qualname"]: f["severity"] for f in json.loads(changed.stdout)["functions"]}["is_leap"] == "warning"
+
+
+def test_the_generated_decorator_coherence_ships_runs_and_states_the_domain(tmp_path):
+    # the README's "@generated(assume=...)", imported from coherence: it loads in the sandbox (it
+    # is a no-op at run time) and its assume is read from the source
+    (tmp_path / "mod.py").write_text(
+        "from coherence import generated\n\n\n"
+        '@generated(assume="lo <= hi")\n'
+        "def clamp(x: int, lo: int, hi: int) -> int:\n"
+        '    """Clamp x into [lo, hi].\n\n    >>> clamp(5, 0, 3)\n    3\n    """\n'
+        "    return max(lo, min(x, hi))\n"
+    )
+    clamp = next(line for line in (PROBES / "samples.jsonl").read_text().splitlines() if '"clamp"' in line)
+    (tmp_path / "samples.jsonl").write_text(clamp + "\n")
+    (tmp_path / "pyproject.toml").write_text('[tool.coherence]\nreplay = "samples.jsonl"\ninputs = 200\n')
+    proc = run(["mod.py", "--format", "json"], tmp_path)
+    f = json.loads(proc.stdout)["functions"][0]
+    assert f["status"] == "incoherent", f
+    assert f["severity"] == "hint" and any("lo <= hi" in d for d in f["domain"]), f
