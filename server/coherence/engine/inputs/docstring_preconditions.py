@@ -134,7 +134,8 @@ def _stated(doc: str, params: tuple[str, ...], families_items: tuple[tuple[str, 
             continue
         text = _symbolic(text, params, families)
         # "lo must be less than hi", "(b != 0)", "for n >= 0": a statement about a parameter
-        voice = voice or text != quote or bool(re.search(rf"(?:\bfor\s+|(?<![\w.])\(\s*){_CHAIN.pattern}\s*\)?", quote))
+        worded = len(re.findall(_CMP_OPS, text)) > len(re.findall(_CMP_OPS, quote))
+        voice = voice or worded or bool(re.search(rf"(?:\bfor\s+|(?<![\w.])\(\s*){_CHAIN.pattern}\s*\)?", quote))
         about_result = bool(_RESULT.search(text)) and not re.search(
             r"\b(assum\w*|guarantee\w*|constraints?|you\s+may)\b", text, re.I
         )
