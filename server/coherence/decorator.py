@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar, overload
 
-F = TypeVar("F", bound=Callable[..., Any])
+F = TypeVar(
+    "F", bound="Callable[..., Any]"
+)  # a string: runs on 3.8, where collections.abc.Callable is not subscriptable
 
 
 @overload
