@@ -66,15 +66,7 @@ def find_targets(
         if hit is not None:
             _RECENT.move_to_end(key)
             return list(hit)
-    try:
-        targets = _find_targets(source, path, mode, include, exclude)
-    except RecursionError:
-        # Python's parser takes nesting that its own tree walkers (``ast.dump``, ``ast.unparse``)
-        # cannot recurse through: ``1 + 1 + …`` 2,500 terms long runs, and came back "internal
-        # error".  A module like that is one coherence cannot read, and says so.
-        raise SyntaxError(
-            "nested too deeply for coherence to read (past Python's recursion limit)", (path, 1, 1, "")
-        ) from None
+    targets = _find_targets(source, path, mode, include, exclude)
     with _RECENT_LOCK:
         _RECENT[key] = tuple(targets)
         while len(_RECENT) > _RECENT_LIMIT:
