@@ -141,4 +141,3 @@ def test_dataclass_and_enum_classes_are_described():
     classes = {c.name: c for c in t.spec.classes}
     assert classes["Point"].is_dataclass and [f.name for f in classes["Point"].fields] == ["x", "y"]
     assert classes["Color"].is_enum and classes["Color"].members == ("RED", "GREEN")
-
