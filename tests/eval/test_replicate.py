@@ -136,3 +136,17 @@ def test_same_records_tells_timings_and_time_budgets_from_real_differences():
     assert compare_records({"T/1": {**rec, "error": 0.2}}, {"T/1": slow_reference})[0] == []
     bad, _ = compare_records({"T/1": rec}, {})
     assert bad == ["task T/1: only in the first run"]
+    # a program dropped as too slow in one run: which ran may differ, the verdict may not
+    slow = {
+        **bound,
+        "samples": 9,
+        "sampling": "9 of 9 alternatives; 1 dropped: too slow (reached 333 of 1000 inputs in time)",
+    }
+    full = {**rec, "samples": 10, "sampling": "9 of 9 alternatives"}
+    bad, expected = compare_records({"T/1": full}, {"T/1": slow})
+    assert bad == [] and any("samples" in e for e in expected)
+    bad, _ = compare_records({"T/1": full}, {"T/1": {**slow, "status": "coherent"}})
+    assert bad == ["task T/1: status: 'incoherent' != 'coherent'"]
+    # without a slow drop, a different number of programs is a real difference
+    bad, _ = compare_records({"T/1": full}, {"T/1": {**full, "timeouts": 3, "samples": 9}})
+    assert bad == ["task T/1: samples: 10 != 9"]
