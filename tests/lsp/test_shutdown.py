@@ -56,6 +56,14 @@ def children_of(pid: int) -> dict[int, int]:
     return out
 
 
+def serving(pid: int) -> bool:
+    """A warm sandbox worker (``worker.py --serve``, under bubblewrap or not)."""
+    try:
+        return b"--serve" in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+
+
 def running(pid: int) -> bool:
     """Alive and not a zombie (bwrap leaves zombies reparented to pid 1 on some machines)."""
     try:
@@ -72,12 +80,15 @@ async def start_slow_checks(start) -> tuple:
     lsp.open("textutils.py")
     await lsp.wait_for(lambda: lsp.client.statuses and lsp.client.statuses[-1]["checking"] >= 2, "checks to start")
     pid = (await lsp.command("coherence.serverStats"))["pid"]
-    # Wait for the sandbox workers of the running checks to exist.
+    # Wait for the sandbox workers of the running checks to exist.  A short-lived child (the
+    # interpreter or bubblewrap probe) is no worker: it can be gone by the next look, so the
+    # wait is for a process serving jobs, and what it returns is the look that found one.
     deadline = time.monotonic() + 90  # a busy CI machine: seen once not to have them after 30 s
-    while not children_of(pid) and time.monotonic() < deadline:
-        await asyncio.sleep(0.1)
     workers = children_of(pid)
-    if not workers:
+    while not any(serving(p) for p in workers) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+        workers = children_of(pid)
+    if not any(serving(p) for p in workers):
         stats = await lsp.command("coherence.serverStats")
         raise AssertionError(
             f"no worker processes under the server: {await lsp.describe()} {stats} {lsp.stderr()[-3000:]}"
