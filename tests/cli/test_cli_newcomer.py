@@ -191,6 +191,16 @@ def test_a_file_that_does_not_parse_or_read_fails_ci_with_1(tmp_path, content, s
     assert says in proc.stdout
 
 
+def test_a_module_nested_past_every_parsers_limit_is_a_syntax_error_under_any_version(tmp_path):
+    # 200,000 terms: Python 3.10's ast.parse ended the process with SIGSEGV (exit -11) on this,
+    # where 3.11 and later raise RecursionError.  CI runs this file under 3.10 and 3.13.
+    chain = "1" + " + 1" * 200_000
+    (tmp_path / "bad.py").write_text(COUNT_VOWELS + f"\n\nX = {chain}\n")
+    proc = run_cli("check", "bad.py", "--replay", REPLAY, cwd=tmp_path)
+    assert proc.returncode == 1, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
+    assert "bad.py:1  <module>: error — syntax error: too deeply nested for Python's parser" in proc.stdout
+
+
 @pytest.mark.parametrize(
     "option, says",
     [
