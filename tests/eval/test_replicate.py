@@ -140,9 +140,10 @@ def test_same_records_tells_timings_and_time_budgets_from_real_differences():
     slow = {
         **bound,
         "samples": 9,
+        "too_slow": 1,
         "sampling": "9 of 9 alternatives; 1 dropped: too slow (reached 333 of 1000 inputs in time)",
     }
-    full = {**rec, "samples": 10, "sampling": "9 of 9 alternatives"}
+    full = {**rec, "samples": 10, "too_slow": 0, "sampling": "9 of 9 alternatives"}
     bad, expected = compare_records({"T/1": full}, {"T/1": slow})
     assert bad == [] and any("samples" in e for e in expected)
     bad, _ = compare_records({"T/1": full}, {"T/1": {**slow, "status": "coherent"}})

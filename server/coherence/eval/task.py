@@ -244,6 +244,7 @@ def evaluate_task(
         sampling=result.sampling,
         timeouts=result.timeouts,
         inputs_over_budget=result.inputs_over_budget,
+        too_slow=result.too_slow,
         load_errors=len(result.load_errors),
         sandbox=result.sandbox,
     )

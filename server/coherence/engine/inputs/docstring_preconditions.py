@@ -22,11 +22,14 @@ _SECTION = re.compile(
     r"^\s*(constraints?|notes?|assumptions?|preconditions?|requires|args|arguments|parameters|params)\s*:?\s*$", re.I
 )
 _CMP_OPS = r"(?:<=|>=|==|!=|<|>|≤|≥|≠)"
-_TERM = r"(?:len\(\s*\w+\s*\)|-?\d+(?:\.\d+)?(?:\s*(?:\^|\*\*)\s*\d+)?|[A-Za-z_]\w*(?:\[\s*\w+\s*\])?)"
+_NUMBER = r"-?\d+(?:\.\d+)?"
+_TERM = rf"(?:len\(\s*\w+\s*\)|{_NUMBER}(?:\s*(?:\^|\*\*)\s*\d+)?|[A-Za-z_]\w*(?:\[\s*\w+\s*\])?)"
 _CHAIN = re.compile(rf"{_TERM}(?:\s*{_CMP_OPS}\s*{_TERM})+")
 _NONEMPTY = re.compile(
     r"\b(?:non-?empty\s+(?:list|array|string|sequence|tuple|collection|input|dict(?:ionary)?|set|vector|matrix|grid)s?\b|"
-    r"(?:is|are|will\s+be|must\s+be|to\s+be|never)\s+(?:not\s+)?(?:non-?empty|never\s+empty)|(?:is|are|will|must|should)\s+not\s+(?:be\s+)?empty|"
+    # the verbal forms ("… is not empty"), which must be said of a parameter or the input
+    r"(?P<verbal>(?:is|are|will\s+be|must\s+be|to\s+be|never)\s+(?:not\s+)?(?:non-?empty|never\s+empty)|"
+    r"(?:is|are|will|must|should)\s+not\s+(?:be\s+)?empty)|"
     r"at\s+least\s+one\s+(?:element|item|number|value|string|character|entry|word|integer))",
     re.I,
 )
@@ -161,7 +164,7 @@ def _stated(doc: str, params: tuple[str, ...], families_items: tuple[tuple[str, 
             nonempty
             and (voice or named)
             and target_lists
-            and (not _VERBAL_EMPTY.match(nonempty.group(0)) or _about_input(text[: nonempty.start()], params))
+            and (not nonempty.group("verbal") or _about_input(text[: nonempty.start()], params))
         ):
             add(f"len({target_lists[0]}) > 0", quote)
         at_least = _AT_LEAST.search(text)
@@ -232,7 +235,7 @@ _WORD_OPS = [
 ]
 _NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 _SIGN_WORDS = {"positive": "> 0", "nonnegative": ">= 0", "negative": "< 0", "nonzero": "!= 0", "zero": "== 0"}
-_OPERAND = r"(?:len\(\s*\w+\s*\)|-?\d+(?:\.\d+)?|`?[A-Za-z_]\w*`?)"
+_OPERAND = rf"(?:len\(\s*\w+\s*\)|{_NUMBER}|`?[A-Za-z_]\w*`?)"
 
 
 def _symbolic(text: str, params: tuple[str, ...], families: dict[str, str]) -> str:
@@ -244,12 +247,12 @@ def _symbolic(text: str, params: tuple[str, ...], families: dict[str, str]) -> s
         term = term.strip("`")
         if term.startswith("len("):
             return term[4:-1].strip() in params
-        if re.fullmatch(r"-?\d+(?:\.\d+)?", term):
+        if re.fullmatch(_NUMBER, term):
             return True
         return term in params and families.get(term) in ("int", "float")
 
     def subject_ok(term: str) -> bool:
-        return numeric(term) and not re.fullmatch(r"-?\d+(?:\.\d+)?", term)
+        return numeric(term) and not re.fullmatch(_NUMBER, term)
 
     def conditional(m: re.Match[str]) -> bool:
         """Whether the subject follows "if" ("if n is negative, …": a case the function handles)
@@ -270,19 +273,17 @@ def _symbolic(text: str, params: tuple[str, ...], families: dict[str, str]) -> s
     )
 
     def between(m: re.Match[str]) -> str:
-        x, a, b = (g.strip("`") for g in m.group("x", "a", "b"))
+        x = m.group("x").strip("`")
+        a, b = (g.strip("`") for g in (m.group("a") or m.group("a2"), m.group("b") or m.group("b2")))
         ok = subject_ok(x) and numeric(a) and numeric(b) and not conditional(m)
         return f"{a} <= {x} <= {b}" if ok else m.group(0)
 
+    # "k is between 1 and len(arr) (inclusive)", "k is in the range [1, len(arr)]"
     text = re.sub(
-        rf"(?P<x>{_OPERAND})\s+(?:{_VERB}\s+|lies\s+)?(?:(?:in\s+the\s+range|within\s+the\s+range)\s+)?"
-        rf"between\s+(?P<a>{_OPERAND})\s+and\s+(?P<b>{_OPERAND})(?:\s*\(?inclusive\)?)?",
-        between,
-        text,
-        flags=re.I,
-    )
-    text = re.sub(
-        rf"(?P<x>{_OPERAND})\s+(?:{_VERB}\s+)?in\s+(?:the\s+)?(?:range|interval)\s+\[\s*(?P<a>{_OPERAND})\s*,\s*(?P<b>{_OPERAND})\s*\]",
+        rf"(?P<x>{_OPERAND})\s+(?:"
+        rf"(?:{_VERB}\s+|lies\s+)?(?:(?:in|within)\s+the\s+range\s+)?between\s+(?P<a>{_OPERAND})\s+and\s+"
+        rf"(?P<b>{_OPERAND})(?:\s*\(?inclusive\)?)?"
+        rf"|(?:{_VERB}\s+)?in\s+(?:the\s+)?(?:range|interval)\s+\[\s*(?P<a2>{_OPERAND})\s*,\s*(?P<b2>{_OPERAND})\s*\])",
         between,
         text,
         flags=re.I,
@@ -378,7 +379,6 @@ _OUTPUT_HEAD = re.compile(
 )
 
 
-_VERBAL_EMPTY = re.compile(r"(?:is|are|will|must|should|to|never)\b", re.I)
 # What "… is not empty" may be said of: a parameter or the input itself, not "the substring before
 # the dot" (HumanEval/141 lists the rules a valid file name follows; the function checks them).
 _INPUT_NOUN = r"(?:list|array|string|sequence|tuple|input|collection|dict(?:ionary)?|set|vector|matrix|grid)s?"
