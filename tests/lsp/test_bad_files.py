@@ -303,6 +303,20 @@ async def test_empty_file(start, workspace, tmp_path):
     alive(lsp)
 
 
+async def test_a_module_nested_past_the_parsers_limit_is_a_syntax_error_note(start, workspace, tmp_path):
+    # 200,000 terms (800 KB, under the server's 1 MB limit): Python 3.10's ast.parse ends the
+    # process on it, and the server parses the files it is given in its own process.
+    path = workspace / "deep.py"
+    path.write_text((workspace / "textutils.py").read_text() + "\n\nX = 1" + " + 1" * 200_000 + "\n")
+    lsp = await start(capture_stderr=True)
+    uri = lsp.open("deep.py")
+    await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "syntax-error"), "the syntax-error note")
+    note = lsp.coherence_diagnostics(uri, "syntax-error")[0]
+    assert "too deeply nested for Python's parser" in note.message, note.message
+    await normal_check_still_works(lsp)
+    alive(lsp)
+
+
 LATIN = '''"""Texte en fran\u00e7ais."""
 
 
