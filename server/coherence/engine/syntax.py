@@ -127,7 +127,10 @@ def _parse_on_own_stack(source: str, filename: str, mode: str) -> ast.AST:
     # stack_size is process-wide: set it for this one thread and put it back at once (a thread
     # another caller starts meanwhile gets a big virtual stack, which costs it nothing).
     size = -(-size // (1 << 20)) << 20  # whole MiB: some platforms want page multiples
-    old = threading.stack_size(size)
+    try:
+        old = threading.stack_size(size)
+    except (RuntimeError, ValueError):  # a platform that sets no thread stack size: the caller's
+        return _parse(source, filename, mode)
     try:
         thread = threading.Thread(target=run, name="coherence-parse", daemon=True)
         thread.start()
