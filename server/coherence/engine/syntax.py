@@ -12,7 +12,7 @@ lock is kept for every version (it costs a few microseconds a parse).
 
 Deep source is parsed on a stack that fits it.  Before 3.11, CPython builds a tree's Python
 objects (``ast2obj``) by C recursion with no depth check: ``X = 1 + 1 + …`` 200,000 terms long
-(400 KB) overflows an 8 MB stack and ends the process with SIGSEGV, and a language server that
+(800 KB) overflows an 8 MB stack and ends the process with SIGSEGV, and a language server that
 parses a repository's files must not die of one.  Each level takes under 128 bytes of stack and
 at least two characters of source, so a thread with 128 bytes of stack per character cannot
 overflow; a thread's default stack can be far smaller than the main thread's (musl: 128 KB).
@@ -23,6 +23,7 @@ overflow; a thread's default stack can be far smaller than the main thread's (mu
 from __future__ import annotations
 
 import ast
+import re
 import sys
 import threading
 from typing import Any, Literal, overload
@@ -38,6 +39,7 @@ _in_parser_thread = threading.local()
 # Before 3.11 a tree of any depth comes back, which CPython's compiler and coherence's walkers
 # then cannot recurse through; 3.11 refuses past a depth (RecursionError), and so does this.
 _UNCHECKED_DEPTH = sys.version_info < (3, 11)
+_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 @overload
@@ -85,9 +87,9 @@ def _deeper_than(tree: ast.AST, limit: int, source: str) -> bool:
     short to hold what is left: a level takes at least one character (``-x``), and a name adds
     two nodes, so a node spanning k characters has at most k + 2 levels below it.  A file of
     ordinary functions is then settled at its top-level statements."""
-    starts = [0]
-    for line in source.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+    # where each line starts, counted as the parser counts lines (str.splitlines would also
+    # split at form feeds and U+2028, which the parser does not)
+    starts = [0, *(m.end() for m in _NEWLINE.finditer(source))]
     todo = [(tree, 0)]
     while todo:
         node, depth = todo.pop()
@@ -95,7 +97,7 @@ def _deeper_than(tree: ast.AST, limit: int, source: str) -> bool:
             return True
         for child in ast.iter_child_nodes(node):
             first, last = getattr(child, "lineno", None), getattr(child, "end_lineno", None)
-            if first is not None and last is not None and 0 < first <= last < len(starts):
+            if first is not None and last is not None and 0 < first <= last <= len(starts):
                 # from the start of its first line to its end (a column counts bytes, at least
                 # the characters): never less than the node's own length
                 span = starts[last - 1] + (getattr(child, "end_col_offset", None) or 0) - starts[first - 1]
