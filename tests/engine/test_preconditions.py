@@ -100,6 +100,9 @@ NOT_PRECONDITIONS = [
     ("When k is greater than len(arr), every element is kept.", {"arr": "list", "k": "int"}),
     ("At least one of a or b must be nonzero.", {"a": "int", "b": "int"}),
     ("Just like self.assertTrue(a < b), but with a nicer message.", {"a": "int", "b": "int"}),
+    # one case of a definition, not a precondition (MBPP 448, Llama 4 Maverick's docstring)
+    ("P(0) = 3, P(1) = 0, P(2) = 2, and P(n) = P(n-2) + P(n-3) for n > 2.", {"n": "int"}),
+    ("fib(n) = fib(n - 1) + fib(n - 2) for n >= 2", {"n": "int"}),
 ]
 
 
