@@ -40,6 +40,7 @@ _in_parser_thread = threading.local()
 # then cannot recurse through; 3.11 refuses past a depth (RecursionError), and so does this.
 _UNCHECKED_DEPTH = sys.version_info < (3, 11)
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_TOO_DEEP = "too deeply nested for Python's parser"
 
 
 @overload
@@ -65,15 +66,15 @@ def parse(source: str, filename: str = "<unknown>", mode: str = "exec") -> ast.A
 def _parse(source: str, filename: str, mode: str) -> ast.AST:
     try:
         tree = ast.parse(source, filename=filename, mode=mode)
-        if _UNCHECKED_DEPTH and len(source) > _SMALL and _deeper_than(tree, _depth_limit(), source):
-            raise RecursionError  # what 3.11 raises for this tree
-        return tree
     except RecursionError:
-        raise SyntaxError("too deeply nested for Python's parser", (filename, 1, 1, "")) from None
+        raise SyntaxError(_TOO_DEEP, (filename, 1, 1, "")) from None
     except MemoryError:
         # The parser's own stack overflowed ("- - - … 1" 200,000 signs deep); 3.10 and 3.11 give
         # no message.  A file too big for memory cannot be parsed either.
         raise SyntaxError("too complex for Python's parser", (filename, 1, 1, "")) from None
+    if _UNCHECKED_DEPTH and len(source) > _SMALL and _deeper_than(tree, _depth_limit(), source):
+        raise SyntaxError(_TOO_DEEP, (filename, 1, 1, ""))  # as 3.11 refuses this tree
+    return tree
 
 
 def _depth_limit() -> int:

@@ -26,9 +26,9 @@ _NUMBER = r"-?\d+(?:\.\d+)?"
 _DEFINITION = re.compile(r"(?<![<>=!])=(?!=)")  # a bare "=": "P(n) = …", a definition
 _TERM = rf"(?:len\(\s*\w+\s*\)|{_NUMBER}(?:\s*(?:\^|\*\*)\s*\d+)?|[A-Za-z_]\w*(?:\[\s*\w+\s*\])?)"
 _CHAIN = re.compile(rf"{_TERM}(?:\s*{_CMP_OPS}\s*{_TERM})+")
-# a comparison said of the input: "for n >= 0", "(b != 0)"
-_FOR_CHAIN = re.compile(rf"(?:\bfor\s+|(?<![\w.])\(\s*){_CHAIN.pattern}\s*\)?")
-_PAREN_CHAIN = re.compile(rf"(?<![\w.])\(\s*{_CHAIN.pattern}\s*\)?")
+# a comparison said of the input: "(b != 0)", "for n >= 0"
+_PAREN_CHAIN = re.compile(rf"(?<![\w.])\(\s*{_CHAIN.pattern}")
+_FOR_CHAIN = re.compile(rf"\bfor\s+{_CHAIN.pattern}")
 _NONEMPTY = re.compile(
     r"\b(?:non-?empty\s+(?:list|array|string|sequence|tuple|collection|input|dict(?:ionary)?|set|vector|matrix|grid)s?\b|"
     # the verbal forms ("… is not empty"), which must be said of a parameter or the input
@@ -144,8 +144,12 @@ def _stated(doc: str, params: tuple[str, ...], families_items: tuple[tuple[str, 
         worded = len(re.findall(_CMP_OPS, text)) > len(re.findall(_CMP_OPS, quote))
         # "for n >= 0" states a precondition, but not after a definition: "P(n) = P(n-2) + P(n-3)
         # for n > 2" is one case of a recurrence (MBPP 448, Llama 4 Maverick's docstring)
-        stated_for = _FOR_CHAIN if _DEFINITION.search(quote) is None else _PAREN_CHAIN
-        voice = voice or worded or stated_for.search(quote) is not None
+        voice = (
+            voice
+            or worded
+            or _PAREN_CHAIN.search(quote) is not None
+            or (_FOR_CHAIN.search(quote) is not None and _DEFINITION.search(quote) is None)
+        )
         about_result = bool(_RESULT.search(text)) and not re.search(
             r"\b(assum\w*|guarantee\w*|constraints?|you\s+may)\b", text, re.I
         )
