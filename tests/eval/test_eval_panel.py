@@ -50,6 +50,24 @@ def test_compose_takes_candidate_0_from_the_author_and_spreads_the_rest(corpus_p
         compose(author, [load_samples(corpus_path("mbpp-gpt_4o.jsonl.gz"))], 9)
 
 
+def test_compose_with_the_authors_own_model_in_the_panel(corpus_path):
+    """A panel may keep the author's model beside others: its alternatives are the author's other
+    candidates, never candidate 0 (yours, compared with itself)."""
+    from dataclasses import replace
+
+    author = [
+        replace(t, candidates=[f"def mine_{i}(): pass"] + t.candidates[1:])
+        for i, t in enumerate(load_samples(corpus_path("humaneval-claude_sonnet_4.jsonl.gz"))[:30])
+    ]
+    others = [author, load_samples(corpus_path("humaneval-gemini_2_5_pro.jsonl.gz"))]
+    composed = compose(author, others, 9, seed=0)
+    assert len(composed) == 30
+    for task in composed:
+        assert task.candidates.count(task.candidates[0]) == 1  # yours is not among the alternatives
+        assert sorted(Counter(task.origins[1:]).values()) == [4, 5]
+        assert task.panel == "claude_sonnet_4+gemini_2_5_pro"
+
+
 def test_panel_run_through_cli_with_the_gain(tmp_path, corpus_path):
     from coherence.cli import main
 

@@ -27,7 +27,9 @@ def compose(
     """One SampleTask per task of ``author`` that every corpus of ``others`` also holds:
     ``candidates[0]`` is the author's, the rest drawn from ``others``; ``origins[i]`` names the
     model of candidate i.  Tasks missing from a panel member are left out (the gain against the
-    same-model run is computed on the tasks both have)."""
+    same-model run is computed on the tasks both have).  The author's own corpus may be a member
+    too (a panel that keeps the author's model beside others): its share is drawn from the
+    author's other candidates, never from candidate 0 itself."""
     if not others:
         raise CorpusError("--panel needs at least two corpus files: the author's, then the panel's")
     bench = author[0].benchmark
@@ -49,7 +51,9 @@ def compose(
             counts[i] += 1
         cands, origins = [task.candidates[0]], [task.model]
         for member, k in zip(members, counts):
-            picked = rng.sample(range(len(member.candidates)), min(k, len(member.candidates)))
+            first = 1 if member.model == task.model else 0  # the author's own: not yours again
+            pool = range(first, len(member.candidates))
+            picked = rng.sample(pool, min(k, len(pool)))
             cands += [member.candidates[i] for i in picked]
             origins += [member.model] * len(picked)
         out.append(replace(task, candidates=cands, origins=origins, panel=panel_name([m.model for m in members])))
