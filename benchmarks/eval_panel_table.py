@@ -3,6 +3,12 @@ DIR`` wrote under the given folders, as one markdown row per (author, panel), sa
 against the panel's on the tasks both runs checked.
 
     python benchmarks/eval_panel_table.py /work/panel-runs
+    python benchmarks/eval_panel_table.py --by-author /work/panel-runs   # a row per author, a column
+                                                                         # per kind of panel, and the
+                                                                         # pooled figures per kind
+
+A panel that lists the author's own corpus among its members ("its own + 2 others") keeps the
+author's model in the panel (``eval.panel.compose`` never draws candidate 0 itself).
 """
 
 from __future__ import annotations
@@ -20,7 +26,75 @@ def rows(roots: list[Path]):
         yield meta, gain, run
 
 
+def kind(meta: dict) -> str:
+    """``"3 others"`` or ``"its own + 2 others"``: what a panel's alternatives come from."""
+    members = meta["panel"].split("+")
+    own = meta["model"] in members
+    others = len(members) - own
+    return ("its own + " if own else "") + f"{others} other" + ("s" if others > 1 else "")
+
+
+def by_author(roots: list[Path]) -> None:
+    """One row per (benchmark, author): the same-model figures, then each kind of panel's; then
+    per kind, the figures pooled over the authors (counts added, not rates averaged)."""
+    cells: dict[tuple[str, str], dict[str, dict]] = {}
+    kinds: set[str] = set()
+    for meta, g, _run in rows(roots):
+        k = kind(meta)
+        kinds.add(k)
+        row = cells.setdefault((meta["benchmark"], meta["model"]), {})
+        row.setdefault("same", dict(g["same_model"], tasks=g["tasks"]))
+        row[k] = dict(g["panel"], tasks=g["tasks"])
+    # the author's own alternatives, then panels that keep its model, then panels of others only
+    order = ["same"] + sorted(kinds, key=lambda k: (not k.startswith("its own"), int(k.split()[-2])))
+
+    def cell(f: dict | None) -> str:
+        if not f:
+            return "–"
+        r, v = f["warning_recall_tests"], f["warning_precision_verified"]
+        rr = "–" if r is None else f"{r:.2f}"
+        vv = "–" if v is None else f"{v:.2f}"
+        return f"{rr} / {vv} / {f['diagnostics_on_passing']}"
+
+    print("| benchmark | candidate 0 from | tasks | failing | " + " | ".join(order) + " |")
+    print("|---|---|---|---|" + "---|" * len(order))
+    pooled: dict[tuple[str, str], dict[str, float]] = {}
+    for (bench, model), row in sorted(cells.items()):
+        base = row["same"]
+        print(
+            f"| {bench} | {model} | {base['tasks']} | {base['failing']} | "
+            + " | ".join(cell(row.get(k)) for k in order)
+            + " |"
+        )
+        for k in order:
+            f = row.get(k)
+            if not f:
+                continue
+            a = pooled.setdefault(
+                (bench, k), {"authors": 0, "failing": 0, "found": 0, "w": 0, "verified": 0, "passing": 0}
+            )
+            a["authors"] += 1
+            a["failing"] += f["failing"]
+            a["found"] += round((f["warning_recall_tests"] or 0) * f["failing"])
+            a["w"] += f["warnings"]
+            a["verified"] += round((f["warning_precision_verified"] or 0) * f["warnings"])
+            a["passing"] += f["diagnostics_on_passing"]
+    print()
+    print(
+        "| benchmark | alternatives from | authors | failing | W recall | W precision (verified) | diagnostics on passing |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for (bench, k), a in sorted(pooled.items(), key=lambda kv: (kv[0][0], order.index(kv[0][1]))):
+        print(
+            f"| {bench} | {k} | {a['authors']} | {a['failing']} | {a['found'] / max(1, a['failing']):.3f} | "
+            f"{a['verified'] / max(1, a['w']):.3f} | {a['passing']} |"
+        )
+
+
 def main(argv: list[str]) -> int:
+    if argv and argv[0] == "--by-author":
+        by_author([Path(a) for a in argv[1:] or ["."]])
+        return 0
     f = lambda x: "–" if x is None else (f"{x:.2f}" if isinstance(x, float) else str(x))  # noqa: E731
     print(
         "| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall: same → panel | "
@@ -30,7 +104,9 @@ def main(argv: list[str]) -> int:
     for meta, g, _run in rows([Path(a) for a in argv or ["."]]):
         s, p = g["same_model"], g["panel"]
         members = meta["panel"].split("+")
-        who = f"{len(members)} others" if len(members) > 3 else ", ".join(members)
+        own = meta["model"] in members  # the author's model kept in its panel
+        names = [("its own" if m == meta["model"] else m) for m in members]
+        who = f"{len(members) - own} others" + (" and its own" if own else "") if len(members) > 3 else ", ".join(names)
         print(
             f"| {meta['benchmark']} | {meta['model']} | {who} | {g['tasks']} | {s['failing']} | "
             f"{f(s['warning_recall_tests'])} → **{f(p['warning_recall_tests'])}** | "

@@ -43,7 +43,7 @@ def add_eval_parser(subparsers) -> None:
         "--panel",
         nargs="+",
         metavar="SAMPLES",
-        help="a panel of models: candidate 0 from the first corpus file, the alternatives drawn from the others (even shares, fixed --seed); same benchmark",
+        help="a panel of models: candidate 0 from the first corpus file, the alternatives drawn from the others (even shares, fixed --seed; list the first file again to keep the author's model in its panel); same benchmark",
     )
     p.add_argument(
         "--baseline",
