@@ -26,35 +26,45 @@ def rows(roots: list[Path]):
         yield meta, gain, run
 
 
-def kind(meta: dict) -> str:
-    """``"3 others"`` or ``"its own + 2 others"``: what a panel's alternatives come from."""
+def composition(meta: dict) -> tuple[bool, int]:
+    """What a panel's alternatives come from: whether the author's own model is a member, and how
+    many other models are."""
     members = meta["panel"].split("+")
     own = meta["model"] in members
-    others = len(members) - own
+    return own, len(members) - own
+
+
+def label(kind: tuple[bool, int]) -> str:
+    """``"3 others"`` or ``"its own + 2 others"``."""
+    own, others = kind
     return ("its own + " if own else "") + f"{others} other" + ("s" if others > 1 else "")
+
+
+def fmt(x) -> str:
+    return "–" if x is None else (f"{x:.2f}" if isinstance(x, float) else str(x))
 
 
 def by_author(roots: list[Path]) -> None:
     """One row per (benchmark, author): the same-model figures, then each kind of panel's; then
     per kind, the figures pooled over the authors (counts added, not rates averaged)."""
     cells: dict[tuple[str, str], dict[str, dict]] = {}
-    kinds: set[str] = set()
+    kinds_seen: set[tuple[bool, int]] = set()
     for meta, g, _run in rows(roots):
-        k = kind(meta)
-        kinds.add(k)
+        kind = composition(meta)
+        kinds_seen.add(kind)
+        k = label(kind)
         row = cells.setdefault((meta["benchmark"], meta["model"]), {})
         row.setdefault("same", dict(g["same_model"], tasks=g["tasks"]))
         row[k] = dict(g["panel"], tasks=g["tasks"])
     # the author's own alternatives, then panels that keep its model, then panels of others only
-    order = ["same"] + sorted(kinds, key=lambda k: (not k.startswith("its own"), int(k.split()[-2])))
+    order = ["same"] + [label(k) for k in sorted(kinds_seen, key=lambda k: (not k[0], k[1]))]
 
     def cell(f: dict | None) -> str:
         if not f:
             return "–"
-        r, v = f["warning_recall_tests"], f["warning_precision_verified"]
-        rr = "–" if r is None else f"{r:.2f}"
-        vv = "–" if v is None else f"{v:.2f}"
-        return f"{rr} / {vv} / {f['diagnostics_on_passing']}"
+        return (
+            f"{fmt(f['warning_recall_tests'])} / {fmt(f['warning_precision_verified'])} / {f['diagnostics_on_passing']}"
+        )
 
     print("| benchmark | candidate 0 from | tasks | failing | " + " | ".join(order) + " |")
     print("|---|---|---|---|" + "---|" * len(order))
@@ -73,6 +83,8 @@ def by_author(roots: list[Path]) -> None:
             a = pooled.setdefault(
                 (bench, k), {"authors": 0, "failing": 0, "found": 0, "w": 0, "verified": 0, "passing": 0}
             )
+            # gain.json holds rates (``verdicts._share``: 4 decimals) of counts under 10,000,
+            # so rate x denominator, rounded, is the count itself
             a["authors"] += 1
             a["failing"] += f["failing"]
             a["found"] += round((f["warning_recall_tests"] or 0) * f["failing"])
@@ -95,7 +107,6 @@ def main(argv: list[str]) -> int:
     if argv and argv[0] == "--by-author":
         by_author([Path(a) for a in argv[1:] or ["."]])
         return 0
-    f = lambda x: "–" if x is None else (f"{x:.2f}" if isinstance(x, float) else str(x))  # noqa: E731
     print(
         "| benchmark | candidate 0 from | alternatives from | tasks | failing | W recall: same → panel | "
         "W prec. (verified): same → panel | diagnostics on passing: same → panel | on clean: same → panel |"
@@ -104,13 +115,12 @@ def main(argv: list[str]) -> int:
     for meta, g, _run in rows([Path(a) for a in argv or ["."]]):
         s, p = g["same_model"], g["panel"]
         members = meta["panel"].split("+")
-        own = meta["model"] in members  # the author's model kept in its panel
         names = [("its own" if m == meta["model"] else m) for m in members]
-        who = f"{len(members) - own} others" + (" and its own" if own else "") if len(members) > 3 else ", ".join(names)
+        who = label(composition(meta)) if len(members) > 3 else ", ".join(names)
         print(
             f"| {meta['benchmark']} | {meta['model']} | {who} | {g['tasks']} | {s['failing']} | "
-            f"{f(s['warning_recall_tests'])} → **{f(p['warning_recall_tests'])}** | "
-            f"{f(s['warning_precision_verified'])} → **{f(p['warning_precision_verified'])}** | "
+            f"{fmt(s['warning_recall_tests'])} → **{fmt(p['warning_recall_tests'])}** | "
+            f"{fmt(s['warning_precision_verified'])} → **{fmt(p['warning_precision_verified'])}** | "
             f"{s['diagnostics_on_passing']} → {p['diagnostics_on_passing']} | {s['diagnostics_on_clean']} → {p['diagnostics_on_clean']} |"
         )
     return 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 from collections import Counter
+from dataclasses import replace
 
 import pytest
 
@@ -53,8 +54,6 @@ def test_compose_takes_candidate_0_from_the_author_and_spreads_the_rest(corpus_p
 def test_compose_with_the_authors_own_model_in_the_panel(corpus_path):
     """A panel may keep the author's model beside others: its alternatives are the author's other
     candidates, never candidate 0 (yours, compared with itself)."""
-    from dataclasses import replace
-
     author = [
         replace(t, candidates=[f"def mine_{i}(): pass"] + t.candidates[1:])
         for i, t in enumerate(load_samples(corpus_path("humaneval-claude_sonnet_4.jsonl.gz"))[:30])
