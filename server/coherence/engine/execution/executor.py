@@ -291,9 +291,9 @@ class Executor:
         except OSError:
             return False  # the one-shot path reports why the interpreter does not start
         if mode == "bwrap":
-            tmp = f"{sb.BWRAP_TMP}/job-{next(_JOB_IDS)}"
+            tmp = f"{sb.BWRAP_TMP}/tmp{next(_JOB_IDS)}"
         else:
-            tmp = run.tmp = tempfile.mkdtemp(prefix="coherence-run-")
+            tmp = run.tmp = tempfile.mkdtemp(prefix="tmp")  # (a name that tells the checked code nothing)
         if not warm.send(job_bytes(tmp, warm.fd_number)):
             POOL.retire(warm)  # it died while idle
             if run.tmp:
@@ -316,7 +316,7 @@ class Executor:
         if mode == "bwrap":
             tmp, cwd = sb.BWRAP_TMP, "/"
         else:
-            tmp = cwd = run.tmp = tempfile.mkdtemp(prefix="coherence-run-")
+            tmp = cwd = run.tmp = tempfile.mkdtemp(prefix="tmp")  # (a name that tells the checked code nothing)
         env = sb.base_env(tmp, hashseed)
         cmd = sb.worker_command(mode, interp, env, extra)
         r, w = os.pipe()

@@ -65,8 +65,10 @@ ENV_FIXED = {
     "NUMEXPR_NUM_THREADS": "1",
     "VECLIB_MAXIMUM_THREADS": "1",
     "MPLBACKEND": "Agg",
+    # litellm loads a .env from its parent folders at import unless it runs in production mode
+    "LITELLM_MODE": "PRODUCTION",
 }
-BWRAP_TMP = "/tmp/coherence-run"
+BWRAP_TMP = "/tmp/tmpw"  # (a name that tells the checked code nothing)
 
 _PROBE = r"""
 import json, os, sys

@@ -183,7 +183,7 @@ def hidden_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
         if p
     ]
     known = _listings.get(key, {})
-    roots = [os.path.realpath(r) for r in extra]
+    roots = [os.path.realpath(r) for r in (*extra, *foreign_entries(interp))]
     listings, out = _walk(roots, needed, known)
     if key not in _listings and len(_listings) > 16:
         _listings.clear()
@@ -204,6 +204,23 @@ def hidden_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
                 ", ".join(folders[:3]),
             )
         out = collapsed
+    return out
+
+
+def foreign_entries(interp: Interpreter) -> list[str]:
+    """The interpreter's path entries outside its own prefixes: a sibling project installed
+    editable (``pip install -e ../common``), a folder on PYTHONPATH.  The programs may read
+    them (they import from there), and so their dotfiles (a ``.env``, ``.git/config``) are
+    hidden like the workspace's."""
+    prefixes = [os.path.realpath(p) for p in interp.prefixes if p]
+    out = []
+    for p in interp.path:
+        if not p or not os.path.isabs(p):
+            continue
+        real = os.path.realpath(p)
+        if real == "/" or any(under(real, q) for q in prefixes) or not os.path.isdir(real):
+            continue
+        out.append(real)
     return out
 
 

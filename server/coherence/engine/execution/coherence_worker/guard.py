@@ -4,10 +4,10 @@ worker isolates itself in, and the sinks that keep user output away from every d
 
 The audit hook reads its mode and roots from a dict the worker changes as it goes (``state``):
 
-    mode LOAD   : importing user code in the leader: block processes, network, foreign writes
+    mode LOAD   : importing user code in the leader: block processes, network, foreign writes,
+                  reads of hidden and private paths (the children inherit what it reads)
     mode LEADER : the worker's own bookkeeping: allow everything
-    mode CHILD  : running a program: like LOAD, plus no reads of private paths, and kill only
-                  of itself
+    mode CHILD  : running a program: like LOAD, and kill only of itself
 """
 
 from __future__ import annotations
@@ -128,7 +128,14 @@ def arm(state: Guard, job: Job) -> None:
     # folder sends hundreds, whose realpath would cost every job tens of milliseconds)
     state["hidden"] = frozenset(os.path.normpath(p) for p in job.get("hidden") or () if p and os.path.isabs(p))
     allow = [os.path.realpath(p) for p in (job.get("allow") or []) + sys.path if p and os.path.isabs(p)]
-    state["allow"] = tuple(allow) + (state["root"],)
+    # A folder that holds a private one (a workspace at /, /home or the home folder itself) is
+    # never readable whole: it would grant ~/.netrc, ~/.aws and ~/.git-credentials.  What the
+    # programs need below it (the interpreter, the checked file's folder) is granted on its own.
+    private = state["private"]
+    state["not_granted"] = sorted(
+        {p for p in allow if any(q == p or q.startswith(p.rstrip(os.sep) + os.sep) for q in private)}
+    )
+    state["allow"] = tuple(p for p in allow if p not in state["not_granted"]) + (state["root"],)
     install_guard(state)
 
 
@@ -257,7 +264,7 @@ def install_guard(state: Guard) -> None:
             if writing:
                 if not inside(args[0]):
                     deny("writing " + str(args[0])[:200])
-            elif mode == child and not readable(args[0]):
+            elif not readable(args[0]):  # (loading too: what the leader reads, its children inherit)
                 deny("reading " + str(args[0])[:200])
             return
         if event == "import":

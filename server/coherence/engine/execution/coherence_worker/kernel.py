@@ -24,13 +24,14 @@ if TYPE_CHECKING:
 
 
 class Layers:
-    __slots__ = ("seccomp", "landlock", "memcg", "left_out")
+    __slots__ = ("seccomp", "landlock", "memcg", "left_out", "leader_seccomp")
 
     def __init__(self) -> None:
         self.seccomp: seccomp.Prepared | None = None  # the filter, when the kernel takes it (see seccomp.program)
         self.landlock: landlock.Prepared | None = None  # a landlock.Prepared, when the kernel has Landlock
         self.memcg: cgroup.JobCgroup | None = None  # the job's cgroup, when one could be made (enter_memcg)
         self.left_out: list[str] = []  # paths Landlock leaves unreadable: the plan ran out of rules
+        self.leader_seccomp: seccomp.Prepared | None = None  # the leader's own filter (confine_leader)
 
     def names(self) -> list[str]:
         """What the children apply, in the sandbox's name: ``["landlock", "seccomp"]``."""
@@ -53,13 +54,15 @@ def plan(job: Job, readable: list[str], hidden: Iterable[str]) -> Layers:
         return layers
     if seccomp.available():
         layers.seccomp = seccomp.Prepared(seccomp.program())
-    # Landlock: in guard mode for every file access; under bubblewrap, whose mounts decide what
-    # is seen, for writes outside the child's directory (its /tmp and /dev/shm are memory) and,
-    # from ABI 6, signals to processes outside the child (an ordinary user's children share a uid:
-    # kill(-1) would reach them all)
+        layers.leader_seccomp = seccomp.Prepared(seccomp.leader_program())
+    # Landlock: every file access, in both modes.  Under bubblewrap the mounts decide what is
+    # seen, and Landlock what of it is read: an ordinary user's bubblewrap binds the whole file
+    # system, the user's own private files outside the home included.  Writes stay in the
+    # child's directory (its /tmp and /dev/shm are memory) and, from ABI 6, signals inside the
+    # child (an ordinary user's children share a uid: kill(-1) would reach them all).
     version = landlock.abi()
     if version:
-        reads = job.get("sandbox") != "bwrap"
+        reads = job.get("landlock_reads", True) is not False
         planned = landlock.plan(readable, hidden) if reads else landlock.Plan()
         layers.left_out = planned.left_out
         rules = landlock.open_rules(planned)
@@ -111,6 +114,25 @@ def warm() -> None:
                 seccomp.program()
     except BaseException:
         pass
+
+
+def confine_leader(layers: Layers, job_dir: str) -> str | None:
+    """In the job leader, after its setup and before it imports anything of the job: the
+    children's Landlock reads (plus the job's directory and /proc, where it watches its
+    children) and its own seccomp filter (seccomp.leader_program).  What it imports then (the
+    module context, what it imports, a package a program names) reads no hidden file or private
+    folder and starts no process, and so hands no secret down to the children.  None, or why a
+    layer could not be applied."""
+    if layers.landlock is None and layers.leader_seccomp is None:
+        return None
+    if not seccomp.no_new_privs():
+        return "no_new_privs could not be set"
+    reads = layers.landlock is not None and layers.landlock.reads
+    if reads and not landlock.restrict_reads(layers.landlock, (job_dir, "/proc")):  # type: ignore[arg-type]
+        return "the Landlock rules could not be applied to the job's leader"
+    if layers.leader_seccomp is not None and not layers.leader_seccomp.install(os.getpid()):
+        return "the seccomp filter could not be installed in the job's leader"
+    return None
 
 
 def apply(layers: Layers, own_dir: str) -> str | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import collections
 import ctypes
 import os
+import stat
 import struct
 from functools import lru_cache
 
@@ -179,15 +180,20 @@ def open_rules(paths: list[tuple[str, bool]]) -> list[tuple[int, bool, int]]:
     leader)."""
     out: list[tuple[int, bool, int]] = []
     for p, whole in paths:
+        # never through a symbolic link: a workspace entry linked to the home folder would grant
+        # the home (its target is granted, or not, under its own path)
         try:
-            fd = os.open(p, _O_PATH | os.O_CLOEXEC)
+            fd = os.open(p, _O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             continue
         try:
-            is_dir = os.path.isdir(p)
+            mode = os.fstat(fd).st_mode
         except OSError:
-            is_dir = False
-        out.append((fd, is_dir, READ if whole else READ_DIR))
+            mode = 0
+        if stat.S_ISLNK(mode) or not mode:
+            os.close(fd)
+            continue
+        out.append((fd, stat.S_ISDIR(mode), READ if whole else READ_DIR))
     return out
 
 
@@ -199,7 +205,7 @@ class Prepared:
     attributes and a rule per path (``O_PATH`` descriptors held open), so that a child makes
     only its own two rules (its directory, its /proc entry) and a few system calls."""
 
-    __slots__ = ("attr", "rules", "fs", "reads", "fds")
+    __slots__ = ("attr", "rules", "fs", "reads", "fds", "wanted", "version")
 
     def __init__(self, version: int, rules: list[tuple[int, bool, int]], reads: bool) -> None:
         fs = _fs_rights(version)
@@ -219,11 +225,13 @@ class Prepared:
         fixed += [(p, READ_FILE | WRITE_FILE) for p in DEVICES]
         for path, rights in fixed:
             try:
-                fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+                fd = os.open(path, _O_PATH | os.O_CLOEXEC)  # (the system's own: /lib -> usr/lib)
             except OSError:
                 continue
             wanted.append((fd, os.path.isdir(path), rights))
         self.fds = [fd for fd, _, _ in wanted]
+        self.wanted = wanted  # (for the leader's own domain: see restrict_reads)
+        self.version = version
         self.rules = [_rule(fd, rights & fs, is_dir, version) for fd, is_dir, rights in wanted]
 
     def close(self) -> None:
@@ -267,6 +275,42 @@ def restrict(prepared: Prepared, own_dir: str) -> bool:
         return bool(syscall(RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) == 0)
     except OSError:
         return False
+    finally:
+        for fd in opened + [ruleset]:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+
+
+def restrict_reads(prepared: Prepared, extra: Iterable[str]) -> bool:
+    """The job leader's own domain: it reads only what its children may (``prepared``'s
+    rules) and ``extra`` (the job's directory, /proc, where it watches its children), so that
+    what it imports (the module context, a package an alternative names) reads no secret to
+    hand down to them.  Writes are left to the audit hook and the children's domains (the
+    leader writes its cgroup and the job's directory).  True on success; needs no_new_privs."""
+    if not _libc:
+        _syscall(CREATE_RULESET, None, ctypes.c_size_t(0), ctypes.c_uint32(CREATE_RULESET_VERSION))
+    syscall = _libc[0].syscall
+    attr = ctypes.create_string_buffer(struct.pack("Q", READ), 8)
+    ruleset = syscall(CREATE_RULESET, attr, ctypes.c_size_t(8), ctypes.c_uint32(0))
+    if ruleset < 0:
+        return False
+    opened: list[int] = []
+    try:
+        rules = [(fd, is_dir, rights & READ) for fd, is_dir, rights in prepared.wanted if rights & READ]
+        for path in extra:
+            try:
+                fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue
+            opened.append(fd)
+            rules.append((fd, True, READ))
+        for fd, is_dir, rights in rules:
+            rule = _rule(fd, rights, is_dir, prepared.version)
+            if syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, ctypes.c_uint32(0)) != 0:
+                return False
+        return bool(syscall(RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) == 0)
     finally:
         for fd in opened + [ruleset]:
             try:

@@ -54,6 +54,9 @@ class Leader:
     """One job: its limits, what it loaded, its tasks and its children."""
 
     def __init__(self, job: Job) -> None:
+        # the worker's scrubbed environment, before anything of the job runs: each child starts
+        # from it again, whatever the module context (a load_dotenv()) put in os.environ
+        self.base_env = dict(os.environ)
         self.job = job
         self.out_fd = job["fd"]
         lim = job.get("limits") or {}
@@ -97,7 +100,9 @@ class Leader:
         self.guard: guard.Guard = {"mode": guard.LOAD, "root": os.path.realpath(self.tmp)}
         self.timer = Timer()
         workspace = (job.get("module") or {}).get("sys_path") or ()
-        self.loader = loading.Loader(self.timer, self.load_timeout, self.prog_load_timeout, workspace)
+        self.loader = loading.Loader(
+            self.timer, self.load_timeout, self.prog_load_timeout, workspace, job.get("site_dirs") or ()
+        )
         self.sink_out = guard.Sink(self.max_output)
         self.sink_err = guard.Sink(self.max_output)
 
@@ -175,6 +180,14 @@ class Leader:
             job, [p for p in self.guard["allow"] if p != self.guard["root"]], self.guard["hidden"]
         )
         self.layers.memcg = memcg
+        if self.guard["not_granted"]:
+            self.emit_json(
+                META,
+                protocol.DIAGNOSTIC,
+                "not readable by the programs: %s, which holds your home folder (what they need below "
+                "it, such as the interpreter and its packages, is granted on its own)"
+                % ", ".join(self.guard["not_granted"][:3]),
+            )
         if self.layers.left_out:
             left = self.layers.left_out
             self.emit_json(
@@ -189,10 +202,14 @@ class Leader:
         missing = [x for x in job.get("require") or () if x not in names]
         if missing:
             raise Refused('sandbox "strict": the kernel refused ' + " and ".join(missing))
+        self.canon, self.dump = make_canonicalizer()
+        # from here on the leader runs code of the job: it reads what its children may
+        refused = kernel.confine_leader(self.layers, self.tmp)
+        if refused is not None:
+            raise Refused(refused)
         sys.stdout = self.sink_out
         sys.stderr = self.sink_err
         sys.stdin = io.StringIO("")
-        self.canon, self.dump = make_canonicalizer()
 
     def run(self) -> None:
         try:

@@ -11,6 +11,7 @@ import marshal
 import os
 import sys
 import types
+from importlib.util import find_spec
 
 from .protocol import describe_exc
 from .stash import Stash
@@ -95,10 +96,15 @@ class Program:
 class Loader:
     """Imports and loads under the timer, with the limits of the job."""
 
-    __slots__ = ("timer", "load_timeout", "prog_load_timeout", "tried", "workspace", "stash")
+    __slots__ = ("timer", "load_timeout", "prog_load_timeout", "tried", "workspace", "stash", "trusted")
 
     def __init__(
-        self, timer: Timer, load_timeout: float, prog_load_timeout: float, workspace: Iterable[str] = ()
+        self,
+        timer: Timer,
+        load_timeout: float,
+        prog_load_timeout: float,
+        workspace: Iterable[str] = (),
+        site_dirs: Iterable[str] = (),
     ) -> None:
         self.timer = timer
         self.load_timeout = load_timeout
@@ -106,6 +112,10 @@ class Loader:
         self.tried: set[str] = set()  # names preimport tried (failures included)
         self.workspace = [d for d in workspace if d]  # the module context's own path entries
         self.stash = Stash()
+        # where the modules the leader may import for the programs live: the interpreter's
+        # own prefixes (the standard library, its site-packages) and site directories
+        roots = (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *site_dirs)
+        self.trusted = tuple({os.path.join(os.path.realpath(r), "") for r in roots if r and os.path.isabs(r)})
 
     def preimport(self, names: Iterable[str]) -> None:
         """Import these modules now (what fails is left to the programs that import them), but
@@ -122,10 +132,44 @@ class Loader:
             tried.add(name)
             if self.workspace and self.stash.keep(name, self.workspace):
                 continue
+            if not self.installed(name):
+                continue
             try:
                 self.timer.timed(self.load_timeout, __import__, name)
             except BaseException:
                 pass
+
+    def installed(self, name: str) -> bool:
+        """Whether the top-level package of ``name`` is the interpreter's own (built in, or
+        under its prefixes and site directories), found without running any of it.  Any other
+        (a sibling project installed editable, a folder on PYTHONPATH) is the program's to
+        import, in its own sandboxed process: its top-level code never runs in the leader for a
+        program.  Such a module is stashed for the children that may not read it."""
+        top = name.partition(".")[0]
+        mod = sys.modules.get(top)
+        try:
+            spec = getattr(mod, "__spec__", None) if mod is not None else find_spec(top)
+        except BaseException:
+            return False
+        if spec is None:
+            return mod is not None  # (a module without a spec: __main__, or one made at run time)
+        origin = spec.origin
+        if spec.has_location is False and origin in ("built-in", "frozen"):
+            return True
+        places = list(spec.submodule_search_locations or ())
+        if isinstance(origin, str) and os.path.isabs(origin):
+            places.append(origin)
+        if not places:
+            return False
+        trusted = self.trusted
+        if all(os.path.realpath(p).startswith(trusted) for p in places):
+            return True
+        try:
+            where = os.path.dirname(places[0] if spec.submodule_search_locations else origin or "")
+            self.stash.keep(name, [where])
+        except BaseException:
+            pass
+        return False
 
     def load_module(self, mod_spec: dict[str, Any]) -> tuple[types.ModuleType, str | None]:
         """The module context, as a module in ``sys.modules``: ``(module, None)``, or ``(module,

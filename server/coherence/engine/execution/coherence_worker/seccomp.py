@@ -313,6 +313,42 @@ def program(deny_errno: int = errno.EPERM, arch: str | None = None) -> bytes:
     return b"".join(out)
 
 
+# What a job leader keeps of the list: it forks its children and shares memory with them (the
+# told map and the inputs are memfds); everything else a leader never needs after its setup.
+LEADER_NEEDS = frozenset(("fork", "vfork", "memfd_create"))
+
+
+@lru_cache(maxsize=None)
+def leader_program(deny_errno: int = errno.EPERM, arch: str | None = None) -> bytes:
+    """The job leader's filter: the children's list of denied calls but ``LEADER_NEEDS``, and
+    clone without a new namespace (a fork).  The leader imports the module context and the
+    packages the programs name: none of their code may start a process, open a socket or leave
+    the leader's namespaces.  Signals are the leader's to send (it kills its children)."""
+    a = ARCHES[arch or machine_arch() or "x86_64"]
+    deny = RET_ERRNO | deny_errno
+    out = [
+        _ins(LD_ABS_W, 0, 0, ARCH),
+        _ins(JEQ_K, 1, 0, a.audit),
+        _ins(RET_K, 0, 0, deny),
+        _ins(LD_ABS_W, 0, 0, NR),
+    ]
+    if a.x32:
+        out += [_ins(JGE_K, 0, 1, X32_SYSCALL_BIT), _ins(RET_K, 0, 0, deny)]
+    denied = sorted({nr for name, nr in a.deny.items() if name not in LEADER_NEEDS})
+    n = len(denied)
+    out += [_ins(JEQ_K, n - i, 0, nr) for i, nr in enumerate(denied)]
+    out += [_ins(JA, 0, 0, 1), _ins(RET_K, 0, 0, deny)]
+    out += [_ins(JEQ_K, 0, 1, a.clone3), _ins(RET_K, 0, 0, RET_ERRNO | errno.ENOSYS)]
+    out += [
+        _ins(JEQ_K, 0, 3, a.clone),
+        _ins(LD_ABS_W, 0, 0, ARG0),
+        _ins(JSET_K, 0, 1, CLONE_NEW_ANY),
+        _ins(RET_K, 0, 0, deny),
+    ]
+    out.append(_ins(RET_K, 0, 0, RET_ALLOW))
+    return b"".join(out)
+
+
 def pid_offsets(code: bytes) -> list[int]:
     """Where in ``code`` PID_MARK stands (offsets of the ``k`` fields): found once, in the leader."""
     mark = struct.pack("I", PID_MARK)
