@@ -11,7 +11,8 @@
   ``coherence serve`` over raw stdio, each followed by a request that must be answered;
 * with ``--sandbox``: the hostile corpus (``tests/hostile/corpus.py``) in each sandbox mode that
   works here, one line per attack class, naming the user it ran as and the sandbox that ran it
-  (CI runs it as root and again as an ordinary user, see ``.ci/run``).
+  (CI runs it as root and again as an ordinary user, see ``.ci/run``), then the attacks on the
+  job leader and beside the workspace (``tests/hostile/leader_attacks.py``), per class.
 
 Exit status 1 when anything escaped.
 """
@@ -113,6 +114,34 @@ def sandbox_tally() -> int:
             )
             for line in escaped.get(c, []):
                 print(f"      ESCAPE {line}")
+    return escapes + leader_tally(who)
+
+
+def leader_tally(who: str) -> int:
+    """The attacks on the job leader and beside the workspace (issue 50,
+    ``tests/hostile/leader_attacks.py``) in each sandbox mode, per class.  The escapes."""
+    from coherence.engine.execution import sandbox as sb
+    from tests.hostile.harness import modes
+    from tests.hostile.leader_attacks import ATTACKS, CLASSES, run_attack
+
+    escapes = 0
+    for mode in modes():
+        name = sb.sandbox_name(mode, sb.planned_layers(mode))
+        by_class: dict[str, list[str]] = {}
+        failed: list[str] = []
+        for attack in ATTACKS:
+            by_class.setdefault(CLASSES[attack], [])
+            problems = run_attack(attack, mode)
+            if problems:
+                by_class[CLASSES[attack]].append(attack)
+                failed.append(f"{attack}: {'; '.join(problems)}")
+        escapes += len(failed)
+        print(f"leader and beside the workspace, {name} as {who}: tried {len(ATTACKS)} / escapes {len(failed)}")
+        for c, bad in by_class.items():
+            tried = sum(1 for a in ATTACKS if CLASSES[a] == c)
+            print(f"    {c}: tried {tried} / contained {tried - len(bad)} / escapes {len(bad)}")
+        for line in failed:
+            print(f"      ESCAPE {line}")
     return escapes
 
 

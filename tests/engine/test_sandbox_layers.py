@@ -219,6 +219,32 @@ def test_the_report_names_the_layers_that_ran(mode, tmp_path):
     assert report.outcomes[1] == [Outcome.returned(canonical(("1", "2" if "seccomp" in layers else "0")))]
 
 
+def test_the_leader_applies_the_layers_before_it_loads_the_module(mode, tmp_path):
+    """Issue 50: the job's leader, which imports the module context, is confined too: the
+    module's top-level code sees no_new_privs and a seccomp filter, and Landlock refuses it a
+    file outside what the programs may read (a folder beside the workspace)."""
+    beside = tmp_path / "beside"
+    beside.mkdir()
+    (beside / "notes.txt").write_text("private")
+    (tmp_path / "ws").mkdir()
+    source = (
+        "import ctypes\n"
+        "_libc = ctypes.CDLL(None, use_errno=True)\n"
+        "fields = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines() if ':' in l)\n"
+        "AT_LOAD = (fields['NoNewPrivs'].strip(), fields['Seccomp'].strip(),\n"
+        f"           _libc.open({str(beside / 'notes.txt').encode()!r}, 0) >= 0)\n"
+        "def f(x):\n    return AT_LOAD\n"
+    )
+    module = ModuleContext(
+        source=source, filename=str(tmp_path / "ws" / "m.py"), module_name="m", sys_path=(str(tmp_path / "ws"),)
+    )
+    report = Executor(limits=LIMITS, sandbox=mode).run(module, [Program("f")], ["((1,), {})"])
+    layers = sb.planned_layers(mode)
+    assert report.module_error is None
+    expected = ("1" if layers else "0", "2" if "seccomp" in layers else "0", "landlock" not in layers)
+    assert report.outcomes[0] == [Outcome.returned(canonical(expected))]
+
+
 class _Demanding(Executor):
     """An executor whose jobs ask for a layer no kernel has: the worker must refuse, not run."""
 
