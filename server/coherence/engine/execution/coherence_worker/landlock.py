@@ -298,19 +298,19 @@ def restrict_reads(prepared: Prepared, extra: Iterable[str]) -> bool:
         return False
     opened: list[int] = []
     try:
-        rules = [(fd, is_dir, rights & READ) for fd, is_dir, rights in prepared.wanted if rights & READ]
+        # a planned rule the kernel refuses leaves its path unreadable, as in the children
+        for fd, is_dir, rights in prepared.wanted:
+            if rights & READ:
+                rule = _rule(fd, rights & READ, is_dir, prepared.version)
+                syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, ctypes.c_uint32(0))
         for path in extra:
-            try:
-                fd = os.open(path, _O_PATH | os.O_CLOEXEC)
-            except OSError:
-                continue
+            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
             opened.append(fd)
-            rules.append((fd, True, READ))
-        for fd, is_dir, rights in rules:
-            rule = _rule(fd, rights, is_dir, prepared.version)
-            if syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, rule, ctypes.c_uint32(0)) != 0:
+            if syscall(ADD_RULE, ruleset, RULE_PATH_BENEATH, _rule(fd, READ, True, 0), ctypes.c_uint32(0)) != 0:
                 return False
         return bool(syscall(RESTRICT_SELF, ruleset, ctypes.c_uint32(0)) == 0)
+    except OSError:
+        return False
     finally:
         for fd in opened + [ruleset]:
             try:
