@@ -6,7 +6,10 @@ order that makes each possible: the capability bounding set (root only, before t
 see guard.drop_privileges), ``no_new_privs`` (no exec gains privileges again, and what lets an
 unprivileged process install the next two), Landlock (guard mode: file access), seccomp (system
 calls).  Before all of that, the leader may enter a memory cgroup of the job's own
-(``enter_memcg``, cgroup.py), which the children inherit.  A child that cannot apply a layer its leader announced refuses to run its program: the
+(``enter_memcg``, cgroup.py), which the children inherit.  The leader itself applies the
+same Landlock reads and a seccomp filter of its own (``confine_leader``) before it imports
+anything of the job: what the module context and the packages the programs name do at import
+runs confined too, and hands no secret down to the children.  A child that cannot apply a layer its leader announced refuses to run its program: the
 name coherence reports (``names``) is then never more than what held.
 """
 
