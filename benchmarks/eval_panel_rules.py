@@ -94,7 +94,7 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
                 inside=inside,
                 incoherent=incoherent,
                 models=models,
-                **masks,
+                masks=masks,
                 **kw,
             )
             if ev.severity in DIAGNOSTIC:

@@ -17,11 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from coherence.engine import counterexample as cx
 from coherence.engine import verdict
-from coherence.engine.acceptance import accepted_inputs, apply_accepted
 from coherence.engine.config import CheckConfig
-from coherence.engine.convincing import for_verdict
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
 from coherence.engine.execution.executor import ExecutionReport, Executor
@@ -34,9 +31,13 @@ from coherence.engine.result import CheckResult
 from coherence.engine.sampling import SampleSet, make_provider, sample_alternatives
 from coherence.engine.sampling.cache import SampleCache
 from coherence.engine.sampling.provider import Provider
-from coherence.engine.scoring import Scored, judge_scored, score_run
 from coherence.engine.spec import Target
-from coherence.engine.stated import (
+from coherence.engine.verdict import counterexample as cx
+from coherence.engine.verdict.acceptance import accepted_inputs, apply_accepted
+from coherence.engine.verdict.convincing import for_verdict
+from coherence.engine.verdict.scored import Scored
+from coherence.engine.verdict.scoring import judge_scored, score_run
+from coherence.engine.verdict.stated import (
     Found,
     Votes,
     discredited,

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from coherence.engine import counterexample as cx
 from coherence.engine import verdict
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled
@@ -21,12 +20,13 @@ from coherence.engine.inputs.degenerate import degenerate, empty_string_argument
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.outcomes import Outcome, group_outcomes
 from coherence.engine.spec import Target
+from coherence.engine.verdict import counterexample as cx
 
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor
     from coherence.engine.inputs import Input
     from coherence.engine.result import Counterexample
-    from coherence.engine.scoring import Scored
+    from coherence.engine.verdict.scored import Scored
 
 log = logging.getLogger(__name__)
 

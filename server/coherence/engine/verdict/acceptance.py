@@ -21,7 +21,7 @@ from coherence.engine.spec import Target
 
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor
-    from coherence.engine.scoring import Scored
+    from coherence.engine.verdict.scored import Scored
 
 log = logging.getLogger(__name__)
 
