@@ -580,7 +580,7 @@ async def test_scoring_runs_off_the_event_loop(tmp_path, monkeypatch):
     # the language server runs checks on its event loop, which must stay free for hover.
     import asyncio
 
-    import coherence.engine.check as check_module
+    import coherence.engine.verdict.decide as decide_module
     import coherence.engine.verdict.scoring as scoring_module
 
     seen = []
@@ -601,7 +601,7 @@ async def test_scoring_runs_off_the_event_loop(tmp_path, monkeypatch):
 
     for name in ("outcome_ids", "score", "inside_mask"):
         monkeypatch.setattr(scoring_module, name, spy(getattr(scoring_module, name)))
-    monkeypatch.setattr(check_module, "judge_scored", spy(check_module.judge_scored))
+    monkeypatch.setattr(decide_module, "judge_scored", spy(decide_module.judge_scored))
     result = await _round_down_result(tmp_path, [FLOOR, TOWARD_ZERO, TOWARD_ZERO])
     assert result.status == "incoherent" and result.outside_domain
     assert {name for name, _ in seen} == {"outcome_ids", "score", "inside_mask", "judge_scored"}
