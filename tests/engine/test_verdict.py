@@ -122,12 +122,6 @@ def test_the_input_where_both_sides_return_is_preferred():
     assert ev.input == 2 and ev.kind == "value"
 
 
-def test_accepted_inputs_are_no_evidence():
-    labels, raised = matrix([0, 1], *([[0, 2]] * 9))
-    ev = judge(labels, raised, ignore=np.array([False, True]))
-    assert ev.severity == "hint"
-
-
 def test_coherent_is_none():
     labels, raised = matrix([0, 1], [0, 1], [0, 1])
     assert judge(labels, raised).severity == "none"

@@ -1,6 +1,6 @@
 """What the user stated about a function outside its docstring: ``assume`` preconditions and
 ``accept`` statements (a comment, a decorator argument, the baseline file) that declare one
-disagreement intended.
+disagreement intended (``covers`` says exactly what that means).
 """
 
 from __future__ import annotations
@@ -8,15 +8,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
-
-import numpy as np
 
 from coherence.engine.execution import ModuleContext
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.preconditions import Assumption, assumption
 from coherence.engine.inputs.seeds import doctest_seeds
-from coherence.engine.outcomes import outcomes_equal
+from coherence.engine.outcomes import Outcome, outcomes_equal
 from coherence.engine.spec import Target
 
 if TYPE_CHECKING:
@@ -67,29 +66,68 @@ def accepted_inputs(target: Target) -> list[tuple[str, Input]]:
     return out
 
 
-def apply_accepted(
+@dataclasses.dataclass
+class Accepted:
+    """An ``accept`` statement that names a disagreement: its call, the input, and every
+    program's outcome there (yours first)."""
+
+    call: str
+    input: Input
+    outcomes: list[Outcome]
+
+
+def run_accepted(
     executor: Executor, seed: int, target: Target, module: ModuleContext, scored: Scored, cancel: threading.Event | None
-) -> None:
-    """Apply the user's ``accept`` statements: each names a call on which the user declared
-    their function's behaviour intended.  The alternatives that disagree with it there are the
-    accepted readings of the spec; an input where only they disagree is no evidence
-    (``scored.ignore``).  A disagreement of any other alternative still counts."""
+) -> list[Accepted]:
+    """The user's ``accept`` statements that name a call where some alternative disagrees with
+    yours, each with every program's outcome on it (``covers`` reads them)."""
     accepted = accepted_inputs(target)
     if not accepted:
-        return
+        return []
     report = executor.run(module, scored.programs, [inp for _, inp in accepted], seed=seed, cancel=cancel)
     if report.module_error:
-        return
-    readers = np.zeros(len(scored.programs), dtype=bool)
-    matched = []
-    for a, (call, _) in enumerate(accepted):
-        mine = report.outcomes[0][a]
-        differ = [j for j in range(1, len(scored.programs)) if not outcomes_equal(report.outcomes[j][a], mine)]
-        if differ:
-            readers[differ] = True
-            matched.append(call)
-    if not matched:
-        return
-    scored.result_accepted = matched
-    differs = scored.labels[1:] != scored.labels[0]
-    scored.ignore = ~(differs & ~readers[1:, None]).any(axis=0)
+        return []
+    out = []
+    for a, (call, inp) in enumerate(accepted):
+        row = [report.outcomes[j][a] for j in range(len(scored.programs))]
+        if any(not outcomes_equal(o, row[0]) for o in row[1:]):
+            out.append(Accepted(call, inp, row))
+    return out
+
+
+def _siding(outcomes: Sequence[Outcome]) -> list[bool]:
+    """Which alternatives give yours' outcome."""
+    return [outcomes_equal(o, outcomes[0]) for o in outcomes[1:]]
+
+
+def covers(
+    accepted: list[Accepted], callee: str, calls: list[str], outcomes: Sequence[Outcome] | None, rival: int | None
+) -> str:
+    """The ``accept`` statement that names this finding ("" when none does).
+
+    What an accept means: the user declares yours' result on that call intended, and with it
+    the reading of the spec of the alternatives that agree with yours there.  A finding is the
+    accepted one when
+
+    - the call its evidence rests on, or the counterexample shown for it (``calls``: the shrunk
+      call and the one it was shrunk from), is the accepted call; or
+    - the counterexample shows the accepted disagreement's own outcomes (yours' and the bloc's
+      ``rival``'s): count_vowels('E') after accepting count_vowels('A'); or
+    - the same alternatives side with yours there as on the accepted call, some but not all of
+      them: the same split between two readings of the spec, on another input.
+
+    No alternative loses its vote: a finding with another counterexample keeps its full
+    severity.  When every alternative disagrees with yours on the accepted call, only its call
+    or its outcomes name it, so a new bug in the body still shows."""
+    for acc in accepted:
+        if acc.input.call(callee) in calls:
+            return acc.call
+    if outcomes is None or rival is None or outcomes_equal(outcomes[0], outcomes[rival]):
+        return ""
+    siding = _siding(outcomes)
+    for acc in accepted:
+        if outcomes_equal(outcomes[0], acc.outcomes[0]) and outcomes_equal(outcomes[rival], acc.outcomes[rival]):
+            return acc.call
+        if len(acc.outcomes) == len(outcomes) and any(siding) and _siding(acc.outcomes) == siding:
+            return acc.call
+    return ""

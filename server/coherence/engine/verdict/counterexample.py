@@ -23,6 +23,7 @@ from coherence.engine.inputs.generate import shrink_candidates
 from coherence.engine.inputs.shrink import shrink_key
 from coherence.engine.outcomes import Outcome, group_outcomes, outcomes_equal
 from coherence.engine.result import ClusterOutput, Counterexample
+from coherence.engine.verdict import mutation
 from coherence.engine.verdict.metrics import Metrics
 
 if TYPE_CHECKING:
@@ -302,11 +303,10 @@ def render_outcomes(outcomes: Sequence[Outcome], receiver: bool = False) -> list
     unchanged)``): a bare ``0`` beside ``0 (and leaves the object as Cart(items={'': 0}))`` reads
     as agreement."""
     shown = [o.render(receiver=receiver) for o in outcomes]
-    if receiver and any(o.kind == "ok" and o.mutated is not None for o in outcomes):
-        shown = [
-            f"{s} (and leaves the object unchanged)" if o.kind == "ok" and o.mutated is None else s
-            for o, s in zip(outcomes, shown)
-        ]
+    if any(o.kind == "ok" and o.mutated is not None for o in outcomes):
+        # a function's arguments as a method's object: two equal values never read as a disagreement
+        unchanged = " (and leaves the object unchanged)" if receiver else " (and leaves its arguments unchanged)"
+        shown = [f"{s}{unchanged}" if o.kind == "ok" and o.mutated is None else s for o, s in zip(outcomes, shown)]
     return shown
 
 
@@ -318,6 +318,7 @@ def describe(
     *,
     shrunk_from: Input | None = None,
     receiver: bool = False,
+    params: Sequence[str] = (),
 ) -> Counterexample:
     """Group every program's outcome on ``inp``; ``outcomes[0]`` is the user's.  ``name`` is the
     callee as written in a call (``Counter().add`` for a method); ``receiver`` says the outcomes'
@@ -342,4 +343,5 @@ def describe(
         disagreeing=disagreeing,
         total=len(outcomes) - 1,
         shrunk_from=shrunk_from.call(name) if shrunk_from is not None and shrunk_from.key() != inp.key() else None,
+        mutation=None if receiver else mutation.in_words(inp, outcomes, params),
     )

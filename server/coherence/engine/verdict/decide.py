@@ -15,7 +15,7 @@ from coherence.engine.execution.executor import ExecutionReport, Executor
 from coherence.engine.result import CheckResult
 from coherence.engine.spec import Target
 from coherence.engine.verdict import counterexample as cx
-from coherence.engine.verdict.acceptance import accepted_inputs, apply_accepted
+from coherence.engine.verdict.acceptance import Accepted, accepted_inputs, covers, run_accepted
 from coherence.engine.verdict.convincing import for_verdict
 from coherence.engine.verdict.scored import Scored
 from coherence.engine.verdict.scoring import judge_scored
@@ -46,9 +46,9 @@ async def decide(
 
     The docstring's worked examples are part of the spec: a function that contradicts one is
     wrong or documented wrongly, whatever the alternatives say (``verdict.from_examples``)."""
+    accepted: list[Accepted] = []
     if target.accept:
-        await asyncio.to_thread(apply_accepted, executor, config.seed, target, module, scored, cancel)
-        result.accepted = scored.result_accepted
+        accepted = await asyncio.to_thread(run_accepted, executor, config.seed, target, module, scored, cancel)
     examples, votes = await _examples(executor, config.seed, target, module, scored, report, cancel)
     stated, special = example_verdict(examples, votes, scored)
     without = discredited(votes, scored.models, verdict.PANEL_HELD_SHARE, scored.voters, special)
@@ -61,8 +61,6 @@ async def decide(
     result.evidence = evidence.to_dict()
     if evidence.kind != "example" and without:
         result.evidence["discredited"] = len(without)  # alternatives without a vote
-    if evidence.severity == "hint" and result.accepted:
-        result.evidence["why"] = "you accepted this disagreement as intended"
     if evidence.kind == "example" and evidence.input is not None:
         result.counterexample, result.disagreeing_code = example_counterexample(
             target, scored, examples[evidence.input], evidence
@@ -80,6 +78,17 @@ async def decide(
         result.disagreeing_code = scored.programs[rival].source  # the side the counterexample shows
     if scored.inside is not None and where:
         result.outside_domain = where
+    ce = result.counterexample
+    if accepted and ce is not None:
+        calls = [c for c in (ce.call, ce.shrunk_from) if c]
+        if evidence.input is not None:
+            calls.append(scored.inputs[evidence.input].call(target.spec.callee))
+        call = covers(accepted, target.spec.callee, calls, outcomes, rival)
+        if call:  # the finding the user accepted: a hint that says so
+            result.accepted = [call]
+            result.severity = "hint"
+            result.evidence["severity"] = "hint"
+            result.evidence["why"] = "you accepted this disagreement as intended"
 
 
 async def _examples(

@@ -65,12 +65,6 @@ def _has_pairs(domain: Domain | None) -> bool:
 
 RULES: tuple[InputRule, ...] = (
     InputRule(
-        "ignore",
-        "drop",
-        reason="you accepted these disagreements as intended",
-        cap="none",
-    ),
-    InputRule(
         "inside",
         "drop",
         reason="the programs differ only on inputs outside the stated domain",

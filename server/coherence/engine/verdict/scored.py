@@ -4,7 +4,7 @@ a leaf that every judging module can import.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
@@ -12,6 +12,7 @@ import numpy as np
 from coherence.engine.execution import Program
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.domain import Domain
+from coherence.engine.outcomes import Outcome
 from coherence.engine.verdict.metrics import Metrics
 from coherence.engine.verdict.severity import voters
 
@@ -30,9 +31,8 @@ class Scored:
     domain: Domain | None
     inside: np.ndarray | None  # inputs inside the domain (asked only where programs disagree)
     disagree: np.ndarray  # inputs where some programs disagree
-    ignore: np.ndarray | None = None  # inputs whose disagreements the user accepted
     yours_slow: np.ndarray | None = None  # inputs where your function ran out of time
-    result_accepted: list[str] = field(default_factory=list)
+    outcomes: list[list[Outcome]] | None = None  # [program][input], aligned with the labels
 
     @cached_property
     def models(self) -> list[str]:

@@ -28,6 +28,7 @@ from coherence.engine.spec import Target
 from coherence.engine.verdict import rules
 from coherence.engine.verdict.acceptance import user_assumptions
 from coherence.engine.verdict.metrics import Metrics, score
+from coherence.engine.verdict.mutation import agreeing_labels
 from coherence.engine.verdict.scored import Scored
 
 _MISSING_MODULE = re.compile(r"^(ModuleNotFoundError|ImportError)\b")
@@ -156,7 +157,18 @@ def score_run(
     # A call of yours that ran out of time says it is slow there (or the machine was busy), not
     # what it returns: the verdict does not make a warning of it (``verdict.judge``).
     yours_slow = np.fromiter((o.error in OUT_OF_TIME for o in report.outcomes[0]), dtype=bool, count=len(inputs))
-    return Scored(programs, inputs, labels, raised, metrics, domain, inside, disagree, yours_slow=yours_slow)
+    return Scored(
+        programs,
+        inputs,
+        labels,
+        raised,
+        metrics,
+        domain,
+        inside,
+        disagree,
+        yours_slow=yours_slow,
+        outcomes=report.outcomes,
+    )
 
 
 def thin_evidence(alternatives: int, config: CheckConfig, sampling: str) -> str:
@@ -208,6 +220,8 @@ def judge_scored(
     if len(rows) < 3:
         rows = [j for j in range(len(scored.programs)) if j not in followers]
     labels, raised = scored.labels[rows], scored.raised[rows]
+    if scored.outcomes is not None:  # changing an argument yours leaves alone is no evidence
+        labels = agreeing_labels(labels, [scored.outcomes[j] for j in rows], disagreeing)
     incoherent = bool((labels != labels[:1]).any())
     models = [scored.models[j] for j in rows]
     evidence = verdict.judge(
@@ -215,7 +229,6 @@ def judge_scored(
         raised,
         inside=scored.inside,
         incoherent=incoherent,
-        ignore=scored.ignore,
         yours_slow=scored.yours_slow,
         models=models,
         model_backs=verdict.PANEL_MODEL_BACKS,

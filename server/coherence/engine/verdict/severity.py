@@ -94,7 +94,6 @@ def judge(
     *,
     inside: np.ndarray | None = None,
     incoherent: bool | None = None,
-    ignore: np.ndarray | None = None,
     typical: np.ndarray | None = None,
     yours_slow: np.ndarray | None = None,
     degenerate: np.ndarray | None = None,
@@ -109,7 +108,6 @@ def judge(
     """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
     which calls raised.  The per-input rules are the table of ``rules`` (``docs/results.md#verdict-rules``
     has their figures); each rule's mask comes by its name, as a keyword or in ``masks``:
-    ``ignore``: inputs whose disagreements the user accepted as intended (no evidence there);
     ``inside``: the inputs inside the stated domain (None: all are; no evidence outside);
     ``yours_slow``: inputs where your function ran out of time, evidence of slowness (or of a busy
     machine), not of a wrong result (at most an information there); ``empty_strings``: inputs with
@@ -147,7 +145,6 @@ def judge(
     differs = labels[1:] != mine  # alternatives x inputs
     against = differs.sum(axis=0)
     given: dict[str, np.ndarray | None] = {
-        "ignore": ignore,
         "inside": inside,
         "yours_slow": yours_slow,
         "empty_strings": empty_strings,
