@@ -24,6 +24,7 @@ from coherence.engine.execution.executor import Executor
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.likely import run_last
+from coherence.engine.inputs.seeds.workspace import tests_fingerprint
 from coherence.engine.markers import find_targets
 from coherence.engine.overlap import EarlyRerun, close_in_background, close_when_started, retrieve
 from coherence.engine.result import CheckResult
@@ -111,7 +112,8 @@ class Checker:
         spec alone (never the body), so a body edit reuses them.  ``early`` gets the first inputs
         as soon as they exist, when this call makes them."""
         cfg = self.config
-        key = (target.spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace)
+        # the workspace's tests seed inputs: a changed or deleted test file makes new ones
+        key = (target.spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace, tests_fingerprint(cfg.workspace))
         with self._inputs_lock:
             cached = self._inputs_cache.get(key)
             if cached is not None:
@@ -305,7 +307,7 @@ class Checker:
         elif result.status == "coherent":
             # Agreement is no verdict on the docstring: every program can contradict its example.
             stage = time.monotonic()
-            await against_examples(self.executor, self.config.seed, target, module, scored, report, result, cancel)
+            await against_examples(self.executor, self.config, target, module, scored, report, result, cancel)
             timings["examples"] = round(time.monotonic() - stage, 4)
         result.seconds = time.monotonic() - started
         report_progress(f"{target.name}: done", 1.0)

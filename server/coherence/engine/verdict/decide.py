@@ -49,7 +49,7 @@ async def decide(
     accepted: list[Accepted] = []
     if target.accept:
         accepted = await asyncio.to_thread(run_accepted, executor, config.seed, target, module, scored, cancel)
-    examples, votes = await _examples(executor, config.seed, target, module, scored, report, cancel)
+    examples, votes = await _examples(executor, config, target, module, scored, report, cancel)
     stated, special = example_verdict(examples, votes, scored)
     without = discredited(votes, scored.models, verdict.PANEL_HELD_SHARE, scored.voters, special)
     by_fiat = followers(votes, special)
@@ -65,6 +65,7 @@ async def decide(
         result.counterexample, result.disagreeing_code = example_counterexample(
             target, scored, examples[evidence.input], evidence
         )
+        contradicted(result, evidence)
         return
     report_progress(f"{target.name}: shrinking a counterexample", 0.85)
     result.counterexample, where, rival, outcomes = await asyncio.to_thread(
@@ -91,9 +92,18 @@ async def decide(
             result.evidence["why"] = "you accepted this disagreement as intended"
 
 
+def contradicted(result: CheckResult, evidence: verdict.Evidence) -> None:
+    """A function that contradicts a worked example (its docstring's, or a workspace test's
+    assert) that alternatives reproduce is wrong or documented wrongly: its trust is at most the
+    share of alternatives that side with it there, whatever the rest of the run says, so a
+    failing test beside it never raises its trust."""
+    if evidence.severity == "warning" and result.trust is not None:
+        result.trust = min(result.trust, evidence.agree / max(1, evidence.alternatives))
+
+
 async def _examples(
     executor: Executor,
-    seed: int,
+    config: CheckConfig,
     target: Target,
     module: ModuleContext,
     scored: Scored,
@@ -102,7 +112,9 @@ async def _examples(
 ) -> tuple[list[Found], list[Votes]]:
     """The docstring's worked examples with every program's outcome, and who gives each stated
     result; an example the user accepted yours on (a comment, the baseline) is left out."""
-    examples = await asyncio.to_thread(stated_outcomes, executor, seed, target, module, scored, report, cancel)
+    examples = await asyncio.to_thread(
+        stated_outcomes, executor, config.seed, target, module, scored, report, cancel, config.workspace
+    )
     accepted = {inp.key() for _, inp in accepted_inputs(target)} if target.accept else set()
     examples = [e for e in examples if e[1].key() not in accepted]
     return examples, [example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)]
@@ -110,7 +122,7 @@ async def _examples(
 
 async def against_examples(
     executor: Executor,
-    seed: int,
+    config: CheckConfig,
     target: Target,
     module: ModuleContext,
     scored: Scored,
@@ -122,7 +134,7 @@ async def against_examples(
     agrees, and not with the docstring.  The status stays coherent; the severity says there is
     something to read (``verdict.from_examples``: information when no alternative gives the
     stated result, which is what agreement means on an input they all ran)."""
-    examples, votes = await _examples(executor, seed, target, module, scored, report, cancel)
+    examples, votes = await _examples(executor, config, target, module, scored, report, cancel)
     evidence, _ = example_verdict(examples, votes, scored)
     if evidence is None or evidence.input is None:
         return

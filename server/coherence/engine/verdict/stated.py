@@ -13,6 +13,7 @@ from coherence.engine.execution import ModuleContext, Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.examples import StatedExample, stated_examples
+from coherence.engine.inputs.seeds.workspace import asserted_examples
 from coherence.engine.outcomes import Outcome, canonical, gives, outcomes_equal
 from coherence.engine.spec import Target
 from coherence.engine.verdict import counterexample as cx
@@ -36,14 +37,18 @@ def stated_outcomes(
     scored: Scored,
     report: ExecutionReport,
     cancel: threading.Event | None,
+    workspace: str | None = None,
 ) -> list[Found]:
-    """Each worked example of the docstring that coherence can rebuild, with every program's
+    """Each worked example of the docstring, and of the workspace's tests (``assert f(...) ==
+    ...``, ``asserted_examples``), that coherence can rebuild, with every program's
     outcome on it: from the run when the example was among the inputs (doctests are), else
     from a small run of its own.  Examples on which yours ran out of time are left out."""
     spec = target.spec
     if spec.owner:  # a method's examples call it on an object the example builds
         return []
     examples = stated_examples(spec.docstring, spec.name)
+    written = {ex.call for ex in examples}
+    examples += [ex for ex in asserted_examples(spec, workspace) if ex.call not in written]
     if not examples:
         return []
     where = {inp.key(): x for x, inp in enumerate(scored.inputs)}
