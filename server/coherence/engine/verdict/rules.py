@@ -41,7 +41,7 @@ class InputRule:
     cap: str = "warning"  # the strongest severity evidence on a flagged input may carry
     spares: bool = False  # the mask lists the inputs the rule spares, not those it flags
     # whether an input is flagged, from the input and the stated domain alone (None: the mask
-    # comes from the run itself: outcomes, the user's accept statements)
+    # comes from the run itself: the outcomes)
     flags: Test | None = None
     active: Callable[[Domain | None], bool] = lambda domain: True  # whether the mask exists at all
     shrink: bool = False  # a counterexample that starts unflagged stays unflagged while it shrinks
