@@ -94,7 +94,7 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
                 inside=inside,
                 incoherent=incoherent,
                 models=models,
-                **masks,
+                masks=masks,
                 **kw,
             )
             if ev.severity in DIAGNOSTIC:
@@ -151,7 +151,7 @@ def versus(panel_roots: list[Path], same_roots: list[Path]) -> None:
             )
 
 
-SHIPPED_PANEL_RULE = "a model backs yours: hint; the bloc's models hold 3/4"  # what engine/scoring.py passes
+SHIPPED_PANEL_RULE = "a model backs yours: hint; the bloc's models hold 3/4"  # what engine/verdict/scoring.py passes
 EARLIER_PANEL_RULE = "a model backs yours: hint"  # the panel term before the held share
 
 

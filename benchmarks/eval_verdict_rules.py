@@ -23,8 +23,8 @@ from pathlib import Path
 import numpy as np
 
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.degenerate import degenerate, empty_string_argument
 from coherence.engine.verdict import judge
+from coherence.engine.verdict.rules import input_masks as input_masks_of
 
 CHECKED = ("coherent", "incoherent")
 
@@ -62,29 +62,24 @@ def unpack(mtx: dict):
     return labels[:m, keep], errors[:m, keep] >= 0, labels[m, keep], errors[m, keep] >= 0, inside[keep]
 
 
-# judge's per-input masks that the engine computes from the inputs themselves
-_INPUT_TESTS = {"degenerate": degenerate, "empty_strings": empty_string_argument}
-
-
 def input_masks(mtx: dict) -> dict[str, np.ndarray]:
-    """``judge``'s input masks as the engine passes them (``degenerate``: every argument empty,
-    blank or zero; ``empty_strings``: an empty string argument), from the input sources the eval
-    stores beside the matrix, each parsed once; empty for runs recorded before the sources were
-    (an input whose source does not parse as literals is in no mask)."""
+    """``judge``'s masks of the rules that read the inputs alone (``verdict.rules``: every rule
+    the domain does not decide), as the engine builds them, from the input sources the eval stores
+    beside the matrix, each parsed once; empty for runs recorded before the sources were (an input
+    whose source does not parse as literals is in no mask)."""
     sources = mtx.get("inputs")
     if not sources:
         return {}
-    out: dict[str, list[bool]] = {name: [] for name in _INPUT_TESTS}
-    for src in sources:
+    inputs, parsed = [], []
+    for x, src in enumerate(sources):
         try:
             args, kwargs = ast.literal_eval(src)
-            inp = Input(tuple(args), tuple(kwargs.items()))
+            inputs.append(Input(tuple(args), tuple(kwargs.items())))
+            parsed.append(x)
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-            inp = None
-        for name, test in _INPUT_TESTS.items():
-            out[name].append(inp is not None and test(inp))
+            inputs.append(Input(()))
     keep = _kept(mtx)
-    return {name: np.array(flags, dtype=bool)[keep] for name, flags in out.items()}
+    return {name: mask[keep] for name, mask in input_masks_of(inputs, parsed).items()}
 
 
 def evaluate(root_dirs: list[Path]) -> dict:
@@ -95,7 +90,7 @@ def evaluate(root_dirs: list[Path]) -> dict:
             fails = not r.get("candidate0_pass")
             clean = not fails and r.get("error") == 0
             incoherent = (r.get("incoherence") or 0) > 0
-            ev = judge(labels, raised, inside=inside, incoherent=incoherent, **input_masks(mtx))
+            ev = judge(labels, raised, inside=inside, incoherent=incoherent, masks=input_masks(mtx))
             for key in (r["model"], "pooled"):
                 row = rows[key]
                 row["functions"] += 1

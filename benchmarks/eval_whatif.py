@@ -50,8 +50,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 from coherence.engine.inputs import generate_inputs
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.markers import target_for
-from coherence.engine.metrics import score
 from coherence.engine.sampling import extract_program
+from coherence.engine.verdict.metrics import score
 from coherence.eval.corpus import load_samples, safe_name
 from coherence.eval.runner import read_records
 from coherence.eval.stats import auroc, detection_rate, share

@@ -157,6 +157,7 @@ def json_entry(r: CheckResult) -> dict:
             "total": ce.total,
             "shrunk_from": ce.shrunk_from,
             "stated": ce.stated,
+            "mutation": ce.mutation,
         },
         # the stated domain (preconditions, examples, your assume), and why the counterexample
         # lies outside it (null when inside: it lies outside only when no disagreement is inside)
@@ -208,6 +209,8 @@ def describe(r: CheckResult) -> list[str]:
             lines.append(f"      your docstring's example: {ce.stated}")
         for alt in ce.alternatives:
             lines.append(f"      {alt.shown(ce.total)}")
+        if ce.mutation:
+            lines.append(f"      {ce.mutation}")
     if r.outside_domain:
         lines.append(f"    every disagreement is on inputs outside the stated domain: {r.outside_domain}")
     if r.accepted:

@@ -207,13 +207,13 @@ def _runs(*rows: str):
 
 
 def test_an_alternative_that_hangs_where_the_others_finish_is_too_slow():
-    from coherence.engine.scoring import too_slow
+    from coherence.engine.verdict.scoring import too_slow
 
     assert too_slow(*_runs("." * 20, "TTT" + "-" * 17, "." * 20, "." * 18 + "--")) == [1]
 
 
 def test_where_equally_slow_alternatives_stop_is_noise_not_a_reason_to_drop_them():
-    from coherence.engine.scoring import too_slow
+    from coherence.engine.verdict.scoring import too_slow
 
     # What CI saw from three identical brute-force alternatives next to a fast user function:
     # they stopped after 5, 6 and 22 inputs. The first two gave up on inputs that only the user's
@@ -563,7 +563,7 @@ def test_the_domain_is_asked_only_of_inputs_the_programs_disagree_on():
 
     from coherence.engine.inputs.domain import Domain
     from coherence.engine.inputs.generate import generate_inputs
-    from coherence.engine.scoring import inside_mask
+    from coherence.engine.verdict.scoring import inside_mask
 
     (t,) = find_targets(ROUND_DOWN, "mod.py")
     inputs = generate_inputs(t.spec, 200, module_source=ROUND_DOWN)
@@ -580,8 +580,8 @@ async def test_scoring_runs_off_the_event_loop(tmp_path, monkeypatch):
     # the language server runs checks on its event loop, which must stay free for hover.
     import asyncio
 
-    import coherence.engine.check as check_module
-    import coherence.engine.scoring as scoring_module
+    import coherence.engine.verdict.decide as decide_module
+    import coherence.engine.verdict.scoring as scoring_module
 
     seen = []
 
@@ -601,7 +601,7 @@ async def test_scoring_runs_off_the_event_loop(tmp_path, monkeypatch):
 
     for name in ("outcome_ids", "score", "inside_mask"):
         monkeypatch.setattr(scoring_module, name, spy(getattr(scoring_module, name)))
-    monkeypatch.setattr(check_module, "judge_scored", spy(check_module.judge_scored))
+    monkeypatch.setattr(decide_module, "judge_scored", spy(decide_module.judge_scored))
     result = await _round_down_result(tmp_path, [FLOOR, TOWARD_ZERO, TOWARD_ZERO])
     assert result.status == "incoherent" and result.outside_domain
     assert {name for name, _ in seen} == {"outcome_ids", "score", "inside_mask", "judge_scored"}

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
-from coherence.engine import counterexample as cx
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.generate import shrink_candidates
+from coherence.engine.verdict import counterexample as cx
 
 MODULE = ModuleContext(source="def f(xs):\n    return len(xs)\n", filename="/workspace/m.py", module_name="m")
 # The rival disagrees on every list, and takes 0.3 s (under the call timeout) on the short ones:

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from coherence.engine.metrics import per_input_disagreement, score
+from coherence.engine.verdict.metrics import per_input_disagreement, score
 
 
 def mats(labels, raised=None, errors=None):

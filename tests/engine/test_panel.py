@@ -255,7 +255,7 @@ def test_an_example_only_one_model_of_the_panel_reproduces_is_information():
     assert split.severity == "information" and "only some of the panel's models" in split.why
     # ... and the six that agree with yours keep their votes (they lose them to an example the
     # panel's models reproduce together, or yours gives)
-    from coherence.engine.stated import discredited
+    from coherence.engine.verdict.stated import discredited
 
     assert discredited(checked) == set(range(4, 10))
     assert discredited(checked, panel, PANEL_HELD_SHARE) == set()
@@ -271,8 +271,8 @@ def test_a_broken_member_is_left_out_of_the_examples_count_as_of_the_blocs():
     every sample raised on every input (``voters``) holds none of the panel."""
     import numpy as np
 
-    from coherence.engine.stated import discredited
     from coherence.engine.verdict import PANEL_HELD_SHARE, from_examples, held_by, panel_backs, voters
+    from coherence.engine.verdict.stated import discredited
 
     panel = ["yours"] + ["gpt"] * 3 + ["claude"] * 3 + ["gemini"] * 3
     raised = np.zeros((10, 4), dtype=bool)

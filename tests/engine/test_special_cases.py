@@ -1,9 +1,9 @@
 """An alternative that special-cases a docstring example does not make it evidence against yours."""
 
 from coherence.engine.inputs import Input
-from coherence.engine.special_cases import special_cases
-from coherence.engine.stated import discredited, special_cased
 from coherence.engine.verdict import from_examples
+from coherence.engine.verdict.special_cases import special_cases
+from coherence.engine.verdict.stated import discredited, special_cased
 
 # the shape Gemini 2.5 Pro gave HumanEval's median, whose docstring says 15.0 where the median is 8.0
 SORTED_COPY = """

@@ -3,9 +3,10 @@
 ``coherence check --write-baseline`` records every current finding (severity information or
 warning); later checks read the file and treat each entry as an ``accept`` statement of its
 function (``# coherence: accept <call>``).  An entry is keyed by the function's spec hash, so a
-changed signature or docstring (new samples, a new spec) drops it, and by the counterexample's
-call: the alternatives that disagree with yours on that call are the accepted readings of the
-spec.  Any other alternative that disagrees with yours, anywhere, still counts.
+changed signature or docstring (new samples, a new spec) drops it, and names the counterexample's
+call (and the input it was shrunk from, ``evidence``): a later finding whose evidence or
+counterexample is that call is the accepted one (``verdict.acceptance.covers``); any other
+finding still shows.
 
 The file is JSON, sorted, with paths relative to the file's own folder, so that it diffs well and
 moves with the repository.
@@ -52,6 +53,9 @@ def entries_for(results: Iterable[CheckResult], root: Path) -> list[dict[str, An
                 "accept": r.counterexample.call,
                 "yours": r.counterexample.yours,
                 "theirs": r.counterexample.theirs,
+                # the input the finding rests on, when the call shown was shrunk from it: the
+                # next run accepts the finding by either (``verdict.acceptance.covers``)
+                **({"evidence": r.counterexample.shrunk_from} if r.counterexample.shrunk_from else {}),
             }
         )
     return sorted(out, key=lambda e: (e["path"], e["function"], e["accept"]))
@@ -85,7 +89,10 @@ class Baseline:
                 isinstance(e.get(k), str) for k in ("path", "function", "spec_hash", "accept")
             ):
                 raise BaselineError(f"{self.path}: entry {i} needs the strings path, function, spec_hash and accept")
-            self._by_key.setdefault((e["path"], e["function"], e["spec_hash"]), []).append(e["accept"])
+            calls = self._by_key.setdefault((e["path"], e["function"], e["spec_hash"]), [])
+            calls.append(e["accept"])
+            if isinstance(e.get("evidence"), str):
+                calls.append(e["evidence"])
 
     def __len__(self) -> int:
         return sum(len(v) for v in self._by_key.values())

@@ -17,35 +17,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from coherence.engine import counterexample as cx
-from coherence.engine import verdict
-from coherence.engine.acceptance import accepted_inputs, apply_accepted
 from coherence.engine.config import CheckConfig
-from coherence.engine.convincing import for_verdict
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
-from coherence.engine.execution.executor import ExecutionReport, Executor
+from coherence.engine.execution.executor import Executor
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.likely import run_last
+from coherence.engine.inputs.seeds.workspace import tests_fingerprint
 from coherence.engine.markers import find_targets
 from coherence.engine.overlap import EarlyRerun, close_in_background, close_when_started, retrieve
 from coherence.engine.result import CheckResult
 from coherence.engine.sampling import SampleSet, make_provider, sample_alternatives
 from coherence.engine.sampling.cache import SampleCache
 from coherence.engine.sampling.provider import Provider
-from coherence.engine.scoring import Scored, judge_scored, score_run
 from coherence.engine.spec import Target
-from coherence.engine.stated import (
-    Found,
-    Votes,
-    discredited,
-    example_counterexample,
-    example_verdict,
-    example_votes,
-    followers,
-    stated_outcomes,
-)
+from coherence.engine.verdict.decide import against_examples, decide
+from coherence.engine.verdict.scoring import score_run
 
 log = logging.getLogger(__name__)
 
@@ -124,7 +112,8 @@ class Checker:
         spec alone (never the body), so a body edit reuses them.  ``early`` gets the first inputs
         as soon as they exist, when this call makes them."""
         cfg = self.config
-        key = (target.spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace)
+        # the workspace's tests seed inputs: a changed or deleted test file makes new ones
+        key = (target.spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace, tests_fingerprint(cfg.workspace))
         with self._inputs_lock:
             cached = self._inputs_cache.get(key)
             if cached is not None:
@@ -168,96 +157,6 @@ class Checker:
             self._inputs_pending.pop(key, None)
         pending.set_result(made)
         return made
-
-    async def _verdict(
-        self,
-        target: Target,
-        module: ModuleContext,
-        scored: Scored,
-        report: ExecutionReport,
-        result: CheckResult,
-        report_progress: Progress,
-        cancel: threading.Event | None,
-    ) -> None:
-        """The severity, its evidence and the counterexample of an incoherent check, into ``result``.
-
-        The docstring's worked examples are part of the spec: a function that contradicts one is
-        wrong or documented wrongly, whatever the alternatives say (``verdict.from_examples``)."""
-        executor = self.executor
-        if target.accept:
-            await asyncio.to_thread(apply_accepted, executor, self.config.seed, target, module, scored, cancel)
-            result.accepted = scored.result_accepted
-        examples, votes = await self._examples(target, module, scored, report, cancel)
-        stated, special = example_verdict(examples, votes, scored)
-        without = discredited(votes, scored.models, verdict.PANEL_HELD_SHARE, scored.voters, special)
-        by_fiat = followers(votes, special)
-        # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
-        evidence = await asyncio.to_thread(judge_scored, scored, without - by_fiat, by_fiat)
-        if stated is not None:
-            evidence = verdict.stronger(stated, evidence)
-        result.severity = evidence.severity
-        result.evidence = evidence.to_dict()
-        if evidence.kind != "example" and without:
-            result.evidence["discredited"] = len(without)  # alternatives without a vote
-        if evidence.severity == "hint" and result.accepted:
-            result.evidence["why"] = "you accepted this disagreement as intended"
-        if evidence.kind == "example" and evidence.input is not None:
-            result.counterexample, result.disagreeing_code = example_counterexample(
-                target, scored, examples[evidence.input], evidence
-            )
-            return
-        report_progress(f"{target.name}: shrinking a counterexample", 0.85)
-        result.counterexample, where, rival, outcomes = await asyncio.to_thread(
-            for_verdict, executor, self.config, target, module, scored, report, evidence, cancel
-        )
-        if outcomes is not None:
-            shown = cx.render_outcomes(outcomes, target.spec.receiver)
-            for cluster, members in zip(result.clusters, scored.metrics.cluster_members):
-                cluster.output = shown[members[0]]
-        if rival is not None and scored.programs[rival].source:
-            result.disagreeing_code = scored.programs[rival].source  # the side the counterexample shows
-        if scored.inside is not None and where:
-            result.outside_domain = where
-
-    async def _examples(
-        self,
-        target: Target,
-        module: ModuleContext,
-        scored: Scored,
-        report: ExecutionReport,
-        cancel: threading.Event | None,
-    ) -> tuple[list[Found], list[Votes]]:
-        """The docstring's worked examples with every program's outcome, and who gives each stated
-        result; an example the user accepted yours on (a comment, the baseline) is left out."""
-        examples = await asyncio.to_thread(
-            stated_outcomes, self.executor, self.config.seed, target, module, scored, report, cancel
-        )
-        accepted = {inp.key() for _, inp in accepted_inputs(target)} if target.accept else set()
-        examples = [e for e in examples if e[1].key() not in accepted]
-        return examples, [example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)]
-
-    async def _coherent_against_examples(
-        self,
-        target: Target,
-        module: ModuleContext,
-        scored: Scored,
-        report: ExecutionReport,
-        result: CheckResult,
-        cancel: threading.Event | None,
-    ) -> None:
-        """A coherent function that contradicts its docstring's worked example: every program
-        agrees, and not with the docstring.  The status stays coherent; the severity says there is
-        something to read (``verdict.from_examples``: information when no alternative gives the
-        stated result, which is what agreement means on an input they all ran)."""
-        examples, votes = await self._examples(target, module, scored, report, cancel)
-        evidence, _ = example_verdict(examples, votes, scored)
-        if evidence is None or evidence.input is None:
-            return
-        result.severity = evidence.severity
-        result.evidence = evidence.to_dict()
-        result.counterexample, result.disagreeing_code = example_counterexample(
-            target, scored, examples[evidence.input], evidence
-        )
 
     async def check_source(self, source: str, path: str, **kw: Any) -> list[CheckResult]:
         """Check every marked function of one module.  A syntax error becomes one error result."""
@@ -403,12 +302,12 @@ class Checker:
         timings["metrics"] = round(time.monotonic() - stage, 4)
         if result.status == "incoherent":
             stage = time.monotonic()
-            await self._verdict(target, module, scored, report, result, report_progress, cancel)
+            await decide(self.executor, self.config, target, module, scored, report, result, report_progress, cancel)
             timings["counterexample"] = round(time.monotonic() - stage, 4)
         elif result.status == "coherent":
             # Agreement is no verdict on the docstring: every program can contradict its example.
             stage = time.monotonic()
-            await self._coherent_against_examples(target, module, scored, report, result, cancel)
+            await against_examples(self.executor, self.config, target, module, scored, report, result, cancel)
             timings["examples"] = round(time.monotonic() - stage, 4)
         result.seconds = time.monotonic() - started
         report_progress(f"{target.name}: done", 1.0)

@@ -54,6 +54,9 @@ class Counterexample:
     # the result the docstring's worked example states for ``call``, as written, when the
     # evidence is that example (``engine.inputs.examples``); ``theirs`` then renders it
     stated: str | None = None
+    # where yours changes an argument the alternatives leave alone, that in words
+    # (``verdict.mutation.in_words``)
+    mutation: str | None = None
 
     def summary(self) -> str:
         """``7 of 9 alternatives disagree: f(3) -> yours 4, theirs 5``."""

@@ -275,8 +275,8 @@ def evaluate_task(
         if opts.keep_matrices:
             rec["_matrix"] = outcome_matrix(executor.first, [rows[r] for r in used_rows], used_rows, inputs)
             if inputs is not None:  # the stated domain, for replays of the severity rule
-                from coherence.engine.acceptance import user_assumptions
                 from coherence.engine.inputs.domain import Domain
+                from coherence.engine.verdict.acceptance import user_assumptions
 
                 domain = Domain(target.spec, inputs, assume=user_assumptions(target))
                 rec["_matrix"]["inside"] = "".join("1" if domain.empty or domain.contains(i) else "0" for i in inputs)
@@ -340,8 +340,8 @@ def verify_counterexample(executor: Executor, target, result, reference: Program
     yours and the program it is set against: "theirs" (the reference agrees with the alternatives),
     "yours", "neither", or "rejects" (the reference raises there: the input is out of contract).
     "unknown" when the call cannot be rebuilt or the run fails."""
-    from coherence.engine.acceptance import input_from_call
     from coherence.engine.check import module_context_for
+    from coherence.engine.verdict.acceptance import input_from_call
 
     inp = input_from_call(target, result.counterexample.call)
     if inp is None:

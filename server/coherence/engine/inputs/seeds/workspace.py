@@ -4,12 +4,14 @@ rows, read with ``ast`` (never run)."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from coherence.engine import syntax
+from coherence.engine.inputs.examples import StatedExample
 from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.seeds.expressions import Harvester, allowed_names
 from coherence.engine.inputs.values import Input
@@ -218,3 +220,70 @@ def workspace_seeds(
             continue
         out.extend(_file_seeds(spec, text, allowed, known))
     return out[:MAX_TEST_SEEDS]
+
+
+def asserted_examples(spec: Spec, workspace: str | Path | None, deadline: float | None = None) -> list[StatedExample]:
+    """The workspace tests' worked examples of the function: ``assert name(<literals>) ==
+    <literal>`` (either side), read with ``ast`` (never run).  A test states what the function
+    gives as plainly as a docstring's example does, and is judged as one
+    (``verdict.stated``): a test yours fails is evidence against yours, never for it."""
+    if workspace is None or spec.owner or not Path(workspace).is_dir():
+        return []
+    deadline = deadline if deadline is not None else time.monotonic() + 1.0
+    out: list[StatedExample] = []
+    for path in _test_files(Path(workspace), deadline):
+        if time.monotonic() > deadline:
+            break
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        if spec.name not in text:
+            continue
+        try:
+            tree = syntax.parse(text)
+        except (SyntaxError, ValueError, MemoryError, RecursionError):
+            continue
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare)):
+                continue
+            test = node.test
+            if len(test.ops) != 1 or not isinstance(test.ops[0], ast.Eq):
+                continue
+            for call, stated in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+                example = _asserted(spec.name, text, call, stated)
+                if example is not None:
+                    out.append(example)
+                    break
+    return out
+
+
+def _asserted(name: str, text: str, call: ast.AST, stated: ast.AST) -> StatedExample | None:
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == name):
+        return None
+    try:
+        for arg in [*call.args, *(k.value for k in call.keywords)]:
+            syntax.literal_eval(arg)
+        value = syntax.literal_eval(stated)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    written, expected = ast.get_source_segment(text, call), ast.get_source_segment(text, stated)
+    if written is None or expected is None:
+        return None
+    return StatedExample(call=written, expected=expected, value=value)
+
+
+def tests_fingerprint(workspace: str | Path | None) -> str:
+    """What the workspace's test files are now (each one's path, size and modification time):
+    inputs and worked examples read from them are kept only while it stays the same, so a check
+    never rests on a test file that is gone or changed."""
+    if workspace is None or not Path(workspace).is_dir():
+        return ""
+    parts = []
+    for path in _test_files(Path(workspace), time.monotonic() + 1.0):
+        try:
+            st = path.stat()
+        except OSError:
+            continue
+        parts.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}")
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]

@@ -6,27 +6,26 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from coherence.engine import counterexample as cx
 from coherence.engine import verdict
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled
 from coherence.engine.execution import ModuleContext
 from coherence.engine.execution.executor import ExecutionReport
-from coherence.engine.inputs.degenerate import degenerate, empty_string_argument
-from coherence.engine.inputs.domain import Domain
 from coherence.engine.outcomes import Outcome, group_outcomes
 from coherence.engine.spec import Target
+from coherence.engine.verdict import counterexample as cx
+from coherence.engine.verdict import rules
+from coherence.engine.verdict.mutation import agreeing_labels
 
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor
-    from coherence.engine.inputs import Input
     from coherence.engine.result import Counterexample
-    from coherence.engine.scoring import Scored
+    from coherence.engine.verdict.scored import Scored
 
 log = logging.getLogger(__name__)
 
@@ -57,23 +56,10 @@ def for_verdict(
         return None, "", None, None
     x, rival = picked
     start = inputs[x]
-    # an input from inside the domain stays inside while it shrinks, and one with the examples'
-    # magnitudes keeps them (shrinking toward 0 turns is_leap(1900) into is_leap(0))
-    keep = _keeper(
-        domain,
-        inside is not None and bool(inside[x]),
-        domain is not None and bool(domain.bands) and domain.typical(start),
-    )
-    if not degenerate(start):
-        # nor does one with something in it shrink to all-empty arguments, where the spec rarely
-        # says what is right: is_sublist([3, 1], [1]) convinces, is_sublist([], []) does not
-        keep = _and(keep, lambda c: not degenerate(c))
-    if not empty_string_argument(start):
-        # nor into an empty string argument, which caps a verdict at information (verdict.judge)
-        keep = _and(keep, lambda c: not empty_string_argument(c))
-    if domain is not None and domain.ordered_pairs and not domain.crossed(start):
-        # nor does one whose intervals are ordered, like the examples', shrink into (1, 0)
-        keep = _and(keep, lambda c: not domain.crossed(c))
+    # it stays out of every rule's mask it started out of (``rules.shrink_keeper``): inside the
+    # domain, near the examples' magnitudes (shrinking toward 0 turns is_leap(1900) into
+    # is_leap(0)), not all-empty, no empty string argument, intervals ordered like the examples'
+    keep = rules.shrink_keeper(start, domain)
     start_outcomes = [row[x] for row in report.outcomes]
     try:
         shrunk, outcomes = cx.shrink(
@@ -115,7 +101,13 @@ def for_verdict(
         shrunk, outcomes = start, start_outcomes
     where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
     described = cx.describe(
-        target.spec.callee, shrunk, outcomes, rival, shrunk_from=start, receiver=target.spec.receiver
+        target.spec.callee,
+        shrunk,
+        outcomes,
+        rival,
+        shrunk_from=start,
+        receiver=target.spec.receiver,
+        params=[p.name for p in target.spec.params],
     )
     return described, where, rival, outcomes
 
@@ -126,7 +118,7 @@ def _bloc_holds(outcomes: list[Outcome], rival: int, evidence: verdict.Evidence)
     a hint or the general choice, holds anywhere the two disagree)."""
     if evidence.severity not in ("warning", "information") or evidence.kind == "example":
         return True
-    labels = np.array(group_outcomes(outcomes))[:, None]
+    labels = agreeing_labels(np.array(group_outcomes(outcomes))[:, None], [[o] for o in outcomes], [0])
     raised = np.array([o.kind == "raise" for o in outcomes])[:, None]
     judged = verdict.judge(labels, raised, incoherent=True)
     return (
@@ -134,15 +126,3 @@ def _bloc_holds(outcomes: list[Outcome], rival: int, evidence: verdict.Evidence)
         and judged.rival is not None
         and labels[judged.rival, 0] == labels[rival, 0]
     )
-
-
-def _and(first: Callable[[Input], bool] | None, second: Callable[[Input], bool]) -> Callable[[Input], bool]:
-    return second if first is None else (lambda c: first(c) and second(c))
-
-
-def _keeper(domain: Domain | None, inside: bool, typical: bool) -> Callable[[Input], bool] | None:
-    if domain is None or not (inside or typical):
-        return None
-    if inside and typical:
-        return lambda c: domain.contains(c) and domain.typical(c)
-    return domain.contains if inside else domain.typical

@@ -21,9 +21,10 @@ from coherence.engine.execution.executor import OUT_OF_TIME
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.generate import shrink_candidates
 from coherence.engine.inputs.shrink import shrink_key
-from coherence.engine.metrics import Metrics
 from coherence.engine.outcomes import Outcome, group_outcomes, outcomes_equal
 from coherence.engine.result import ClusterOutput, Counterexample
+from coherence.engine.verdict import mutation
+from coherence.engine.verdict.metrics import Metrics
 
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor
@@ -63,7 +64,7 @@ class KnownOutcomes:
     Shrinking steps down from the smallest disagreeing input, and generation mutated its seeds
     the same ways (deletion, truncation, smaller numbers): many one-step shrinks are inputs the
     main run tried.  Their outcomes are known, and a round whose candidates all are needs no run
-    (about 15-20 ms each: a worker job, a fork per program)."""
+    (each a worker job, a fork per program)."""
 
     def __init__(self, inputs: Sequence[Input], outcomes: Sequence[Sequence[Outcome]]):
         self._index: Mapping[str, int] = {inp.key(): x for x, inp in enumerate(inputs)}
@@ -78,7 +79,7 @@ class KnownOutcomes:
 # Shrinking only makes a counterexample easier to read, so it gets little time: each of its runs
 # gives a program this many seconds (or two calls' timeouts) over all its inputs (a candidate that
 # needs more is one the user could not read anyway: a timeout is no disagreement to show), and no
-# round starts past SHRINK_SECONDS.  Without them, one round of six candidates on HumanEval/103 took 5.2 s.
+# round starts past SHRINK_SECONDS (without them, one round on a slow task took seconds).
 SHRINK_BUDGET = 1.0
 SHRINK_SECONDS = 2.0
 
@@ -111,8 +112,8 @@ def shrink(
     one per round.  ``known`` holds the outcomes of inputs already run (the main run's): those
     candidates, and the final input when it is one, are not run again.
 
-    A job's leader loads the module and the programs before it can take inputs: about 7 ms for the
-    pair and 17 ms for ten programs, of an 11 ms and a 27 ms run under bwrap.  So each
+    A job's leader loads the module and the programs before it can take inputs, a large part of a
+    short run.  So each
     round's job starts loading while the round before it runs (``Executor.prepare``), and the
     job that describes the final input starts once a round has found a smaller input.
     """
@@ -302,11 +303,10 @@ def render_outcomes(outcomes: Sequence[Outcome], receiver: bool = False) -> list
     unchanged)``): a bare ``0`` beside ``0 (and leaves the object as Cart(items={'': 0}))`` reads
     as agreement."""
     shown = [o.render(receiver=receiver) for o in outcomes]
-    if receiver and any(o.kind == "ok" and o.mutated is not None for o in outcomes):
-        shown = [
-            f"{s} (and leaves the object unchanged)" if o.kind == "ok" and o.mutated is None else s
-            for o, s in zip(outcomes, shown)
-        ]
+    if any(o.kind == "ok" and o.mutated is not None for o in outcomes):
+        # a function's arguments as a method's object: two equal values never read as a disagreement
+        unchanged = " (and leaves the object unchanged)" if receiver else " (and leaves its arguments unchanged)"
+        shown = [f"{s}{unchanged}" if o.kind == "ok" and o.mutated is None else s for o, s in zip(outcomes, shown)]
     return shown
 
 
@@ -318,6 +318,7 @@ def describe(
     *,
     shrunk_from: Input | None = None,
     receiver: bool = False,
+    params: Sequence[str] = (),
 ) -> Counterexample:
     """Group every program's outcome on ``inp``; ``outcomes[0]`` is the user's.  ``name`` is the
     callee as written in a call (``Counter().add`` for a method); ``receiver`` says the outcomes'
@@ -342,4 +343,5 @@ def describe(
         disagreeing=disagreeing,
         total=len(outcomes) - 1,
         shrunk_from=shrunk_from.call(name) if shrunk_from is not None and shrunk_from.key() != inp.key() else None,
+        mutation=None if receiver else mutation.in_words(inp, outcomes, params),
     )

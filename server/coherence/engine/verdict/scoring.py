@@ -11,57 +11,27 @@ from __future__ import annotations
 import re
 import time
 from collections import Counter
-from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any
 
 import numpy as np
 
 from coherence.engine import verdict
-from coherence.engine.acceptance import user_assumptions
 from coherence.engine.calibration import calibrated_trust, calibration_map, shows_examples
 from coherence.engine.config import CheckConfig
 from coherence.engine.execution import Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.degenerate import degenerate as is_degenerate
-from coherence.engine.inputs.degenerate import empty_string_argument
 from coherence.engine.inputs.domain import Domain
-from coherence.engine.metrics import Metrics, score
 from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
 from coherence.engine.result import CheckResult, Cluster
 from coherence.engine.spec import Target
+from coherence.engine.verdict import rules
+from coherence.engine.verdict.acceptance import user_assumptions
+from coherence.engine.verdict.metrics import Metrics, score
+from coherence.engine.verdict.mutation import agreeing_labels
+from coherence.engine.verdict.scored import Scored
 
 _MISSING_MODULE = re.compile(r"^(ModuleNotFoundError|ImportError)\b")
-
-
-@dataclass
-class Scored:
-    """What scoring leaves for the verdict and the counterexample: the programs and inputs that
-    remain (too-slow alternatives and over-budget inputs left out), their outcome labels, the
-    metrics, and the stated domain."""
-
-    programs: list[Program]
-    inputs: list[Input]
-    labels: np.ndarray
-    raised: np.ndarray
-    metrics: Metrics
-    domain: Domain | None
-    inside: np.ndarray | None  # inputs inside the domain (asked only where programs disagree)
-    disagree: np.ndarray  # inputs where some programs disagree
-    ignore: np.ndarray | None = None  # inputs whose disagreements the user accepted
-    yours_slow: np.ndarray | None = None  # inputs where your function ran out of time
-    result_accepted: list[str] = field(default_factory=list)
-
-    @cached_property
-    def models(self) -> list[str]:
-        """The model each program comes from, yours first: a panel's terms need it."""
-        return [p.origin for p in self.programs]
-
-    @cached_property
-    def voters(self) -> set[str]:
-        """The models with a vote (``verdict.voters``)."""
-        return verdict.voters(self.models, self.raised)
 
 
 def score_run(
@@ -187,7 +157,18 @@ def score_run(
     # A call of yours that ran out of time says it is slow there (or the machine was busy), not
     # what it returns: the verdict does not make a warning of it (``verdict.judge``).
     yours_slow = np.fromiter((o.error in OUT_OF_TIME for o in report.outcomes[0]), dtype=bool, count=len(inputs))
-    return Scored(programs, inputs, labels, raised, metrics, domain, inside, disagree, yours_slow=yours_slow)
+    return Scored(
+        programs,
+        inputs,
+        labels,
+        raised,
+        metrics,
+        domain,
+        inside,
+        disagree,
+        yours_slow=yours_slow,
+        outcomes=report.outcomes,
+    )
 
 
 def thin_evidence(alternatives: int, config: CheckConfig, sampling: str) -> str:
@@ -232,20 +213,15 @@ def judge_scored(
     (``stated.special_cased``), and what they return near it is the example's, by fiat (the
     recorded median samples return 15.0 on every ordering of the example's list)."""
     disagreeing = np.flatnonzero(scored.disagree).tolist()
-    typical = None
-    if scored.domain is not None and scored.domain.bands:
-        typical = np.zeros(len(scored.inputs), dtype=bool)
-        for x in disagreeing:
-            typical[x] = scored.domain.typical(scored.inputs[x])
-    degenerate = np.zeros(len(scored.inputs), dtype=bool)
-    empty_strings = np.zeros(len(scored.inputs), dtype=bool)
-    for x in disagreeing:
-        degenerate[x] = is_degenerate(scored.inputs[x])
-        empty_strings[x] = empty_string_argument(scored.inputs[x])
+    # the table's masks that read the inputs (the domain's own, ``inside``, came with the score)
+    names = [r.name for r in rules.JUDGED if r.name != "inside"]
+    masks = rules.input_masks(scored.inputs, disagreeing, scored.domain, names=names)
     rows = [j for j in range(len(scored.programs)) if j not in discredited and j not in followers]
     if len(rows) < 3:
         rows = [j for j in range(len(scored.programs)) if j not in followers]
     labels, raised = scored.labels[rows], scored.raised[rows]
+    if scored.outcomes is not None:  # changing an argument yours leaves alone is no evidence
+        labels = agreeing_labels(labels, [scored.outcomes[j] for j in rows], disagreeing)
     incoherent = bool((labels != labels[:1]).any())
     models = [scored.models[j] for j in rows]
     evidence = verdict.judge(
@@ -253,14 +229,11 @@ def judge_scored(
         raised,
         inside=scored.inside,
         incoherent=incoherent,
-        ignore=scored.ignore,
-        typical=typical,
         yours_slow=scored.yours_slow,
-        degenerate=degenerate,
-        empty_strings=empty_strings,
         models=models,
         model_backs=verdict.PANEL_MODEL_BACKS,
         held_share=verdict.PANEL_HELD_SHARE,
+        masks=masks,
     )
     if evidence.severity == "none" and followers:
         return verdict.Evidence(
@@ -283,10 +256,7 @@ def inside_mask(domain: Domain, inputs: list[Input], disagree: np.ndarray) -> np
     """Which inputs lie inside ``domain``, asked only of those some programs disagree on: the
     rest are never a counterexample, and asking all of a thousand cost an incoherent check
     several milliseconds on its critical path.  False elsewhere."""
-    inside = np.zeros(len(inputs), dtype=bool)
-    for x in np.flatnonzero(disagree).tolist():
-        inside[x] = domain.contains(inputs[x])
-    return inside
+    return rules.input_masks(inputs, np.flatnonzero(disagree).tolist(), domain, names=("inside",))["inside"]
 
 
 # An alternative is dropped as too slow when it reached fewer than this share of the inputs the

@@ -8,21 +8,22 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from coherence.engine import counterexample as cx
 from coherence.engine import verdict
-from coherence.engine.acceptance import input_from_call
 from coherence.engine.execution import ModuleContext, Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.examples import StatedExample, stated_examples
+from coherence.engine.inputs.seeds.workspace import asserted_examples
 from coherence.engine.outcomes import Outcome, canonical, gives, outcomes_equal
 from coherence.engine.spec import Target
-from coherence.engine.special_cases import special_cases
+from coherence.engine.verdict import counterexample as cx
+from coherence.engine.verdict.acceptance import input_from_call
+from coherence.engine.verdict.special_cases import special_cases
 
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor
     from coherence.engine.result import Counterexample
-    from coherence.engine.scoring import Scored
+    from coherence.engine.verdict.scored import Scored
 
 Found = tuple[StatedExample, Input, list[Outcome]]  # an example, its input, each program's outcome
 Votes = tuple[int, bool, list[bool], list[bool]]  # (``example_votes``)
@@ -36,14 +37,18 @@ def stated_outcomes(
     scored: Scored,
     report: ExecutionReport,
     cancel: threading.Event | None,
+    workspace: str | None = None,
 ) -> list[Found]:
-    """Each worked example of the docstring that coherence can rebuild, with every program's
+    """Each worked example of the docstring, and of the workspace's tests (``assert f(...) ==
+    ...``, ``asserted_examples``), that coherence can rebuild, with every program's
     outcome on it: from the run when the example was among the inputs (doctests are), else
     from a small run of its own.  Examples on which yours ran out of time are left out."""
     spec = target.spec
     if spec.owner:  # a method's examples call it on an object the example builds
         return []
     examples = stated_examples(spec.docstring, spec.name)
+    written = {ex.call for ex in examples}
+    examples += [ex for ex in asserted_examples(spec, workspace) if ex.call not in written]
     if not examples:
         return []
     where = {inp.key(): x for x, inp in enumerate(scored.inputs)}
@@ -119,9 +124,7 @@ def discredited(
 ) -> set[int]:
     """The alternatives that contradict a worked example of the docstring which some program
     (yours or another) does give: known wrong on the spec's own example, they lose their vote.
-    (An example no program gives is more likely sloppy than a verdict on them all.)  Replayed on
-    the recorded HumanEval corpus this moved warning precision from 0.826 to 0.837 and took
-    diagnostics off 14 passing functions, at the same recall.  In a panel (``models``, the model
+    (An example no program gives is more likely sloppy than a verdict on them all.)  (``docs/results.md#worked-examples``.)  In a panel (``models``, the model
     of each program; ``with_vote``: ``verdict.voters``), an example that yours does not give
     discredits nobody unless the models that give it hold ``held_share`` of the alternatives
     (``verdict.panel_backs``): one member's reproduction of a wrong example must not take the

@@ -14,18 +14,21 @@ One rule, used by every front end (the CLI's exit code and summary, SARIF ``leve
   exception they raise.  Code lens only, no Problems entry.
 - **none**: every program behaves alike (coherent), or the function was not compared.
 
-The thresholds were chosen on the recorded corpus (``coherence eval``: 8 models, HumanEval and MBPP,
-leave-one-model-out); the README's table gives the figures.  The rule works per input, not on the
+The thresholds were chosen on the recorded corpus (``coherence eval``, leave-one-model-out);
+``docs/results.md#verdict-rules`` gives the figures.  The rule works per input, not on the
 mean over inputs that DSDE takes: a bug that shows on 1% of inputs is still a bug that 8 of 9
 alternatives contradict.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from coherence.engine.verdict import rules
 
 SEVERITIES = ("warning", "information", "hint", "none")
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -36,18 +39,15 @@ WARN_AGREE = 1 / 3  # ... and at most this share agrees with yours
 INFO_SHARE = 1 / 3  # an information's bloc holds at least this share
 # A panel of models (``CheckConfig.models``): on an input where every alternative of one model (two
 # or more) agrees with yours, no diagnostic (a whole model reads the spec as you do).  Chosen on
-# the recorded HumanEval panels, validated on MBPP (README, "A panel of models"; replayed by
-# benchmarks/eval_panel_rules.py): over the 16 runs of 8 authors with the 3 strongest others,
-# diagnostics on passing functions 471 -> 254 (246 with each author's own alternatives), warning
-# precision (verified) up on 11 runs and down on 2, warning recall down on 7 (by 0.02-0.08).  A
-# check of one model never meets it.
+# the recorded HumanEval panels, validated on MBPP (``docs/results.md#a-panel-of-models``; replayed
+# by benchmarks/eval_panel_rules.py).  A check of one model never meets it.
 PANEL_MODEL_BACKS = "hint"
 # ... and a bloc is evidence only when the models its alternatives come from hold at least this
 # share of the panel's alternatives: agreement across models, not one or two models outvoting
 # yours by their number of samples while the others read the spec another way.  With 3 models of
 # 3 samples each, every model must be in the bloc; with 7 models (2, 2, 1, 1, 1, 1, 1), two of
 # the single ones may be missing.  Chosen on the HumanEval panels (8 authors, the 3 strongest
-# others and the 7 others), validated on MBPP's: see the README's "A panel of models".
+# others and the 7 others), validated on MBPP's: ``docs/results.md#a-panel-of-models``.
 PANEL_HELD_SHARE = 3 / 4
 
 
@@ -94,7 +94,6 @@ def judge(
     *,
     inside: np.ndarray | None = None,
     incoherent: bool | None = None,
-    ignore: np.ndarray | None = None,
     typical: np.ndarray | None = None,
     yours_slow: np.ndarray | None = None,
     degenerate: np.ndarray | None = None,
@@ -104,23 +103,18 @@ def judge(
     bloc_models: int = 1,
     model_backs: str = "",
     held_share: float = 0.0,
+    masks: Mapping[str, np.ndarray] | None = None,
 ) -> Evidence:
     """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
-    which calls raised.  ``inside``: the inputs inside the stated domain (None: all are);
-    ``ignore``: inputs whose disagreements the user accepted as intended; ``typical``: inputs
-    like the examples (their magnitudes), preferred as the evidence's input; ``yours_slow``: inputs
-    where your function ran out of time, evidence of slowness (or of a busy machine), not of a
-    wrong result: at most an information there.  (On the recorded HumanEval corpus, under a load
-    of 15 on 2 cores, even_odd_palindrome(1000000) timed out in a function that passes its tests.)
-    ``degenerate``: inputs whose every argument is empty, blank or zero (``inputs.degenerate``):
-    among inputs of one severity, the last choice as the evidence's input.  They keep their vote:
-    on the recorded corpus, capping them at information lost more verified warnings than
-    unverified ones (MBPP: 20 and 9 of 29; HumanEval: 3 and 1 of 4).
-    ``empty_strings``: inputs with an empty string argument (``inputs.empty_string_argument``):
-    at most an information there.  Whether ``how_many_times('a', '')`` is 0, 1 or 2 is a
-    convention the spec rarely states; on the recorded corpus the warnings only such a call gave
-    were verified 5 times in 13 (HumanEval 0 of 4, MBPP 4 of 8: the failing ones keep an
-    information), against 4 in 5 for the rest.
+    which calls raised.  The per-input rules are the table of ``rules`` (``docs/results.md#verdict-rules``
+    has their figures); each rule's mask comes by its name, as a keyword or in ``masks``:
+    ``inside``: the inputs inside the stated domain (None: all are; no evidence outside);
+    ``yours_slow``: inputs where your function ran out of time, evidence of slowness (or of a busy
+    machine), not of a wrong result (at most an information there); ``empty_strings``: inputs with
+    an empty string argument, a convention the spec rarely states (at most an information there);
+    ``degenerate``: inputs whose every argument is empty, blank or zero, and ``typical``: inputs
+    like the examples' magnitudes: among inputs of one severity, the evidence's input is one
+    that is not degenerate, then a typical one.
 
     A panel (``models``: the model of each row): with ``cross_share``, a bloc whose alternatives
     come from two models or more is a warning from that share of the alternatives on (instead of
@@ -150,19 +144,35 @@ def judge(
     with_vote = voters(models, raised) if panel and models is not None else None
     differs = labels[1:] != mine  # alternatives x inputs
     against = differs.sum(axis=0)
-    candidates = np.flatnonzero(against > 0)
-    if ignore is not None:
-        candidates = candidates[~ignore[candidates]]
+    given: dict[str, np.ndarray | None] = {
+        "inside": inside,
+        "yours_slow": yours_slow,
+        "empty_strings": empty_strings,
+        "degenerate": degenerate,
+        "typical": typical,
+    }
+    if masks:
+        given.update(masks)
+    flagged = {rule.name: rule.flagged(mask) for rule in rules.JUDGED if (mask := given.get(rule.name)) is not None}
+    # the table's rules in order: those that drop inputs, then those that cap what remains, then
+    # those that make an input the last choice as the evidence's
+    judged = np.flatnonzero(against > 0)
+    dropped_by = ""  # the reason of the rule that left no input
+    for rule in rules.JUDGED:
+        if rule.effect == "drop" and rule.name in flagged:
+            kept = judged[~flagged[rule.name][judged]]
+            if judged.size and not kept.size and not dropped_by:
+                dropped_by = rule.reason
+            judged = kept
+    caps = [(flagged[rule.name], rule.reason) for rule in rules.JUDGED if rule.effect == "cap" and rule.name in flagged]
+    lasts = [flagged[rule.name] for rule in rules.JUDGED if rule.effect == "last" and rule.name in flagged]
     best: tuple[Any, ...] | None = None
     best_info: tuple[Any, ...] | None = None
-    seen = {"inside": False, "normal": False, "bloc": False, "yours-returns": False}
+    seen = {"normal": False, "bloc": False, "yours-returns": False}
     # a warning's bloc on an input capped at information (``yours_slow``, ``empty_strings``),
     # and why it is no warning
     best_capped: tuple[Any, ...] | None = None
     capped_why = ""
-    caps = [(mask, why) for mask, why in ((yours_slow, _SLOW), (empty_strings, _EMPTY_STRING)) if mask is not None]
-    judged = candidates if inside is None else candidates[inside[candidates]]
-    seen["inside"] = bool(judged.size)
     blocs, rivals = _largest_blocs(labels[1:, judged], differs[:, judged])
     for x, bloc, rival in zip(judged.tolist(), blocs.tolist(), rivals.tolist()):
         kind = _kind(bool(raised[0, x]), bool(raised[rival, x]))
@@ -193,8 +203,7 @@ def judge(
         seen["bloc"] = True
         # among the inputs of one severity: both sides returned, like the examples, the larger
         # bloc, then the input's order (the docstring's examples come first)
-        empty = degenerate is not None and bool(degenerate[x])
-        key = (kind != "value", empty, typical is not None and not typical[x], -bloc, x)
+        key = (kind != "value", *(bool(mask[x]) for mask in lasts), -bloc, x)
         ev = (key, x, rival, bloc, int(against[x]), agree, kind)
         share = min(WARN_SHARE, cross_share) if cross_share is not None and spans >= 2 else WARN_SHARE
         cap = next((why for mask, why in caps if mask[x]), "")
@@ -214,14 +223,10 @@ def judge(
     elif best_info is not None:
         chosen, severity = best_info, "information"
     else:
-        if not candidates.size:
-            why = (
-                "you accepted these disagreements as intended"
-                if ignore is not None and ignore.any()
-                else "alternatives differ among themselves, and agree with yours"
-            )
-        elif not seen["inside"]:
-            why = "the programs differ only on inputs outside the stated domain"
+        if dropped_by:
+            why = dropped_by
+        elif not judged.size:
+            why = "alternatives differ among themselves, and agree with yours"
         elif not seen["normal"] and not seen["yours-returns"]:
             why = "the programs differ only in which exception they raise"
         elif not seen["normal"]:
@@ -243,11 +248,6 @@ def judge(
     )
 
 
-# Why a warning's bloc on a capped input is only an information (the first that applies).
-_SLOW = "yours ran out of time where the alternatives outvote it: evidence of slowness (or of a busy machine), not of a wrong result"
-_EMPTY_STRING = "the alternatives outvote yours only on calls with an empty string argument, where the spec rarely says what is right"
-
-
 _PAIRS_AT_ONCE = 1 << 21  # booleans per (row, row, input) array in _largest_blocs
 
 
@@ -257,7 +257,7 @@ def _largest_blocs(alts: np.ndarray, differs: np.ndarray) -> tuple[np.ndarray, n
     smallest label wins, as ``np.unique``'s order would have it.
 
     All columns at once: ``judge`` ran ``np.unique`` per disagreeing input, half of the verdict
-    stage's time on HumanEval's first 20 tasks (cProfile: 5,073 calls in 27 checks)."""
+    stage's time (``benchmarks/check_speed.py``)."""
     a, n = alts.shape
     if a == 0 or n == 0:
         return np.zeros(n, dtype=np.int64), np.ones(n, dtype=np.int64)
@@ -323,8 +323,8 @@ def from_examples(
     index, whether yours gives the stated result, which alternatives give it, which alternatives
     agree with yours).
 
-    - **warning**: yours contradicts an example that at least one alternative reproduces.  Every
-      such function in the recorded HumanEval corpus failed its tests (27 of 27, 8 models).
+    - **warning**: yours contradicts an example that at least one alternative reproduces
+      (``docs/results.md#worked-examples``).
     - **information**: yours contradicts an example that no alternative reproduces either: the
       example may be what is wrong (``bf(...) ==> ("Venus")`` for a tuple), or a bug every
       sample shares; either way, the function and its docstring disagree.

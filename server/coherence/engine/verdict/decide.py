@@ -1,0 +1,145 @@
+"""The verdict of an incoherent (or coherent) check, into its result: the user's accept statements,
+the docstring's worked examples, the severity and its evidence, and the counterexample shown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+
+from coherence.engine import verdict
+from coherence.engine.config import CheckConfig
+from coherence.engine.execution import ModuleContext
+from coherence.engine.execution.executor import ExecutionReport, Executor
+from coherence.engine.result import CheckResult
+from coherence.engine.spec import Target
+from coherence.engine.verdict import counterexample as cx
+from coherence.engine.verdict.acceptance import Accepted, accepted_inputs, covers, run_accepted
+from coherence.engine.verdict.convincing import for_verdict
+from coherence.engine.verdict.scored import Scored
+from coherence.engine.verdict.scoring import judge_scored
+from coherence.engine.verdict.stated import (
+    Found,
+    Votes,
+    discredited,
+    example_counterexample,
+    example_verdict,
+    example_votes,
+    followers,
+    stated_outcomes,
+)
+
+
+async def decide(
+    executor: Executor,
+    config: CheckConfig,
+    target: Target,
+    module: ModuleContext,
+    scored: Scored,
+    report: ExecutionReport,
+    result: CheckResult,
+    report_progress: Callable[[str, float], None],
+    cancel: threading.Event | None,
+) -> None:
+    """The severity, its evidence and the counterexample of an incoherent check, into ``result``.
+
+    The docstring's worked examples are part of the spec: a function that contradicts one is
+    wrong or documented wrongly, whatever the alternatives say (``verdict.from_examples``)."""
+    accepted: list[Accepted] = []
+    if target.accept:
+        accepted = await asyncio.to_thread(run_accepted, executor, config.seed, target, module, scored, cancel)
+    examples, votes = await _examples(executor, config, target, module, scored, report, cancel)
+    stated, special = example_verdict(examples, votes, scored)
+    without = discredited(votes, scored.models, verdict.PANEL_HELD_SHARE, scored.voters, special)
+    by_fiat = followers(votes, special)
+    # in a thread, like scoring: a thousand disagreeing inputs cost it milliseconds
+    evidence = await asyncio.to_thread(judge_scored, scored, without - by_fiat, by_fiat)
+    if stated is not None:
+        evidence = verdict.stronger(stated, evidence)
+    result.severity = evidence.severity
+    result.evidence = evidence.to_dict()
+    if evidence.kind != "example" and without:
+        result.evidence["discredited"] = len(without)  # alternatives without a vote
+    if evidence.kind == "example" and evidence.input is not None:
+        result.counterexample, result.disagreeing_code = example_counterexample(
+            target, scored, examples[evidence.input], evidence
+        )
+        contradicted(result, evidence)
+        return
+    report_progress(f"{target.name}: shrinking a counterexample", 0.85)
+    result.counterexample, where, rival, outcomes = await asyncio.to_thread(
+        for_verdict, executor, config, target, module, scored, report, evidence, cancel
+    )
+    if outcomes is not None:
+        shown = cx.render_outcomes(outcomes, target.spec.receiver)
+        for cluster, members in zip(result.clusters, scored.metrics.cluster_members):
+            cluster.output = shown[members[0]]
+    if rival is not None and scored.programs[rival].source:
+        result.disagreeing_code = scored.programs[rival].source  # the side the counterexample shows
+    if scored.inside is not None and where:
+        result.outside_domain = where
+    ce = result.counterexample
+    if accepted and ce is not None:
+        calls = [c for c in (ce.call, ce.shrunk_from) if c]
+        if evidence.input is not None:
+            calls.append(scored.inputs[evidence.input].call(target.spec.callee))
+        call = covers(accepted, target.spec.callee, calls, outcomes, rival)
+        if call:  # the finding the user accepted: a hint that says so
+            result.accepted = [call]
+            result.severity = "hint"
+            result.evidence["severity"] = "hint"
+            result.evidence["why"] = "you accepted this disagreement as intended"
+
+
+def contradicted(result: CheckResult, evidence: verdict.Evidence) -> None:
+    """A function that contradicts a worked example (its docstring's, or a workspace test's
+    assert) that alternatives reproduce is wrong or documented wrongly: its trust is at most the
+    share of alternatives that side with it there, whatever the rest of the run says, so a
+    failing test beside it never raises its trust."""
+    if evidence.severity == "warning" and result.trust is not None:
+        result.trust = min(result.trust, evidence.agree / max(1, evidence.alternatives))
+
+
+async def _examples(
+    executor: Executor,
+    config: CheckConfig,
+    target: Target,
+    module: ModuleContext,
+    scored: Scored,
+    report: ExecutionReport,
+    cancel: threading.Event | None,
+) -> tuple[list[Found], list[Votes]]:
+    """The docstring's worked examples with every program's outcome, and who gives each stated
+    result; an example the user accepted yours on (a comment, the baseline) is left out."""
+    examples = await asyncio.to_thread(
+        stated_outcomes, executor, config.seed, target, module, scored, report, cancel, config.workspace
+    )
+    accepted = {inp.key() for _, inp in accepted_inputs(target)} if target.accept else set()
+    examples = [e for e in examples if e[1].key() not in accepted]
+    return examples, [example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)]
+
+
+async def against_examples(
+    executor: Executor,
+    config: CheckConfig,
+    target: Target,
+    module: ModuleContext,
+    scored: Scored,
+    report: ExecutionReport,
+    result: CheckResult,
+    cancel: threading.Event | None,
+) -> None:
+    """A coherent function that contradicts its docstring's worked example: every program
+    agrees, and not with the docstring.  The status stays coherent; the severity says there is
+    something to read (``verdict.from_examples``: information when no alternative gives the
+    stated result, which is what agreement means on an input they all ran)."""
+    examples, votes = await _examples(executor, config, target, module, scored, report, cancel)
+    evidence, _ = example_verdict(examples, votes, scored)
+    if evidence is None or evidence.input is None:
+        return
+    result.severity = evidence.severity
+    result.evidence = evidence.to_dict()
+    result.counterexample, result.disagreeing_code = example_counterexample(
+        target, scored, examples[evidence.input], evidence
+    )
