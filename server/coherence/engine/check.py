@@ -20,6 +20,7 @@ from typing import Any
 from coherence.engine import counterexample as cx
 from coherence.engine import verdict
 from coherence.engine.acceptance import accepted_inputs, apply_accepted
+from coherence.engine.calibration import calibrate, shows_examples
 from coherence.engine.config import CheckConfig
 from coherence.engine.convincing import for_verdict
 from coherence.engine.errors import CheckCancelled, CoherenceError
@@ -410,6 +411,8 @@ class Checker:
             stage = time.monotonic()
             await self._coherent_against_examples(target, module, scored, report, result, cancel)
             timings["examples"] = round(time.monotonic() - stage, 4)
+        # Trust is read once the severity is final: what the user is told is part of the evidence.
+        calibrate(result, shows_examples(i.origin for i in inputs), len({p.origin for p in programs[1:]}) > 1)
         result.seconds = time.monotonic() - started
         report_progress(f"{target.name}: done", 1.0)
         return result
