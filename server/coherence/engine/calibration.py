@@ -41,6 +41,7 @@ __all__ = [
     "calibration_info",
     "calibration_map",
     "cell_path",
+    "maps_of",
     "shows_examples",
     "stratum",
 ]
@@ -97,15 +98,21 @@ def _load() -> dict[str, Any] | None:
         )
     except (OSError, ValueError):
         return None
+    maps = maps_of(data)
+    if "" not in maps:
+        return None
+    data["_maps"] = maps
+    return data
+
+
+def maps_of(data: dict[str, Any]) -> dict[str, tuple[np.ndarray, np.ndarray, int]]:
+    """The cells of a calibration file as ``blend`` reads them: name -> (DSDE, trust, tasks)."""
     maps = {}
     for name, cell in (data.get("cells") or {}).items():
         xy = _points((cell or {}).get("points") or [])
         if xy is not None:
             maps[name] = (xy[0], xy[1], int(cell.get("tasks") or 0))
-    if "" not in maps:
-        return None
-    data["_maps"] = maps
-    return data
+    return maps
 
 
 def blend(maps: dict[str, tuple[Any, Any, int]], path: list[str], dsde: float, shrinkage: float) -> tuple[float, str]:
