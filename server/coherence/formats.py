@@ -142,7 +142,7 @@ def json_entry(r: CheckResult) -> dict:
         "sde": r.sde,
         "trust": r.trust,
         "trust_raw": r.trust_raw,
-        # which calibration map gave trust (a spec with or without worked examples)
+        # the calibration cell trust was read from: severity · spec stratum · panel
         "trust_map": r.trust_map or None,
         "clusters": [asdict(c) for c in r.clusters],
         "user_cluster": r.user_cluster,

@@ -33,6 +33,7 @@ CHECKED = ("coherent", "incoherent", "nondeterministic")
 # come first, so a tie keeps the simpler map.
 DEPTHS = (0, 1, 2, 3)  # 0: one map for every function; 1: per severity; 2: and stratum; 3: and panel
 SHRINKAGES = (1000.0, 300.0, 100.0, 30.0, 10.0, 0.0)
+MIN_BLOCKS = (1_000_000, 100, 30, 10, 1)  # the first: one step per cell, trust constant within it
 MIN_MODELS = 3  # a leave-one-model-out choice needs at least this many models to train on
 
 
@@ -76,8 +77,10 @@ def rows_of(records: list[dict]) -> list[Row]:
     ]
 
 
-def isotonic_decreasing(x: list[float], y: list[bool]) -> list[tuple[float, float, int]]:
-    """(dsde, share right, count) per block of a non-increasing step fit of ``y`` on ``x``."""
+def isotonic_decreasing(x: list[float], y: list[bool], min_block: int = 1) -> list[tuple[float, float, int]]:
+    """(dsde, share right, count) per block of a non-increasing step fit of ``y`` on ``x``; a block
+    of fewer than ``min_block`` functions is pooled with its neighbour (a step resting on a few
+    functions is noise that a held-out model does not repeat)."""
     agg: dict[float, list[float]] = {}
     for xi, yi in zip(x, y):
         a = agg.setdefault(round(float(xi), 6), [0.0, 0])
@@ -92,19 +95,27 @@ def isotonic_decreasing(x: list[float], y: list[bool]) -> list[tuple[float, floa
             blocks[-1][0] += s2
             blocks[-1][1] += c2
             blocks[-1][3] = hi
+    while len(blocks) > 1 and (i := next((j for j, b in enumerate(blocks) if b[1] < min_block), -1)) >= 0:
+        j = i + 1 if i + 1 < len(blocks) else i - 1  # adjacent blocks pool into a non-increasing fit
+        lo, hi = min(i, j), max(i, j)
+        blocks[lo] = [blocks[lo][0] + blocks[hi][0], blocks[lo][1] + blocks[hi][1], blocks[lo][2], blocks[hi][3]]
+        del blocks[hi]
     return [((b[2] + b[3]) / 2 if b[2] > 0 else 0.0, b[0] / b[1], int(b[1])) for b in blocks]
 
 
 Maps = dict[str, tuple[np.ndarray, np.ndarray, int]]
 
 
-def fit_cells(rows: list[Row], depth: int = 3) -> dict[str, list[tuple[float, float, int]]]:
+def fit_cells(rows: list[Row], depth: int = 3, min_block: int = 1) -> dict[str, list[tuple[float, float, int]]]:
     """The isotonic map of every cell down to ``depth`` that holds any row."""
     by_cell: dict[str, list[Row]] = defaultdict(list)
     for r in rows:
         for name in r.path(depth):
             by_cell[name].append(r)
-    return {name: isotonic_decreasing([r.dsde for r in rs], [r.right for r in rs]) for name, rs in by_cell.items()}
+    return {
+        name: isotonic_decreasing([r.dsde for r in rs], [r.right for r in rs], min_block)
+        for name, rs in by_cell.items()
+    }
 
 
 def as_maps(cells: dict[str, list[tuple[float, float, int]]]) -> Maps:
@@ -115,40 +126,67 @@ def as_maps(cells: dict[str, list[tuple[float, float, int]]]) -> Maps:
     }
 
 
-def predict(maps: Maps, rows: list[Row], shrinkage: float, depth: int) -> list[float]:
-    """Trust of each row as the engine computes it (``blend``), the tree cut at ``depth``."""
-    return [blend(maps, r.path(depth), r.dsde, shrinkage)[0] for r in rows]
+def predict(maps: Maps, rows: list[Row], choice: Choice) -> list[float]:
+    """Trust of each row as the engine computes it (``blend``), the tree cut at the choice's depth."""
+    return [blend(maps, r.path(choice.depth), r.dsde, choice.shrinkage)[0] for r in rows]
 
 
 def brier(probs: list[float], rows: list[Row]) -> float:
     return sum((p - r.right) ** 2 for p, r in zip(probs, rows)) / max(1, len(rows))
 
 
-def choose(rows: list[Row]) -> tuple[float, int, float]:
-    """(shrinkage, depth, held-out Brier score) with the lowest Brier score leave-one-model-out
-    over ``rows``' models; the first candidate wins a tie (the coarser)."""
+@dataclass(frozen=True)
+class Choice:
+    """What is chosen leave-one-model-out: how deep the tree goes, how much a cell leans on its
+    parent, and the fewest functions a step of a map rests on."""
+
+    depth: int
+    shrinkage: float
+    min_block: int
+
+    def to_dict(self) -> dict:
+        return {"depth": self.depth, "shrinkage": self.shrinkage, "min_block": self.min_block}
+
+
+def candidates() -> list[Choice]:
+    """Coarsest first, so that a tie keeps the simpler map."""
+    out = []
+    for block in MIN_BLOCKS:
+        out.append(Choice(0, SHRINKAGES[0], block))
+        out += [Choice(d, k, block) for d in DEPTHS[1:] for k in SHRINKAGES]
+    return out
+
+
+def group_gap(probs: list[float], rows: list[Row]) -> float:
+    """The mean over functions of |mean trust - share right| of their cell (severity, stratum,
+    panel): calibration where the user reads it, per kind of verdict."""
+    sums: dict[tuple, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for p, r in zip(probs, rows):
+        s = sums[(r.severity, r.examples, r.panel)]
+        s[0] += p
+        s[1] += r.right
+    return sum(abs(a - b) for a, b in sums.values()) / max(1, len(rows))
+
+
+def choose(rows: list[Row]) -> tuple[Choice, float]:
+    """The choice with the lowest held-out score leave-one-model-out over ``rows``' models: the
+    Brier score plus ``group_gap``, so a choice is both sharp and calibrated per severity."""
     models = sorted({r.model for r in rows})
     folds = [([r for r in rows if r.model != m], [r for r in rows if r.model == m]) for m in models]
-    fitted = [(as_maps(fit_cells(train)), test) for train, test in folds]
-    best: tuple[float, int, float] | None = None
-    for depth in DEPTHS:
-        for k in SHRINKAGES:
-            if depth == 0 and k != SHRINKAGES[0]:
-                continue  # the root alone: no shrinkage to choose
-            probs: list[float] = []
-            held: list[Row] = []
-            for maps, test in fitted:
-                probs += predict(maps, test, k, depth)
-                held += test
-            score = brier(probs, held)
-            if best is None or score < best[2] - 1e-12:
-                best = (k, depth, score)
+    held = [r for _, test in folds for r in test]
+    fitted = {b: [as_maps(fit_cells(train, DEPTHS[-1], b)) for train, _ in folds] for b in MIN_BLOCKS}
+    best: tuple[Choice, float] | None = None
+    for c in candidates():
+        probs = [p for maps, (_, test) in zip(fitted[c.min_block], folds) for p in predict(maps, test, c)]
+        score = brier(probs, held) + group_gap(probs, held)
+        if best is None or score < best[1] - 1e-12:
+            best = (c, score)
     assert best is not None
     return best
 
 
 def held_out(rows: list[Row]) -> tuple[list[float | None], dict[str, dict]]:
-    """Trust of each row from maps fit without its model, with the shrinkage and depth chosen
+    """Trust of each row from maps fit without its model, with the choice made again
     leave-one-model-out on the other models alone (nested), and the choice of each fold."""
     out: list[float | None] = [None] * len(rows)
     chosen: dict[str, dict] = {}
@@ -157,12 +195,12 @@ def held_out(rows: list[Row]) -> tuple[list[float | None], dict[str, dict]]:
         train = [r for r in rows if r.model != m]
         if len({r.model for r in train}) < MIN_MODELS:
             continue
-        k, depth, _ = choose(train)
-        maps = as_maps(fit_cells(train))
+        c, _ = choose(train)
+        maps = as_maps(fit_cells(train, c.depth, c.min_block))
         idx = [i for i, r in enumerate(rows) if r.model == m]
-        for i, p in zip(idx, predict(maps, [rows[i] for i in idx], k, depth)):
+        for i, p in zip(idx, predict(maps, [rows[i] for i in idx], c)):
             out[i] = p
-        chosen[m] = {"shrinkage": k, "depth": depth}
+        chosen[m] = c.to_dict()
     return out, chosen
 
 
@@ -237,12 +275,12 @@ def fit(records: list[dict], corpus: str, engine: str) -> tuple[dict, list[dict]
         raise ValueError(f"too few checked tasks to fit a calibration map ({len(rows)})")
     models = sorted({r.model for r in rows})
     if len(models) > MIN_MODELS:
-        k, depth, score = choose(rows)
-    else:  # too few models to choose out of sample: the coarsest, most shrunk map
-        k, depth, score = SHRINKAGES[0], DEPTHS[0], float("nan")
-    cells = fit_cells(rows, depth)
+        choice, score = choose(rows)
+    else:  # too few models to choose out of sample: the coarsest map
+        choice, score = Choice(DEPTHS[0], SHRINKAGES[0], MIN_BLOCKS[-1]), float("nan")
+    cells = fit_cells(rows, choice.depth, choice.min_block)
     maps = as_maps(cells)
-    in_sample = predict(maps, rows, k, depth)
+    in_sample = predict(maps, rows, choice)
     probs, chosen = held_out(rows)
     known = [(r, p) for r, p in zip(rows, probs) if p is not None]
     lomo_ece = {
@@ -259,9 +297,10 @@ def fit(records: list[dict], corpus: str, engine: str) -> tuple[dict, list[dict]
         "engine": engine,
         "tasks": len(rows),
         "models": models,
-        "shrinkage": k,
-        "depth": depth,
-        "brier_leave_one_model_out": _r(score) if not math.isnan(score) else None,
+        "shrinkage": choice.shrinkage,
+        "depth": choice.depth,
+        "min_block": choice.min_block,
+        "score_leave_one_model_out": _r(score) if not math.isnan(score) else None,
         "ece_in_sample": ece(in_sample, [r.right for r in rows]),
         "ece_leave_one_model_out": lomo_ece,
         "held_out_choices": chosen,

@@ -317,10 +317,13 @@ def calibration_markdown(data: dict) -> str:
         "## Trust calibration, leave-one-model-out\n",
         f"Corpus: {data['corpus']}  \nEngine that measured it: {data['engine']}  \nLabel: {data['label']}  \n"
         f"Shipped maps: depth {data['depth']} (0 one map, 1 per severity, 2 and spec stratum, 3 and panel), "
-        f"shrinkage {data['shrinkage']:g}, chosen leave-one-model-out (Brier {_f(data['brier_leave_one_model_out'], 4)}). "
-        "Held out: each model's trust comes from maps fit on the other models, with depth and shrinkage "
+        f"shrinkage {data['shrinkage']:g}, steps of at least {data['min_block']} functions, chosen "
+        f"leave-one-model-out (Brier + per-cell gap {_f(data['score_leave_one_model_out'], 4)}). "
+        "Held out: each model's trust comes from maps fit on the other models, with depth/shrinkage/step "
         "chosen again on those models alone: "
-        + ", ".join(f"{m} {c['depth']}/{c['shrinkage']:g}" for m, c in data["held_out_choices"].items())
+        + ", ".join(
+            f"{m} {c['depth']}/{c['shrinkage']:g}/{c['min_block']}" for m, c in data["held_out_choices"].items()
+        )
         + ".\n",
         "### Per severity\n",
         "Before: the trust the runs recorded (the engine's map at the time, fit on these same models: in sample). "
