@@ -33,7 +33,7 @@ CHECKED = ("coherent", "incoherent", "nondeterministic")
 # come first, so a tie keeps the simpler map.
 DEPTHS = (0, 1, 2, 3)  # 0: one map for every function; 1: per severity; 2: and stratum; 3: and panel
 SHRINKAGES = (1000.0, 300.0, 100.0, 30.0, 10.0, 0.0)
-MIN_BLOCKS = (1_000_000, 100, 30, 10, 1)  # the first: one step per cell, trust constant within it
+MIN_BLOCKS = (300, 100, 30, 10, 1)  # never one step per cell: trust stays a map of DSDE within each
 MIN_MODELS = 3  # a leave-one-model-out choice needs at least this many models to train on
 
 
