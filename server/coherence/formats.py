@@ -142,7 +142,7 @@ def json_entry(r: CheckResult) -> dict:
         "sde": r.sde,
         "trust": r.trust,
         "trust_raw": r.trust_raw,
-        # which calibration map gave trust (a spec with or without worked examples)
+        # the calibration cell trust was read from: severity · spec stratum · panel
         "trust_map": r.trust_map or None,
         "clusters": [asdict(c) for c in r.clusters],
         "user_cluster": r.user_cluster,
@@ -187,13 +187,12 @@ def describe(r: CheckResult) -> list[str]:
     if r.status in ("skipped", "error"):
         return [f"{where}  {name}: {r.status} — {r.reason}"]
     ce = r.counterexample
-    if r.finding:
-        head = f"{where}  {name}: {r.finding}"
-        if ce is not None:
-            head += f" · {r.evidence_line()}"
-        head += f" · trust {r.trust:.2f}"
-    else:
-        head = f"{where}  {name}: {r.status}, trust {r.trust:.2f}"
+    # the evidence and what each side gives first, then what it says in numbers
+    head = f"{where}  {name}: {r.finding or r.status}"
+    if r.finding and ce is not None:
+        head += f" · {r.evidence_and_values()}"
+    if r.trust is not None:
+        head += f" · {r.trust_in_words()}"
     lines = [head]
     why = (r.evidence or {}).get("why")
     if r.status == "incoherent" and r.severity == "hint" and why:

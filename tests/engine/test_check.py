@@ -72,12 +72,13 @@ async def test_coherent_function_gets_a_pac_bound():
     result = await examples_checker().check(target("textutils.py", "is_palindrome"))
     assert result.status == "coherent"
     assert result.incoherence == 0 and result.trust_raw == 1 and result.dsde == 0
-    # trust is calibrated: the share of functions with DSDE 0 in the recorded corpus that passed
+    # trust is calibrated: the share of functions told nothing (severity none) at DSDE 0 that were
+    # right, for a spec that shows worked examples (is_palindrome's docstring has two), one model
     from coherence.engine.calibration import calibrated_trust
 
-    # with the map for a spec that shows worked examples (is_palindrome's docstring has two)
-    assert result.trust == calibrated_trust(0.0, examples=True) and result.trust_map == "spec with examples"
-    assert calibrated_trust(0.0, examples=True) > calibrated_trust(0.0, examples=False) > 0.5
+    assert result.trust == calibrated_trust(0.0, True, "none", False)
+    assert result.trust_map.startswith("none · spec with examples")
+    assert calibrated_trust(0.0, True, "none", False) > calibrated_trust(0.0, False, "none", False) > 0.5
     assert 0.5 < result.trust <= 1 and result.severity == "none"
     assert result.cluster_sizes == [10]
     assert result.pac_bound == pytest.approx(1 - 0.05 ** (1 / result.inputs))

@@ -200,12 +200,14 @@ async def test_every_kind_of_marked_function_gets_a_result_or_a_reason(start, wo
     assert not lsp.coherence_diagnostics(uri, "check-error"), [d.message for d in lsp.diagnostics(uri)]
     lenses = {lens.range.start.line: lens.command.title for lens in await lsp.code_lens(uri)}
     conv_line = line_of(text, "def conv(x):")
-    assert lenses[conv_line].startswith(f"coherence: trust {calibrated_trust(0.0, examples=False):.2f} · "), lenses
+    assert lenses[conv_line].startswith(f"coherence: trust {calibrated_trust(0.0, False, 'none', False):.2f} · "), (
+        lenses
+    )
     for name, (needle, _) in SKIPPED.items():
         assert lenses[line_of(text, needle)].startswith("coherence: skipped — "), (name, lenses)
     # Methods of a class built without arguments are checked on a fresh object per call.
     assert lenses[line_of(text, "def bump")].startswith(
-        f"coherence: trust {calibrated_trust(0.0, examples=False):.2f} · "
+        f"coherence: trust {calibrated_trust(0.0, False, 'none', False):.2f} · "
     ), lenses
     [scaled] = lsp.coherence_diagnostics(uri, "incoherent")
     assert scaled.data["name"] == "scaled" and scaled.range.start.line == line_of(text, "def scaled")

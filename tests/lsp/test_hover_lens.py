@@ -10,6 +10,7 @@ import time
 from lsprotocol import types
 
 from coherence.engine.calibration import calibrated_trust
+from coherence.engine.frequency import in_words
 
 from .conftest import line_of
 
@@ -26,7 +27,18 @@ async def test_hover_shows_the_result(lsp):
     text = hover.contents.value
     assert "`count_vowels`" in text and "**warning**" in text
     assert re.search(r"\d of 9 alternatives disagree with yours on `count_vowels\(", text), text
-    assert re.search(r"trust \*\*\d\.\d\d\*\*", text)
+    # the evidence, the counterexample and what each side gives first, then trust in words, then
+    # the statistics
+    said = re.search(
+        r"\*\*trust (\d\.\d\d)\*\*: of functions with evidence like this, about \d+ in \d+ (was|were) right\.", text
+    )
+    assert said, text
+    assert (
+        text.index("disagree with yours on") < text.index("counterexample: `count_vowels(") < text.index("- yours: `0`")
+    )
+    assert (
+        text.index("of 9 alternatives: `1`") < said.start() < text.index("incoherence 0.") < text.index("clusters of")
+    )
     assert "incoherence 0." in text and "Hoeffding 95% interval" in text
     assert "clusters of equal behaviour:" in text and "(yours)" in text
     assert "counterexample: `count_vowels(" in text
@@ -42,7 +54,11 @@ async def test_hover_shows_the_result(lsp):
     # The coherent function: its (calibrated) trust and the PAC bound.
     pal = line_of(lsp.texts[uri], "def is_palindrome")
     text = (await lsp.hover(uri, pal, 5)).contents.value
-    assert "**coherent**" in text and f"trust **{calibrated_trust(0.0, examples=True):.2f}**" in text
+    assert (
+        "**coherent**" in text
+        and f"**trust {calibrated_trust(0.0, True, 'none', False):.2f}**: {in_words(calibrated_trust(0.0, True, 'none', False))}."
+        in text
+    )
     assert "no disagreement on 200 inputs: incoherence ≤" in text
 
     # Not on a def line: nothing.
@@ -68,9 +84,9 @@ async def test_code_lens_titles_and_command(lsp):
         r"coherence: warning · \d of 9 alternatives disagree with yours on count_vowels\(.*· trust \d\.\d\d$",
         titles[cv],
     ), titles[cv]
-    assert titles[pal] == f"coherence: trust {calibrated_trust(0.0, examples=True):.2f} · 10 samples × 200 inputs", (
-        titles[pal]
-    )
+    assert (
+        titles[pal] == f"coherence: trust {calibrated_trust(0.0, True, 'none', False):.2f} · 10 samples × 200 inputs"
+    ), titles[pal]
     for lens in lenses:
         assert lens.command.command == "coherence.checkFunction"
         assert list(lens.command.arguments) == [uri, lens.range.start.line]

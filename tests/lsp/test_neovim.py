@@ -69,7 +69,8 @@ def test_neovim_gets_diagnostic_hover_and_lenses(nvim, tmp_path):
         r"coherence: warning · \d of 9 alternatives disagree with yours on count_vowels\(", report["lenses"][0]
     ), report["lenses"]
     assert (
-        report["lenses"][1] == f"coherence: trust {calibrated_trust(0.0, examples=True):.2f} · 10 samples × 200 inputs"
+        report["lenses"][1]
+        == f"coherence: trust {calibrated_trust(0.0, True, 'none', False):.2f} · 10 samples × 200 inputs"
     )
     assert report["stopped"]
 

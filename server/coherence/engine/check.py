@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from coherence.engine.calibration import calibrate, shows_examples
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
@@ -309,6 +310,8 @@ class Checker:
             stage = time.monotonic()
             await against_examples(self.executor, self.config, target, module, scored, report, result, cancel)
             timings["examples"] = round(time.monotonic() - stage, 4)
+        # Trust is read once the severity is final: what the user is told is part of the evidence.
+        calibrate(result, shows_examples(i.origin for i in inputs), len({p.origin for p in programs[1:]}) > 1)
         result.seconds = time.monotonic() - started
         report_progress(f"{target.name}: done", 1.0)
         return result

@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from coherence.engine.frequency import in_words
+
 STATUSES = ("coherent", "incoherent", "nondeterministic", "skipped", "error")
 # How strongly a result speaks against the user's function (``engine.verdict``); the one scale
 # every front end uses: exit code, SARIF level, JSON, diagnostics, status bar.
@@ -94,11 +96,12 @@ class CheckResult:
     error_lower_bound: float | None = None
     dsde: float | None = None
     sde: float | None = None
-    # calibrated: the share of functions checked like this one that pass their tests
-    # (``engine.calibration``); ``trust_raw`` is 1 - DSDE
+    # calibrated: the probability that the function is right given its DSDE, severity, spec
+    # stratum and panel (``engine.calibration``); ``trust_raw`` is 1 - DSDE
     trust: float | None = None
     trust_raw: float | None = None
-    trust_map: str = ""  # which calibration map: "spec with examples", "spec without examples", ...
+    # the finest calibration cell trust was read from: "warning · spec with examples · one model"
+    trust_map: str = ""
     clusters: list[Cluster] = field(default_factory=list)  # largest first
     user_cluster: int | None = None  # index into clusters
     counterexample: Counterexample | None = None
@@ -201,6 +204,23 @@ class CheckResult:
             how = ", special-casing that call in their code" if self.evidence.get("special_cased") else ""
             return f"the docstring says {ce.call} gives {ce.theirs}, yours gives {ce.yours} ({backing} of {ce.total} alternatives agree with the docstring{how})"
         return f"{ce.disagreeing} of {ce.total} alternatives disagree with yours on {ce.call}"
+
+    def evidence_and_values(self) -> str:
+        """The evidence with what each side gives: ``9 of 9 alternatives disagree with yours on
+        count_vowels('A'): yours 0, theirs 1`` (a docstring's example already names both)."""
+        ce = self.counterexample
+        if ce is None:
+            return ""
+        if ce.stated is not None:
+            return self.evidence_line()
+        return f"{self.evidence_line()}: yours {ce.yours}, theirs {ce.theirs}"
+
+    def trust_in_words(self) -> str:
+        """``trust 0.17: of functions with evidence like this, about 1 in 6 was right`` ("" when
+        nothing was measured)."""
+        if self.trust is None:
+            return ""
+        return f"trust {self.trust:.2f}: {in_words(self.trust)}"
 
     def disagreeing_by_model(self) -> list[tuple[str, int, int]]:
         """Per model that wrote alternatives: (model, its alternatives outside your cluster, its

@@ -137,7 +137,7 @@ def add_eval_parser(subparsers) -> None:
         "--calibrate",
         nargs="+",
         metavar="DIR",
-        help="fit the trust calibration map on the tasks.jsonl files under DIR (DSDE -> share passing the tests) and write it to --out (a .json file)",
+        help="fit trust on the tasks.jsonl files under DIR (DSDE, severity, spec stratum, panel -> share of functions that were right), leave-one-model-out; --out X.json writes the maps, --out DIR also the report and a reliability plot per severity",
     )
     p.add_argument(
         "--rebuild",
@@ -395,27 +395,42 @@ def _print_summary(run_dir: Path, s: dict, interrupted: bool) -> None:
 
 
 def _calibrate(args) -> int:
+    """Fit trust on the runs under ``--calibrate``.  ``--out X.json`` writes the maps there (the
+    engine's own file is ``engine/calibration.json``); ``--out DIR`` writes ``calibration.json``,
+    the report ``calibration.md`` and ``reliability_by_severity.png`` into DIR."""
     from coherence.eval.calibration import fit_dirs
+    from coherence.eval.report import calibration_markdown
     from coherence.eval.runner import engine_fingerprint
 
-    target = Path(args.out if args.out.endswith(".json") else Path(args.out) / "calibration.json")
+    out = Path(args.out)
+    folder = None if args.out.endswith(".json") else out
+    target = out if folder is None else folder / "calibration.json"
     try:
-        data = fit_dirs(args.calibrate, engine=engine_fingerprint())
+        data, rows = fit_dirs(args.calibrate, engine=engine_fingerprint())
     except ValueError as exc:
         print(f"coherence eval --calibrate: {exc}", file=sys.stderr)
         return EXIT_USAGE
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    strata = ", ".join(f"{name}: {s['tasks']} tasks, {len(s['points'])} steps" for name, s in data["strata"].items())
-    by = data["ece_by_benchmark"]
-    per = "; ".join(
-        f"{b}: {by['in_sample'][b]} in sample, {by['leave_one_model_out'].get(b)} leave-one-model-out "
-        f"(one pooled map: {by['pooled_map_in_sample'][b]})"
-        for b in by["in_sample"]
-    )
+    report = calibration_markdown(data)
+    written = [str(target)]
+    if folder is None:
+        print(report, file=sys.stderr)
+    else:
+        (folder / "calibration.md").write_text(report, encoding="utf-8")
+        written.append(str(folder / "calibration.md"))
+        if not args.no_plots:
+            try:
+                from coherence.eval.plots import reliability_by_severity
+
+                reliability_by_severity(rows, folder / "reliability_by_severity.png")
+                written.append(str(folder / "reliability_by_severity.png"))
+            except ImportError as exc:
+                print(f"coherence eval: no plot ({exc}; pip install 'coherence[eval]')", file=sys.stderr)
+    ece = ", ".join(f"{b} {e}" for b, e in data["ece_leave_one_model_out"].items())
     print(
-        f"calibration maps of {data['tasks']} tasks ({strata}): ECE in sample {data['ece_in_sample']}, "
-        f"leave-one-model-out {data['ece_leave_one_model_out']}, raw 1-DSDE {data['ece_raw']}; {per} -> {target}",
+        f"trust maps of {data['tasks']} tasks, {len(data['cells'])} cells (depth {data['depth']}, shrinkage "
+        f"{data['shrinkage']:g}, chosen leave-one-model-out); ECE leave-one-model-out: {ece} -> {', '.join(written)}",
         file=sys.stderr,
     )
     return EXIT_OK

@@ -27,6 +27,7 @@ from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, Executor
 from coherence.engine.outcomes import Outcome, outcomes_equal
 from coherence.eval.corpus import HUMANEVAL, BenchmarkTask
+from coherence.eval.verdicts import verified
 
 LABEL_ENTRY = "__coherence_label__"
 LABEL_INPUT = "((), {})"
@@ -274,3 +275,15 @@ def pointwise_error(program: list[Outcome], reference: list[Outcome]) -> Pointwi
     if not counted:
         return PointwiseError(None, None, 0, [])
     return PointwiseError(len(wrong) / counted, wrong_value / counted, counted, wrong)
+
+
+# ---------------------------------------------------------------------------------------------
+# the label trust is calibrated on
+# ---------------------------------------------------------------------------------------------
+
+
+def right(record: dict) -> bool:
+    """Whether candidate 0 was right, as trust means it: it passes the benchmark's tests, and the
+    reference solution does not side with the alternatives on the counterexample the user was
+    shown (the complement of a verified diagnostic, ``eval.verdicts.verified``)."""
+    return not verified(record)

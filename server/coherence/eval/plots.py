@@ -129,3 +129,58 @@ def compare_rankings(groups: list[dict], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def reliability_by_severity(rows: list[dict], path: Path, bins: int = 10) -> None:
+    """One reliability diagram per severity: mean trust against the share right in equal-width
+    bins of trust, per benchmark; filled markers for the held-out trust, hollow for the trust
+    the runs recorded; marker area grows with the functions in the bin.  ``rows``: ``calibration.reliability_rows``."""
+    from coherence.engine.result import SEVERITIES
+
+    plt = _plt()
+    fig, axes = plt.subplots(1, len(SEVERITIES), figsize=(4.2 * len(SEVERITIES), 4.4), sharey=True)
+    colors = {"HumanEval": "tab:blue", "MBPP": "tab:orange"}
+    for ax, sev in zip(axes, SEVERITIES):
+        group = [r for r in rows if r["severity"] == sev]
+        for bench in sorted({r["benchmark"] for r in group}):
+            color = colors.get(bench, "tab:gray")
+            mine = [r for r in group if r["benchmark"] == bench]
+            for key, filled in (("trust", True), ("recorded", False)):
+                pts = [(float(r[key]), bool(r["right"])) for r in mine if r.get(key) is not None]
+                drawn = _binned(pts, bins)
+                if not drawn:
+                    continue
+                xs, ys, ns = zip(*drawn)
+                label = f"{bench} {'held out' if filled else 'recorded'} (n={len(pts)})"
+                ax.plot(xs, ys, "-" if filled else ":", color=color, alpha=0.8 if filled else 0.5)
+                ax.scatter(
+                    xs,
+                    ys,
+                    s=[10 + 8 * n**0.5 for n in ns],
+                    facecolors=color if filled else "none",
+                    edgecolors=color,
+                    label=label,
+                )
+        ax.plot([0, 1], [0, 1], "--", color="gray", linewidth=0.8)
+        ax.set_xlim(-0.02, 1.02)
+        ax.set_ylim(-0.02, 1.02)
+        ax.set_title(f"{sev} ({len(group)} functions)", fontsize=10)
+        ax.set_xlabel("trust")
+        ax.grid(True, alpha=0.3)
+        ax.legend(loc="lower right", fontsize=7)
+    axes[0].set_ylabel("share right")
+    fig.suptitle(
+        "Trust against the share of functions that were right, per severity (leave-one-model-out)", fontsize=10
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _binned(pts: list[tuple[float, bool]], bins: int) -> list[tuple[float, float, int]]:
+    out = []
+    for b in range(bins):
+        inside = [(p, y) for p, y in pts if b / bins <= p < (b + 1) / bins or (b == bins - 1 and p == 1.0)]
+        if inside:
+            out.append((sum(p for p, _ in inside) / len(inside), sum(y for _, y in inside) / len(inside), len(inside)))
+    return out

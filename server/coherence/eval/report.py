@@ -10,6 +10,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from coherence.engine.result import SEVERITIES
+from coherence.eval.labels import right
 from coherence.eval.stats import auroc, detection_rate, mean, median, share, spearman
 from coherence.eval.verdicts import verdict_summary
 
@@ -96,6 +98,7 @@ def summarize(records: list[dict], meta: dict | None = None) -> dict[str, Any]:
         "definitions": "see the docstring of coherence.eval (detection_rate: paper, error > 0; detection_rate_tests: candidate 0 fails the tests)",
     }
     summary.update(verdict_summary(records))
+    summary["trust_by_severity"] = trust_by_severity(checked)
     if meta.get("engine"):
         summary["engine"] = meta["engine"]
     summary["inputs_over_budget_tasks"] = sum(1 for r in records if r.get("inputs_over_budget"))
@@ -212,6 +215,7 @@ def table_markdown(summaries: list[dict]) -> str:
             "Î > 0 whose programs all pass the tests, over tasks with Î > 0.\n"
         )
     out.append(verdicts_markdown(summaries))
+    out.append(trust_markdown(summaries))
     out.append("### Every run\n")
     keys = [
         "model",
@@ -272,6 +276,91 @@ def verdicts_markdown(summaries: list[dict], title: str = "### Verdicts\n") -> s
     out = [title, "| " + " | ".join(c for c, _ in VERDICT_COLUMNS) + " |", "|" + "---|" * len(VERDICT_COLUMNS)]
     for s in sorted(summaries, key=lambda x: (str(x.get("benchmark")), str(x.get("seeds")), str(x.get("model")))):
         out.append("| " + " | ".join(_f(s.get(k), 3) for _, k in VERDICT_COLUMNS) + " |")
+    return "\n".join(out) + "\n"
+
+
+def trust_by_severity(checked: list[dict]) -> dict[str, dict]:
+    """Per severity: functions, mean trust, and the share that were right (``labels.right``)."""
+    out = {}
+    for sev in SEVERITIES:
+        group = [r for r in checked if (r.get("severity") or "none") == sev and r.get("trust") is not None]
+        if group:
+            out[sev] = {
+                "n": len(group),
+                "trust": _r(mean([r["trust"] for r in group])),
+                "right": _r(share([right(r) for r in group])),
+            }
+    return out
+
+
+def trust_markdown(summaries: list[dict], title: str = "### Trust by severity\n") -> str:
+    """Per run and severity: mean trust against the share of functions that were right."""
+    out = [
+        title,
+        "Right: passes the benchmark's tests, and the reference does not side with the alternatives on the "
+        "counterexample shown. Each cell: mean trust / share right (functions).\n",
+        "| model | benchmark | seeds | " + " | ".join(SEVERITIES) + " |",
+        "|" + "---|" * (3 + len(SEVERITIES)),
+    ]
+    for s in sorted(summaries, key=lambda x: (str(x.get("benchmark")), str(x.get("seeds")), str(x.get("model")))):
+        t = s.get("trust_by_severity") or {}
+        cells = [f"{_f(t[v]['trust'])} / {_f(t[v]['right'])} ({t[v]['n']})" if v in t else "" for v in SEVERITIES]
+        out.append(f"| {s.get('model')} | {s.get('benchmark')} | {s.get('seeds')} | " + " | ".join(cells) + " |")
+    return "\n".join(out) + "\n"
+
+
+def calibration_markdown(data: dict) -> str:
+    """``coherence eval --calibrate``'s report: per benchmark and severity, then per model, the
+    trust the runs recorded and the trust fit without the function's model, against the share
+    of functions that were right."""
+    out = [
+        "## Trust calibration, leave-one-model-out\n",
+        f"Corpus: {data['corpus']}  \nEngine that measured it: {data['engine']}  \nLabel: {data['label']}  \n"
+        f"Shipped maps: depth {data['depth']} (0 one map, 1 per severity, 2 and spec stratum, 3 and panel), "
+        f"shrinkage {data['shrinkage']:g}, steps of at least {data['min_block']} functions, chosen "
+        f"leave-one-model-out (Brier + per-cell gap {_f(data['score_leave_one_model_out'], 4)}). "
+        "Held out: each model's trust comes from maps fit on the other models, with depth/shrinkage/step "
+        "chosen again on those models alone: "
+        + ", ".join(
+            f"{m} {c['depth']}/{c['shrinkage']:g}/{c['min_block']}" for m, c in data["held_out_choices"].items()
+        )
+        + ".\n",
+        "### Per severity\n",
+        "Before: the trust the runs recorded (the engine's map at the time, fit on these same models: in sample). "
+        "After: held out. Gap: |mean trust − share right|.\n",
+        "| benchmark | severity | n | trust before | trust after | share right | gap before | gap after |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for bench, table in data["held_out_by_severity"].items():
+        for sev, c in table.items():
+            before = c.get("trust_recorded")
+            gap_b = None if before is None else abs(before - c["right"])
+            out.append(
+                f"| {bench} | {sev} | {c['n']} | {_f(before)} | {_f(c['trust'])} | {_f(c['right'])} | "
+                f"{_f(gap_b, 3)} | {_f(abs(c['trust'] - c['right']), 3)} |"
+            )
+    ece = data["ece_leave_one_model_out"]
+    out.append("")
+    out.append("ECE held out: " + ", ".join(f"{b} {_f(e, 4)}" for b, e in ece.items()) + "\n")
+    out.append("### Per model\n")
+    out.append(
+        "Each severity: trust before → after / share right (n). ECE and AUROC (predicting a wrong function) "
+        "before → after; AUROC DSDE is the raw score's.\n"
+    )
+    out.append("| model | benchmark | n | " + " | ".join(SEVERITIES) + " | ECE | AUROC trust | AUROC DSDE |")
+    out.append("|" + "---|" * (6 + len(SEVERITIES)))
+    for model, benches in data["held_out_by_model"].items():
+        for bench, m in benches.items():
+            cells = []
+            for sev in SEVERITIES:
+                c = m["severity"].get(sev)
+                cells.append(f"{_f(c['trust_recorded'])} → {_f(c['trust'])} / {_f(c['right'])} ({c['n']})" if c else "")
+            out.append(
+                f"| {model} | {bench} | {m['n']} | "
+                + " | ".join(cells)
+                + f" | {_f(m['ece_recorded'], 3)} → {_f(m['ece'], 3)} | {_f(m['auroc_trust_recorded'], 3)} → "
+                f"{_f(m['auroc_trust'], 3)} | {_f(m['auroc_dsde'], 3)} |"
+            )
     return "\n".join(out) + "\n"
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import time
 
+from coherence.engine.frequency import in_words
 from coherence.engine.redact import display, escape, redact
 from coherence.engine.result import CheckResult
 
@@ -134,10 +135,7 @@ def _ago(ts: float) -> str:
 def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = False) -> str:
     lines: list[str] = []
     verdict = r.finding or r.status
-    head = f"**coherence** · {_code(r.qualname or r.name)} · **{verdict}**"
-    if r.trust is not None:
-        head += f" · trust **{r.trust:.2f}**"
-    lines.append(head)
+    lines.append(f"**coherence** · {_code(r.qualname or r.name)} · **{verdict}**")
     if r.finding and r.counterexample is not None:
         # the evidence first: who disagrees, on what
         lines.append("")
@@ -166,6 +164,23 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
         lines.append(_text(r.reason))
 
     lines.append("")
+    # the counterexample and what each side gives, then what the evidence says in numbers
+    ce = r.counterexample
+    if ce is not None:
+        lines.append(f"counterexample: {_code(ce.call)}")
+        lines.append("")
+        lines.append(f"- yours: {_code(ce.yours)}")
+        if ce.stated is not None:
+            lines.append(f"- your docstring's example: {_code(ce.stated)}")
+        for alt in ce.alternatives:
+            lines.append(f"- {alt.shown(ce.total, _code)}")
+        if ce.shrunk_from:
+            lines.append("")
+            lines.append(f"(shrunk from {_code(ce.shrunk_from)})")
+        lines.append("")
+    if r.trust is not None:
+        lines.append(f"**trust {r.trust:.2f}**: {in_words(r.trust)}.")
+        lines.append("")
     if r.incoherence is not None:
         inc = f"incoherence {r.incoherence:.3f}"
         if r.incoherence_interval and r.incoherence > 0:
@@ -190,19 +205,6 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
             lines.append(f"{k} of {total} disagree: {_text(r.panel_line())}")
             lines.append("")
 
-    ce = r.counterexample
-    if ce is not None:
-        lines.append(f"counterexample: {_code(ce.call)}")
-        lines.append("")
-        lines.append(f"- yours: {_code(ce.yours)}")
-        if ce.stated is not None:
-            lines.append(f"- your docstring's example: {_code(ce.stated)}")
-        for alt in ce.alternatives:
-            lines.append(f"- {alt.shown(ce.total, _code)}")
-        if ce.shrunk_from:
-            lines.append("")
-            lines.append(f"(shrunk from {_code(ce.shrunk_from)})")
-        lines.append("")
     if r.outside_domain:
         lines.append(f"Every disagreement is on inputs outside the stated domain: {_text(r.outside_domain)}.")
         lines.append("")

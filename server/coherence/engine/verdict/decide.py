@@ -98,7 +98,8 @@ def contradicted(result: CheckResult, evidence: verdict.Evidence) -> None:
     share of alternatives that side with it there, whatever the rest of the run says, so a
     failing test beside it never raises its trust."""
     if evidence.severity == "warning" and result.trust is not None:
-        result.trust = min(result.trust, evidence.agree / max(1, evidence.alternatives))
+        result.evidence["trust_at_most"] = evidence.agree / max(1, evidence.alternatives)
+        result.trust = min(result.trust, result.evidence["trust_at_most"])
 
 
 async def _examples(
