@@ -234,3 +234,16 @@ def test_readme_links_reach_their_pages():
         assert path.is_file(), f"README links to {target}, which does not exist"
         if anchor:
             assert "{ " + anchor + " }" in path.read_text(encoding="utf-8"), f"{target} has no anchor {anchor}"
+
+
+def test_sarif_help_links_reach_a_readme_section():
+    """Each SARIF rule's helpUri is the README's URL and a section anchor (as GitHub makes it from
+    the heading): the section must exist."""
+    from coherence.formats import RULE_HELP
+
+    headings = [
+        ln.lstrip("#").strip() for ln in README.read_text(encoding="utf-8").splitlines() if ln.startswith("## ")
+    ]
+    anchors = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+    for rule, (_, _, section) in RULE_HELP.items():
+        assert section in anchors, f"SARIF rule {rule} links to README#{section}, which has no such section"
