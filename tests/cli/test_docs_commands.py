@@ -29,8 +29,6 @@ CLI_PAGE = REPO / "docs" / "cli.md"
 HEADER = re.compile(r"^(\S+:\d+  [\w.]+: \w+)")  # location, name and verdict
 SIDE = re.compile(r"^(yours|\d+ of \d+ alternatives): ")
 
-pytestmark = pytest.mark.slow
-
 
 def fenced_blocks(text: str, lang: str = "") -> list[list[str]]:
     """The lines of every fenced block with the given info string ("" for output blocks)."""
@@ -93,6 +91,7 @@ def shown_results() -> list[list[str]]:
     return shown
 
 
+@pytest.mark.slow
 def test_readme_results_match_the_demo(demo):
     real = results_of(demo)
     shown = shown_results()
@@ -114,6 +113,7 @@ def test_readme_results_match_the_demo(demo):
                 assert " · sandbox " in lines[-1], lines[-1]
 
 
+@pytest.mark.slow
 def test_readme_figures_match_the_demo(demo):
     real = results_of(demo)
     for result in shown_results():
@@ -124,6 +124,7 @@ def test_readme_figures_match_the_demo(demo):
                 assert text in lines, f"the README shows {text!r}; the demo prints {lines}"
 
 
+@pytest.mark.slow
 def test_readme_summary_line_is_the_demo_s(demo):
     summary = [ln for ln in demo.splitlines() if re.match(r"^\d+ function\(s\): ", ln)]
     shown = [ln for block in fenced_blocks(README.read_text(encoding="utf-8")) for ln in block]
@@ -132,6 +133,7 @@ def test_readme_summary_line_is_the_demo_s(demo):
     assert shown_summary == summary
 
 
+@pytest.mark.slow
 def test_examples_readme_matches_the_demo(demo):
     """Its table: one row per function the demo reports, each coherent or not as it says, and
     every call it quotes is one the demo prints."""
@@ -170,6 +172,7 @@ def test_the_synopsis_lists_every_option_of_check():
     assert shown <= options, f"docs/cli.md's synopsis shows options check does not have: {sorted(shown - options)}"
 
 
+@pytest.mark.slow
 def test_the_dry_run_costs_what_the_cli_page_says(tmp_path):
     """docs/cli.md: ``coherence check examples/ --dry-run --model openai/gpt-4o-mini`` says what
     it would buy, with no API key and nothing sent (a fresh sample cache: nothing cached)."""
@@ -183,6 +186,7 @@ def test_the_dry_run_costs_what_the_cli_page_says(tmp_path):
     assert said.group(1) in " ".join(proc.stdout.split())
 
 
+@pytest.mark.slow
 def test_a_repository_model_counts_once_trusted(tmp_path):
     """The README's "Configuring a model": a repository's own model is left out (exit 2, naming
     ``coherence trust``) until ``coherence trust .``, then it is used."""
@@ -208,6 +212,7 @@ def test_a_repository_model_counts_once_trusted(tmp_path):
     assert after.stdout.splitlines()[-1].startswith("openai/gpt-4o-mini: 5 function(s)"), after.stdout
 
 
+@pytest.mark.slow
 def test_a_baseline_silences_what_it_recorded(tmp_path):
     """docs/guide.md: ``--write-baseline`` records every current warning, and a later check
     reads it; a new disagreement still shows, but none of the recorded ones is a warning."""
