@@ -3,7 +3,7 @@
 coherence finds marked functions by reading the source: any decorator whose name ends in
 ``generated`` marks one, so a project may define its own.  This one is for a project that has
 coherence installed where its code runs (``from coherence import generated``), so that the
-decorator the README shows, ``@generated(assume="lo <= hi")``, also runs.  It imports nothing
+decorator docs/guide.md shows, ``@generated(assume="lo <= hi")``, also runs.  It imports nothing
 beyond ``typing``: the sandbox loads the user's module, and with it this file, before every check.
 """
 

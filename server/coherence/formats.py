@@ -15,7 +15,7 @@ from coherence.engine.redact import display, redact_tree
 from coherence.engine.result import CheckResult
 
 # Where a code-scanning user reads what a rule means (the driver's informationUri, each rule's
-# helpUri points at its README section).
+# helpUri points at its README section; tests/cli/test_docs_commands.py checks that it exists).
 PROJECT_URL = "https://github.com/coherence-dev/coherence"
 
 RULES = {
@@ -52,7 +52,7 @@ RULE_HELP = {
         "- If yours is intended, add `# coherence: accept CALL` on the function, or record the "
         "finding in a baseline (`coherence check --write-baseline`).\n\n"
         "`coherence check --show-alternatives FILE` prints the alternatives and a diff against yours.",
-        "what-it-tells-you",
+        "what-a-result-says",
     ),
     "nondeterministic": (
         "The function returned two different results for the same input in the sandbox, so its "
@@ -60,7 +60,7 @@ RULE_HELP = {
         "The function gave two different results for the same call (see the message). Make it "
         "deterministic (seed the randomness, do not depend on time or global state), or remove the "
         "`# coherence` marker.",
-        "what-it-tells-you",
+        "what-a-result-says",
     ),
     "skipped": (
         "The function is marked for checking but coherence did not check it; the message says why.",
@@ -73,7 +73,7 @@ RULE_HELP = {
         "gave no usable alternative, or the sandbox could not load the module.",
         "The function could not be checked; the message gives the reason. A syntax error or an "
         "unreadable file fails CI on purpose: code that was not checked does not pass.",
-        "command-line",
+        "continuous-integration",
     ),
     "docstring": (
         "Every alternative implementation agrees with this function, and none of them gives the "
@@ -83,7 +83,7 @@ RULE_HELP = {
         "docstring's worked examples (see the message).\n\n"
         "- Run the example's call and decide which is right: the docstring or the code.\n"
         "- Fix the example, or the function; or accept it with `# coherence: accept CALL`.",
-        "what-it-tells-you",
+        "what-a-result-says",
     ),
 }
 

@@ -10,7 +10,7 @@ Each attack here got through before:
 - sqlite3 wrote a database anywhere, and readline and the dbm backends in C (where the
   interpreter has them), once imported, can write their files anywhere.
 
-SQL's ATTACH still names any file (the README says so).  The hook is installed for good, so it
+SQL's ATTACH still names any file (docs/sandbox.md says so).  The hook is installed for good, so it
 runs in a process of its own.
 """
 

@@ -215,7 +215,7 @@ def test_the_report_names_the_layers_that_ran(mode, tmp_path):
     assert report.sandbox == sb.sandbox_name(mode, layers)
     assert report.sandbox.startswith(mode)
     if mode == "guard" and sys.platform.startswith("linux"):
-        assert "landlock" in layers  # this kernel has it (5.13+); the table in the README says where not
+        assert "landlock" in layers  # this kernel has it (5.13+); the table in docs/sandbox.md says where not
     assert report.outcomes[1] == [Outcome.returned(canonical(("1", "2" if "seccomp" in layers else "0")))]
 
 

@@ -215,7 +215,7 @@ def test_a_baseline_accepts_current_findings_and_a_new_one_still_shows(probes, t
 
 
 def test_the_generated_decorator_coherence_ships_runs_and_states_the_domain(tmp_path):
-    # the README's "@generated(assume=...)", imported from coherence: it loads in the sandbox (it
+    # the user guide's "@generated(assume=...)", imported from coherence: it loads in the sandbox (it
     # is a no-op at run time) and its assume is read from the source
     (tmp_path / "mod.py").write_text(
         "from coherence import generated\n\n\n"

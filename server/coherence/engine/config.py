@@ -96,7 +96,7 @@ class CheckConfig:
     api_base: str | None = None
     replay: str | None = None  # recorded-samples JSONL(.gz) instead of an LLM
     samples: int = 10  # m: programs compared, the user's function included
-    inputs: int = 1000  # n
+    inputs: int = 1000  # n: generated inputs every program runs on
     temperature: float = 0.6
     python: str | None = None  # interpreter that runs the code (default: this one)
     call_timeout: float = 0.5  # seconds per call; LLM-sized functions answer in microseconds
@@ -108,9 +108,9 @@ class CheckConfig:
     # Seconds for input generation.  A safety net only: generation normally stops at n long
     # before it, and results must not depend on how busy the machine is.
     input_budget: float = 10.0
-    llm_timeout: float = 60.0
+    llm_timeout: float = 60.0  # seconds litellm waits for one LLM request
     max_concurrency: int = 4  # concurrent LLM requests
-    delta: float = 0.05
+    delta: float = 0.05  # 1 - confidence of the PAC bound and the intervals (0.05: 95%)
     seed: int = 0
     sandbox: str = "auto"  # auto | bwrap | guard | strict (refuse to run without bwrap+seccomp or Landlock+seccomp)
     cache_dir: str | None = None
@@ -123,10 +123,10 @@ class CheckConfig:
     # Dollars a run may spend on samples (litellm's price of each reply); a function whose samples
     # would go past it is not sampled (``engine/sampling/cost.py``).  None: no limit.
     max_cost_usd: float | None = None
-    workspace: str | None = None
+    workspace: str | None = None  # the project's folder, which programs may read (default: the pyproject.toml's)
     # path/glob.py::name_glob patterns (engine/selection.py): checked unmarked / never checked
     include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()  # (exclude wins over include, markers and mode)
 
     def validated(self) -> CheckConfig:
         if self.samples < 2:

@@ -1,8 +1,7 @@
 """Samples that are the same program run once.
 
 At temperature 0.6 an LLM often writes the same code more than once, up to comments and
-formatting: a fifth of the alternatives of the first 20 HumanEval tasks of gpt-4o's recorded
-samples, over a third across all 150.  Programs with the same syntax tree run the same way on the
+formatting (see docs/results.md#duplicate-programs).  Programs with the same syntax tree run the same way on the
 same inputs in the same sandbox (calls are seeded, and the children of one run share their hash
 seed), so each distinct program runs once and its row of outcomes stands for every copy.  The
 metrics still count every sample: a program the LLM wrote three times is three votes.
@@ -16,8 +15,6 @@ bound at module or class level, imported, def or class names (a function's ``__n
 used as keywords or spelled in a string anywhere in the program, and nothing at all in a program
 that reads names dynamically (``locals()``, ``eval``, frames, code objects).  Two programs with
 one key then differ by a consistent renaming of such names, which changes nothing they compute.
-Of the 1,350 alternatives of gpt-4o's 150 HumanEval tasks, 645 programs run instead of 860 (of
-MBPP's 3,708: 1,720 instead of 2,306).
 
 The user's own function (``source=None``) is never merged with anything: it runs against its
 module, not against its own text.

@@ -4,10 +4,9 @@ A program can write to its own result pipe, so a record may be anything.  A malf
 break rendering and equality later, here, so a record that is not an outcome of the form
 ``coherence_worker/canon.py`` defines becomes ``FORGED`` (a crash).
 
-Checking is the check process's main cost on functions that return long lists: HumanEval/130
-streams 11k distinct records of up to 16 KB.  Decoding them all as JSON and walking the result
-built millions of small lists, which made the garbage collector stall the event loop for
-0.3 s at a time.  So the common shapes (a scalar, or a flat list, tuple or set of scalars, with
+Checking is the check process's main cost on functions that return long lists, and decoding every
+record as JSON and walking the result built so many small lists that the garbage collector stalled
+the event loop (see docs/results.md#long-outputs).  So the common shapes (a scalar, or a flat list, tuple or set of scalars, with
 no argument changes) are checked on the text with one regular expression, nested ones by
 reducing innermost lists on the text, and only what neither accepts is decoded and walked.  The
 text checks accept a subset of what the walk accepts; an accepted ``ok`` record becomes a lazy
@@ -186,13 +185,13 @@ def _outcome_from_text(text: str) -> Outcome:
     return _checked(o) if _valid_outcome(o) else FORGED
 
 
-# What one run keeps of its records' text.  The children decide what they send: a program that
-# returns a different 16 KB value on every input made the parent hold 236 MB.  Past this budget a
+# What one run keeps of its records' text.  The children decide what they send, and a program that
+# returns a different large value on every input would make the parent hold them all (see
+# docs/results.md#long-outputs).  Past this budget a
 # new distinct record longer than ``_SHORT`` is kept as a digest (``["Z", type, sha]``, as the
 # worker does for a single value over its size cap): it still equals every copy of the same text,
 # the first record of a text decides for all its copies, and only floats inside such a value
-# lose their tolerance.  HumanEval/130, the longest outputs of gpt-4o's HumanEval samples, keeps
-# 34 MB in its main run (m = 10, n = 1000): under this budget.
+# lose their tolerance.  The budget is above what the longest recorded outputs need.
 RECORD_BYTES = 64 * 1024 * 1024
 _SHORT = 256
 _TYPES = {"L": "list", "T": "tuple", "E": "set", "D": "dict", "S": "str", "Y": "bytes", "O": "object"}

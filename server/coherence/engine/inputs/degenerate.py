@@ -4,8 +4,8 @@ A spec rarely says what such a call should give (is ``how_many_times('', '')`` 0
 reader dismisses it more easily than a call with something in it.  So the verdict takes its
 evidence from elsewhere when it can (``verdict.judge``), and a counterexample that starts
 elsewhere does not shrink into one (``convincing.for_verdict``).  A degenerate input keeps its
-vote: on the recorded corpus, the warnings whose only evidence was one were verified about as often
-as the rest (20 of 29 on MBPP, 3 of 4 on HumanEval).
+vote, because warnings that rest on one alone are right about as often as the rest (see
+docs/results.md#degenerate-calls).
 """
 
 from __future__ import annotations

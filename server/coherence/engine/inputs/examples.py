@@ -8,10 +8,9 @@ the arguments (so the call can be rebuilt exactly) and the whole right-hand side
 
 An example is part of the spec the user wrote, not an oracle from elsewhere: a function that
 contradicts its own docstring is either wrong or documented wrongly, and the user wants to know
-which (``engine.verdict.from_examples``).  On the recorded HumanEval corpus (8 models) the
-functions that contradict an example that at least one alternative reproduces all failed their
-tests; where yours and every alternative contradict it, the example itself was often sloppy
-(``bf("Earth", "Mercury") ==> ("Venus")`` for a tuple), which is why that case is only worth a look.
+which (``engine.verdict.from_examples``).  An example that an alternative reproduces and yours
+contradicts is strong evidence against yours, while one that every program contradicts is often a
+sloppy example, which is why that case is only worth a look (see docs/results.md#docstring-examples).
 """
 
 from __future__ import annotations

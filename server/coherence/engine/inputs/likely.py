@@ -3,9 +3,9 @@
 Programs take the inputs cheapest first, and a program that runs out of time (its budget, or
 three timeouts in a row) leaves out the rest, for every program (see ``executor.cheapest_first``).
 That assumes a call is slow because its input is large.  But a call also hangs because its input
-is one the function was never meant for: every sample of HumanEval/123 (``get_odd_collatz(n)``,
-"given a positive integer n") loops forever on n <= 0, and with those among the small inputs,
-each program spent its time on seven hangs and reached 22 of 1000 inputs.
+is one the function was never meant for: ``get_odd_collatz(n)``, "given a positive integer n",
+loops forever on n <= 0, and with those among the small inputs every program spends its time on
+hangs and reaches few of the others (see docs/results.md#unlikely-inputs-last).
 
 So inputs that break the domain (``Domain``: what the examples show and the docstring states), or
 guesses from names and the docstring (``n`` is a count, as generation also assumes; "positive"

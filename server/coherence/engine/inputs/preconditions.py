@@ -158,7 +158,7 @@ _ALLOWED = (
 
 
 # Cached like ``_parse``: ``holds`` asks for every input the domain judges, and walking the tree
-# each time was most of a check's domain cost (HumanEval/115: 60 ms of 1,000 inputs).
+# each time dominated the domain's cost (see docs/results.md#precondition-names).
 @lru_cache(maxsize=512)
 def _names(expr: str) -> tuple[str, ...]:
     tree = _parse(expr)

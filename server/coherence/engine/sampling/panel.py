@@ -1,7 +1,7 @@
 """A panel of models: the m-1 alternatives spread over several LLMs.
 
 One model's blind spot (a bug every one of its samples shares) hides the user's bug from a
-same-model check; alternatives from other models do not share it (README, "A panel of models").
+same-model check; alternatives from other models do not share it (docs/configuration.md#a-panel-of-models).
 
 - ``split_counts``: each member's number of alternatives, by share (largest remainder);
 - ``PanelProvider``: the members, built from ``CheckConfig.models``; members of one provider (the

@@ -312,8 +312,8 @@ def call_loop(
     cut_likely, cut_late = unpack("qq", told, 0)
     peek = 0.0
     # Where the user's function (the anchor) hangs, a program that hangs too agrees with it,
-    # and each further such input would cost it a whole call_timeout to agree again (ten
-    # programs, three hangs each: 7.6 s of HumanEval/107's check).  So once this program has
+    # and each further such input would cost it a whole call_timeout to agree again (see
+    # docs/results.md#hanging-anchor).  So once this program has
     # timed out on an input the anchor timed out on, it leaves the anchor's other timeouts
     # out (dropped for every program, as inputs past a budget are).  A program that returns
     # where the anchor hangs, the disagreement that matters there, runs them all.

@@ -273,7 +273,7 @@ def install_guard(state: Guard) -> None:
             return
         if event == sqlite:
             # an in-memory database, or a file in the child's own directory (ATTACH in SQL
-            # still names any file: see the README's weak modes)
+            # still names any file: see the weak modes in docs/sandbox.md)
             db = args[0] if args else None
             if isinstance(db, bytes):
                 db = fsdecode(db)
