@@ -15,7 +15,7 @@ One rule, used by every front end (the CLI's exit code and summary, SARIF ``leve
 - **none**: every program behaves alike (coherent), or the function was not compared.
 
 The thresholds were chosen on the recorded corpus (``coherence eval``, leave-one-model-out);
-``docs/results.md#verdict-rules`` gives the figures.  The rule works per input, not on the
+``docs/results.md#severity-rule`` gives the figures.  The rule works per input, not on the
 mean over inputs that DSDE takes: a bug that shows on 1% of inputs is still a bug that 8 of 9
 alternatives contradict.
 """
@@ -39,7 +39,7 @@ WARN_AGREE = 1 / 3  # ... and at most this share agrees with yours
 INFO_SHARE = 1 / 3  # an information's bloc holds at least this share
 # A panel of models (``CheckConfig.models``): on an input where every alternative of one model (two
 # or more) agrees with yours, no diagnostic (a whole model reads the spec as you do).  Chosen on
-# the recorded HumanEval panels, validated on MBPP (``docs/results.md#a-panel-of-models``; replayed
+# the recorded HumanEval panels, validated on MBPP (``docs/results.md#panel-terms``; replayed
 # by benchmarks/eval_panel_rules.py).  A check of one model never meets it.
 PANEL_MODEL_BACKS = "hint"
 # ... and a bloc is evidence only when the models its alternatives come from hold at least this
@@ -47,7 +47,7 @@ PANEL_MODEL_BACKS = "hint"
 # yours by their number of samples while the others read the spec another way.  With 3 models of
 # 3 samples each, every model must be in the bloc; with 7 models (2, 2, 1, 1, 1, 1, 1), two of
 # the single ones may be missing.  Chosen on the HumanEval panels (8 authors, the 3 strongest
-# others and the 7 others), validated on MBPP's: ``docs/results.md#a-panel-of-models``.
+# others and the 7 others), validated on MBPP's: ``docs/results.md#panel-terms``.
 PANEL_HELD_SHARE = 3 / 4
 
 
@@ -106,7 +106,7 @@ def judge(
     masks: Mapping[str, np.ndarray] | None = None,
 ) -> Evidence:
     """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
-    which calls raised.  The per-input rules are the table of ``rules`` (``docs/results.md#verdict-rules``
+    which calls raised.  The per-input rules are the table of ``rules`` (``docs/results.md#severity-rule``
     has their figures); each rule's mask comes by its name, as a keyword or in ``masks``:
     ``inside``: the inputs inside the stated domain (None: all are; no evidence outside);
     ``yours_slow``: inputs where your function ran out of time, evidence of slowness (or of a busy
@@ -324,7 +324,7 @@ def from_examples(
     agree with yours).
 
     - **warning**: yours contradicts an example that at least one alternative reproduces
-      (``docs/results.md#worked-examples``).
+      (``docs/results.md#docstring-examples``).
     - **information**: yours contradicts an example that no alternative reproduces either: the
       example may be what is wrong (``bf(...) ==> ("Venus")`` for a tuple), or a bug every
       sample shares; either way, the function and its docstring disagree.

@@ -124,7 +124,7 @@ def discredited(
 ) -> set[int]:
     """The alternatives that contradict a worked example of the docstring which some program
     (yours or another) does give: known wrong on the spec's own example, they lose their vote.
-    (An example no program gives is more likely sloppy than a verdict on them all.)  (``docs/results.md#worked-examples``.)  In a panel (``models``, the model
+    (An example no program gives is more likely sloppy than a verdict on them all.)  (``docs/results.md#discredited-alternatives``.)  In a panel (``models``, the model
     of each program; ``with_vote``: ``verdict.voters``), an example that yours does not give
     discredits nobody unless the models that give it hold ``held_share`` of the alternatives
     (``verdict.panel_backs``): one member's reproduction of a wrong example must not take the
