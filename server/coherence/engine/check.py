@@ -292,9 +292,8 @@ class Checker:
         result.sandbox = report.sandbox
         timings["execution"] = round(time.monotonic() - stage, 4)
         stage = time.monotonic()
-        # Scoring runs in a thread like the rest: on outputs that are long lists of floats, grouping
-        # them within tolerance took HumanEval/130 0.4-0.75 s of CPU, and the language server's
-        # event loop (hover, edits) must not wait for it.
+        # Scoring runs in a thread: grouping long float outputs within tolerance can take a large
+        # share of a second, and the editor's event loop must not wait (docs/results.md#scoring-thread).
         scored = await asyncio.to_thread(
             score_run, self.config, target, result, report, programs, valid, inputs, rerun, started
         )
