@@ -69,6 +69,16 @@ def _chunks(total: int, size: int) -> list[int]:
     return out
 
 
+def deadline_message(model: str, api_base: str | None, seconds: float) -> str:
+    """What to say when the LLM did not answer within the deadline, with the option that sets it."""
+    where = f" at {api_base}" if api_base else ""
+    return (
+        f"{model}{where} did not answer within llm_timeout = {seconds:g} s (requests and retries); "
+        "it is not asked again in this run. Check that the server is up, or give it longer with "
+        "--llm-timeout SECONDS (llm_timeout in the config)."
+    )
+
+
 class LiteLLMProvider:
     """Alternatives from a model through litellm (see the module docstring).
 
@@ -197,10 +207,7 @@ class LiteLLMProvider:
                             prompt_tokens=pt,
                             completion_tokens=ct,
                         )
-                    resp = await asyncio.wait_for(
-                        litellm.acompletion(**self._kwargs(messages, n)),
-                        timeout=self.timeout + 10.0,
-                    )
+                    resp = await litellm.acompletion(**self._kwargs(messages, n))
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - classified below
@@ -241,6 +248,14 @@ class LiteLLMProvider:
 
     # -- the Provider API --------------------------------------------------------------------------
     async def generate(self, spec: Spec, count: int) -> ProviderReply:
+        """``count`` replies, every request and retry within ``timeout`` seconds (the LLM
+        deadline, ``llm_timeout``): past it, a ``SamplingError`` of kind "deadline"."""
+        try:
+            return await asyncio.wait_for(self._generate(spec, count), timeout=self.timeout)
+        except asyncio.TimeoutError:
+            raise SamplingError(deadline_message(self.model, self.api_base, self.timeout), kind="deadline") from None
+
+    async def _generate(self, spec: Spec, count: int) -> ProviderReply:
         reply = ProviderReply()
         if count <= 0:
             return reply
