@@ -132,7 +132,7 @@ def test_a_rejected_key_is_said_once_and_the_other_functions_are_not_asked(tmp_p
             "check", "m.py", "--model", "openai/local", "--api-base", server.url, "--inputs", "40",
             "--cache-dir", tmp_path / "cache", "--format", "json", cwd=tmp_path, env={"OPENAI_API_KEY": "sk-bad"},
         )  # fmt: skip
-        asked = {json.dumps(r.body.get("messages")).count("triple") > 0 for r in server.requests}
+        asked = {"implementation of `triple`" in json.dumps(r.body.get("messages")) for r in server.requests}
     assert proc.returncode == 2, proc.stderr
     (line,) = messages(proc.stderr)
     assert line.startswith("coherence: The provider of openai/local rejected the credentials")
@@ -214,7 +214,7 @@ def test_a_signal_writes_the_finished_functions_and_says_it_was_interrupted(tmp_
             lines.append(line)
             if line.startswith("[1/2]"):
                 break
-        while not any("triple" in json.dumps(r.body) for r in server.requests):
+        while not any("implementation of `triple`" in json.dumps(r.body) for r in server.requests):
             time.sleep(0.05)  # triple's request is in flight
         proc.send_signal(sig)
         rest = proc.stderr.read()
