@@ -390,6 +390,7 @@ async def run_check(args) -> int:
                 )
             except ValueError as exc:
                 raise ConfigurationError(f"[tool.coherence] {exc}") from None
+            config = config.validated()  # what Checker checks, before the key check and any work
             problem = _config_problem(config) or _cache_problem(config)
             if problem:
                 raise ConfigurationError(problem)

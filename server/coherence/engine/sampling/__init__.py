@@ -332,6 +332,7 @@ def make_provider(
         api_key=(api_key or None),
         temperature=temperature,
         timeout=timeout,
+        deadline=timeout,  # llm_timeout bounds the retries too
         max_concurrency=max_concurrency,
         retry=retry,
     )

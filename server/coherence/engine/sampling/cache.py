@@ -165,11 +165,9 @@ def _ours(name: str) -> bool:
 def folder_problem(folder: str | os.PathLike[str]) -> str | None:
     """Why ``folder`` cannot be the cache's folder (None when it can), found without touching
     anything: it may not exist yet, or be a folder with coherence's marker, or one that is empty or
-    holds only files coherence writes; anything else (a file, a symlink, someone's folder) is not
-    coherence's to fill or to move aside."""
-    p = Path(folder).expanduser()
-    if p.is_symlink():
-        return f"the cache folder {p} is a symbolic link; give a folder coherence may own"
+    holds only files coherence writes; anything else (a file, someone's folder) is not coherence's
+    to fill or to move aside."""
+    p = Path(folder).expanduser()  # (a symbolic link is judged by what it points at)
     if not p.exists():
         return None
     if not p.is_dir():

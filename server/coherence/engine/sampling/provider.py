@@ -97,6 +97,7 @@ class LiteLLMProvider:
         api_key: str | None = None,
         temperature: float = 0.6,
         timeout: float = 60.0,
+        deadline: float | None = None,
         max_concurrency: int = 4,
         retry: RetryPolicy | None = None,
         use_n: bool | None = None,
@@ -112,7 +113,8 @@ class LiteLLMProvider:
         self.api_base = api_base
         self.api_key = api_key
         self.temperature = float(temperature)
-        self.timeout = float(timeout)
+        self.timeout = float(timeout)  # one request
+        self.deadline = deadline  # one generate(): every request and retry (llm_timeout)
         self.max_concurrency = max(1, int(max_concurrency))
         self.retry = retry or RetryPolicy()
         self.use_n = use_n
@@ -207,7 +209,10 @@ class LiteLLMProvider:
                             prompt_tokens=pt,
                             completion_tokens=ct,
                         )
-                    resp = await litellm.acompletion(**self._kwargs(messages, n))
+                    resp = await asyncio.wait_for(
+                        litellm.acompletion(**self._kwargs(messages, n)),
+                        timeout=self.timeout + 10.0,
+                    )
             except asyncio.CancelledError:
                 raise
             except Exception as e:  # noqa: BLE001 - classified below
@@ -248,20 +253,24 @@ class LiteLLMProvider:
 
     # -- the Provider API --------------------------------------------------------------------------
     async def generate(self, spec: Spec, count: int) -> ProviderReply:
-        """``count`` replies, every request and retry within ``timeout`` seconds (the LLM
-        deadline, ``llm_timeout``): past it, a ``SamplingError`` of kind "deadline"."""
+        """``count`` replies, every request and retry within ``deadline`` seconds when it is set
+        (the LLM deadline, ``llm_timeout``): past it, a ``SamplingError`` of kind "deadline"."""
+        if count <= 0:
+            return ProviderReply()
+        if not litellm_loaded():  # a 2-3 s import must not block the (language server's) loop, nor count
+            await asyncio.to_thread(import_litellm)
+        if self.deadline is None:
+            return await self._generate(spec, count)
         try:
-            return await asyncio.wait_for(self._generate(spec, count), timeout=self.timeout)
+            return await asyncio.wait_for(self._generate(spec, count), timeout=self.deadline)
         except asyncio.TimeoutError:
-            raise SamplingError(deadline_message(self.model, self.api_base, self.timeout), kind="deadline") from None
+            raise SamplingError(deadline_message(self.model, self.api_base, self.deadline), kind="deadline") from None
 
     async def _generate(self, spec: Spec, count: int) -> ProviderReply:
         reply = ProviderReply()
         if count <= 0:
             return reply
         messages = build_messages(spec)
-        if not litellm_loaded():  # a 2-3 s import must not block the (language server's) loop
-            await asyncio.to_thread(import_litellm)
         abort = asyncio.Event()
         use_n = self.supports_n()
         need = count
