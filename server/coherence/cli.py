@@ -232,7 +232,7 @@ def _cache_problem(config) -> str | None:
     return f"cache_dir: {problem}" if problem else None
 
 
-_VERSION_PROBE = "import sys; sys.stdout.write('%s %d.%d' % (getattr(getattr(sys, 'implementation', None), 'name', 'cpython'), sys.version_info[0], sys.version_info[1]))"
+_VERSION_PROBE = "import sys; sys.stdout.write('%s %d.%d.%d' % ((getattr(getattr(sys, 'implementation', None), 'name', 'cpython'),) + tuple(sys.version_info[:3])))"
 
 
 def _check_interpreter(python: str) -> None:
@@ -248,12 +248,12 @@ def _check_interpreter(python: str) -> None:
             [exe, "-c", _VERSION_PROBE], stdin=subprocess.DEVNULL, capture_output=True, timeout=60
         ).stdout.decode("ascii", "replace")
         name, version = out.split()
-        major, minor = (int(v) for v in version.split("."))
+        numbers = tuple(int(v) for v in version.split("."))
     except (OSError, subprocess.SubprocessError, ValueError):
         return  # the full probe says what is wrong
-    if name != "cpython" or (major, minor) < (3, 8):
+    if name != "cpython" or numbers < (3, 8):  # (the full probe's words)
         raise ConfigurationError(
-            f"python: {python!r} is {name} {major}.{minor}; coherence needs CPython ≥ 3.8 to run the code it checks"
+            f"The Python interpreter {python!r} is {name} {version}; coherence needs CPython 3.8 or newer to run code."
         )
 
 
@@ -284,8 +284,8 @@ def _drop_stdout() -> None:
         pass
 
 
-def _checkers(resolver, paths, make):
-    """Each file's checker, from the config nearest to it (one checker per distinct config).
+def _configs(resolver, paths, make):
+    """Each file's ``make(config)``, from the config nearest to it (one per distinct config).
     Every config is resolved here, before any work: a broken one stops the run at once, and each
     repository setting refused for want of trust is named once on stderr."""
     checkers: dict = {}
@@ -383,7 +383,8 @@ async def run_check(args) -> int:
         )
 
         def make(config):
-            """One config's checker, its values checked first (pyproject values no option type saw)."""
+            """One config, its values checked (pyproject values no option type saw); its checker comes
+            after the early key check (``checker_for``)."""
             try:
                 config = config.merged(
                     include=check_patterns(config.include, "include"), exclude=check_patterns(config.exclude, "exclude")
@@ -401,7 +402,7 @@ async def run_check(args) -> int:
                 sb.choose_mode("strict", sb.probe_interpreter(config.python))
             return config
 
-        config_for = _checkers(resolver, [args.paths[0], *files], make)
+        config_for = _configs(resolver, [args.paths[0], *files], make)
         config = config_for(args.paths[0])
         output = open_output(args.output) if args.output and not args.dry_run else None
         work = find_work(files, config_for)

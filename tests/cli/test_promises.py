@@ -294,7 +294,8 @@ def test_python_2_7_is_named_as_too_old(tmp_path):
     proc = run_cli("check", "m.py", "--replay", REPLAY, "--python", PYTHON27, cwd=tmp_path)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
-        f"coherence: python: {str(PYTHON27)!r} is cpython 2.7; coherence needs CPython ≥ 3.8 to run the code it checks"
+        f"coherence: The Python interpreter {str(PYTHON27)!r} is cpython 2.7.18; "
+        "coherence needs CPython 3.8 or newer to run code."
     ]
 
 
