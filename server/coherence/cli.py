@@ -23,7 +23,16 @@ exit status (the highest that applies):
      it): CI must not pass code that was not checked, and the other results are still reported
   2  usage or configuration error (a bad option or setting, no model, no API key or a rejected
      one, an unknown model, a malformed replay file): fix it and run again
-  3  internal error in coherence: a bug, reported with its message (-v shows the traceback)"""
+  3  internal error in coherence: a bug, reported with its message (-v shows the traceback)
+  130, 143  interrupted by SIGINT (Ctrl-C) or SIGTERM: the report holds the functions finished
+     before it, and says it was interrupted"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Says what is wrong first, in two lines, instead of the whole usage before the reason."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: {message}\nRun '{self.prog} --help' for the options.\n")
 
 
 def _number(kind: type, *, low: float | None = None, high: float | None = None, above: float | None = None):
@@ -95,7 +104,17 @@ def _check_parser(sub) -> None:
         choices=("auto", "bwrap", "guard", "strict"),
         help="auto uses bubblewrap when it works; strict refuses to run without a kernel-enforced sandbox",
     )
-    p.add_argument("--cache-dir", help="where the sample cache lives (default ~/.cache/coherence)")
+    p.add_argument(
+        "--llm-timeout",
+        type=_number(float, above=0),
+        metavar="SECONDS",
+        help="seconds the LLM may take for one function's samples, retries included; one that does not answer in time is not asked again in this run (default 120)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        metavar="FOLDER",
+        help="the sample cache's folder: a new or empty one, which coherence marks with a CACHEDIR.TAG (default ~/.cache/coherence)",
+    )
     p.add_argument(
         "--output", "-o", metavar="FILE", help="write the report here instead of stdout (its folder is created)"
     )
@@ -105,10 +124,14 @@ def _check_parser(sub) -> None:
         default="warning",
         help="exit 1 when a function's verdict is this severe or more (default warning: evidence that yours is wrong)",
     )
-    p.add_argument(
+    base = p.add_mutually_exclusive_group()
+    base.add_argument(
         "--baseline",
         metavar="FILE",
         help=f"accept the disagreements recorded in this baseline (default: {DEFAULT_NAME} in the current folder, when it exists)",
+    )
+    base.add_argument(
+        "--no-baseline", action="store_true", help=f"report every finding, even those {DEFAULT_NAME} accepts"
     )
     p.add_argument(
         "--write-baseline",
@@ -142,7 +165,7 @@ def _check_parser(sub) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="coherence",
         description="How far to trust a function an LLM wrote, without an oracle.",
         epilog=EXIT_STATUS_HELP,
@@ -198,8 +221,71 @@ def _config_problem(config) -> str | None:
     return None
 
 
-def _checkers(resolver, paths, make):
-    """Each file's checker, from the config nearest to it (one checker per distinct config).
+def _cache_problem(config) -> str | None:
+    """A cache folder that is not coherence's (a user's file or folder): refused before any work,
+    and before anything is written or moved (a replay run has no cache)."""
+    from coherence.engine.sampling.cache import default_cache_path, folder_problem
+
+    if config.replay:
+        return None
+    problem = folder_problem(config.cache_dir or default_cache_path().parent)
+    return f"cache_dir: {problem}" if problem else None
+
+
+_VERSION_PROBE = "import sys; sys.stdout.write('%s %d.%d.%d' % ((getattr(getattr(sys, 'implementation', None), 'name', 'cpython'),) + tuple(sys.version_info[:3])))"
+
+
+def _check_interpreter(python: str) -> None:
+    """An interpreter too old for the worker (Python 2.7, 3.7) is named as such, by a probe every
+    Python can run, before the full probe fails on what that Python lacks."""
+    import subprocess
+
+    from coherence.engine.errors import ConfigurationError
+
+    exe = shutil.which(python) or python
+    try:
+        out = subprocess.run(
+            [exe, "-c", _VERSION_PROBE], stdin=subprocess.DEVNULL, capture_output=True, timeout=60
+        ).stdout.decode("ascii", "replace")
+        name, version = out.split()
+        numbers = tuple(int(v) for v in version.split("."))
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return  # the full probe says what is wrong
+    if name != "cpython" or numbers < (3, 8):  # (the full probe's words)
+        raise ConfigurationError(
+            f"The Python interpreter {python!r} is {name} {version}; coherence needs CPython 3.8 or newer to run code."
+        )
+
+
+def _missing_keys(configs) -> list[str]:
+    """Each missing API key of a known provider in ``configs``, found without importing litellm."""
+    from coherence.engine.sampling.keys import missing_keys
+
+    members = []
+    for config in configs:
+        if config.replay:
+            continue
+        if config.models:
+            members += [(m.model, m.api_base or config.api_base, None) for m in config.models]
+        elif config.model:
+            members.append((config.model, config.api_base, None))
+    return missing_keys(members)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at the null device, so the interpreter's last flush finds no closed pipe."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
+def _configs(resolver, paths, make):
+    """Each file's ``make(config)``, from the config nearest to it (one per distinct config).
     Every config is resolved here, before any work: a broken one stops the run at once, and each
     repository setting refused for want of trust is named once on stderr."""
     checkers: dict = {}
@@ -231,12 +317,24 @@ def _model_options(values: list[str] | None):
 
 
 async def run_check(args) -> int:
+    import asyncio
+
     from coherence import formats
-    from coherence.cli_check import Budget, Progress, check_all, find_work, open_output, write_report
-    from coherence.engine.check import Checker
+    from coherence.cli_check import (
+        Budget,
+        Interrupt,
+        Progress,
+        RunNotes,
+        check_all,
+        find_work,
+        in_source_order,
+        open_output,
+        write_report,
+    )
     from coherence.engine.errors import ConfigurationError
     from coherence.engine.execution import sandbox as sb
     from coherence.engine.resolve import ConfigResolver
+    from coherence.engine.sampling.cache import SampleCache
     from coherence.engine.sampling.replay import ReplayProvider
     from coherence.engine.selection import check_patterns
 
@@ -278,34 +376,55 @@ async def run_check(args) -> int:
                 seed=args.seed,
                 sandbox=args.sandbox,
                 cache_dir=args.cache_dir,
+                llm_timeout=args.llm_timeout,
                 max_cost_usd=args.max_cost_usd,
             ),
             trust=True if args.trust_workspace else None,
         )
 
         def make(config):
-            """One config's checker, its values checked first (pyproject values no option type saw)."""
+            """One config, its values checked (pyproject values no option type saw); its checker comes
+            after the early key check (``checker_for``)."""
             try:
                 config = config.merged(
                     include=check_patterns(config.include, "include"), exclude=check_patterns(config.exclude, "exclude")
                 )
             except ValueError as exc:
                 raise ConfigurationError(f"[tool.coherence] {exc}") from None
-            problem = _config_problem(config)
+            config = config.validated()  # what Checker checks, before the key check and any work
+            problem = _config_problem(config) or _cache_problem(config)
             if problem:
                 raise ConfigurationError(problem)
             if config.python:  # one that starts and that the worker supports, before any work (cached)
+                _check_interpreter(config.python)
                 sb.probe_interpreter(config.python)
             if config.sandbox == "strict":  # refuses before any work rather than run weakly
                 sb.choose_mode("strict", sb.probe_interpreter(config.python))
-            return Checker(config)
+            return config
 
-        checker_for = _checkers(resolver, [args.paths[0], *files], make)
-        config = checker_for(args.paths[0]).config
-        output = open_output(args.output) if args.output else None
-        work = find_work(files, lambda path: checker_for(path).config)
-        checked = {id(checker_for(Path(t.path))): checker_for(Path(t.path)) for t in work.targets if not t.skip_reason}
-        for checker in checked.values():
+        config_for = _configs(resolver, [args.paths[0], *files], make)
+        config = config_for(args.paths[0])
+        output = open_output(args.output) if args.output and not args.dry_run else None
+        work = find_work(files, config_for)
+        to_check = {repr(config_for(Path(t.path))): config_for(Path(t.path)) for t in work.targets if not t.skip_reason}
+        missing = [] if args.dry_run else _missing_keys(to_check.values())
+        if missing:  # before the engine's and litellm's imports (seconds), once for the run
+            raise ConfigurationError(" ".join(missing))
+        from coherence.engine.check import Checker
+
+        checkers: dict[str, Checker] = {}
+
+        def checker_for(path: Path) -> Checker:
+            config = config_for(path)
+            if repr(config) not in checkers:
+                # a dry run counts what the cache holds, and writes nothing
+                cache = SampleCache(config.cache_dir, folder=True, readonly=True) if args.dry_run else None
+                checkers[repr(config)] = Checker(config, cache=cache)
+            return checkers[repr(config)]
+
+        for checker in {
+            id(c): c for c in (checker_for(Path(t.path)) for t in work.targets if not t.skip_reason)
+        }.values():
             provider = checker.provider  # no model configured: say so now
             if isinstance(provider, ReplayProvider):
                 provider.entry_points()  # a malformed replay file: say so now
@@ -320,7 +439,7 @@ async def run_check(args) -> int:
 
     baseline = None
     baseline_path = args.baseline or (
-        DEFAULT_NAME if Path(DEFAULT_NAME).is_file() and not args.write_baseline else None
+        DEFAULT_NAME if Path(DEFAULT_NAME).is_file() and not (args.write_baseline or args.no_baseline) else None
     )
     if baseline_path:
         from coherence.engine.baseline import Baseline, BaselineError
@@ -332,30 +451,55 @@ async def run_check(args) -> int:
             return EXIT_USAGE
 
     tty = sys.stderr.isatty() and args.format == "text"
-    results, status = await check_all(
-        lambda target: checker_for(Path(target.path)),
-        work,
-        Progress(len(work.items), tty=tty),
-        prepare=baseline.apply if baseline is not None else None,
-        is_finding=lambda r: failed([r], args.fail_on),
-        budget=Budget(),
+    notes = RunNotes()
+    interrupt = Interrupt()
+    task = asyncio.ensure_future(
+        check_all(
+            lambda target: checker_for(Path(target.path)),
+            work,
+            Progress(len(work.items), tty=tty),
+            prepare=baseline.apply if baseline is not None else None,
+            is_finding=lambda r: failed([r], args.fail_on),
+            budget=Budget(),
+            notes=notes,
+            interrupt=interrupt,
+        )
     )
+    interrupt.install(task)
+    try:
+        results, status = await task
+    finally:
+        if not interrupt.signum:
+            interrupt.remove()
+    results = in_source_order(results)
+    interrupted = []
+    if interrupt.signum:
+        interrupted = [interrupt.notice(len(results), len(work.items))]
+        notes.say(interrupted[0])
+        status = interrupt.exit_status
 
     weak = sorted({r.sandbox for r in results if r.sandbox and sb.is_weak(r.sandbox)})
     if weak:
         print(sb.WEAK_NOTICE.format(name=", ".join(weak)), file=sys.stderr)
     if args.format == "json":
-        text = formats.to_json(results)
+        text = formats.to_json(results, notes.notifications)
     elif args.format == "sarif":
-        text = formats.to_sarif(results, root=config.workspace)
+        text = formats.to_sarif(
+            results, root=config.workspace, fail_on=args.fail_on, notifications=notes.notifications, exit_status=status
+        )
     else:
         sources = {(t.path, t.qualname): t.function_source for t in work.targets} if args.show_alternatives else None
-        text = formats.to_text(results, alternatives=sources)
+        text = formats.to_text(results, alternatives=sources, notes=[f"coherence: {n}" for n in interrupted])
     try:
         write_report(text, output)
+    except BrokenPipeError:  # `| head`, `| true`: the reader has gone, the findings still decide
+        _drop_stdout()
+        return status
     except OSError as exc:
         print(f"coherence: cannot write the report to {args.output}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
+    if interrupt.signum:
+        return status
     if args.write_baseline:
         from coherence.engine.baseline import write
 

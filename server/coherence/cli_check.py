@@ -7,13 +7,15 @@ Every result carries the exit status it calls for (``EXIT_*``); the run exits wi
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import signal
 import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from coherence.cli import EXIT_FINDINGS, EXIT_INTERNAL, EXIT_OK, EXIT_USAGE
 from coherence.engine.errors import CheckCancelled, ConfigurationError, SamplingError
@@ -138,25 +140,59 @@ class Progress:
         )
 
 
-async def check_one(checker, target: Target, said: set[str]) -> tuple[CheckResult, int]:
+# Failures of the run's LLM rather than of one function: the provider is not asked again in
+# this run, and its message is said once (the short reason goes on every function it leaves).
+_GIVE_UP = {
+    "auth": "not checked: the provider rejected the API key (said above)",
+    "config": "not checked: the provider refused the model or its settings (said above)",
+    "deadline": "not checked: the LLM did not answer within llm_timeout (said above)",
+}
+
+
+@dataclass
+class RunNotes:
+    """What the run has said once on stderr (``said``) and the providers it no longer asks
+    (``given_up``: the provider's id -> the reason and exit status each later function gets).
+    ``notifications`` are the run-level messages a report carries: (level, text)."""
+
+    said: set[str] = field(default_factory=set)
+    given_up: dict[int, tuple[str, int]] = field(default_factory=dict)
+    notifications: list[tuple[str, str]] = field(default_factory=list)
+
+    def say(self, message: str, level: str = "error") -> None:
+        if message not in self.said:
+            self.said.add(message)
+            self.notifications.append((level, message))
+            print(f"coherence: {message}", file=sys.stderr)
+
+
+async def check_one(checker, target: Target, notes: RunNotes) -> tuple[CheckResult, int]:
     """One function's result and exit status.  What goes wrong for this function alone (the LLM
     failed on it, the replay file lacks it, an unexpected exception) becomes its ``error`` result;
-    ``said`` holds the messages already printed, so a cause shared by many prints once."""
+    a failure of the run's LLM (``_GIVE_UP``) is said once in ``notes`` and ends the asking."""
     from coherence.engine.check import result_for
 
     started = time.monotonic()
+    provider = getattr(checker, "_provider", None)
+    if provider is not None and id(provider) in notes.given_up:
+        reason, code = notes.given_up[id(provider)]
+        return result_for(target, "error", reason), code
     try:
         return await checker.check(target), EXIT_OK
     except CheckCancelled:
         raise
     except (SamplingError, ConfigurationError) as exc:
         message = str(exc)
+        kind = "config" if isinstance(exc, ConfigurationError) else exc.kind
         # No key, a rejected one, an unknown model or refused settings are the run's
         # configuration (exit 2); an outage, a rate limit or a replay miss are this function's.
-        code = EXIT_USAGE if isinstance(exc, ConfigurationError) or exc.kind in ("auth", "config") else EXIT_FINDINGS
-        if code == EXIT_USAGE and message not in said:
-            said.add(message)
-            print(f"coherence: {message}", file=sys.stderr)
+        code = EXIT_USAGE if kind in ("auth", "config") else EXIT_FINDINGS
+        if kind in _GIVE_UP:
+            notes.say(message)
+            if provider is None:
+                provider = getattr(checker, "_provider", None)
+            if provider is not None:
+                notes.given_up[id(provider)] = (_GIVE_UP[kind], code)
         result = result_for(target, "error", message)
     except Exception as exc:  # one function's failure must not end the run
         log.debug("checking %s failed", target.qualname, exc_info=True)
@@ -211,18 +247,23 @@ async def check_all(
     prepare: Callable[[Target], Target] | None = None,
     is_finding: Callable[[CheckResult], bool] = _incoherent,
     budget: Budget | None = None,
+    notes: RunNotes | None = None,
+    interrupt: Interrupt | None = None,
 ) -> tuple[list[CheckResult], int]:
     """Every result in file order, and the exit status the run calls for; ``checker_for`` gives
     the checker of a target's file (each file's nearest config has its own).  ``prepare`` may
     adjust each target before its check (a baseline's accepted disagreements); ``is_finding``
     says which results fail the run (a --fail-on threshold).  An error always does.  ``budget``
-    skips, with the reason, the functions past ``max_cost_usd``."""
+    skips, with the reason, the functions past ``max_cost_usd``.  Once ``interrupt`` has caught a
+    signal, the function being checked is dropped and the results so far are returned."""
     from coherence.engine.check import result_for
 
     results: list[CheckResult] = []
     worst = EXIT_OK
-    said: set[str] = set()
+    notes = notes if notes is not None else RunNotes()
     for item in work.items:
+        if interrupt is not None and interrupt.signum:
+            break
         if isinstance(item, Target):
             progress.started(item)
             checker = checker_for(item)
@@ -230,7 +271,13 @@ async def check_all(
             if refusal:
                 result, code = result_for(item, "skipped", refusal), EXIT_OK
             else:
-                result, code = await check_one(checker, prepare(item) if prepare else item, said)
+                try:
+                    result, code = await check_one(checker, prepare(item) if prepare else item, notes)
+                except asyncio.CancelledError:
+                    if interrupt is None or not interrupt.signum:
+                        raise
+                    interrupt.uncancel()
+                    break
             if budget is not None:
                 budget.spent += result.cost_usd
         else:
@@ -248,6 +295,59 @@ async def check_all(
     return results, worst
 
 
+class Interrupt:
+    """SIGINT or SIGTERM during the checks: the check in progress is cancelled (its workers
+    stopped by the engine) and the run writes what is done.  A second signal ends it at once."""
+
+    EXIT: ClassVar[dict[int, int]] = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+    def __init__(self) -> None:
+        self.signum = 0
+        self._task: asyncio.Task | None = None
+        self._installed: list[int] = []
+
+    def install(self, task: asyncio.Task) -> None:
+        """Catch the signals for ``task`` (the checks), which a signal cancels."""
+        loop = asyncio.get_running_loop()
+        self._task = task
+        for sig in self.EXIT:
+            try:
+                loop.add_signal_handler(sig, self._caught, sig)
+            except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, Windows
+                continue
+            self._installed.append(sig)
+
+    def remove(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in self._installed:
+            loop.remove_signal_handler(sig)
+        self._installed = []
+
+    def _caught(self, signum: int) -> None:
+        self.signum = signum
+        self.remove()  # a second Ctrl-C is Python's KeyboardInterrupt again; SIGTERM's default ends it
+        if signum == signal.SIGTERM:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        if self._task is not None:
+            self._task.cancel()
+
+    def uncancel(self) -> None:
+        if self._task is not None and hasattr(self._task, "uncancel"):
+            self._task.uncancel()
+
+    @property
+    def exit_status(self) -> int:
+        return self.EXIT.get(self.signum, 130) if self.signum else 0
+
+    def notice(self, done: int, total: int) -> str:
+        name = signal.Signals(self.signum).name if self.signum else "a signal"
+        return f"interrupted by {name} after {done} of {total} item(s); the report holds the {done} finished"
+
+
+def _item_path(item: Target | tuple[CheckResult, int]) -> str:
+    return item.path if isinstance(item, Target) else item[0].path
+
+
 def dry_run(work: Work, checker_for: Callable[[Path], Any], fmt: str = "text") -> int:
     """``check --dry-run``: each function, the samples it would request after the cache, and per
     model what they would cost (litellm's price map).  Nothing is sent and nothing runs.  As JSON
@@ -257,7 +357,8 @@ def dry_run(work: Work, checker_for: Callable[[Path], Any], fmt: str = "text") -
 
     from coherence.engine.sampling.cost import estimate
 
-    lines: list[str] = []
+    lines: list[str] = []  # per function, put in source order at the end
+    totals: list[str] = []  # per model
     doc: dict[str, list] = {"functions": [], "models": []}
     by_checker: dict[int, tuple[Any, list[Target]]] = {}
     for item in work.items:
@@ -298,7 +399,7 @@ def dry_run(work: Work, checker_for: Callable[[Path], Any], fmt: str = "text") -
                         "cached": 0,
                     }
                 )
-            lines.append(f"{provider.model}: {len(targets)} function(s) from recorded samples: nothing is bought, $0")
+            totals.append(f"{provider.model}: {len(targets)} function(s) from recorded samples: nothing is bought, $0")
             doc["models"].append({"model": provider.model, "functions": len(targets), "requested": 0, "usd": 0.0})
             continue
         est = estimate(
@@ -316,7 +417,7 @@ def dry_run(work: Work, checker_for: Callable[[Path], Any], fmt: str = "text") -
             )
             doc["functions"].append({**asdict(f), "spec_hash": t.spec.spec_hash, "model": est.model})
         limit = f" · max_cost_usd ${cfg.max_cost_usd:g}" if cfg.max_cost_usd is not None else ""
-        lines.append(
+        totals.append(
             f"{est.model}: {len(est.functions)} function(s), {est.requested} sample(s) to request, {est.cached} cached, "
             f"~{est.prompt_tokens} prompt + ~{est.completion_tokens} completion tokens: {est.price_text()}{limit}"
         )
@@ -333,10 +434,14 @@ def dry_run(work: Work, checker_for: Callable[[Path], Any], fmt: str = "text") -
                 "max_cost_usd": cfg.max_cost_usd,
             }
         )
+    order = {str(path): i for i, path in enumerate(dict.fromkeys(_item_path(item) for item in work.items))}
+    where = [(order[str(f["path"])], f["line"]) for f in doc["functions"]]
+    lines = [line for _, line in sorted(zip(where, lines), key=lambda pair: pair[0])]
+    doc["functions"] = [f for _, f in sorted(zip(where, doc["functions"]), key=lambda pair: pair[0])]
     if fmt == "json":
         print(json.dumps(redact_tree(doc), indent=2))
     else:
-        for line in lines:
+        for line in lines + totals:
             print(display(line))
     print("coherence: dry run, nothing was sent and nothing ran", file=sys.stderr)
     return EXIT_OK
@@ -357,8 +462,17 @@ def open_output(path: str) -> Path:
     return out
 
 
+def in_source_order(results: list[CheckResult]) -> list[CheckResult]:
+    """Results by file, in the order the files came, and by line within each file."""
+    first: dict[str, int] = {}
+    for r in results:
+        first.setdefault(r.path, len(first))
+    return sorted(results, key=lambda r: (first[r.path], r.line))
+
+
 def write_report(text: str, output: Path | None) -> None:
     if output is not None:
         output.write_text(text + "\n", encoding="utf-8")
     else:
-        print(text)
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()  # now, so a closed pipe is found here and not at the interpreter's exit

@@ -6,6 +6,7 @@ import ast
 import difflib
 import json
 import textwrap
+from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
 
@@ -28,7 +29,8 @@ RULES = {
         "note",
     ),
     "skipped": ("COH003", "skipped", "This function was not checked", "note"),
-    "error": ("COH004", "check-error", "This function could not be checked", "note"),
+    # a function that could not be checked fails the run (exit 1): an error, as code scanning counts it
+    "error": ("COH004", "check-error", "This function could not be checked", "error"),
     "docstring": (
         "COH005",
         "contradicts-docstring",
@@ -175,9 +177,14 @@ def json_entry(r: CheckResult) -> dict:
     }
 
 
-def to_json(results: list[CheckResult]) -> str:
+def to_json(results: list[CheckResult], notifications: Sequence[tuple[str, str]] = ()) -> str:
+    """``{"functions": [...]}``, with ``"notifications"`` (level and message) when the run had
+    something to say about itself: an interruption, the LLM failing for every function."""
     # (json.dumps escapes every control and non-ASCII character; redaction is left to do)
-    return json.dumps({"functions": [redact_tree(json_entry(r)) for r in results]}, indent=2)
+    doc: dict = {"functions": [redact_tree(json_entry(r)) for r in results]}
+    if notifications:
+        doc["notifications"] = [{"level": level, "message": display(text)} for level, text in notifications]
+    return json.dumps(doc, indent=2)
 
 
 def describe(r: CheckResult) -> list[str]:
@@ -295,15 +302,19 @@ def _code_lines(source: str) -> list[str]:
     return lines
 
 
-def to_text(results: list[CheckResult], alternatives: dict[tuple[str, str], str] | None = None) -> str:
+def to_text(
+    results: list[CheckResult], alternatives: dict[tuple[str, str], str] | None = None, notes: Sequence[str] = ()
+) -> str:
     """The report for people; with ``alternatives`` (the user's function source by (path,
-    qualname)), each result's clusters are shown too (``--show-alternatives``)."""
+    qualname)), each result's clusters are shown too (``--show-alternatives``); ``notes`` (an
+    interruption) come before the summary line."""
     out: list[str] = []
     for r in results:
         lines = describe(r)
         if alternatives is not None:
             lines += alternatives_lines(r, alternatives.get((r.path, r.qualname or r.name)))
         out.extend(display(line) for line in lines)  # values are data: no escapes, no secrets
+    out.extend(display(f"\n{note}") for note in notes)
     out.append("\n" + summary_line(results))
     return "\n".join(out)
 
@@ -332,18 +343,52 @@ def sarif_rule(status: str) -> dict:
     }
 
 
-def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
+def sarif_level(r: CheckResult, fail_on: str = "warning") -> str:
+    """A result's level, in step with the exit status: what fails the run (``--fail-on``) is at
+    least a warning, and a function that could not be checked is an error."""
+    from coherence.engine.verdict import at_least
+
+    level = RULES[rule_of(r)][3]
+    if r.finding:
+        level = SARIF_LEVEL[r.finding]
+        if fail_on != "never" and at_least(r.finding, fail_on) and level in ("note", "none"):
+            level = "warning"
+    return level
+
+
+def invocation(notifications: Sequence[tuple[str, str]], exit_status: int | None) -> dict:
+    """The run as SARIF sees it: whether it ran to its end (exit 0 or 1: its findings are
+    complete), how it exited, and what it said about itself."""
+    entry: dict = {"executionSuccessful": exit_status in (None, 0, 1)}
+    if exit_status is not None:
+        entry["exitCode"] = exit_status
+    if notifications:
+        entry["toolExecutionNotifications"] = [
+            {"level": level, "message": {"text": display(text)}} for level, text in notifications
+        ]
+    return entry
+
+
+def to_sarif(
+    results: list[CheckResult],
+    root: str | Path | None = None,
+    *,
+    fail_on: str = "warning",
+    notifications: Sequence[tuple[str, str]] = (),
+    exit_status: int | None = None,
+) -> str:
     """SARIF 2.1.0 for code scanning.  URIs are relative to the repository's git top level
-    (``sarif_root``; ``root`` is the fallback outside git); a file outside it gets a file: URI."""
+    (``sarif_root``; ``root`` is the fallback outside git); a file outside it gets a file: URI.
+    Levels follow the exit status (``sarif_level``); the run's own messages (an interruption, the
+    LLM failing) are its invocation's notifications, with the exit status."""
     root_path = sarif_root(results, root)
     sarif_results = []
     for r in results:
         if (r.status == "coherent" and not r.finding) or r.finding in ("hint", "none"):
             continue  # a hint is for the editor's code lens, not a code-scanning alert
         rule = rule_of(r)
-        rid, _, _, level = RULES[rule]
-        if r.finding:
-            level = SARIF_LEVEL[r.finding]
+        rid = RULES[rule][0]
+        level = sarif_level(r, fail_on)
         p = Path(r.path)
         try:
             uri = p.resolve().relative_to(root_path).as_posix()
@@ -391,6 +436,7 @@ def to_sarif(results: list[CheckResult], root: str | Path | None = None) -> str:
                     }
                 },
                 "originalUriBaseIds": {"%SRCROOT%": {"uri": root_path.as_uri() + "/"}},
+                "invocations": [invocation(notifications, exit_status)],
                 "results": sarif_results,
                 # which sandbox ran the generated code (every one, when functions differ)
                 "properties": {"sandbox": ", ".join(sorted({r.sandbox for r in results if r.sandbox}))},

@@ -99,7 +99,7 @@ def test_summary_definitions_hand_checked():
     assert s["undetected_mean_error"] == pytest.approx(0.3, abs=1e-4)
     assert s["confident_mean_error"] == pytest.approx(0.15, abs=1e-4)  # I = 0: tasks 1, 2
     assert s["false_alarm_rate"] == pytest.approx(1 / 3, abs=1e-4) and s["false_alarm_denominator"] == 3
-    assert s["warning_precision"] == pytest.approx(1 / 3, abs=1e-4)  # I > 0: 3, 4, 5; failing: 3
+    assert s["incoherent_precision_tests"] == pytest.approx(1 / 3, abs=1e-4)  # I > 0: 3, 4, 5; failing: 3
     # failing: 2 (I=0), 3 (I=0.2); passing: 1 (0), 4 (0.1), 5 (0.3)
     # pairs: 2 vs 1 tie 0.5, 2 vs 4 lose, 2 vs 5 lose, 3 vs 1 win, 3 vs 4 win, 3 vs 5 lose -> 2.5/6
     assert s["auroc_incoherence"] == pytest.approx(2.5 / 6, abs=1e-4)
@@ -123,7 +123,7 @@ def test_summary_definitions_hand_checked():
         "auroc_dsde",
         "auroc_sde",
         "auroc_incoherence",
-        "warning_precision",
+        "incoherent_precision_tests",
         "seconds_per_task_median",
     ):
         assert key in s

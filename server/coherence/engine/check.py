@@ -94,7 +94,7 @@ class Checker:
     @property
     def cache(self) -> SampleCache | None:
         if self._cache is None and getattr(self.provider, "cacheable", False):
-            self._cache = SampleCache(self.config.cache_dir)
+            self._cache = SampleCache(self.config.cache_dir, folder=True)
         return self._cache
 
     @property

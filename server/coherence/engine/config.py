@@ -108,7 +108,7 @@ class CheckConfig:
     # Seconds for input generation.  A safety net only: generation normally stops at n long
     # before it, and results must not depend on how busy the machine is.
     input_budget: float = 10.0
-    llm_timeout: float = 60.0  # seconds litellm waits for one LLM request
+    llm_timeout: float = 120.0  # seconds the LLM may take for one function's samples, retries included
     max_concurrency: int = 4  # concurrent LLM requests
     delta: float = 0.05  # 1 - confidence of the PAC bound and the intervals (0.05: 95%)
     seed: int = 0

@@ -51,7 +51,8 @@ the others (candidate 0 does not define the function, its module fails to load, 
 - ``auroc_incoherence``, ``auroc_sde``, ``auroc_dsde``: AUROC of the score for predicting that
   candidate 0 *fails the benchmark tests*, over checked tasks (Mann-Whitney rank statistic; ties
   count one half).
-- ``warning_precision``: P(candidate 0 fails the tests | Î > 0) over checked tasks.
+- ``incoherent_precision_tests``: P(candidate 0 fails the tests | Î > 0) over checked tasks (every
+  incoherent task, whatever its verdict; the warnings' own precision is ``warning_precision_tests``).
 - ``share_zero_incoherence``: share of all tasks whose check reports Î = 0 (the paper's "deemed
   correct by incoherence"; ranked against ``pass_at_1`` by ``coherence eval --compare``).
 - ``share_zero_error``: share of all tasks whose candidate 0 has zero pointwise error (the paper's

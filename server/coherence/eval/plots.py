@@ -44,7 +44,9 @@ def error_vs_incoherence(records: list[dict], path: Path, title: str = "") -> No
                 if r.get(key) is not None and not r.get("candidate0_pass")
             }
             colors = ["tab:red" if (x, y) in fails else "tab:blue" for x, y in zip(xs, ys)]
-            ax.scatter(xs, ys, s=[20 + 12 * c for c in ss], c=colors, alpha=0.55, edgecolors="k", linewidths=0.4)
+            ax.scatter(xs, ys, s=[_area(c) for c in ss], c=colors, alpha=0.55, edgecolors="k", linewidths=0.4)
+            for c in sorted({1, (max(ss) + 1) // 2, max(ss)}):  # what a bubble's size counts
+                ax.scatter([], [], s=_area(c), c="lightgray", edgecolors="k", linewidths=0.4, label=_tasks(c))
         ax.plot([0, 1], [0, 0.5], "--", color="gray", label="I = 2E (error bound E ≥ I/2)")
         ax.set_xlim(-0.02, 1.02)
         ax.set_ylim(-0.02, 1.02)
@@ -57,6 +59,30 @@ def error_vs_incoherence(records: list[dict], path: Path, title: str = "") -> No
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
+
+
+def _area(count: int) -> float:
+    return 20 + 12 * count
+
+
+def _tasks(count: int) -> str:
+    return f"{count} task{'' if count == 1 else 's'} at a point"
+
+
+# Below these counts an ROC curve is a handful of steps: curves coincide and AUROCs swing by
+# tenths from one task to the next, which the plot says in words.
+SMALL_ROC_TASKS = 30
+SMALL_ROC_CLASS = 10
+
+
+def small_sample_note(tasks: int, failing: int) -> str | None:
+    """The warning an ROC plot carries when its tasks are too few to read it, else None."""
+    if tasks >= SMALL_ROC_TASKS and min(failing, tasks - failing) >= SMALL_ROC_CLASS:
+        return None
+    return (
+        f"small sample: {tasks} tasks, {failing} failing, {tasks - failing} passing; "
+        "the curves are coarse steps and may coincide, the AUROCs are not reliable"
+    )
 
 
 def roc(records: list[dict], path: Path, title: str = "") -> None:
@@ -89,6 +115,9 @@ def roc(records: list[dict], path: Path, title: str = "") -> None:
         ax.legend(loc="lower right", fontsize=8)
     else:
         ax.text(0.5, 0.5, "undefined: every task in one class", ha="center", va="center", fontsize=9)
+    note = small_sample_note(len(rows), sum(fails))
+    if note:
+        ax.text(0.02, 0.98, note, ha="left", va="top", fontsize=7, color="tab:red", wrap=True, transform=ax.transAxes)
     ax.grid(True, alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)

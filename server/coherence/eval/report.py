@@ -86,7 +86,8 @@ def summarize(records: list[dict], meta: dict | None = None) -> dict[str, Any]:
         "auroc_sde": _r(auroc([r["sde"] for r in checked], fails)),
         "auroc_incoherence": _r(auroc(inc, fails)),
         "auroc_dsde_error": _r(auroc([r["dsde"] for r in with_err], [r["error"] > 0 for r in with_err])),
-        "warning_precision": _r(share([not r.get("candidate0_pass", False) for r in flagged])),
+        # not the warnings' precision (``warning_precision_tests``): every Î > 0 counts here
+        "incoherent_precision_tests": _r(share([not r.get("candidate0_pass", False) for r in flagged])),
         "share_zero_incoherence": _r(
             share([r.get("status") in CHECKED and r.get("incoherence") == 0 for r in records])
         ),
@@ -162,7 +163,6 @@ def table_markdown(summaries: list[dict]) -> str:
     by_seeds: dict[str, list[dict]] = defaultdict(list)
     for s in summaries:
         by_seeds[str(s.get("seeds"))].append(s)
-    benches = ["HumanEval", "MBPP"]
     cols = [
         ("pass@1", "pass_at_1"),
         ("Err>0", "tasks_error_positive"),
@@ -178,6 +178,7 @@ def table_markdown(summaries: list[dict]) -> str:
     for seeds, group in sorted(by_seeds.items()):
         ms = group[0].get("samples")
         ns = group[0].get("inputs")
+        benches = [b for b in ("HumanEval", "MBPP") if any(x.get("benchmark") == b for x in group)]  # no empty columns
         out.append(f"### Seeds: {seeds} (m={ms}, n={ns})\n")
         head = ["model"] + [f"{b} {c}" for b in benches for c, _ in cols]
         out.append("| " + " | ".join(head) + " |")
@@ -215,6 +216,11 @@ def table_markdown(summaries: list[dict]) -> str:
             "Î > 0 whose programs all pass the tests, over tasks with Î > 0.\n"
         )
     out.append(verdicts_markdown(summaries))
+    out.append(
+        "W prec. (tests) = warnings on functions that fail the tests, over warnings (warning_precision_tests); "
+        "incoherent_precision_tests below = tasks with Î > 0 whose candidate 0 fails the tests, over tasks with "
+        "Î > 0, whatever their verdict.\n"
+    )
     out.append(trust_markdown(summaries))
     out.append("### Every run\n")
     keys = [
@@ -236,7 +242,7 @@ def table_markdown(summaries: list[dict]) -> str:
         "auroc_incoherence",
         "auroc_sde",
         "auroc_dsde",
-        "warning_precision",
+        "incoherent_precision_tests",
         "share_zero_incoherence",
         "seconds_per_task_median",
         "wall_seconds",

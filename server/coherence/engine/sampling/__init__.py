@@ -192,7 +192,8 @@ def _kind_of(failures: list[str]) -> str:
 
 _KIND_ADVICE = {
     "rate_limit": "The provider is rate-limiting this key; wait, lower the concurrency or the number of samples.",
-    "timeout": "The provider did not answer in time; raise the timeout or check the server.",
+    "timeout": "The provider did not answer in time; check the server, or give it longer with --llm-timeout "
+    "SECONDS (llm_timeout).",
     "connection": "Could not connect; check the api_base and that the server is running.",
     "auth": "Check the API key.",
     "unusable": "The model's earlier replies for this function had no usable code; clear the "
@@ -279,6 +280,7 @@ def _failure_label(err: SamplingError) -> str:
         "auth": "authentication failed",
         "rate_limit": "rate limited",
         "timeout": "timeout",
+        "deadline": "timeout",
         "connection": "connection error",
         "config": "configuration error",
         "missing": "no recorded samples",
@@ -330,6 +332,7 @@ def make_provider(
         api_key=(api_key or None),
         temperature=temperature,
         timeout=timeout,
+        deadline=timeout,  # llm_timeout bounds the retries too
         max_concurrency=max_concurrency,
         retry=retry,
     )

@@ -16,6 +16,12 @@ another process is never mistaken for a corrupt one, and a file another process 
 is not moved aside a second time.  If even rebuilding fails the cache falls back to memory.  What
 happened is logged and kept as a user-facing notice (``take_notices()``).  It never raises to its
 caller.
+
+The cache lives in a folder coherence owns, marked by a ``CACHEDIR.TAG`` (the convention backup
+tools skip): moving a damaged file aside is only safe in such a folder, so a location that exists
+and is not one (a user's file, a folder of theirs) is refused before anything is touched
+(``folder_problem``), and the cache then stays in memory.  ``readonly=True`` (``--dry-run``) reads
+what is there and writes nothing: no folder, no marker, no journal.
 """
 
 from __future__ import annotations
@@ -141,10 +147,62 @@ def default_cache_path() -> Path:
     return Path(base) / "coherence" / DEFAULT_FILENAME
 
 
+MARKER = "CACHEDIR.TAG"
+MARKER_TEXT = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This folder is coherence's cache of LLM samples; it may be deleted at any time.\n"
+    "# For information about cache directory tags, see https://bford.info/cachedir/\n"
+)
+# What coherence writes in its folder (the marker came later: a folder that older versions
+# filled holds these names alone, and is adopted).
+_OWN_NAMES = ("samples.sqlite3", "results.sqlite3", MARKER)
+
+
+def _ours(name: str) -> bool:
+    return any(name == own or name.startswith(own + "-") or name.startswith(own + ".") for own in _OWN_NAMES)
+
+
+def folder_problem(folder: str | os.PathLike[str]) -> str | None:
+    """Why ``folder`` cannot be the cache's folder (None when it can), found without touching
+    anything: it may not exist yet, or be a folder with coherence's marker, or one that is empty or
+    holds only files coherence writes; anything else (a file, someone's folder) is not coherence's
+    to fill or to move aside."""
+    p = Path(folder).expanduser()  # (a symbolic link is judged by what it points at)
+    if not p.exists():
+        return None
+    if not p.is_dir():
+        return f"the cache folder {p} exists and is not a folder; give a new or empty folder (coherence marks it with {MARKER})"
+    try:
+        names = [e.name for e in os.scandir(p)]
+    except OSError as exc:
+        return f"the cache folder {p} cannot be read: {exc.strerror or exc}"
+    if MARKER in names or all(_ours(n) for n in names):
+        return None
+    return (
+        f"the cache folder {p} holds files that are not coherence's; give a new or empty folder "
+        f"(coherence marks it with {MARKER})"
+    )
+
+
+def claim_folder(folder: Path) -> None:
+    """Create ``folder`` (if needed) and mark it as coherence's."""
+    folder.mkdir(parents=True, exist_ok=True)
+    marker = folder / MARKER
+    if not marker.exists():
+        try:
+            fd = os.open(marker, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except FileExistsError:
+            return
+        with os.fdopen(fd, "w", encoding="ascii") as fh:
+            fh.write(MARKER_TEXT)
+
+
 class SampleCache:
-    """``SampleCache(path=None)``: ``path`` may be a file, a directory (the file is
-    ``samples.sqlite3`` inside it) or ``":memory:"``; None means the default location
-    (``$XDG_CACHE_HOME/coherence/samples.sqlite3`` or ``~/.cache/coherence/...``)."""
+    """``SampleCache(path=None)``: ``path`` is a folder (the file is ``samples.sqlite3`` inside
+    it, the folder coherence's: see the module docstring), a database file named ``*.sqlite3``
+    (``folder=True`` makes it a folder too), or ``":memory:"``; None means the default folder
+    (``$XDG_CACHE_HOME/coherence`` or ``~/.cache/coherence``).  ``readonly``: read what is
+    there, write nothing (an absent file is an empty cache)."""
 
     # What a subclass keeping other rows in its own file beside this one (the language server's
     # results) changes: its tables, its file name, and how the notices name it.
@@ -153,16 +211,27 @@ class SampleCache:
     WHAT = "sample cache"
     LOST = "Samples will be asked for again."
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, busy_timeout: float = 10.0):
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        busy_timeout: float = 10.0,
+        folder: bool | None = None,
+        readonly: bool = False,
+    ):
+        self.folder: Path | None = None  # the folder this cache owns (None: a file given by its name)
         if path is None:
-            p = default_cache_path().with_name(self.FILENAME)
+            p: Path | None = default_cache_path().with_name(self.FILENAME)
+            self.folder = default_cache_path().parent
         elif str(path) == ":memory:":
             p = None
         else:
             p = Path(path).expanduser()
-            if p.is_dir() or str(path).endswith(("/", os.sep)) or (not p.suffix and not p.exists()):
+            if folder or (folder is None and p.suffix != ".sqlite3"):
+                self.folder = p
                 p = p / self.FILENAME
-        self.path: Path | None = p
+        self.path = p
+        self.readonly = readonly
         self.busy_timeout = busy_timeout
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
@@ -197,8 +266,13 @@ class SampleCache:
         if self._conn is not None and self._pid == os.getpid():
             return self._conn
         self._conn = None
-        if self.path is None:
+        problem = folder_problem(self.folder) if self.folder is not None and self.path is not None else None
+        if problem:  # never fill, nor move aside, what is not coherence's
+            self._fallback_to_memory(ValueError(problem))
+        elif self.path is None:
             self._conn = self._connect(":memory:")
+        elif self.readonly:
+            self._conn = self._connect_readonly(self.path)
         else:
             try:
                 self._conn = self._connect(str(self.path))
@@ -247,8 +321,24 @@ class SampleCache:
         self.path = None
         self._conn = self._connect(":memory:")
 
+    def _connect_readonly(self, path: Path) -> sqlite3.Connection:
+        """The file as it is, read without a lock, a journal or a marker; an empty cache in
+        memory when it is absent or unreadable."""
+        if path.is_file():
+            try:
+                return sqlite3.connect(
+                    f"{path.resolve().as_uri()}?immutable=1", uri=True, check_same_thread=False, isolation_level=None
+                )
+            except sqlite3.Error as exc:
+                log.info("%s %s cannot be read (%s): counted as empty", self.WHAT, path, exc)
+        conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        conn.executescript(self.SCHEMA)
+        return conn
+
     def _connect(self, target: str) -> sqlite3.Connection:
         if target != ":memory:":
+            if self.folder is not None:
+                claim_folder(self.folder)
             Path(target).parent.mkdir(parents=True, exist_ok=True)
         conn = sqlite3.connect(target, timeout=self.busy_timeout, check_same_thread=False, isolation_level=None)
         try:

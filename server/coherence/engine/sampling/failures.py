@@ -129,6 +129,19 @@ def _missing_key(model: str, text: str) -> Failure:
     return Failure("authentication failed (no API key)", "auth", False, fatal=True, message=message)
 
 
+# litellm's advice to "pass an api_key", which coherence has no option for
+_PASS_KEY = re.compile(r"[,.;]?\s*(?:you can )?(?:or )?pass (?:an |the )?api_key\b[^.]*\.?", re.IGNORECASE)
+
+
+def _rejected(model: str, text: str) -> str:
+    from coherence.engine.sampling.keys import key_variables
+
+    names = key_variables(model)
+    which = " or ".join(names) if names else "the provider's API key variable (e.g. OPENAI_API_KEY)"
+    text = _PASS_KEY.sub("", text).strip()
+    return f"The provider of {model} rejected the credentials ({text}). Check the key in {which}."
+
+
 def classify(err: BaseException, model: str) -> Failure:
     """Map an exception from litellm (or asyncio) to a failure label and policy."""
     if isinstance(err, asyncio.TimeoutError):
@@ -147,11 +160,7 @@ def classify(err: BaseException, model: str) -> Failure:
             "auth",
             False,
             fatal=True,
-            message=(
-                f"The provider of {model} rejected the credentials ({text}). Set the provider's "
-                "API key (e.g. OPENAI_API_KEY, ANTHROPIC_API_KEY, GEMINI_API_KEY) or pass an "
-                "api_key."
-            ),
+            message=_rejected(model, text),
         )
     if isinstance(err, litellm.RateLimitError) or status == 429:
         return Failure("rate limited (429)", "rate_limit", True)

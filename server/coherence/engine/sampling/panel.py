@@ -116,6 +116,7 @@ def make_panel(
                     api_base=base,
                     temperature=temperature,
                     timeout=timeout,
+                    deadline=timeout,  # llm_timeout: each member's requests and retries
                     max_concurrency=max_concurrency,
                     semaphores=sems,
                 ),

@@ -69,6 +69,16 @@ def _chunks(total: int, size: int) -> list[int]:
     return out
 
 
+def deadline_message(model: str, api_base: str | None, seconds: float) -> str:
+    """What to say when the LLM did not answer within the deadline, with the option that sets it."""
+    where = f" at {api_base}" if api_base else ""
+    return (
+        f"{model}{where} did not answer within llm_timeout = {seconds:g} s (requests and retries); "
+        "it is not asked again in this run. Check that the server is up, or give it longer with "
+        "--llm-timeout SECONDS (llm_timeout in the config)."
+    )
+
+
 class LiteLLMProvider:
     """Alternatives from a model through litellm (see the module docstring).
 
@@ -87,6 +97,7 @@ class LiteLLMProvider:
         api_key: str | None = None,
         temperature: float = 0.6,
         timeout: float = 60.0,
+        deadline: float | None = None,
         max_concurrency: int = 4,
         retry: RetryPolicy | None = None,
         use_n: bool | None = None,
@@ -102,7 +113,8 @@ class LiteLLMProvider:
         self.api_base = api_base
         self.api_key = api_key
         self.temperature = float(temperature)
-        self.timeout = float(timeout)
+        self.timeout = float(timeout)  # one request
+        self.deadline = deadline  # one generate(): every request and retry (llm_timeout)
         self.max_concurrency = max(1, int(max_concurrency))
         self.retry = retry or RetryPolicy()
         self.use_n = use_n
@@ -241,12 +253,24 @@ class LiteLLMProvider:
 
     # -- the Provider API --------------------------------------------------------------------------
     async def generate(self, spec: Spec, count: int) -> ProviderReply:
+        """``count`` replies, every request and retry within ``deadline`` seconds when it is set
+        (the LLM deadline, ``llm_timeout``): past it, a ``SamplingError`` of kind "deadline"."""
+        if count <= 0:
+            return ProviderReply()
+        if not litellm_loaded():  # a 2-3 s import must not block the (language server's) loop, nor count
+            await asyncio.to_thread(import_litellm)
+        if self.deadline is None:
+            return await self._generate(spec, count)
+        try:
+            return await asyncio.wait_for(self._generate(spec, count), timeout=self.deadline)
+        except asyncio.TimeoutError:
+            raise SamplingError(deadline_message(self.model, self.api_base, self.deadline), kind="deadline") from None
+
+    async def _generate(self, spec: Spec, count: int) -> ProviderReply:
         reply = ProviderReply()
         if count <= 0:
             return reply
         messages = build_messages(spec)
-        if not litellm_loaded():  # a 2-3 s import must not block the (language server's) loop
-            await asyncio.to_thread(import_litellm)
         abort = asyncio.Event()
         use_n = self.supports_n()
         need = count
