@@ -103,7 +103,8 @@ async def test_a_check_that_fails_with_nothing_shown_before_is_the_error(start, 
     await lsp.wait_idle()
     lenses = await lsp.code_lens(uri)
     assert lenses and all(le.command.title.startswith("coherence: error — ") for le in lenses)
-    assert lsp.client.statuses[-1]["errors"] == 2 and lsp.client.statuses[-1]["warning"] == 0
+    status = lsp.client.statuses[-1]
+    assert status["errors"] == 2 and status["failed"] == 0 and status["warning"] == 0  # nothing older kept
 
 
 async def test_show_last_result_carries_a_readable_text(lsp):

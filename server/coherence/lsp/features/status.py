@@ -60,7 +60,7 @@ def counts(docs: dict[str, DocumentState]) -> dict[str, int]:
             r = state.results.get(q)
             if r is None:
                 continue
-            if q in state.failed:
+            if state.failure_beside(q) is not None:
                 counts["failed"] += 1
             if r.status in ("incoherent", "coherent", "skipped", "nondeterministic"):
                 counts[r.status] += 1
