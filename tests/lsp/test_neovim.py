@@ -116,4 +116,7 @@ def test_neovim_shows_each_verdict_with_its_severity(nvim, tmp_path):
     word_count = next(d["message"] for d in report["final_diagnostics"] if d["lnum"] == def_line["word_count"])
     assert 'the docstring says word_count("a  b") gives 2, yours gives 3' in word_count
     hints = [t for t in report["lenses"] if t.startswith("coherence: hint")]
-    assert len(hints) == 6, report["lenses"]
+    assert len(hints) == 5, report["lenses"]
+    # the accepted disagreement's lens says what was accepted, not the disagreement as evidence
+    accepted = [t for t in report["lenses"] if t.startswith("coherence: accepted as intended: ")]
+    assert len(accepted) == 1, report["lenses"]
