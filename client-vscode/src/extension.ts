@@ -38,6 +38,9 @@ export function activate(context: ExtensionContext): void {
     context.subscriptions.push({ dispose: () => clearTimeout(restartTimer) });
 
     context.subscriptions.push(
+        // Restricted Mode: the extension is active (package.json: untrustedWorkspaces "limited") only
+        // to say that it is off; trusting the folder starts the server.
+        workspace.onDidGrantWorkspaceTrust(() => void server.restart('the workspace was trusted')),
         commands.registerCommand(ClientCommands.restart, () => server.restart('restart command')),
         commands.registerCommand(ClientCommands.showOutput, () => channel.show()),
         workspace.onDidChangeConfiguration((e) => {

@@ -16,7 +16,7 @@
 //   5. alternatives  "Show alternatives" opens a diff of yours against the largest other cluster's
 //                 representative, each side headed by its size and its output on the counterexample;
 //                 the title bar's "Next Alternative" steps to the next cluster
-//   6. pin        both "…regression test expecting yours (`0`)" / "…expecting theirs (`1`)" are
+//   6. pin        both "…regression test expecting yours (0)" / "…expecting theirs (1)" are
 //                 offered; "theirs" writes the test, opens it with the cursor on it; pytest on it
 //                 fails on the unfixed function; neither is offered again
 //   7. cached     closing and reopening shows the results at once, with no check
@@ -27,6 +27,15 @@
 //                 and coherence.maxCostUsd below one check's price, a save asks whether to raise the
 //                 cap; "Keep it" requests no sample (the next save asks again); "Raise the cap to $X"
 //                 runs the check and writes coherence.maxCostUsd = X to the workspace settings
+//  11. status     before any check the status bar says "coherence: not checked yet" (in step 0)
+//  12. last result  "Coherence: Show Last Result" opens the result as a Markdown document
+//  13. replace    "Replace body with the majority alternative" applies at once; Ctrl+Z takes it back
+//  14. autosave   with files.autoSave "afterDelay", a body edit is checked from cached samples (no
+//                 request), and a docstring typed with a pause buys at most one batch, after it settles
+//  15. failure    a check whose provider is down keeps the warning (squiggle, lens "this check
+//                 failed"), and a toast says why with Open Settings and Show Output
+//  16. restricted in an untrusted folder (Restricted Mode) the status bar says "coherence: off: trust
+//                 this folder to check"
 //
 // Screenshots of each step go to test-artifacts/e2e/ (E2E_ARTIFACTS), with the code-server log and
 // VS Code's logs (the Coherence output channel is among them).  Prints "e2e: N passed, N failed"
@@ -502,7 +511,7 @@ async function openFileOnce(page, name) {
 
 // -- the steps -----------------------------------------------------------------------------------
 
-const ctx = { counterexample: null, dirs: null, python: null, cold: false, pageLoadedAt: 0, loopback: null };
+const ctx = { counterexample: null, dirs: null, python: null, cold: false, pageLoadedAt: 0, loopback: null, addBatch: 0, stopMain: async () => {} };
 
 async function stepSquiggle(page) {
     const found = await poll(
@@ -818,8 +827,8 @@ function runPytest(python, testFile) {
 }
 
 async function stepRegressionTests(page) {
-    const theirs = 'Add counterexample as a regression test expecting theirs (`1`)';
-    const yours = 'Add counterexample as a regression test expecting yours (`0`)';
+    const theirs = 'Add counterexample as a regression test expecting theirs (1)';
+    const yours = 'Add counterexample as a regression test expecting yours (0)';
     const menu = await quickFixMenu(page, 'def count_vowels', 'count_vowels', theirs);
     if (!menu.some((t) => t.includes(yours))) fail(`no "${yours}" in ${JSON.stringify(menu)}`);
     log(`code action menu: ${JSON.stringify(menu)}`);
@@ -911,7 +920,10 @@ async function stepNothingOnOpen(page) {
     if (marks.some((m) => m.cls === 'squiggly-warning')) fail(`a squiggle before any save: ${JSON.stringify(marks)}`);
     const seen = await page.evaluate(() => window.__coherenceSeen || []);
     if (seen.some((t) => /coherence: checking/i.test(t))) fail(`a check ran on open: ${JSON.stringify(seen)}`);
-    log(`runOn save, opened: ${JSON.stringify(lenses)}`);
+    // Nothing is known yet, and the status bar says so (not a check mark).
+    const status = await statusTexts(page);
+    if (!status.some((t) => /coherence: not checked yet/.test(t))) fail(`the status bar before any check: ${JSON.stringify(status)}`);
+    log(`runOn save, opened: ${JSON.stringify(lenses)}; status ${JSON.stringify(status.filter((t) => /coherence/.test(t)))}`);
     await screenshot(page, 'runon-save-opened-nothing-checked');
 }
 
@@ -1125,12 +1137,203 @@ async function stepCostCap(page) {
     });
     const requested = (await loopbackRequests()) - before;
     if (requested < 1) fail('the check after the raise requested no samples');
+    ctx.addBatch = requested; // one batch of samples for cart.py's add
     const written = await poll('coherence.maxCostUsd in the workspace settings', () => {
         const value = JSON.parse(fs.readFileSync(settingsFile, 'utf8'))['coherence.maxCostUsd'];
         return value === raiseTo ? value : false;
     });
     log(`raised: lens "${result}"; ${requested} chat request(s); .vscode/settings.json has coherence.maxCostUsd ${written}`);
     await screenshot(page, 'cost-cap-raised-checked-and-written');
+}
+
+// -- issue 48: the editor never loses a finding, never contradicts itself ----------------------
+
+/** The text of the active editor's rendered lines, in order. */
+async function editorText(page) {
+    return page.evaluate(() => {
+        const editor = document.querySelector('.editor-instance .monaco-editor, .monaco-editor');
+        if (!editor) return '';
+        return [...editor.querySelectorAll('.view-lines .view-line')]
+            .sort((a, b) => parseFloat(a.style.top) - parseFloat(b.style.top))
+            .map((l) => (l.textContent || '').replace(/\u00a0/g, ' '))
+            .join('\n');
+    });
+}
+
+async function stepShowLastResult(page) {
+    await page.keyboard.press('Escape');
+    await runCommand(page, 'Coherence: Show Last Result');
+    const text = await poll('the last result as a Markdown document', async () => {
+        const t = await editorText(page);
+        return /# Coherence: last result/.test(t) && t.includes('counterexample: `count_vowels(') ? t : false;
+    });
+    log(`last result: ${text.split('\n').slice(0, 6).join(' | ').slice(0, 400)}`);
+    await screenshot(page, 'show-last-result-document');
+    await runCommand(page, 'View: Revert and Close Editor');
+    await openFile(page, 'textutils.py');
+}
+
+async function stepReplaceBody(page) {
+    const title = 'Replace body with the majority alternative';
+    const body = 'for ch in s if ch in "aeiou"';
+    await quickFixMenu(page, 'def count_vowels', 'count_vowels', title);
+    await pickQuickFix(page, title);
+    // Applied at once: no refactor preview, the minority body is gone from the editor.
+    await poll('the body to be replaced', async () => {
+        if (await page.locator('.refactor-preview, [id="workbench.view.bulkEdit"]').first().isVisible().catch(() => false)) {
+            fail('a refactor preview opened');
+        }
+        return !(await editorText(page)).includes(body);
+    });
+    log(`replaced: ${(await editorText(page)).split('\n').slice(0, 14).join(' | ').slice(0, 500)}`);
+    await screenshot(page, 'replace-body-applied');
+    const name = await textRect(page, 'def count_vowels', 'count_vowels');
+    await page.mouse.click(name.x + name.width / 2, name.y + name.height / 2);
+    await page.keyboard.press('Control+Z');
+    await poll('Ctrl+Z to bring the body back', async () => (await editorText(page)).includes(body));
+    log('undone with Ctrl+Z');
+    await screenshot(page, 'replace-body-undone');
+}
+
+/** Types `text` at the end of the line holding `lineText`, key by key. */
+async function typeAtEndOf(page, lineText, needle, text) {
+    await page.keyboard.press('Escape');
+    const rect = await poll(`the line "${lineText}"`, () => textRect(page, lineText, needle));
+    await page.mouse.click(rect.x + rect.width / 2, rect.y + rect.height / 2);
+    await page.keyboard.press('End');
+    await page.keyboard.type(text, { delay: 60 });
+}
+
+async function stepAutosave(page) {
+    // code-server's default: save ~1 s after each pause.  cart.py's add has samples cached since
+    // the cost cap step raised the cap.
+    const settingsFile = path.join(ctx.dirs.workspace, '.vscode', 'settings.json');
+    const logFile = coherenceLog();
+    const logStart = logFile ? fs.statSync(logFile).size : 0;
+    fs.writeFileSync(
+        settingsFile,
+        JSON.stringify(
+            { 'coherence.runOn': 'save', 'coherence.model': 'openai/gpt-4o-mini', 'coherence.apiBase': ctx.loopback.url, 'files.autoSave': 'afterDelay' },
+            null,
+            4,
+        ),
+    );
+    await poll('the server to be told the cap is gone', async () =>
+        /Sending response 'workspace\/configuration[^]*?"maxCostUsd": null/.test(logSince(logFile, logStart)),
+    );
+    await openFile(page, 'cart.py', 'def add');
+    const before = await loopbackRequests();
+
+    // A body edit, autosaved: checked from the cached samples, nothing requested.
+    await recordStatus(page);
+    await typeAtEndOf(page, 'self.items[item] = self.items.get(item, 0) + qty', 'qty', ' + 0');
+    await poll('the autosave to check the body edit', async () => {
+        const seen = await page.evaluate(() => window.__coherenceSeen || []);
+        const texts = await statusTexts(page);
+        return seen.some((t) => /coherence: checking/i.test(t)) && !texts.some((t) => /checking/i.test(t));
+    });
+    const afterBody = await loopbackRequests();
+    if (afterBody !== before) fail(`a body edit under autosave requested samples (${before} -> ${afterBody})`);
+    log(`body edit autosaved and checked: ${afterBody - before} requests`);
+    await screenshot(page, 'autosave-body-edit-no-request');
+
+    // A docstring typed with a pause longer than the autosave delay: nothing is bought in the pause.
+    await typeAtEndOf(page, 'A quantity of 0 or less adds nothing.', 'nothing', ' It never');
+    await new Promise((r) => setTimeout(r, 3000)); // autosaved after ~1 s; the check waits for the spec to settle
+    const inPause = await loopbackRequests();
+    if (inPause !== afterBody) fail(`the pause in a docstring edit bought samples (${afterBody} -> ${inPause})`);
+    await page.keyboard.type(' fails.', { delay: 60 });
+    const bought = await poll('the settled docstring to be checked', async () => {
+        const n = (await loopbackRequests()) - afterBody;
+        const texts = await statusTexts(page);
+        return n > 0 && !texts.some((t) => /checking/i.test(t)) ? n : false;
+    });
+    await new Promise((r) => setTimeout(r, 2000));
+    const total = (await loopbackRequests()) - afterBody;
+    if (ctx.addBatch && total > ctx.addBatch) fail(`a docstring edit bought ${total} requests; one batch is ${ctx.addBatch}`);
+    log(`docstring edit: nothing in the pause, then ${bought} request(s) once settled (one batch: ${ctx.addBatch})`);
+    await screenshot(page, 'autosave-spec-edit-one-batch');
+}
+
+async function stepFailedCheckKeepsTheWarning(page) {
+    // The provider is down (nothing listens on port 9): the check fails, the warning stays.
+    const settingsFile = path.join(ctx.dirs.workspace, '.vscode', 'settings.json');
+    const logFile = coherenceLog();
+    const logStart = logFile ? fs.statSync(logFile).size : 0;
+    fs.writeFileSync(
+        settingsFile,
+        JSON.stringify({ 'coherence.runOn': 'save', 'coherence.model': 'openai/gpt-4o-mini', 'coherence.apiBase': 'http://127.0.0.1:9/v1' }, null, 4),
+    );
+    await poll('the server to be told the new apiBase', async () => /"apiBase": "http:\/\/127\.0\.0\.1:9\/v1"/.test(logSince(logFile, logStart)));
+    await openFile(page, 'textutils.py');
+    await poll('the warning squiggle before', async () => (await squiggles(page)).some((m) => m.cls === 'squiggly-warning'));
+    await editAndSave(page, 'def count_vowels', 'count_vowels');
+    const toast = await notificationWith(page, 'Open Settings');
+    const text = ((await toast.textContent()) || '').replace(/\s+/g, ' ');
+    if (!/Show Output/.test(text)) fail(`the toast lacks Show Output: ${text}`);
+    // back to the top of the file (the save's edit scrolled to its end), where count_vowels is
+    await poll('the top of textutils.py', async () => {
+        const any = (await textRect(page, 'def is_palindrome', 'is_palindrome')) || (await textRect(page, 'def count_vowels', 'count_vowels'));
+        if (any) {
+            await page.mouse.click(any.x + any.width / 2, any.y + any.height / 2);
+            await page.keyboard.press('Control+Home');
+        }
+        return (await textRect(page, 'def count_vowels', 'count_vowels')) !== null;
+    });
+    const lens = await poll('the lens to keep the finding and say the check failed', async () => {
+        const texts = await lensTexts(page);
+        // (the lens is cut at 160 characters: the failure's reason may be cut, the time is not)
+        return texts.find((t) => /^coherence: warning · .*last checked \d\d:\d\d/.test(t)) || false;
+    });
+    const marks = await squiggles(page);
+    if (!marks.some((m) => m.cls === 'squiggly-warning')) fail(`the warning squiggle is gone: ${JSON.stringify(marks)}`);
+    const status = await statusTexts(page);
+    if (!status.some((t) => /coherence: \d+ warnings?, \d+ errors?/.test(t))) fail(`status bar: ${JSON.stringify(status)}`);
+    log(`toast: ${text}; lens: ${lens}; status ${JSON.stringify(status.filter((t) => /coherence/.test(t)))}`);
+    await screenshot(page, 'failed-check-keeps-warning-toast');
+}
+
+async function stepRestrictedMode() {
+    // A second code-server on a folder it does not trust (workspace trust on): Restricted Mode.
+    await ctx.stopMain();
+    const dirs = makeDirs();
+    writeSettings(dirs, ctx.python);
+    const user = path.join(dirs.userData, 'User', 'settings.json');
+    const settings = JSON.parse(fs.readFileSync(user, 'utf8'));
+    settings['security.workspace.trust.enabled'] = true;
+    settings['security.workspace.trust.startupPrompt'] = 'never';
+    settings['security.workspace.trust.emptyWindow'] = false;
+    fs.writeFileSync(user, JSON.stringify(settings, null, 4));
+    const env = serverEnv(dirs);
+    installExtension(dirs, env);
+    const port = await freePort();
+    const child = spawn(
+        NODE24,
+        codeServerArgs(dirs, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-getting-started-override', '--ignore-last-opened', dirs.workspace]),
+        { env, stdio: 'ignore', detached: true },
+    );
+    const url = `http://127.0.0.1:${port}`;
+    let browser;
+    try {
+        await poll('the second code-server', async () => (await httpStatus(`${url}/healthz`)) === 200, { timeout: 60_000 });
+        browser = await chromium.launchPersistentContext(dirs.chrome, { executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 }, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+        const page = browser.pages()[0] ?? (await browser.newPage());
+        await page.goto(`${url}/?folder=${encodeURIComponent(dirs.workspace)}`);
+        await page.locator('.monaco-workbench').waitFor({ state: 'visible', timeout: STEP_TIMEOUT_MS });
+        const status = await poll('the status bar to say coherence is off until trusted', async () => {
+            // a trust dialog, if one shows: "No, I don't trust the authors" (Restricted Mode)
+            const no = page.locator('.monaco-dialog-box .monaco-button').filter({ hasText: /don.t trust/i }).first();
+            if (await no.isVisible().catch(() => false)) await no.click();
+            const texts = await statusTexts(page);
+            return texts.some((t) => /coherence: off: trust this folder to check/.test(t)) ? texts : false;
+        });
+        log(`restricted mode: ${JSON.stringify(status.filter((t) => /coherence|restricted/i.test(t)))}`);
+        await screenshot(page, 'restricted-mode-status');
+    } finally {
+        await browser?.close().catch(() => {});
+        await stopProcessGroup(child);
+        if (!process.env.E2E_KEEP_TMP) fs.rmSync(dirs.root, { recursive: true, force: true });
+    }
 }
 
 const COLD_TIMEOUT_MS = Number(process.env.E2E_COLD_TIMEOUT_S || 900) * 1000;
@@ -1144,6 +1347,9 @@ const runOnSteps = [
     ['runOn open: a newly opened file is checked', stepRunOnOpen],
     ['Check Workspace asks first (functions, samples, cost); Cancel runs nothing', stepCheckWorkspaceConfirm],
     ['cost cap: the question; "Keep it" buys nothing, "Raise" checks and writes the setting', stepCostCap],
+    ['autosave (afterDelay): a body edit buys nothing, a docstring typed with a pause one batch', stepAutosave],
+    ['a check that fails keeps the warning, and a toast says why with Open Settings', stepFailedCheckKeepsTheWarning],
+    ['Restricted Mode: the status bar says coherence is off until the folder is trusted', stepRestrictedMode],
 ];
 
 // -- main ----------------------------------------------------------------------------------------
@@ -1171,12 +1377,23 @@ async function main() {
         ['"Check coherence" code action runs', stepCodeAction],
         ['"Show alternatives" diff, stepping through the clusters', stepShowAlternatives],
         ['regression-test actions: the pinned test opens and fails on the rejected side', stepRegressionTests],
+        ['Show Last Result opens a readable document', stepShowLastResult],
+        ['Replace body applies at once and Ctrl+Z takes it back', stepReplaceBody],
         ...runOnSteps,
     ];
     const results = [];
     let server;
     let browser;
     let page;
+    let mainStopped = false;
+    ctx.stopMain = async () => {
+        // keep VS Code's logs of the main session before its server goes
+        const logs = path.join(dirs.userData, 'logs');
+        if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ARTIFACTS, 'vscode-logs'), { recursive: true });
+        mainStopped = true;
+        await browser?.close().catch(() => {});
+        await stopProcessGroup(server?.child);
+    };
     const cleanup = async () => {
         await browser?.close().catch(() => {});
         await stopProcessGroup(server?.child);
@@ -1243,7 +1460,7 @@ async function main() {
             failed = true;
             results.push([name, 'failed', Date.now() - start]);
             log(`FAIL ${name}: ${error.stack || error}`);
-            await screenshot(page, `failure-${name.replace(/\W+/g, '-').replace(/^-|-$/g, '')}`);
+            if (!mainStopped) await screenshot(page, `failure-${name.replace(/\W+/g, '-').replace(/^-|-$/g, '')}`);
             const texts = await statusTexts(page).catch(() => []);
             log(`status bar: ${JSON.stringify(texts)}`);
         }

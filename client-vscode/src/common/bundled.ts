@@ -87,7 +87,13 @@ function venvPython(dir: string): string {
 }
 
 /** Runs a command with its output in the Coherence channel; rejects on a non-zero exit. */
-function run(command: string, args: string[], cwd: string, token: CancellationToken): Promise<void> {
+function run(
+    command: string,
+    args: string[],
+    cwd: string,
+    token: CancellationToken,
+    onLine: (line: string) => void = () => undefined,
+): Promise<void> {
     return new Promise((resolve, reject) => {
         traceInfo(`> ${[command, ...args].join(' ')}`);
         const child = spawn(command, args, {
@@ -99,7 +105,10 @@ function run(command: string, args: string[], cwd: string, token: CancellationTo
         const cancel = token.onCancellationRequested(() => child.kill());
         const forward = (chunk: Buffer): void => {
             for (const line of chunk.toString('utf8').split(/\r?\n/)) {
-                if (line.trim()) traceInfo(line);
+                if (line.trim()) {
+                    traceInfo(line);
+                    onLine(line.trim());
+                }
             }
         };
         child.stdout.on('data', forward);
@@ -139,24 +148,52 @@ export async function ensurePrivateEnv(context: ExtensionContext, probed: Probe,
     if (fs.existsSync(path.join(dir, COMPLETE)) && fs.existsSync(python)) {
         return python;
     }
-    await window.withProgress(
-        {
-            location: ProgressLocation.Notification,
-            title: "Coherence: preparing the server (once, in the extension's own storage)",
-            cancellable: true,
-        },
-        async (progress, token) => {
-            const started = Date.now();
-            fs.rmSync(dir, { recursive: true, force: true });
-            fs.mkdirSync(path.dirname(dir), { recursive: true });
-            progress.report({ message: `creating an environment from ${probed.python}…` });
-            await run(probed.python, ['-m', 'venv', dir], cwd, token);
-            progress.report({ message: `installing ${path.basename(wheel)} and numpy…` });
-            await run(python, ['-m', 'pip', 'install', '--no-input', wheel], cwd, token);
-            fs.writeFileSync(path.join(dir, COMPLETE), `${path.basename(wheel)}\n`);
-            traceInfo(`Private environment ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${dir}`);
-        },
-    );
+    // The notification can be hidden (it hides itself into the notification centre), so the status
+    // bar shows the same progress until the environment is ready.
+    let windowProgress: ((message: string) => void) | undefined;
+    let finished = false;
+    let windowDone: () => void = () => undefined;
+    void window.withProgress({ location: ProgressLocation.Window, title: 'Coherence: preparing the server' }, (p) => {
+        windowProgress = (message) => p.report({ message });
+        return new Promise<void>((resolve) => {
+            windowDone = resolve;
+            if (finished) resolve();
+        });
+    });
+    const wheelFile: string = wheel;
+    const prepare = (): Thenable<void> =>
+        window.withProgress(
+            {
+                location: ProgressLocation.Notification,
+                title: "Coherence: preparing the server (once, in the extension's own storage)",
+                cancellable: true,
+            },
+            async (progress, token) => {
+                // pip's "Collecting x" / "Installing collected packages" lines: what it is doing now
+                const report = (line: string): void => {
+                    if (/^(Collecting|Downloading|Installing|Building|Using cached)\b/.test(line)) {
+                        const message = line.slice(0, 100);
+                        progress.report({ message });
+                        windowProgress?.(message);
+                    }
+                };
+                const started = Date.now();
+                fs.rmSync(dir, { recursive: true, force: true });
+                fs.mkdirSync(path.dirname(dir), { recursive: true });
+                progress.report({ message: `creating an environment from ${probed.python}…` });
+                await run(probed.python, ['-m', 'venv', dir], cwd, token);
+                progress.report({ message: `installing ${path.basename(wheelFile)} and numpy…` });
+                await run(python, ['-m', 'pip', 'install', '--no-input', wheelFile], cwd, token, report);
+                fs.writeFileSync(path.join(dir, COMPLETE), `${path.basename(wheelFile)}\n`);
+                traceInfo(`Private environment ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${dir}`);
+            },
+        );
+    try {
+        await prepare();
+    } finally {
+        finished = true;
+        windowDone();
+    }
     return python;
 }
 

@@ -35,6 +35,8 @@ import {
 } from './constants';
 import { showAlternatives } from '../alternatives';
 import { confirmCheckWorkspace } from '../workspaceCheck';
+import { showLastResult } from '../lastResult';
+import { PROBLEM_NOTIFICATION, showProblem } from '../problems';
 import { RAISE_COST_CAP_REQUEST, raiseCostCap } from '../costCap';
 import { traceError, traceInfo, traceVerbose, traceWarn } from './log';
 import { ServerLaunch, bundledLaunch } from './bundled';
@@ -58,6 +60,8 @@ export interface InitializationOptions {
     workspaceTrusted: boolean;
     /** This client answers `coherence/raiseCostCap` by writing coherence.maxCostUsd (costCap.ts). */
     raiseCostCap: boolean;
+    /** This client shows `coherence/problem` with Open Settings and Show Output (problems.ts). */
+    problemActions: boolean;
 }
 
 const STOP_TIMEOUT_MS = 2000;
@@ -116,6 +120,9 @@ function executeCommandMiddleware(): Middleware['executeCommand'] {
         if (command === ServerCommands.showAlternatives) {
             return showAlternatives(args, (a) => Promise.resolve(next(command, a) as unknown));
         }
+        if (command === ServerCommands.showLastResult) {
+            return showLastResult(args, (a) => Promise.resolve(next(command, a) as unknown));
+        }
         if (command === ServerCommands.checkWorkspace && !isConfirmed(args)) {
             return confirmCheckWorkspace((c, a) => Promise.resolve(next(c, a) as unknown));
         }
@@ -143,6 +150,17 @@ function configurationMiddleware(): NonNullable<Middleware['workspace']>['config
             return request?.section === CONFIG_SECTION ? configurationItem(request.scopeUri) : item;
         });
     };
+}
+
+/** The library logs every exit of the server as an error, a normal stop (code 0) included. */
+export class CoherenceLanguageClient extends LanguageClient {
+    override error(message: string, data?: unknown, showNotification?: boolean | 'force'): void {
+        if (message === 'Server process exited with code 0.') {
+            this.info(message);
+            return;
+        }
+        super.error(message, data, showNotification);
+    }
 }
 
 export function createClient(
@@ -178,6 +196,7 @@ export function createClient(
             settings: explicitSettings(getProjectRoot()?.uri),
             workspaceTrusted: workspace.isTrusted,
             raiseCostCap: true,
+            problemActions: true,
         }),
         synchronize: { configurationSection: CONFIG_SECTION },
         middleware: {
@@ -185,7 +204,7 @@ export function createClient(
             workspace: { configuration: configurationMiddleware() },
         },
     };
-    return new LanguageClient(SERVER_ID, SERVER_NAME, { run: executable, debug: executable }, clientOptions);
+    return new CoherenceLanguageClient(SERVER_ID, SERVER_NAME, { run: executable, debug: executable }, clientOptions);
 }
 
 function openExtensionSettings(): Thenable<unknown> {
@@ -221,6 +240,12 @@ export class ServerManager implements Disposable {
         }
         traceInfo(`Starting the server (${reason}).`);
         await this.stopClient();
+        if (!workspace.isTrusted) {
+            // Coherence runs the workspace's code: nothing starts until the folder is trusted.
+            traceInfo('The workspace is not trusted (Restricted Mode): the server is not started.');
+            this.status.setState({ kind: 'untrusted' });
+            return;
+        }
         this.status.setState({ kind: 'starting' });
 
         const settings = getSettings(getProjectRoot()?.uri);
@@ -298,6 +323,7 @@ export class ServerManager implements Disposable {
                 this.status.setCounts(parseStatusParams(params));
             }),
             client.onRequest(RAISE_COST_CAP_REQUEST, (params: unknown) => raiseCostCap(params)),
+            client.onNotification(PROBLEM_NOTIFICATION, (params: unknown) => void showProblem(params)),
         );
         try {
             await client.start();

@@ -12,6 +12,11 @@ export interface StatusParams {
     hint: number;
     coherent: number;
     skipped: number;
+    nondeterministic: number;
+    // functions that could not be checked (no finding to show), and those whose latest check failed
+    // while an earlier finding stays shown
+    errors: number;
+    failed: number;
     // which sandbox ran the generated code, e.g. "bwrap+landlock+seccomp" or "guard+landlock+seccomp"
     sandbox?: string;
     // what this window has spent on samples (litellm's prices), and its cap (coherence.maxCostUsd)
@@ -20,7 +25,11 @@ export interface StatusParams {
 }
 
 export type ServerState =
-    { kind: 'starting' } | { kind: 'running' } | { kind: 'disabled' } | { kind: 'error'; message: string };
+    | { kind: 'starting' }
+    | { kind: 'running' }
+    | { kind: 'disabled' }
+    | { kind: 'untrusted' }
+    | { kind: 'error'; message: string };
 
 function count(value: unknown): number {
     return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
@@ -49,11 +58,45 @@ export function parseStatusParams(params: unknown): StatusParams {
         hint: count(p.hint),
         coherent: count(p.coherent),
         skipped: count(p.skipped),
+        nondeterministic: count(p.nondeterministic),
+        errors: count(p.errors),
+        failed: count(p.failed),
         // names only (letters, +, comma, space): it is shown in a tooltip
         sandbox: typeof p.sandbox === 'string' ? p.sandbox.replace(/[^a-z+, ]/g, '').slice(0, 120) : undefined,
         spentUsd: usd(p.spentUsd) ?? 0,
         maxCostUsd: usd(p.maxCostUsd),
     };
+}
+
+function plural(n: number, one: string, many: string): string {
+    return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The item's text while the server runs: what is known, never more. */
+export function runningText(c: StatusParams): string {
+    if (c.checking > 0) {
+        return '$(sync~spin) coherence: checking…';
+    }
+    const known = c.warning + c.information + c.hint + c.coherent + c.skipped + c.nondeterministic + c.errors;
+    if (known === 0) {
+        return '$(circle-large-outline) coherence: not checked yet';
+    }
+    const parts: string[] = [];
+    if (c.warning > 0) {
+        parts.push(plural(c.warning, 'warning', 'warnings'));
+    }
+    if (c.information > 0) {
+        parts.push(`${c.information} to look at`);
+    }
+    const troubled = c.errors + c.failed;
+    if (troubled > 0) {
+        parts.push(plural(troubled, 'error', 'errors'));
+    }
+    if (parts.length === 0) {
+        return `$(check) coherence: ${plural(c.coherent + c.hint, 'function', 'functions')} checked, no warnings`;
+    }
+    const icon = c.warning > 0 ? '$(warning)' : troubled > 0 ? '$(error)' : '$(info)';
+    return `${icon} coherence: ${parts.join(', ')}`;
 }
 
 export class StatusBar implements Disposable {
@@ -89,7 +132,17 @@ export class StatusBar implements Disposable {
         const { checking, warning, information, hint, coherent, skipped } = this.counts;
         const tooltip = new MarkdownString('', true);
         this.item.backgroundColor = undefined;
+        this.item.command = ClientCommands.showOutput;
         switch (this.state.kind) {
+            case 'untrusted':
+                this.item.text = '$(shield) coherence: off: trust this folder to check';
+                this.item.command = 'workbench.trust.manage';
+                tooltip.appendMarkdown(
+                    'Coherence runs the functions in this folder, and alternatives to them, so it is off in ' +
+                        'Restricted Mode. Trust the folder to check it (click).',
+                );
+                this.item.tooltip = tooltip;
+                return;
             case 'starting':
                 this.item.text = '$(sync~spin) coherence: starting…';
                 tooltip.appendMarkdown('Coherence: starting the language server');
@@ -104,15 +157,7 @@ export class StatusBar implements Disposable {
                 tooltip.appendText(`Coherence: ${this.state.message}`);
                 break;
             case 'running':
-                if (checking > 0) {
-                    this.item.text = '$(sync~spin) coherence: checking…';
-                } else if (warning > 0) {
-                    this.item.text = `$(warning) coherence: ${warning} warning${warning === 1 ? '' : 's'}`;
-                } else if (information > 0) {
-                    this.item.text = `$(info) coherence: ${information} to look at`;
-                } else {
-                    this.item.text = '$(check) coherence';
-                }
+                this.item.text = runningText(this.counts);
                 tooltip.appendMarkdown(
                     `**Coherence**\n\n` +
                         `- checking: ${checking}\n` +
@@ -121,6 +166,8 @@ export class StatusBar implements Disposable {
                         `- hint: ${hint}\n` +
                         `- coherent: ${coherent}\n` +
                         `- skipped: ${skipped}\n` +
+                        `- could not be checked: ${this.counts.errors}\n` +
+                        `- latest check failed (earlier result shown): ${this.counts.failed}\n` +
                         (this.counts.sandbox ? `\nsandbox: ${this.counts.sandbox}\n` : '') +
                         `\n${spendingLine(this.counts)}\n`,
                 );

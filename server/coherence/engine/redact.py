@@ -48,9 +48,10 @@ _PATTERNS = [
     # a password in a URL's userinfo: scheme://user:password@host
     "(?i)" + _AT + r"([a-z][a-z0-9+.\-]{0,30}://[^\s/:@'\"\\]{0,256}:)[^\s/@'\"\\]{1,256}(?=@)",
     # NAME = value where the name says secret (a .env line, an assignment, a config entry)
-    # (matched from the word that says so: what comes before it stays as it is)
+    # (matched from the word that says so: what comes before it stays as it is); the value ends
+    # at a bracket, so a sentence's "(e.g. OPENAI_API_KEY=none)." keeps its bracket and stop
     r"(?i)((?:api[_\-]?key|secret|token|passw(?:or)?d|credentials?|private[_\-]?key|access[_\-]?key)"
-    r"[A-Z0-9_\-]{0,40}['\"]?\s{0,8}[:=]\s{0,8}['\"]?)[^\s'\"\\,;}]{6,}",
+    r"[A-Z0-9_\-]{0,40}['\"]?\s{0,8}[:=]\s{0,8}['\"]?)[^\s'\"\\,;(){}]{6,}",
 ]
 # ("(?i)" applies to its own pattern only)
 _SECRET = re.compile("|".join(f"(?i:{p[4:]})" if p.startswith("(?i)") else f"(?:{p})" for p in _PATTERNS))

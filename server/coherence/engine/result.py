@@ -202,7 +202,7 @@ class CheckResult:
         if ce.stated is not None:
             backing = self.evidence.get("bloc", 0)
             how = ", special-casing that call in their code" if self.evidence.get("special_cased") else ""
-            return f"the docstring says {ce.call} gives {ce.theirs}, yours gives {ce.yours} ({backing} of {ce.total} alternatives agree with the docstring{how})"
+            return f"the docstring says {ce.call} {_gives(ce.theirs)}, yours {_gives(ce.yours)} ({backing} of {ce.total} alternatives agree with the docstring{how})"
         return f"{ce.disagreeing} of {ce.total} alternatives disagree with yours on {ce.call}"
 
     def evidence_and_values(self) -> str:
@@ -255,3 +255,8 @@ class CheckResult:
         if self.status == "coherent":
             return f"trust {self.trust:.2f} · {self.samples} samples × {self.inputs} inputs"
         return f"{self.status}: {self.reason}" if self.reason else self.status
+
+
+def _gives(rendered: str) -> str:
+    """``gives 3``, but ``raises TypeError`` (never "gives raises TypeError")."""
+    return rendered if rendered.startswith("raises ") else f"gives {rendered}"

@@ -38,6 +38,7 @@ def register(server: CoherenceLanguageServer) -> None:
         ls._init_settings = settings_mod.extract_section(params.initialization_options)
         ls.client_trust = settings_mod.client_trust(params.initialization_options)
         ls.client_raises_cap = settings_mod.client_flag(params.initialization_options, "raiseCostCap")
+        ls.client_problem_actions = settings_mod.client_flag(params.initialization_options, "problemActions")
         ls.settings, problems = settings_mod.parse_settings(ls._init_settings)
         ls.init_problems = problems
         asyncio.get_running_loop().call_later(CONFIGURED_TIMEOUT_SECONDS, ls.configured.set)
@@ -106,6 +107,13 @@ def register(server: CoherenceLanguageServer) -> None:
         ls.last_uri = params.text_document.uri
         ls.fan_out("document_change", params)
 
+    @server.feature(types.TEXT_DOCUMENT_WILL_SAVE)
+    def will_save(ls: CoherenceLanguageServer, params: types.WillSaveTextDocumentParams) -> None:
+        # why the save comes (typed, or the editor's autosave), for the didSave that follows
+        state = ls.scheduler.docs.get(params.text_document.uri)
+        if state is not None:
+            state.save_reason = params.reason
+
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE, types.SaveOptions(include_text=False))
     def did_save(ls: CoherenceLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
         if params.text_document.uri not in ls.scheduler.docs:
@@ -116,6 +124,8 @@ def register(server: CoherenceLanguageServer) -> None:
         if state is not None:
             state.saved_at = asyncio.get_running_loop().time()
         ls.fan_out("document_save", params)
+        if state is not None:
+            state.save_reason = None
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: CoherenceLanguageServer, params: types.DidCloseTextDocumentParams) -> None:

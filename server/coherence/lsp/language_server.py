@@ -55,7 +55,8 @@ log = logging.getLogger(__name__)
 EXIT_GRACE_SECONDS = 10.0
 CONFIGURED_TIMEOUT_SECONDS = 15.0
 _ONCE = object()
-_LENS_REFRESH_AGAIN_S = 0.75  # the follow-up code-lens refresh (see _schedule_lens_refresh_again)
+_LENS_REFRESH_AGAIN_S = 0.75
+PROBLEM_NOTIFICATION = "coherence/problem"  # {message, level}: a toast with Open Settings, Show Output  # the follow-up code-lens refresh (see _schedule_lens_refresh_again)
 
 
 def _clean(message: str) -> str:
@@ -87,6 +88,8 @@ class CoherenceLanguageServer(LanguageServer):
         self.client_trust: bool | None = None  # the editor's workspace trust, when the client says
         # the client writes coherence.maxCostUsd when the user raises the cap (the VS Code client)
         self.client_raises_cap = False
+        # the client shows ``coherence/problem`` with Open Settings and Show Output (the VS Code client)
+        self.client_problem_actions = False
         self.scheduler = Scheduler(self)
         self.checking = CheckingFeature(self)
         self.diagnostics = DiagnosticsFeature(self)
@@ -243,9 +246,12 @@ class CoherenceLanguageServer(LanguageServer):
         return bool(cl and cl.refresh_support)
 
     # -- messages ---------------------------------------------------------------------------
-    def notify_problem(self, message: str, once_key: Any = _ONCE, level: str = "warning") -> None:
+    def notify_problem(
+        self, message: str, once_key: Any = _ONCE, level: str = "warning", *, actions: bool = False
+    ) -> None:
         """Show ``message`` once per distinct problem (``once_key``, default the message itself;
-        None shows it every time) and log it."""
+        None shows it every time) and log it.  With ``actions`` (a problem the user fixes in the
+        settings), a client that says it can shows it with Open Settings and Show Output."""
         key = message if once_key is _ONCE else once_key
         message = _clean(message)
         kind = {"error": types.MessageType.Error, "warning": types.MessageType.Warning}.get(
@@ -262,6 +268,9 @@ class CoherenceLanguageServer(LanguageServer):
             return
         if key is not None:
             self._shown.add(key)
+        if actions and self.client_problem_actions:
+            self.protocol.notify(PROBLEM_NOTIFICATION, {"message": message, "level": level})
+            return
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
     def show_info(self, message: str) -> None:

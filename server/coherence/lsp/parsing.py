@@ -108,6 +108,7 @@ class DocumentParsing:
             state.targets, state.current_keys, state.syntax_error = {}, {}, None
             state.results.clear()
             state.result_keys.clear()
+            state.failed.clear()
             return
         try:
             config: CheckConfig | None = self.config_for(state)
@@ -139,6 +140,7 @@ class DocumentParsing:
         for gone in set(state.results) - set(state.targets):
             state.results.pop(gone, None)
             state.result_keys.pop(gone, None)
+            state.failed.pop(gone, None)
         state.current_keys = {}
         if config is None:
             return
@@ -149,9 +151,8 @@ class DocumentParsing:
         for q, key in zip(state.targets, results_keys(list(state.targets.values()), config)):
             state.current_keys[q] = key
             cached = self.cache.get(key)
-            if cached is not None:
-                state.results[q] = cached
-                state.result_keys[q] = key
+            if cached is not None and state.results.get(q) is not cached:
+                state.show(q, cached, key)
 
     def _with_baseline(self, state, targets: list) -> list:
         """The targets with the disagreements of the nearest baseline file accepted, as

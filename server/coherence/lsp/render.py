@@ -66,12 +66,17 @@ def _diagnostic_message(r: CheckResult) -> str:
     return f"{r.name} could not be checked: {r.reason}"
 
 
-def lens_title(r: CheckResult | None, *, checking: bool, stale: bool = False) -> str:
+def lens_title(
+    r: CheckResult | None, *, checking: bool, stale: bool = False, failure: CheckResult | None = None
+) -> str:
     if checking:
         return "coherence: checking…"
     if r is None:
         return "coherence: not checked · click to check"
-    if r.status in ("coherent", "incoherent"):
+    if r.status in ("coherent", "incoherent") and r.accepted and r.finding in ("", "hint"):
+        # what the user accepted, not the disagreement worded as evidence against their code
+        title = f"coherence: accepted as intended: {', '.join(r.accepted)}"
+    elif r.status in ("coherent", "incoherent"):
         title = f"coherence: {r.finding} · {r.headline()}" if r.finding else f"coherence: {r.headline()}"
         if partial_sampling(r):
             title += f" · {partial_sampling(r)}"
@@ -83,6 +88,8 @@ def lens_title(r: CheckResult | None, *, checking: bool, stale: bool = False) ->
         title = f"coherence: error — {r.reason}"
     if stale:
         title += " (earlier version)"
+    if failure is not None and r is not None:
+        title += f" · {failed_note(r, failure)}"
     return _one_line(title, 160)
 
 
@@ -120,6 +127,21 @@ def _block(code: str) -> str:
     return f"{fence}python\n{code}\n{fence}"
 
 
+def failed_note(kept: CheckResult, failure: CheckResult | None = None) -> str:
+    """``"last checked 10:42; this check failed: <why>"``: said beside a finding that a failed
+    check left standing (without ``failure``: the first half only)."""
+    when = time.strftime("%H:%M", time.localtime(kept.checked_at)) if kept.checked_at else "earlier"
+    note = f"last checked {when}"
+    if failure is not None:
+        note += f"; this check failed: {failure.reason.removeprefix('coherence: ')}"
+    return note
+
+
+def failure_markdown(kept: CheckResult, failure: CheckResult) -> str:
+    """The hover's line under a finding that a failed check left standing."""
+    return f"**{_text(failed_note(kept, failure).capitalize())}**"
+
+
 def _ago(ts: float) -> str:
     if not ts:
         return "?"
@@ -133,13 +155,29 @@ def _ago(ts: float) -> str:
 
 
 def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = False) -> str:
+    """The hover: verdict, the evidence and the counterexample's values first, then the figures,
+    in few lines (VS Code's hover is 250 px high); the alternatives' code is behind Show alternatives."""
     lines: list[str] = []
     verdict = r.finding or r.status
     lines.append(f"**coherence** · {_code(r.qualname or r.name)} · **{verdict}**")
-    if r.finding and r.counterexample is not None:
-        # the evidence first: who disagrees, on what
+    ce = r.counterexample
+    if r.finding and ce is not None:
+        # the evidence first: who disagrees, on what, and what each side gives
         lines.append("")
-        lines.append(f"{r.evidence_line().replace(r.counterexample.call, _code(r.counterexample.call))}")
+        lines.append(f"{r.evidence_line().replace(ce.call, _code(ce.call))}")
+    if ce is not None and r.status not in ("skipped", "error"):
+        lines.append("")
+        lines.append(f"counterexample: {_code(ce.call)}")
+        lines.append("")
+        lines.append(f"- yours: {_code(ce.yours)}")
+        if ce.stated is not None:
+            lines.append(f"- your docstring's example: {_code(ce.stated)}")
+        for alt in ce.alternatives:
+            lines.append(f"- {alt.shown(ce.total, _code)}")
+        if ce.shrunk_from:
+            lines.append(f"- (shrunk from {_code(ce.shrunk_from)})")
+        if ce.mutation:  # yours changes an argument the alternatives leave alone, in words
+            lines.append(f"- {_text(ce.mutation)}")
     why = (r.evidence or {}).get("why")
     if r.status == "incoherent" and r.severity == "hint" and why:
         lines.append("")
@@ -162,22 +200,15 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
     if r.status == "nondeterministic":
         lines.append("")
         lines.append(_text(r.reason))
+    if r.outside_domain:
+        lines.append("")
+        lines.append(f"Every disagreement is on inputs outside the stated domain: {_text(r.outside_domain)}.")
+    if r.accepted:
+        lines.append("")
+        lines.append(f"Accepted as intended: {', '.join(_code(c) for c in r.accepted)}.")
 
     lines.append("")
-    # the counterexample and what each side gives, then what the evidence says in numbers
-    ce = r.counterexample
-    if ce is not None:
-        lines.append(f"counterexample: {_code(ce.call)}")
-        lines.append("")
-        lines.append(f"- yours: {_code(ce.yours)}")
-        if ce.stated is not None:
-            lines.append(f"- your docstring's example: {_code(ce.stated)}")
-        for alt in ce.alternatives:
-            lines.append(f"- {alt.shown(ce.total, _code)}")
-        if ce.shrunk_from:
-            lines.append("")
-            lines.append(f"(shrunk from {_code(ce.shrunk_from)})")
-        lines.append("")
+    # then what the evidence says in numbers: trust in words first
     if r.trust is not None:
         lines.append(f"**trust {r.trust:.2f}**: {in_words(r.trust)}.")
         lines.append("")
@@ -204,18 +235,6 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
             k, total = alternatives_disagreeing(r)
             lines.append(f"{k} of {total} disagree: {_text(r.panel_line())}")
             lines.append("")
-
-    if r.outside_domain:
-        lines.append(f"Every disagreement is on inputs outside the stated domain: {_text(r.outside_domain)}.")
-        lines.append("")
-    if r.accepted:
-        lines.append(f"Accepted as intended: {', '.join(_code(c) for c in r.accepted)}.")
-        lines.append("")
-    if r.disagreeing_code:
-        lines.append("most common disagreeing alternative:")
-        lines.append("")
-        lines.append(_block(r.disagreeing_code.rstrip()))
-        lines.append("")
     cost = f" · ${r.cost_usd:.4f}" if r.cost_usd else " · $0"
     if r.cost_split():
         cost += f" ({_text(r.cost_split())})"
@@ -223,9 +242,12 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
     lines.append(
         f"{r.samples} samples × {r.inputs} inputs · model {_code(model)}{cost} · checked {_ago(r.checked_at)} in {r.seconds:.1f} s"
     )
-    if r.sampling:
+    if partial_sampling(r):  # only when samples are missing: "9 of 9" says nothing
         lines.append("")
-        lines.append(f"_{_text(r.sampling)}_")
+        lines.append(f"_{_text(partial_sampling(r))}_")
+    if r.disagreeing_code:
+        lines.append("")
+        lines.append("_Their code: Show alternatives (Ctrl+.)_")
     return "\n".join(lines)
 
 

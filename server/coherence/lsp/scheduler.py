@@ -25,7 +25,8 @@ from coherence.lsp.budget import WindowBudget
 from coherence.lsp.checkers import CheckerPool
 from coherence.lsp.parsing import DocumentParsing, FileProblem
 from coherence.lsp.progress import BatchProgress, NullProgress
-from coherence.lsp.state import DocumentState, Job, ResultCache
+from coherence.lsp.render import failed_note
+from coherence.lsp.state import DocumentState, Job, ResultCache, is_finding
 
 if TYPE_CHECKING:
     from coherence.engine.check import Checker
@@ -43,6 +44,10 @@ SETTLE_SECONDS = 0.25
 # After a save with no edit since, a shorter wait: long enough that an edit arriving right
 # behind the save (format on save, an edit storm) still cancels the check before it starts.
 SAVE_SETTLE_SECONDS = 0.05
+# After an autosave, a check that would buy samples (its function's spec changed) waits until the
+# document has been still this long: code-server's default autosave saves ~1 s after every pause
+# in typing, and each pause in a docstring edit would otherwise buy a batch.
+SPEC_SETTLE_SECONDS = 5.0
 
 
 class Scheduler(CheckerPool, DocumentParsing):
@@ -151,7 +156,13 @@ class Scheduler(CheckerPool, DocumentParsing):
             config = self.config_for(state)
         except ConfigurationError as exc:
             state.config_error = str(exc)
-            self.ls.notify_problem(str(exc))
+            for q, target in state.targets.items():  # the findings shown stay, marked as older
+                if qualnames is None or q in qualnames:
+                    failure = _error_result(target, str(exc))
+                    failure.config_error = True
+                    if q in state.results:
+                        state.show_failure(q, failure, "")
+            self.ls.notify_problem(str(exc), actions=True)
             self.ls.refresh(uri)
             return []
         state.config_error = None
@@ -176,8 +187,7 @@ class Scheduler(CheckerPool, DocumentParsing):
                 continue
             cached = self.cache.get(key)
             if cached is not None and not force:
-                state.results[q] = cached
-                state.result_keys[q] = key
+                state.show(q, cached, key)
                 results[q] = cached
                 continue
             if target.skip_reason:
@@ -186,8 +196,7 @@ class Scheduler(CheckerPool, DocumentParsing):
                 result.status = "skipped"
                 result.delta = config.delta
                 self.cache.put(key, result)
-                state.results[q] = result
-                state.result_keys[q] = key
+                state.show(q, result, key)
                 results[q] = result
                 continue
             running = state.jobs.get(q)
@@ -216,6 +225,7 @@ class Scheduler(CheckerPool, DocumentParsing):
                 target=target,
                 forced=force,
                 urgent=force or not unchanged,
+                autosave=reason == "autosave",
             )
             state.jobs[q] = job
             self.stats["checksQueued"] += 1
@@ -309,6 +319,45 @@ class Scheduler(CheckerPool, DocumentParsing):
                 return
             await asyncio.sleep(wait)
 
+    async def _settle_spec(self, job: Job, checker: Checker) -> None:
+        """An autosave's check that would request samples waits until the document has been
+        still for SPEC_SETTLE_SECONDS (a change cancels it meanwhile); one using cached or
+        replayed samples does not wait."""
+        if job.target.skip_reason or not await self.needs_samples(job.target, checker):
+            return
+        log.debug("%s needs new samples: waiting until the document is still", job.qualname)
+        loop = asyncio.get_running_loop()
+        while not job.cancel.is_set():
+            state = self.docs.get(job.uri)
+            if state is None:
+                return
+            wait = SPEC_SETTLE_SECONDS - (loop.time() - max(state.changed_at, state.saved_at))
+            if wait <= 0:
+                return
+            await asyncio.sleep(wait)
+
+    async def needs_samples(self, target: Target, checker: Checker) -> bool:
+        """Whether checking ``target`` would request samples from the model (none are cached)."""
+        await self.ready(checker)
+        if not getattr(checker.provider, "cacheable", False):
+            return False  # a replay file
+        from coherence.engine.sampling.cost import estimate_provider
+
+        cfg = checker.config
+        try:
+            est = await asyncio.to_thread(
+                estimate_provider,
+                checker.provider,
+                [target],
+                samples=cfg.samples,
+                temperature=cfg.temperature,
+                cache=checker.cache,
+            )
+        except Exception:  # an estimate that fails must not stop the check
+            log.debug("estimating the samples of %s failed", target.name, exc_info=True)
+            return True
+        return any(f.requested > 0 for f in est.functions)
+
     async def _run_job(
         self, job: Job, checker: Checker, progress: BatchProgress | NullProgress, remaining: dict
     ) -> CheckResult | None:
@@ -322,6 +371,8 @@ class Scheduler(CheckerPool, DocumentParsing):
                     await self._urgent_done.wait()
             if not job.forced:
                 await self._settle(job)
+            if job.autosave:
+                await self._settle_spec(job, checker)
             async with self.semaphore:
                 if job.cancel.is_set() or self.ls.stopping:
                     raise CheckCancelled("superseded before it started")
@@ -333,6 +384,7 @@ class Scheduler(CheckerPool, DocumentParsing):
                 if refusal:  # past the window's cost cap: shown, never cached
                     refused = result = _error_result(job.target, refusal)
                     result.status = "skipped"
+                    result.extra["refused"] = True
                 else:
 
                     def report(message: str, fraction: float) -> None:
@@ -348,7 +400,7 @@ class Scheduler(CheckerPool, DocumentParsing):
             # Configuration, key, provider: one message per distinct problem, not per function
             # (a provider failure is one problem however many functions hit it).
             kind = getattr(exc, "kind", None)
-            self.ls.notify_problem(str(exc), once_key=(type(exc).__name__, kind) if kind else str(exc))
+            self.ls.notify_problem(str(exc), once_key=(type(exc).__name__, kind) if kind else str(exc), actions=True)
             result = _error_result(job.target, str(exc))
             result.config_error = True
         except Exception as exc:  # a bug must not take the server down
@@ -371,8 +423,16 @@ class Scheduler(CheckerPool, DocumentParsing):
         if state.version != job.version:
             log.debug("dropping the result of %s for version %s (now %s)", job.qualname, job.version, state.version)
             return result
-        state.results[job.qualname] = result
-        state.result_keys[job.qualname] = job.key
+        if is_finding(result):
+            state.show(job.qualname, result, job.key)
+        elif state.show_failure(job.qualname, result, job.key) and not result.config_error and result is not refused:
+            # a finding stays shown; the failure is said once per reason (config errors and the
+            # cost cap already were, above and in ``budget``)
+            self.ls.notify_problem(
+                f"coherence: checking {job.target.name} failed: {result.reason}. {failed_note(state.results[job.qualname])}",
+                once_key=("check failed", result.reason),
+                actions=True,
+            )
         self.last_checked = (job.uri, job.qualname)
         if not self.ls.stopping:
             self.ls.refresh(job.uri)

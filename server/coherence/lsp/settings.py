@@ -313,11 +313,34 @@ def build_config(
             "in the editor settings, or [tool.coherence] model = ... in pyproject.toml."
             + (f" ({resolved.notice.removeprefix('coherence: ')})" if resolved.notice else "")
         )
+    switched = source_switch(settings, resolved)
+    if switched:
+        resolved = replace(resolved, notice=f"{resolved.notice} {switched}" if resolved.notice else switched)
     if config.replay and not Path(config.replay).is_file():
         raise ConfigurationError(
             f"coherence: the replay file {config.replay} does not exist (setting coherence.replay)."
         )
     return replace(resolved, config=config.validated())
+
+
+def source_switch(settings: Settings, resolved: Resolved) -> str | None:
+    """The sentence saying that an editor setting replaced the project's source of samples (its
+    model by a replay file, or its replay file by a model), or None when it did not."""
+    project = resolved.project.values if resolved.project else {}
+    where = resolved.project.path.name if resolved.project else "pyproject.toml"
+    if (settings.model or settings.models) and project.get("replay"):
+        model = settings.model or ", ".join(settings.models)
+        return (
+            f"coherence: your setting coherence.model{'s' if settings.models else ''} ({model}) replaces the "
+            f"project's recorded samples ({where}: replay): checks ask the model, which may cost money. "
+            "Clear the setting to use the project's replay."
+        )
+    if settings.replay and (project.get("model") or project.get("models")):
+        return (
+            f"coherence: your setting coherence.replay replaces the project's model ({where}): "
+            "samples are read from the replay file."
+        )
+    return None
 
 
 def only_the_cap_differs(old: Settings, new: Settings) -> bool:

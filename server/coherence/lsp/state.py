@@ -11,6 +11,8 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
+from lsprotocol import types
+
 from coherence.engine.redact import redact_tree
 from coherence.engine.result import CheckResult
 from coherence.engine.spec import Target
@@ -32,6 +34,9 @@ class Job:
     task: asyncio.Task | None = None
     started: bool = False
     forced: bool = False
+    # started by an autosave: if it needs new samples, it waits until the document has been
+    # still for SPEC_SETTLE_SECONDS (an edit in between cancels it)
+    autosave: bool = False
     # Urgent: the function itself changed (or was asked for).  Background: only its module or the
     # settings changed; it waits until no urgent check is pending, so an edited function gets the
     # machine to itself.
@@ -56,12 +61,26 @@ class DocumentState:
     result_keys: dict[str, str] = field(default_factory=dict)
     current_keys: dict[str, str] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
+    # A function's latest check that failed (no key, provider down, timeout, cost cap) while an
+    # earlier finding stays shown: a finding is only ever replaced by another finding.
+    failed: dict[str, CheckResult] = field(default_factory=dict)
     # Why the whole file is not checked (too large, not UTF-8, configuration problem).
     file_problem: str | None = None
     config_error: str | None = None
     last_published: list | None = None
     changed_at: float = 0.0  # loop time of the last didChange
     saved_at: float = float("-inf")  # loop time of the last didSave
+    # the reason of the willSave before the coming didSave (None: the client sent none)
+    save_reason: int | None = None
+
+    @property
+    def autosaved(self) -> bool:
+        """Whether the save being handled is the editor's autosave (after a delay, or on focus
+        change), not one the user asked for."""
+        return self.save_reason in (
+            types.TextDocumentSaveReason.AfterDelay,
+            types.TextDocumentSaveReason.FocusOut,
+        )
 
     def target_at_line(self, line0: int, *, body: bool = False) -> Target | None:
         """The function whose def (decorators to the name line; with ``body`` the whole
@@ -76,12 +95,43 @@ class DocumentState:
                 return t
         return None
 
+    def show(self, qualname: str, result: CheckResult, key: str) -> None:
+        """Show ``result`` (a finding) for the function, in place of any earlier one."""
+        self.results[qualname] = result
+        self.result_keys[qualname] = key
+        self.failed.pop(qualname, None)
+
+    def show_failure(self, qualname: str, failure: CheckResult, key: str) -> bool:
+        """A check that found nothing: kept beside the finding shown, if any (True), else shown
+        itself (False, and the next finding replaces it)."""
+        shown = self.results.get(qualname)
+        if shown is not None and is_finding(shown) and self.failed.get(qualname) is not shown:
+            self.failed[qualname] = failure
+            return True
+        self.results[qualname] = failure
+        self.result_keys[qualname] = key
+        self.failed[qualname] = failure  # it is its own failure: nothing older to keep
+        return False
+
+    def failure_beside(self, qualname: str) -> CheckResult | None:
+        """The failed check shown beside the function's standing finding, if any."""
+        failure = self.failed.get(qualname)
+        return failure if failure is not None and self.results.get(qualname) is not failure else None
+
     def is_fresh(self, qualname: str) -> bool:
         key = self.current_keys.get(qualname)
         return key is not None and self.result_keys.get(qualname) == key
 
     def checking(self) -> int:
         return sum(1 for j in self.jobs.values() if not j.cancel.is_set())
+
+
+FINDINGS = ("coherent", "incoherent", "nondeterministic", "skipped")
+
+
+def is_finding(result: CheckResult) -> bool:
+    """Whether a result says something about the function (not: the check could not run)."""
+    return result.status in FINDINGS and not result.extra.get("refused")
 
 
 class ResultCache:

@@ -1,5 +1,9 @@
 """When checks run (setting ``runOn``): ``save`` checks on save; ``open`` on open and on save;
-``change`` while typing (debounced) and on save; ``manual`` only from a command.  Opening a file
+``change`` while typing (debounced) and on save; ``manual`` only from a command.  An autosave (the
+editor saving after a delay or on a focus change, as its willSave says) checks like a save, except
+that a function whose check needs new samples (its spec changed) waits until the document has
+been still for ``scheduler.SPEC_SETTLE_SECONDS``: body edits use the cached samples at once, and a
+spec typed with pauses buys one batch, once it is done.  Opening a file
 never starts a check unless ``runOn`` is ``open``: it shows the results already computed for its
 functions (the results cache, keyed by content), which costs nothing.  A new edit cancels the
 document's checks in flight; closing a document forgets it."""
@@ -40,8 +44,12 @@ class CheckingFeature(LanguageFeature):
         if self.ls.settings.runOn == "manual":
             return
         uri = params.text_document.uri
+        state = self.ls.scheduler.docs.get(uri)
+        autosave = state is not None and state.autosaved
         self.ls.scheduler.cancel_debounce(uri)
-        self.ls.run_task(self.ls.scheduler.check_document(uri, reason="save"), name=f"check {uri}")
+        self.ls.run_task(
+            self.ls.scheduler.check_document(uri, reason="autosave" if autosave else "save"), name=f"check {uri}"
+        )
 
     def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
         self.ls.scheduler.close(params.text_document.uri)

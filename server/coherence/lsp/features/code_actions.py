@@ -3,11 +3,12 @@
 * "Check coherence": runs the check now (a command, with progress);
 * "Show alternatives": your function beside each other behaviour cluster's (a command,
   ``features.alternatives``);
-* "Add counterexample as a regression test expecting yours (`0`)" / "... expecting theirs (`1`)":
+* "Add counterexample as a regression test expecting yours (0)" / "... expecting theirs (1)":
   a pytest test in test_<module>_coherence.py next to the module (created or appended) that pins
   the chosen side's outcome, then the file opened at it; neither is offered once either exists;
 * "Replace body with the majority alternative": only when the user's function is in a minority;
-  the client previews it first where it can (a change annotation that needs confirmation);
+  applied at once, as one edit the editor's undo takes back (an annotation that needs no
+  confirmation: VS Code's refactor preview would show it unticked, and Apply would apply nothing);
 * "Accept this disagreement as intended": a ``# coherence: accept <call>`` comment above the
   function (``engine.check``: the alternatives that disagree with yours on that call are another
   reading of the spec, no longer evidence against yours).
@@ -238,7 +239,7 @@ class CodeActionsFeature(LanguageFeature):
                 content = edits.apply_changes(existing, changes)
                 edit = self._document_edit(test_uri, existing, changes, version)
             test_line = content.splitlines().index(test_source.splitlines()[0])
-            title = f"Add counterexample as a regression test expecting {side} (`{_short(shown)}`)"
+            title = f"Add counterexample as a regression test expecting {side}{_shown_value(shown)}"
             out.append(
                 types.CodeAction(
                     title=title,
@@ -282,11 +283,11 @@ class CodeActionsFeature(LanguageFeature):
             return None
         if not (self._supports_document_changes() and self._supports_annotations()):
             return self._document_edit(uri, source, changes, doc.version)
-        # Shown before it is applied: VS Code opens its refactor preview for an edit that needs confirmation.
+        # Labelled (the editor's undo names it), applied without a preview.
         majority = max(result.clusters, key=lambda c: c.size)
         annotation = types.ChangeAnnotation(
             label="Replace body with the majority alternative",
-            needs_confirmation=True,
+            needs_confirmation=False,
             description=f"{majority.size} of {result.samples} programs behave like it",
         )
         text_edits = [
@@ -308,5 +309,7 @@ class CodeActionsFeature(LanguageFeature):
         return bool(we and we.change_annotation_support is not None)
 
 
-def _short(rendered: str, limit: int = 30) -> str:
-    return rendered if len(rendered) <= limit else rendered[: limit - 1] + "…"
+def _shown_value(rendered: str, limit: int = 40) -> str:
+    """`` (0)`` after a title, or nothing for a value too long to show whole: a menu item is
+    plain text (no backticks), and a value cut in the middle would misquote it."""
+    return f" ({rendered})" if len(rendered) <= limit and "\n" not in rendered else ""

@@ -24,7 +24,10 @@ class CodeLensFeature(LanguageFeature):
                 title = title if len(title) <= 160 else title[:159] + "…"
             else:
                 title = lens_title(
-                    result, checking=checking, stale=result is not None and not checking and not state.is_fresh(q)
+                    result,
+                    checking=checking,
+                    stale=result is not None and not checking and not state.is_fresh(q),
+                    failure=state.failure_beside(q),
                 )
             line = target.name_line - 1
             lenses.append(

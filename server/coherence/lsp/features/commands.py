@@ -1,5 +1,5 @@
 """workspace/executeCommand: check function / file (the workspace: ``workspace.py``), clear the
-cache, show the last result as JSON.
+cache, show the last result (its fields and its text as Markdown).
 
 Arguments are accepted in the forms clients send: ``[uri, line]`` (code lens, code actions),
 ``[{"uri": ..., "position": {"line": ..., "character": ...}}]`` (the VS Code palette) or
@@ -14,7 +14,8 @@ import os
 from typing import Any
 
 from coherence.lsp.features import LanguageFeature
-from coherence.lsp.state import result_json
+from coherence.lsp.render import failure_markdown, hover_markdown
+from coherence.lsp.state import DocumentState, result_json
 
 log = logging.getLogger(__name__)
 
@@ -167,6 +168,9 @@ class CommandsFeature(LanguageFeature):
         }
 
     def show_last_result(self, *args: Any) -> dict | None:
+        """The result (its fields, and ``markdown``: the hover's text, for a client to show as a
+        document) of the function at ``[uri, line]``, of every function of ``[uri]``
+        (``{"functions": [...]}``), or with no arguments the latest one checked."""
         uri, line = parse_location(args)
         sched = self.ls.scheduler
         if uri is None:
@@ -174,14 +178,22 @@ class CommandsFeature(LanguageFeature):
                 return None
             uri, q = sched.last_checked
             state = sched.docs.get(uri)
-            r = state.results.get(q) if state else None
-            return result_json(r) if r else None
+            return _shown(state, q) if state else None
         state = sched.refresh_parse(uri)
         if line is None:
-            results = [result_json(r) for q, r in state.results.items() if q in state.targets]
-            return {"functions": results}
+            return {"functions": [shown for q in state.targets if (shown := _shown(state, q)) is not None]}
         target = state.target_at_line(line, body=True)
         if target is None:
             return None
-        r = state.results.get(target.qualname or target.name)
-        return result_json(r) if r else None
+        return _shown(state, target.qualname or target.name)
+
+
+def _shown(state: DocumentState, qualname: str) -> dict | None:
+    r = state.results.get(qualname)
+    if r is None:
+        return None
+    markdown = hover_markdown(r, stale=not state.is_fresh(qualname))
+    failure = state.failure_beside(qualname)
+    if failure is not None:
+        markdown = f"{failure_markdown(r, failure)}\n\n{markdown}"
+    return {**result_json(r), "markdown": markdown}

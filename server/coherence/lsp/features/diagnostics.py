@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from coherence.engine.redact import display
 from coherence.engine.result import CheckResult
 from coherence.lsp.features import LanguageFeature
-from coherence.lsp.render import client_column, diagnostic_message, diagnostic_severity
+from coherence.lsp.render import client_column, diagnostic_message, diagnostic_severity, failed_note
 from coherence.lsp.state import DocumentState, result_json
 
 SOURCE = "coherence"
@@ -69,10 +70,14 @@ class DiagnosticsFeature(LanguageFeature):
             col = target.column if target else result.column
             name = result.name
             severity = types.DiagnosticSeverity(level)
+            message = diagnostic_message(result)
+            failure = state.failure_beside(q)
+            if failure is not None:  # the finding stands; the check that failed is said beside it
+                message += f" ({display(failed_note(result, failure))})"
             out.append(
                 types.Diagnostic(
                     range=self.ls.name_range(lines, line, col, len(name)),
-                    message=diagnostic_message(result),
+                    message=message,
                     severity=severity,
                     source=SOURCE,
                     code=CODES.get(result.status, "check-error"),

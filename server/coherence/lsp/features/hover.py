@@ -6,7 +6,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from coherence.lsp.features import LanguageFeature
-from coherence.lsp.render import hover_markdown
+from coherence.lsp.render import failure_markdown, hover_markdown
 
 
 class HoverFeature(LanguageFeature):
@@ -27,6 +27,9 @@ class HoverFeature(LanguageFeature):
             value = f"**coherence** · `{q}` · checking…"
         else:
             value = hover_markdown(result, stale=not state.is_fresh(q), checking=checking)
+            failure = state.failure_beside(q)
+            if failure is not None:
+                value = f"{failure_markdown(result, failure)}\n\n{value}"
         lines = self.ls.document_lines(state)
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=value),

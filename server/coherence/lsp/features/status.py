@@ -1,5 +1,5 @@
 """The ``coherence/status`` notification ({checking, incoherent, coherent, skipped}, plus
-nondeterministic and errors, ``sandbox``: which sandboxes the results ran in, and ``spentUsd`` /
+nondeterministic, errors and failed (the latest check failed), ``sandbox``: which sandboxes the results ran in, and ``spentUsd`` /
 ``maxCostUsd``: the window's spending and its cap), sent whenever it changes.  The VS Code status bar shows it."""
 
 from __future__ import annotations
@@ -49,6 +49,8 @@ def counts(docs: dict[str, DocumentState]) -> dict[str, int]:
         "skipped": 0,
         "nondeterministic": 0,
         "errors": 0,
+        # functions whose latest check failed (their earlier finding, if any, still counted above)
+        "failed": 0,
     }
     for state in docs.values():
         counts["checking"] += state.checking()
@@ -58,6 +60,8 @@ def counts(docs: dict[str, DocumentState]) -> dict[str, int]:
             r = state.results.get(q)
             if r is None:
                 continue
+            if state.failure_beside(q) is not None:
+                counts["failed"] += 1
             if r.status in ("incoherent", "coherent", "skipped", "nondeterministic"):
                 counts[r.status] += 1
                 if r.finding in ("warning", "information", "hint"):

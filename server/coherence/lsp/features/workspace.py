@@ -157,9 +157,11 @@ class WorkspaceFeature(LanguageFeature):
         open_uris = {u for u, s in sched.docs.items() if s.open}
         for uri in uris:
             sched.state(uri, open_=uri in open_uris)
+        # the files with marked functions, as the estimate counted them ("3 files", then "checking 3 files")
+        marked = sum(1 for uri in uris if _has_targets(sched, uri))
         progress = BatchProgress(
             self.ls,
-            f"coherence: checking {len(uris)} files",
+            f"coherence: checking {marked} file{'s' if marked != 1 else ''}",
             len(uris),
             on_cancel=lambda: [sched.cancel(u, reason="cancelled") for u in uris],
         )
@@ -187,6 +189,14 @@ class WorkspaceFeature(LanguageFeature):
             for r in batch:
                 counts[r.status] = counts.get(r.status, 0) + 1
         return {"files": files, "functions": sum(counts.values()), "counts": counts}
+
+
+def _has_targets(sched, uri: str) -> bool:
+    try:
+        state = sched.refresh_parse(uri)
+    except FileProblem:
+        return False
+    return bool(state.targets) and not state.file_problem
 
 
 def describe(est: dict) -> str:
