@@ -166,6 +166,9 @@ class DocumentParsing:
                 return targets
             accepted = baseline.load_cached(found)
         except (OSError, baseline.BaselineError) as exc:
-            log.warning("ignoring the baseline for %s: %s", state.path, exc)
+            # shown, not only logged: a broken baseline would otherwise hide why accepted
+            # disagreements come back (once per file and problem)
+            message = f"coherence: ignoring the baseline for {Path(state.path).name}: {exc}"
+            self.ls.notify_problem(message, once_key=("baseline", str(exc)))
             return targets
         return [accepted.apply(t) for t in targets]
