@@ -21,18 +21,19 @@ def results_key(target: Target, config: CheckConfig) -> str:
     return results_keys([target], config)[0]
 
 
-def results_keys(targets: list[Target], config: CheckConfig) -> list[str]:
+def results_keys(targets: list[Target], config: CheckConfig, siblings: list[Target] | None = None) -> list[str]:
     """``results_key`` of each target; the module's own work (its marked functions, its lines)
     is done once per module, not once per function, and each function's share is linear in its
     own source: the language server keys every function of a document each time it parses it, and
-    a document can hold thousands."""
+    a document can hold thousands.  ``siblings``: every marked function of the targets' one
+    module in ``config.mode``, when the caller already found them."""
     settings = repr(config)
     modules: dict[tuple[str | None, str], _Module] = {}
     keys = []
     for target in targets:
         module = modules.get((target.module_source, target.path))
         if module is None:
-            module = modules[(target.module_source, target.path)] = _Module(target, config.mode)
+            module = modules[(target.module_source, target.path)] = _Module(target, config.mode, siblings)
         # what the user accepted (comments, a baseline file) changes the verdict, so the key
         parts = [
             target.spec.spec_hash,
@@ -53,11 +54,12 @@ class _Module:
     hashed once: a function's context is the outside, its own span and the spans of the marked
     functions it names, with where each span sits among the outside lines."""
 
-    def __init__(self, target: Target, mode: str):
-        try:
-            siblings = find_targets(target.module_source, target.path, mode=mode)
-        except SyntaxError:
-            siblings = []
+    def __init__(self, target: Target, mode: str, siblings: list[Target] | None = None):
+        if siblings is None:
+            try:
+                siblings = find_targets(target.module_source, target.path, mode=mode)
+            except SyntaxError:
+                siblings = []
         self.lines = target.module_source.splitlines()
         self.spans = [(t.line, t.end_line) for t in siblings]
         self.by_name: dict[str, list[int]] = {}

@@ -233,13 +233,15 @@ def _analyse(work: _Work) -> _Analysis:
     except Exception as exc:  # never let a strange file take the server down
         log.exception("finding marked functions in %s failed", work.uri)
         return _Analysis(syntax_error=(1, f"could not analyse the file: {exc}"))
-    targets, problem = _with_baseline(work, targets)
-    targets = list({t.qualname or t.name: t for t in targets}.values())  # as the state holds them
+    found, problem = _with_baseline(work, targets)
+    targets = list({t.qualname or t.name: t for t in found}.values())  # as the state holds them
     keys: list[str] = []
     if work.config is not None:
         from coherence.engine.results_key import results_keys
 
-        keys = results_keys(targets, work.config)
+        # found in the configuration's mode with no include or exclude: they are the module's siblings
+        plain = work.mode == work.config.mode and not work.include and not work.exclude
+        keys = results_keys(targets, work.config, siblings=found if plain else None)
     return _Analysis(targets, keys, None, problem)
 
 
