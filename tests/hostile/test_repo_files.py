@@ -299,9 +299,9 @@ async def test_ten_thousand_marked_functions_do_not_stall_the_server(start, work
     it is, and then the big document's functions are all there."""
     big = many_functions(10_000)
     (workspace / "many.py").write_text(big)
-    lsp = await start()
+    lsp = await start(capture_stderr=True)
     small = lsp.open("textutils.py")
-    await lsp.code_lens(small)
+    await asyncio.wait_for(lsp.code_lens(small), TIMEOUT)
     many = lsp.open("many.py", big)
     lenses = await asyncio.wait_for(lsp.code_lens(small), 30)  # the loop is free
     assert len(lenses) >= 2
@@ -309,9 +309,14 @@ async def test_ten_thousand_marked_functions_do_not_stall_the_server(start, work
     assert hover is None or isinstance(hover, types.Hover)
 
     async def all_lenses() -> int:
-        return len(await lsp.code_lens(many))
+        try:
+            return len(await asyncio.wait_for(lsp.code_lens(many), TIMEOUT))
+        except asyncio.TimeoutError:
+            raise AssertionError(f"no code lenses for the big document\n{lsp.stderr()[-3000:]}") from None
 
     deadline = asyncio.get_running_loop().time() + 10 * TIMEOUT
     while (found := await all_lenses()) < 10_000:
-        assert asyncio.get_running_loop().time() < deadline, f"{found} of 10,000 functions after {10 * TIMEOUT}s"
+        assert asyncio.get_running_loop().time() < deadline, (
+            f"{found} of 10,000 functions after {10 * TIMEOUT}s\n{lsp.stderr()[-3000:]}"
+        )
         await asyncio.sleep(0.5)
