@@ -9,6 +9,10 @@
   ``build_messages`` (what a check sends);
 * language-server faults: every fault of ``tests/faults/test_lsp_framing.py`` against one real
   ``coherence serve`` over raw stdio, each followed by a request that must be answered;
+* repository files: what a cloned repository ships (``tests/hostile/repo_files.py``): links
+  planted as the report or the baseline, an untrusted table that raises samples, mode, the cost
+  cap or the time budgets, baselines nested deep or too large, gzip replay bombs, test files the
+  seeder cannot decode, thousands of marked functions to key;
 * with ``--sandbox``: the hostile corpus (``tests/hostile/corpus.py``) in each sandbox mode that
   works here, one line per attack class, naming the user it ran as and the sandbox that ran it
   (CI runs it as root and again as an ordinary user, see ``.ci/run``), then the attacks on the
@@ -72,6 +76,12 @@ def server_faults() -> dict[str, list[str]]:
             code = server.close()
         out["exit 0 after shutdown"] = [] if code == 0 else [f"exit code {code}"]
     return out
+
+
+def repository_files() -> dict[str, list[str]]:
+    from tests.hostile.repo_files import run_all
+
+    return run_all()
 
 
 def sandbox_tally() -> int:
@@ -157,6 +167,7 @@ def main() -> int:
         ("report values", reports),
         ("prompt secrets", prompts),
         ("language-server faults", server_faults),
+        ("repository files", repository_files),
     ):
         started = time.monotonic()
         results = run()

@@ -286,7 +286,7 @@ def cases() -> list[Case]:
         ),
         Case(
             "include/exclude `path::name` globs",
-            ["check", "lib", "--format", "json"],
+            ["check", "lib", "--format", "json", "--trust-workspace"],
             {
                 "pyproject.toml": '[tool.coherence]\nreplay = "samples.jsonl"\ninputs = 50\n'
                 'include = ["lib/*.py::count_*"]\nexclude = ["lib/generated_*.py", "::is_*"]\n',

@@ -405,6 +405,12 @@ async def run_check(args) -> int:
         config_for = _configs(resolver, [args.paths[0], *files], make)
         config = config_for(args.paths[0])
         output = open_output(args.output) if args.output and not args.dry_run else None
+        if args.write_baseline:  # a link the repository planted: refused before any work
+            from coherence.engine.safe_write import refusal
+
+            why = refusal(args.write_baseline, "--write-baseline")
+            if why:
+                raise ConfigurationError(why)
         work = find_work(files, config_for)
         to_check = {repr(config_for(Path(t.path))): config_for(Path(t.path)) for t in work.targets if not t.skip_reason}
         missing = [] if args.dry_run else _missing_keys(to_check.values())
@@ -503,7 +509,13 @@ async def run_check(args) -> int:
     if args.write_baseline:
         from coherence.engine.baseline import write
 
-        count = write(args.write_baseline, results)
+        try:
+            count = write(args.write_baseline, results)
+        except OSError as exc:
+            print(
+                f"coherence: cannot write the baseline to {args.write_baseline}: {exc.strerror or exc}", file=sys.stderr
+            )
+            return EXIT_USAGE
         print(f"coherence: wrote {count} accepted disagreement(s) to {args.write_baseline}", file=sys.stderr)
         return EXIT_OK
     return status

@@ -449,7 +449,12 @@ def dry_run(work: Work, checker_for: Callable[[Path], Any], fmt: str = "text") -
 
 def open_output(path: str) -> Path:
     """The report's file, its folder created now: a bad ``-o`` must fail before any work."""
+    from coherence.engine.safe_write import refusal
+
     out = Path(path)
+    why = refusal(out, "--output")
+    if why:
+        raise ConfigurationError(why)
     if out.is_dir():
         raise ConfigurationError(f"--output {path} is a folder; give a file name")
     blocked = next((p for p in reversed(out.parents) if p.exists() and not p.is_dir()), None)
@@ -472,7 +477,9 @@ def in_source_order(results: list[CheckResult]) -> list[CheckResult]:
 
 def write_report(text: str, output: Path | None) -> None:
     if output is not None:
-        output.write_text(text + "\n", encoding="utf-8")
+        from coherence.engine.safe_write import write_text
+
+        write_text(output, text + "\n", "--output")
     else:
         sys.stdout.write(text + "\n")
         sys.stdout.flush()  # now, so a closed pipe is found here and not at the interpreter's exit

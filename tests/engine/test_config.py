@@ -80,9 +80,9 @@ def test_a_bad_value_is_named_with_its_file(tmp_path, line, message):
 
 
 def test_integers_are_accepted_where_numbers_are_wanted(tmp_path):
-    write(tmp_path / "pyproject.toml", "[tool.coherence]\ntemperature = 1\ncall-timeout = 2\n")
+    write(tmp_path / "pyproject.toml", "[tool.coherence]\ntemperature = 1\nprogram-budget = 2\n")
     cfg = load_project_config(tmp_path)
-    assert (cfg.temperature, cfg.call_timeout) == (1.0, 2.0)
+    assert (cfg.temperature, cfg.program_budget) == (1.0, 2.0)
 
 
 def test_each_file_uses_the_config_nearest_to_it(tmp_path):
@@ -108,10 +108,10 @@ def test_the_workspace_defaults_to_the_nearest_project_root(tmp_path):
 
 def test_the_users_file_and_environment_are_layered_under_the_project(tmp_path):
     write(tmp_path / "user" / "config.toml", 'model = "openai/mine"\nsamples = 6\ncache-dir = "~/c"\n')
-    write(tmp_path / "repo" / "pyproject.toml", "[tool.coherence]\nsamples = 9\n")
+    write(tmp_path / "repo" / "pyproject.toml", "[tool.coherence]\nsamples = 4\n")
     r = resolver(tmp_path, env={"COHERENCE_API_BASE": "http://localhost:1/v1", "COHERENCE_SANDBOX": "guard"})
     cfg = r.for_path(tmp_path / "repo" / "m.py").config
-    assert (cfg.model, cfg.api_base, cfg.samples, cfg.sandbox) == ("openai/mine", "http://localhost:1/v1", 9, "guard")
+    assert (cfg.model, cfg.api_base, cfg.samples, cfg.sandbox) == ("openai/mine", "http://localhost:1/v1", 4, "guard")
     assert cfg.cache_dir == str(Path("~/c").expanduser())
 
 

@@ -15,7 +15,9 @@ moves with the repository.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,8 +30,46 @@ VERSION = 1
 DEFAULT_NAME = ".coherence-baseline.json"
 
 
+# A baseline is a list of flat entries (depth 3) of a few hundred bytes each; a repository's file
+# past these bounds is refused with a message instead of costing the editor its parse.
+MAX_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 16
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+
+
 class BaselineError(ValueError):
     pass
+
+
+def nesting(text: str) -> int:
+    """How deeply ``text``'s JSON arrays and objects nest (brackets inside strings not counted),
+    in linear time and without recursion: ``json.loads`` recurses once per level."""
+    brackets = _NOT_BRACKET.sub("", _STRING.sub("", text))
+    return max(itertools.accumulate(1 if c in "[{" else -1 for c in brackets), default=0)
+
+
+def _read(path: Path) -> Any:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise BaselineError(f"cannot read the baseline {path}: {exc.strerror or exc}") from exc
+    if len(data) > MAX_BYTES:
+        raise BaselineError(f"the baseline {path} is larger than {MAX_BYTES // (1024 * 1024)} MB; it is not read")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BaselineError(f"cannot read the baseline {path}: {exc}") from exc
+    depth = nesting(text)
+    if depth > MAX_DEPTH:
+        raise BaselineError(
+            f"the baseline {path} nests {depth} levels deep (a baseline has 3, at most {MAX_DEPTH} are read); it is not read"
+        )
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise BaselineError(f"cannot read the baseline {path}: {exc}") from exc
 
 
 def _key(path: str | Path, root: Path) -> str:
@@ -63,10 +103,12 @@ def entries_for(results: Iterable[CheckResult], root: Path) -> list[dict[str, An
 
 def write(path: str | Path, results: Iterable[CheckResult]) -> int:
     """Write the baseline of ``results`` to ``path``; returns the number of entries."""
+    from coherence.engine.safe_write import write_text
+
     path = Path(path)
     entries = entries_for(results, path.resolve().parent)
-    path.write_text(
-        json.dumps({"version": VERSION, "entries": entries}, indent=2, ensure_ascii=False) + "\n", encoding="utf-8"
+    write_text(
+        path, json.dumps({"version": VERSION, "entries": entries}, indent=2, ensure_ascii=False) + "\n", "the baseline"
     )
     return len(entries)
 
@@ -75,10 +117,7 @@ class Baseline:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.root = self.path.resolve().parent
-        try:
-            data = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            raise BaselineError(f"cannot read the baseline {self.path}: {exc}") from exc
+        data = _read(self.path)
         if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
             raise BaselineError(
                 f'{self.path} is not a coherence baseline (expected {{"version": 1, "entries": [...]}})'

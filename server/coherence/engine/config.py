@@ -88,6 +88,9 @@ def parse_models(values: Any, what: str = "models") -> tuple[PanelMember, ...]:
     return members
 
 
+DEFAULT_MAX_COST_USD = 5.0  # dollars one run (a CLI check, an editor window) may spend on samples
+
+
 @dataclass(frozen=True)
 class CheckConfig:
     model: str | None = None  # litellm model name, e.g. "openai/gpt-4o-mini"
@@ -121,8 +124,10 @@ class CheckConfig:
     # with one alternative, after the others failed to parse, is no evidence.
     min_alternatives: int = 3
     # Dollars a run may spend on samples (litellm's price of each reply); a function whose samples
-    # would go past it is not sampled (``engine/sampling/cost.py``).  None: no limit.
-    max_cost_usd: float | None = None
+    # would go past it is not sampled (``engine/sampling/cost.py``).  None: no limit.  The default
+    # is a backstop against a run that buys far more than anyone meant (a repository with
+    # thousands of marked functions); the user raises it, a repository cannot (``CEILINGS``).
+    max_cost_usd: float | None = DEFAULT_MAX_COST_USD
     workspace: str | None = None  # the project's folder, which programs may read (default: the pyproject.toml's)
     # path/glob.py::name_glob patterns (engine/selection.py): checked unmarked / never checked
     include: tuple[str, ...] = ()
@@ -167,6 +172,43 @@ USER_ONLY = {
     "cache_dir": "where coherence writes, and whose cached samples it runs",
     "workspace": "what the sandbox can read",
 }
+# Settings that spend the user's API key or time.  A repository's own [tool.coherence] may lower
+# them, but raises past the user's settings (or the defaults) only when the user trusts it: an
+# untrusted ``samples = 1000`` with ``mode = "docstring"`` would buy hundreds of requests, and huge
+# budgets would let one hostile program hold a check for ever.  ``input_budget`` and
+# ``llm_timeout`` are not here: generation stops at ``inputs``, and the model is the user's choice.
+CEILINGS = {
+    "samples": "completions bought per function",
+    "mode": "which functions are checked (docstring: every documented one)",
+    "include": "unmarked functions that are checked",
+    "inputs": "inputs every program runs on",
+    "rerun_inputs": "inputs your function runs twice on",
+    "shrink_rounds": "rounds spent shrinking a counterexample",
+    "call_timeout": "seconds one call may take",
+    "program_budget": "seconds one program may take",
+    "run_budget": "seconds the programs of a check may take",
+    "max_concurrency": "requests to the model at once",
+    "max_cost_usd": "dollars a run may spend",
+}
+_MODE_ORDER = ("marked", "docstring")
+
+
+def raises(name: str, value: Any, limit: Any) -> bool:
+    """Whether a repository's ``value`` for a ``CEILINGS`` setting asks for more than ``limit``
+    (the value below it: the user's, or the default).  None as the limit is no limit."""
+    if limit is None or value is None:
+        return False
+    if name == "mode":
+        rank = {m: i for i, m in enumerate(_MODE_ORDER)}
+        return rank.get(value, len(rank)) > rank.get(limit, 0)
+    if name == "include":
+        return bool(set(value) - set(limit))
+    try:
+        return bool(value > limit)
+    except TypeError:
+        return True  # not comparable: judged by CheckConfig.validated once trusted
+
+
 # The LLM settings that are taken as one: a layer naming a model or a replay file replaces the
 # lower layers' provider, so a key never goes to an api_base chosen for another model.
 PROVIDER = ("model", "models", "api_base", "replay")

@@ -38,8 +38,13 @@ def read_source(path: str | os.PathLike[str]) -> str:
     """A module's text as Python reads it: the encoding its PEP 263 ``# -*- coding: ... -*-``
     line or BOM declares, else UTF-8.  Raises OSError, SyntaxError (an unknown encoding) or
     UnicodeDecodeError."""
-    with tokenize.open(path) as fh:
-        return fh.read()
+    try:
+        with tokenize.open(path) as fh:
+            return fh.read()
+    except UnicodeDecodeError:
+        raise
+    except (LookupError, UnicodeError) as exc:  # "coding: zlib" (no text codec), "coding: utf-16" without a BOM
+        raise SyntaxError(f"its coding line names an encoding Python cannot read it in ({exc})") from exc
 
 
 def find_targets(

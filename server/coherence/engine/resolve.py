@@ -23,11 +23,13 @@ from pathlib import Path
 from typing import Any
 
 from coherence.engine.config import (
+    CEILINGS,
     PROVIDER,
     USER_ONLY,
     CheckConfig,
     coherence_table,
     parse_models,
+    raises,
     read_toml,
     settings_from_table,
 )
@@ -168,6 +170,9 @@ class ConfigResolver:
         held = {k: values[k] for k in USER_ONLY if k in values}
         if project and "replay" in values and not _inside(values["replay"], project.path.parent):
             held["replay"] = values["replay"]
+        limits = replace(self.base, **stack(self.user_layers))
+        ceilings = {k: getattr(limits, k) for k in CEILINGS if k in values and raises(k, values[k], getattr(limits, k))}
+        held.update({k: values[k] for k in ceilings})
         trust, problem = "none", None
         if held and project is not None:  # only a project's values are ever held
             trust, problem = self._trust(project)
@@ -180,7 +185,11 @@ class ConfigResolver:
         config = replace(self.base, **final)
         if config.workspace is None and root is not None:
             config = replace(config, workspace=str(project.path.parent if project else root))
-        notice = self._notice(project, trust, refused, problem) if refused and project is not None else None
+        notice = (
+            self._notice(project, trust, refused, problem, {k: (values[k], v) for k, v in ceilings.items()})
+            if refused and project is not None
+            else None
+        )
         return Resolved(config, project, trust, refused, notice)
 
     def _trust(self, project: ProjectConfig) -> tuple[str, str | None]:
@@ -192,12 +201,38 @@ class ConfigResolver:
             return "untrusted", str(exc)
 
     @staticmethod
-    def _notice(project: ProjectConfig, trust: str, refused: tuple[str, ...], problem: str | None) -> str:
+    def _notice(
+        project: ProjectConfig,
+        trust: str,
+        refused: tuple[str, ...],
+        problem: str | None,
+        ceilings: dict[str, tuple[Any, Any]],
+    ) -> str:
         folder = project.path.parent
-        names = ", ".join(f"replay (outside {folder})" if k == "replay" else k for k in refused)
+
+        def name(key: str) -> str:
+            if key in ceilings:
+                asked, limit = ceilings[key]
+                return f"{key} = {_shown(asked)} (above {_shown(limit)}, {CEILINGS[key]})"
+            return f"replay (outside {folder})" if key == "replay" else key
+
+        names = ", ".join(name(k) for k in refused)
         why = "it changed since you trusted it" if trust == "changed" else "this repository is not trusted"
+        rules = []
+        if any(k not in ceilings for k in refused):
+            rules.append(
+                "a repository's own config may not choose where your API key goes or what runs outside the sandbox"
+            )
+        if any(k in ceilings for k in refused):
+            rules.append("it may lower what a check spends of your key and time, not raise it")
         tail = f"; {problem}" if problem else ""
         return (
-            f"coherence: not using {names} from {project.path} ({why}; a repository's own config may not choose "
-            f"where your API key goes or what runs outside the sandbox). Review it, then run: coherence trust {folder}{tail}"
+            f"coherence: not using {names} from {project.path} ({why}; {'; '.join(rules)}). "
+            f"Review it, then run: coherence trust {folder}{tail}"
         )
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(repr(v) for v in value) + "]"
+    return repr(value) if isinstance(value, str) else f"{value:g}" if isinstance(value, float) else str(value)

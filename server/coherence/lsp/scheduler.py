@@ -140,7 +140,7 @@ class Scheduler(CheckerPool, DocumentParsing):
             self.ls.refresh(uri)
             return []
         state.version = version
-        self._parse(state, text)
+        await self.parse_settled(state, text)
         if state.file_problem:
             self.ls.notify_problem(
                 f"coherence: {Path(state.path or uri).name}: {state.file_problem}",

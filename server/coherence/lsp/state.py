@@ -68,6 +68,7 @@ class DocumentState:
     file_problem: str | None = None
     config_error: str | None = None
     last_published: list | None = None
+    parsing: asyncio.Task | None = None  # a large document's analysis on a thread (parsing.py)
     changed_at: float = 0.0  # loop time of the last didChange
     saved_at: float = float("-inf")  # loop time of the last didSave
     # the reason of the willSave before the coming didSave (None: the client sent none)

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import gzip
+import itertools
 import json
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +27,10 @@ from coherence.engine.sampling.provider import ProviderReply
 from coherence.engine.spec import Spec
 
 _EXTRACTED_MAX = 8192
+# A replay file may come with a repository: a few KB of gzip can decompress to gigabytes, or to
+# one line with no end.  Recorded corpora are about a tenth of these (12 MB, lines of 170 KB).
+MAX_REPLAY_BYTES = 128 * 1024 * 1024
+MAX_REPLAY_LINE = 8 * 1024 * 1024
 
 # What a line must hold; other keys (task_id, model, temperature, ...) are optional and free.
 LINE_SCHEMA = {
@@ -111,13 +117,32 @@ class ReplayProvider:
             return self._entries
         opener = gzip.open if self.path.name.endswith(".gz") else open
         entries: list[dict[str, Any]] = []
+        total = 0
         try:
-            with opener(self.path, "rt", encoding="utf-8") as fh:
-                for lineno, line in enumerate(fh, start=1):
+            with opener(self.path, "rb") as fh:
+                for lineno in itertools.count(1):
+                    raw = fh.readline(MAX_REPLAY_LINE + 1)
+                    if not raw:
+                        break
+                    total += len(raw)
+                    if len(raw) > MAX_REPLAY_LINE:
+                        raise ConfigurationError(
+                            f"Replay file {self.path}, line {lineno}, is longer than {MAX_REPLAY_LINE // 2**20} MB; "
+                            "the file is not read."
+                        )
+                    if total > MAX_REPLAY_BYTES:
+                        raise ConfigurationError(
+                            f"Replay file {self.path} holds more than {MAX_REPLAY_BYTES // 2**20} MB"
+                            + (" once decompressed" if opener is gzip.open else "")
+                            + "; the file is not read."
+                        )
+                    line = raw.decode("utf-8")
                     if not line.strip():
                         continue
                     try:
                         obj = json.loads(line)
+                    except RecursionError as e:
+                        raise ConfigurationError(f"Replay file {self.path}, line {lineno}, nests too deeply.") from e
                     except json.JSONDecodeError as e:
                         raise ConfigurationError(
                             f"Replay file {self.path}, line {lineno}, is not JSON: {e.msg}."
@@ -129,7 +154,7 @@ class ReplayProvider:
                             'task: {"entry_point": "name", "candidates": ["<python source>", ...]}.'
                         )
                     entries.append(obj)
-        except (OSError, EOFError, UnicodeDecodeError) as e:
+        except (OSError, EOFError, UnicodeDecodeError, zlib.error) as e:
             raise ConfigurationError(f"Replay file {self.path} cannot be read: {e}.") from e
         self._entries = entries
         return entries

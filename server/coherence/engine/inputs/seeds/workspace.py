@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -17,6 +18,8 @@ from coherence.engine.inputs.seeds.expressions import Harvester, allowed_names
 from coherence.engine.inputs.values import Input
 from coherence.engine.markers import read_source
 from coherence.engine.spec import Spec
+
+log = logging.getLogger(__name__)
 
 # Test-file scan limits.
 MAX_TEST_FILES = 300
@@ -218,7 +221,10 @@ def workspace_seeds(
             continue
         if spec.name not in text:
             continue
-        out.extend(_file_seeds(spec, text, allowed, known))
+        try:
+            out.extend(_file_seeds(spec, text, allowed, known))
+        except Exception:  # a repository's test file is data: one that trips the reader is skipped
+            log.debug("no seeds from %s", path, exc_info=True)
     return out[:MAX_TEST_SEEDS]
 
 
