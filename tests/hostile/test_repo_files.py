@@ -32,6 +32,7 @@ from tests.faults.subject import GOOD, MODULE
 from tests.hostile.test_repo_config import SECRET, clone, coherence, refusal_lines
 from tests.lsp.conftest import TIMEOUT, copy_examples, start  # noqa: F401 - fixtures
 from tests.support.openai_loopback import LoopbackServer
+from tests.support.sarif import valid_sarif
 
 RIGHT = "def clamp(x, lo, hi):\n    return max(lo, min(x, hi))"
 LOOPS = "def clamp(x, lo, hi):\n    while True:\n        pass"
@@ -76,7 +77,8 @@ def test_a_planted_link_is_not_written_through(tmp_path, flags, name):
     proc = coherence("check", ".", *flags, cwd=repo)
     assert proc.returncode == 0, proc.stderr
     assert (repo / name).is_file() and not (repo / name).is_symlink()
-    assert json.loads((repo / name).read_text())  # a SARIF log or a baseline
+    text = (repo / name).read_text()
+    assert valid_sarif(text) if name.endswith(".sarif") else json.loads(text)  # a SARIF log or a baseline
     assert bashrc.read_bytes() == body
 
 

@@ -22,7 +22,7 @@ def refusal(path: str | Path, what: str) -> str | None:
     """Why ``path`` must not be written (a link, a device, a fifo), or None when it may."""
     try:
         st = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # nothing there yet (a file in the way is said by the caller)
         return None
     if stat.S_ISLNK(st.st_mode):
         try:
