@@ -48,12 +48,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("durations", type=Path, help="the output of a pytest run with --durations=0")
     parser.add_argument("--top", type=int, default=30, help="how many of the slowest tests to list")
+    parser.add_argument(
+        "--selection",
+        type=Path,
+        help="the output of `python -m pytest --collect-only -q` (default: collect it now)",
+    )
     args = parser.parse_args()
 
     per_test = read_durations(args.durations)
     if not per_test:
         sys.exit(f"no --durations rows in {args.durations}")
-    selected = default_selection()
+    if args.selection:
+        selected = {line.strip() for line in args.selection.read_text().splitlines() if "::" in line}
+    else:
+        selected = default_selection()
 
     def in_default(node: str) -> bool:
         return node in selected
