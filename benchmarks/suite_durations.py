@@ -35,7 +35,7 @@ def read_durations(path: Path) -> dict[str, float]:
 def default_selection() -> set[str]:
     """The node ids ``python -m pytest`` runs here (the project's addopts applied)."""
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly"],
+        [sys.executable, "-m", "pytest", "--collect-only", "-q", "-n", "0", "-p", "no:randomly"],
         cwd=REPO,
         capture_output=True,
         text=True,
