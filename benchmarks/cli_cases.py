@@ -374,7 +374,10 @@ def slow_cases(python: str) -> list[tuple[str, str, str]]:
     ):
         start = time.perf_counter()
         proc = subprocess.run(
-            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", test], cwd=ROOT, capture_output=True, text=True
+            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "slow", test],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
         )
         tail = (proc.stdout.strip().splitlines() or ["no output"])[-1]
         rows.append((name, f"pytest {test}", f"{tail} ({time.perf_counter() - start:.0f} s)"))

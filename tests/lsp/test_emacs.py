@@ -16,6 +16,9 @@ from .conftest import copy_examples, editor_env
 
 HERE = Path(__file__).resolve().parent
 
+# a real editor starting a real server, once per test: CI runs it, the default run does not
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def emacs() -> str:

@@ -20,6 +20,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 PROBES = REPO / "tests" / "probes"
 
+# a real editor starting a real server, once per test: CI runs it, the default run does not
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture
 def nvim() -> str:
