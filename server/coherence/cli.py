@@ -592,7 +592,9 @@ def main(argv: list[str] | None = None) -> int:
         format="%(levelname)s %(name)s: %(message)s",
     )
     if args.command == "check":
-        import asyncio  # here, not at the top: --help and the other commands need none of it (~45 ms)
+        # here, not at the top: --help and the other commands need none of it
+        # (docs/results.md#import-costs)
+        import asyncio
 
         _escape_unencodable()
         try:

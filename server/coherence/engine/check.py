@@ -141,8 +141,8 @@ class Checker:
             except Exception:  # only the order depends on it: cheapest first will do
                 log.warning("ordering the inputs of %s failed", target.name, exc_info=True)
                 last = []
-            # Packed here (3-7 ms a thousand, cached on each input), they cost nothing once the
-            # LLM has answered: this thread runs while it does.
+            # Packed here (cached on each input), they cost nothing once the LLM has answered:
+            # this thread runs while it does (docs/results.md#call-costs).
             for inp in inputs:
                 inp.packed  # noqa: B018
             made = (inputs, last)

@@ -63,7 +63,7 @@ def _mark(m: re.Match[str]) -> str:
 
 
 # Every pattern above contains one of these (lower case): a text with none of them skips the
-# patterns, whose lookbehinds cost about a microsecond per character (0.2 ms for a diagnostic).
+# patterns, whose lookbehinds are slow on every character (docs/results.md#call-costs).
 _ANCHORS = (
     "sk-",
     "sk_",

@@ -206,8 +206,8 @@ class CoherenceLanguageServer(LanguageServer):
         # (codelensController: onDidBlurEditorText -> cancel).  A save followed by the cost-cap
         # question was seen to leave a refused check's lens at "coherence: checking…" (e2e, CI
         # on 9dea19e and c5612d0).  One more refresh a little after the *latest* one costs a lens
-        # request: the timer is re-armed by every refresh (a follow-up armed by an earlier one
-        # fired 27 ms after the last refresh on c5612d0, inside the same window).
+        # request: the timer is re-armed by every refresh, since a follow-up armed by an earlier
+        # one can fire inside the same window (docs/results.md#lens-refresh).
         if self.stopping:
             return
         if self._lens_again is not None:

@@ -29,9 +29,9 @@ class PreparedRun:
 
     A check's inputs are generated while the LLM answers; with samples from the cache (or a
     replay) nothing hides the generation, and the job leaders would then start only after it:
-    the interpreter's fork, the module's import and the programs' compilation, 5-10 ms of the
-    main run and the re-run each, on a core that sits idle meanwhile.  Started here, a leader
-    does all that and then waits for the inputs (see ``coherence_worker.ahead``).
+    the interpreter's fork, the module's import and the programs' compilation, in the main run
+    and the re-run each, while a core sits idle (docs/results.md#worker-start).  Started here, a
+    leader does all that and then waits for the inputs (see ``coherence_worker.ahead``).
 
     One-shot workers (no warm pool) cannot take a job in two frames: those start in ``run``.
     ``close`` gives up the jobs that never got their inputs and must always be called."""

@@ -210,7 +210,7 @@ def _which_bwrap() -> str | None:
 
 # The size of the sandbox's /tmp under bubblewrap, where the children's directories are: files
 # written there are memory (a tmpfs) that no rlimit counts, and RLIMIT_FSIZE bounds each file, not
-# how many.  Without a size, a child wrote 384 MiB there against a 256 MiB memory limit in 2.5 s.
+# how many, so without a size a child can fill memory past its limit (docs/results.md#disk-budget).
 TMPFS_MB = 256
 _size_flag: dict[str, bool] = {}
 

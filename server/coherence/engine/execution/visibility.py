@@ -47,8 +47,8 @@ def under(path: str, root: str) -> bool:
 
 
 # Every check asks (``choose_mode``), and the answer takes about 40 system calls (realpath and
-# exists on each of the interpreter's paths): 0.26 ms alone, and several times that in a check,
-# where each call hands the GIL to the thread generating the inputs and waits to get it back.
+# exists on each of the interpreter's paths), each of which in a check hands the GIL to the thread
+# generating the inputs and waits to get it back (docs/results.md#hidden-paths).
 # Those paths change when a package is installed (which changes ``interp.stamp``) or a workspace
 # folder appears or goes, so the answer is kept a few seconds.
 _EXPOSED_SECONDS = 5.0
@@ -145,13 +145,12 @@ def secret_name(name: str) -> bool:
 # Folders not looked into: packages, not the user's files.
 _NOT_WALKED = frozenset(("node_modules", "__pycache__", "site-packages", "dist-packages"))
 # Folders looked into per workspace, breadth first: a dotfile deeper than that in a huge tree is
-# not found (said in the log).  This repository has about 50 (node_modules and the extension's
-# bundled packages left out; with them, 1,343).
+# not found (said in the log); a repository's own folders, packages left out, fit well within it
+# (docs/results.md#hidden-paths).
 WALK_DIRS = 2000
-# Hidden entries past which whole folders are hidden instead (see _collapse).  Each is a mount:
-# bubblewrap took 5 ms to start with none, 24 ms with 150, 58 ms with 300 and 415 ms with 900
-# (measured once, on workspaces like a home folder); benchmarks/hidden_paths.py prints the
-# figures with and without this bound.
+# Hidden entries past which whole folders are hidden instead (see _collapse).  Each is a mount,
+# and bubblewrap's start grows faster than their number (docs/results.md#hidden-paths);
+# benchmarks/hidden_paths.py prints the figures with and without this bound.
 HIDDEN_MAX = 128
 _warned: set[tuple[str, ...]] = set()
 
@@ -174,8 +173,8 @@ def hidden_paths(interp: Interpreter, extra: tuple[str, ...]) -> list[str]:
     past ``HIDDEN_MAX`` of them, whole folders (``_collapse``).  Real paths.  Every check asks:
     each folder's listing is kept and read again only when its mtime moves (an entry added,
     removed or renamed), so an answer costs a stat per folder, and a ``.env`` saved a moment
-    before a check is hidden from it (it was readable for 5 s when the answer was kept for a
-    time)."""
+    before a check is hidden from it, which an answer kept for a time did not do
+    (docs/results.md#hidden-paths)."""
     key = (interp.executable, interp.stamp, tuple(extra))
     needed = [
         os.path.realpath(p)
@@ -331,7 +330,7 @@ def _list(folder: str, mtime: int, needed: list[str], top: bool) -> _Listing | N
             continue
     if any(e.name.endswith(".dist-info") for e in entries):
         # installed packages (a bundled libs folder, pip --target): not the user's files, and the
-        # extension's bundled packages alone are 1,300 folders to stat on every check.  (Not
+        # extension's bundled packages alone would be many folders to stat on every check.  (Not
         # .egg-info, which an editable install leaves beside the user's own package.)
         folders = []
     return _Listing(mtime, tuple(hidden), tuple(folders))

@@ -109,8 +109,8 @@ class WorkerRun:
                         self.over_cpu = float(cpu)
 
     def note(self, raw: bytes) -> None:
-        """Keep a worker's diagnostic, within bounds: every crashed child may send a few of up to
-        68 KB, and 134 MB of them were once stored for nobody to read."""
+        """Keep a worker's diagnostic, within bounds: every crashed child may send a few, and
+        unbounded they once filled memory for nobody to read (docs/results.md#stored-sizes)."""
         if len(self.diagnostics) >= _DIAGNOSTICS:
             self.diagnostics_dropped += 1
             if self.diagnostics_dropped == 1:

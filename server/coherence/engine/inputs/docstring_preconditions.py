@@ -69,8 +69,8 @@ def _sentences(doc: str) -> list[tuple[str, bool]]:
     out: list[tuple[str, bool]] = []
     section = False
     for raw in doc.splitlines():
-        # Bounded, so that no pattern here backtracks over a whole docstring: a 20,000-letter
-        # word took 23 s (each pattern tried a name at each of its letters).
+        # Bounded, so that no pattern here backtracks over a whole docstring: each pattern tries
+        # a name at each letter of a long word (docs/results.md#docstring-patterns).
         raw = _LONG_WORD.sub(lambda m: m.group(0)[:_WORD_MAX], raw)[:_LINE_MAX]
         line = re.sub(r"^[*\-•]\s+", "", raw.strip())  # a bullet
         if not line:

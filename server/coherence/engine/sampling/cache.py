@@ -362,7 +362,7 @@ class SampleCache:
     def _enable_wal(self, conn: sqlite3.Connection) -> None:
         """Switch the file to the WAL journal (it stays so).  The switch needs the file to itself
         and SQLite does not wait for it on the busy timeout: processes opening a new cache at the
-        same moment got "database is locked" at once (3 openers: 5 runs in 30).  So it waits
+        same moment got "database is locked" at once (docs/results.md#cache-wal).  So it waits
         here, up to the same timeout."""
         deadline = time.monotonic() + self.busy_timeout
         pause = 0.005

@@ -1,5 +1,6 @@
-"""Which API key a model needs, known without importing litellm (a 2-10 s import): a run whose
-key is missing says so once, before any work, instead of once per function after the import.
+"""Which API key a model needs, known without importing litellm (a slow import:
+docs/results.md#import-costs): a run whose key is missing says so once, before any work, instead
+of once per function after the import.
 
 Only providers whose variable is certain are listed; any other model (or one with an explicit key,
 or an ``api_base`` other than an OpenAI-compatible one) is left to litellm, which says it later.

@@ -257,7 +257,9 @@ class LiteLLMProvider:
         (the LLM deadline, ``llm_timeout``): past it, a ``SamplingError`` of kind "deadline"."""
         if count <= 0:
             return ProviderReply()
-        if not litellm_loaded():  # a 2-3 s import must not block the (language server's) loop, nor count
+        # A slow import (docs/results.md#import-costs) must not block the language server's loop,
+        # nor count against the deadline.
+        if not litellm_loaded():
             await asyncio.to_thread(import_litellm)
         if self.deadline is None:
             return await self._generate(spec, count)

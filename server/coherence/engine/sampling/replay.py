@@ -28,7 +28,7 @@ from coherence.engine.spec import Spec
 
 _EXTRACTED_MAX = 8192
 # A replay file may come with a repository: a few KB of gzip can decompress to gigabytes, or to
-# one line with no end.  Recorded corpora are about a tenth of these (12 MB, lines of 170 KB).
+# one line with no end.  Recorded corpora fit well within these (docs/results.md#stored-sizes).
 MAX_REPLAY_BYTES = 128 * 1024 * 1024
 MAX_REPLAY_LINE = 8 * 1024 * 1024
 

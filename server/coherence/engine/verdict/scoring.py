@@ -271,7 +271,7 @@ def too_slow(reached: np.ndarray, finished: np.ndarray) -> list[int]:
     returned or raised there (no timeout).  Reach is measured against the median program: when
     most programs are slow, the inputs are what is too big, and they go instead.  And a short
     reach alone is not enough, because where a run stops is noisy when the calls take about the
-    timeout (one brute-force alternative stops after 5 inputs, an identical one after 22): the
+    timeout (docs/results.md#slow-alternatives): the
     inputs the program gave up on must mostly be ones that most other programs finished."""
     reach = reached.sum(axis=1)
     bar = _SLOW_REACH * np.median(reach)

@@ -333,11 +333,10 @@ def from_examples(
     A panel (``models``: the model of each program, yours first; ``with_vote``: ``voters``): the
     warning needs the models of the alternatives that reproduce the example to hold ``held_share``
     of the alternatives, as a bloc does in ``judge``.  An example only one model of three
-    reproduces is more often wrong itself: HumanEval's ``median([-10, 4, 6, 1000, 10, 20])`` says
-    15.0, which 2 or 3 samples of one panel member reproduced, and the function that returns 8.0
-    got a warning from 5 authors' panels.  It is information then, as when nobody reproduces it.
-    So is an example in ``special_cased``, which some alternative reproduces only by recognising
-    its input in its code (``special_cases``): one model's 5 samples did that for the same median."""
+    reproduces is more often wrong itself, as HumanEval's ``median`` example is
+    (docs/results.md#special-cased-examples).  It is information then, as when nobody reproduces
+    it.  So is an example in ``special_cased``, which some alternative reproduces only by
+    recognising its input in its code (``special_cases``)."""
     contradicted = [(i, support, agree) for i, mine_ok, support, agree in checked if not mine_ok]
     if not contradicted:
         return None

@@ -4,10 +4,9 @@ there reproduces the example by fiat, and says more: its model found that the de
 reads it, does not give that result.  So such an example is suspect rather than evidence against
 yours (``verdict.from_examples``).
 
-Seen in the recorded HumanEval corpus: the docstring of ``median`` says ``median([-10, 4, 6,
-1000, 10, 20])`` is 15.0 (it is 8.0); 5 of Gemini 2.5 Pro's 9 alternatives special-case that
-call, and the correct median of its first sample got a warning for contradicting the example.
-Over the 8 models' 150 tasks, no other sample matches (``special_cases``), so ordinary base cases
+Seen in the recorded HumanEval corpus, where samples special-case the wrong example of
+``median``'s docstring and a correct ``median`` got a warning for contradicting it; no other
+sample matches (``special_cases``; docs/results.md#special-cased-examples), so ordinary base cases
 (``if n == 3: return 0``) are not taken for one: the argument must be more than a trivial value,
 and the branch must return the stated result as a literal.  Only an example yours contradicts
 is looked at: where yours gives the stated result, whoever else gives it agrees with yours.

@@ -21,8 +21,8 @@ _NICE = 10
 def main() -> None:
     sys.path[:] = [p for p in sys.path if p and os.path.abspath(p) != _OUTSIDE]
     # Checks are background work: on a 2-core laptop the children running m programs must not
-    # take the CPU from the editor and the language server (hover p99 went from ~50 ms to
-    # 100-700 ms in an edit storm when they ran at the server's priority).  Inherited by every
+    # take the CPU from the editor and the language server, whose hovers slow down many-fold in
+    # an edit storm otherwise (docs/results.md#worker-priority).  Inherited by every
     # child; a raise of priority back needs privileges the children drop.
     try:
         os.nice(_NICE)

@@ -71,17 +71,17 @@ def watch_disk_until_readable(leader: Leader, fd: int) -> None:
 
 def prefork(leader: Leader) -> None:
     """Fork the first children, one per program up to the slots and the spare ones, while
-    coherence is still making the inputs: a child's fork, setup and program load (about 1.5 ms
-    each) then run on a core that would wait for the inputs, not in the run.  They park with
-    their programs loaded; publish_inputs hands them the inputs and schedule releases them like
-    any parked child.  Nothing happens where the inputs cannot be handed over this way (no
-    memfd or no file seals)."""
+    coherence is still making the inputs: a child's fork, setup and program load
+    (docs/results.md#worker-start) then run on a core that would wait for the inputs, not in
+    the run.  They park with their programs loaded; publish_inputs hands them the inputs and
+    schedule releases them like any parked child.  Nothing happens where the inputs cannot be
+    handed over this way (no memfd or no file seals)."""
     if fcntl is None or not hasattr(os, "memfd_create") or not hasattr(fcntl, "F_ADD_SEALS"):
         return
     try:
         if select.select([leader.job["inputs_fd"]], [], [], 0)[0]:
             # The inputs are there already (cached ones, a shrinking round): nothing to wait
-            # for, and forking ahead would only add the hand-over (re-checks took 4 ms more).
+            # for, and forking ahead would only add the hand-over (docs/results.md#worker-start).
             return
     except (OSError, ValueError):
         return

@@ -61,9 +61,10 @@ def numpy_seed() -> Callable[[int], object] | None:
 
 
 def may_draw(leader: Leader, text: str) -> tuple[bool, bool]:
-    """Whether the program may draw random numbers, so that each call is reseeded (5 us, more
-    than a typical call): when its code or the module's mentions random, or a module it imported
-    from the workspace holds a generator (see loading.draws).  ``(per call, watch)``: watch
+    """Whether the program may draw random numbers, so that each call is reseeded (which costs
+    more than a typical call, docs/results.md#call-costs): when its code or the module's
+    mentions random, or a module it imported from the workspace holds a generator (see
+    loading.draws).  ``(per call, watch)``: watch
     says whether to look again after a call that imported a module."""
     roots = leader.workspace_roots
     # (the leader looked at every module it had; the program's load may have imported more)

@@ -236,8 +236,9 @@ def call_loop(
 
     rseed = random.seed
     text = info.source + (leader.job.get("module", {}).get("source") or "")
-    # Reseeding costs 5 us, more than a typical call: per call only when the code may draw
-    # numbers (see may_draw); a module imported during a call is looked at after that call.
+    # Reseeding costs more than a typical call (docs/results.md#call-costs): per call only when
+    # the code may draw numbers (see may_draw); a module imported during a call is looked at
+    # after that call.
     roots = leader.workspace_roots
     per_call_seed, watch = may_draw(leader, text)
     seen_modules = len(sys.modules)

@@ -15,8 +15,8 @@ until what is left is within it.  The input in progress gets the reserved outcom
 removed with it.  What this leaves:
 
 - slack: a child writes for up to ``SCAN_EVERY`` seconds (plus a tick of the leader's loop)
-  past the budget before it is killed: a 1 GiB flood peaked at 267-363 MiB against 256 in
-  tests/hostile/test_disk_flood.py (2-core machine under load);
+  past the budget before it is killed (tests/hostile/test_disk_flood.py;
+  docs/results.md#disk-budget);
 - the walk stops after ``max_files`` entries and counts that as over the budget (a flood of
   empty files costs inodes, and an unbounded walk would stall the leader's watchdog);
 - a file mapped and then closed and unlinked is not seen (it counts against RLIMIT_AS, the
@@ -34,13 +34,13 @@ TYPE_CHECKING = False  # see protocol.py
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-# Seconds between two measures.  A measure of a job whose children wrote nothing costs the
-# leader 0.6 ms with 4 children and 1 ms with 20 (measured on a loaded 2-core machine): about
-# 1% of a core at this rate.  The bound's slack is what a child writes in this time.
+# Seconds between two measures: often enough to keep the slack small, rarely enough that the
+# leader's measures cost little of a core (docs/results.md#disk-budget).  The bound's slack is
+# what a child writes in this time.
 SCAN_EVERY = 0.1
 # Entries the job's directory may hold (the tmpfs's nr_inodes as root): no program run on a few
-# inputs needs more, and the walk that finds a flood of empty files stops here (a walk of 4,096
-# entries cost 30 ms on that machine; this one about half).
+# inputs needs more, and the walk that finds a flood of empty files stops here, so that it stays
+# short on the leader's watchdog (docs/results.md#disk-budget).
 MAX_FILES = 2048
 
 

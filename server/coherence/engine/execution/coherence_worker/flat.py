@@ -190,8 +190,8 @@ def scalar_json(e: Any) -> str | None:
 
 def flat_map(r: Any) -> bytes | None:
     """Canonical JSON (bytes) of a dict whose keys and values are flat scalars (a word count), or
-    None for anything else.  The general path took 2 us per call for a dict of one item and 6 us
-    for three: more than most calls that return one."""
+    None for anything else.  The general path costs more than most calls that return one
+    (docs/results.md#call-costs)."""
     n = len(r)
     if n > _FLAT_LEN:
         return None

@@ -299,7 +299,7 @@ class Leader:
         address-space limit, the first child uid."""
         # Everything built so far is shared with every child.  Out of the collector's sight, it is
         # not traversed (and so not copied page by page) each time a child's allocations trigger
-        # a collection: that cost a child 3 ms before its first call.
+        # a collection, which delayed a child's first call (docs/results.md#worker-start).
         gc.freeze()
         vm = guard.vm_bytes()
         self.as_limit = vm + self.memory_mb * 1024 * 1024 if vm else self.memory_mb * 1024 * 1024
@@ -353,9 +353,10 @@ class Leader:
                 wanted.append((task, indices, False))
                 active += 1
             # Spare children, forked while the others run and parked with their programs loaded,
-            # take the next free slots at once (a fork, the program's load and the child's setup
-            # cost 3-4 ms per program).  They are forked several at a time: see spawn.spawn_all.  A
-            # restart waits in the queue for the next slot instead, ahead of them.
+            # take the next free slots at once, so that a fork, the program's load and the child's
+            # setup are not paid in a slot (docs/results.md#worker-start).  They are forked
+            # several at a time: see spawn.spawn_all.  A restart waits in the queue for the next
+            # slot instead, ahead of them.
             if queue and parked < self.jobs:
                 while queue and parked < self.max_parked and queue[0][0].deadline is None:
                     task, indices = queue.pop(0)

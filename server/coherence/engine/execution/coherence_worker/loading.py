@@ -296,7 +296,8 @@ def prepare_inputs(sources: list[str], packed: list[str | None] | None) -> list[
             if not trusted:
                 # An interpreter that cannot read the parent's marshal data compiles the
                 # sources instead.  All of it comes from one marshal version: once one input
-                # loads, so do the others (loading each here cost 1 us per input).
+                # loads, so do the others, and loading each here would cost every input
+                # (docs/results.md#call-costs).
                 args, kwargs = loads(data)
                 if type(args) is not tuple or type(kwargs) is not dict:
                     continue
@@ -447,7 +448,8 @@ def module_imports(tree: ast.AST) -> list[str]:
 
 def source_imports(source: str) -> list[str]:
     """``module_imports`` of a source; most generated programs import nothing, and one that has
-    no "import" in its text cannot (a parse and two walks of the tree cost a program 0.17 ms)."""
+    no "import" in its text cannot, and skips a parse and two walks of its tree
+    (docs/results.md#call-costs)."""
     if "import" not in source:
         return []
     return module_imports(ast.parse(source))

@@ -38,9 +38,9 @@ import re
 import signal
 from functools import lru_cache
 
-# Types for mypy only: ``typing`` is not imported at run time (5 ms of every one-shot worker's
-# start, and a module the generated code would find loaded).  mypy takes any name TYPE_CHECKING
-# as true; every module of the worker says it this way.
+# Types for mypy only: ``typing`` is not imported at run time (it slows every one-shot worker's
+# start, docs/results.md#import-costs, and the generated code would find it loaded).  mypy takes
+# any name TYPE_CHECKING as true; every module of the worker says it this way.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -120,9 +120,9 @@ DONE_RECORD = record(META, DONE, None)
 def record_index(task: int) -> re.Pattern[bytes]:
     """The input index of each record line of ``task`` ("<task> <input> <outcome>"), found in a
     chunk with a newline put in front.  The task's own newline-prefix is a literal the regular
-    expression engine scans for; ``^`` in multi-line mode was tried at every byte (0.8 ms against
-    0.2 ms per thousand records).  Cached, and compiled ahead in the warm worker (see serve): a
-    compile costs 0.1 ms, once per child in each job's new leader otherwise."""
+    expression engine scans for; ``^`` in multi-line mode was tried at every byte, several times
+    slower.  Cached, and compiled ahead in the warm worker (see serve), since a compile would
+    otherwise cost each job's new leader once per child (docs/results.md#call-costs)."""
     return re.compile(re.escape(b"\n%d " % task) + rb"(-?[0-9]+) ")
 
 

@@ -412,8 +412,8 @@ class Prepared:
     """The filter in a C buffer, with the ``sock_fprog`` that points at it, made in the leader
     once per job: a child only writes its pid into the buffer and installs it.  Building both in
     every child (``for_process``, a buffer, the struct) cost it first touches of the leader's
-    pages after the fork: made here, a child's ``kernel.apply`` takes about 430 microseconds of
-    CPU instead of 580 (Linux 6.18, bubblewrap mode)."""
+    pages after the fork, which made it slower than a child writing its pid
+    (docs/results.md#worker-start)."""
 
     __slots__ = ("buf", "prog", "pid_at")
 

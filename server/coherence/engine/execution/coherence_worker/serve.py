@@ -40,7 +40,8 @@ def serve() -> None:
     os.dup2(devnull, 2)
     # what job leaders import (PREIMPORT when the children cannot read the standard library,
     # ctypes for the root guard's namespaces, typing for most generated code's annotations): once
-    # here, shared by every fork, instead of 5-8 ms at the start of every run (typing: 5 ms)
+    # here, shared by every fork, instead of at the start of every run
+    # (docs/results.md#worker-start)
     for name in loading.PREIMPORT_CORE + loading.PREIMPORT + ("ctypes", "typing"):
         try:
             __import__(name)

@@ -39,7 +39,7 @@ def spawn_all(leader: Leader, wanted: Sequence[tuple[Task, list[int] | None, boo
     The forks come one right after the other.  After a fork every page of this process is
     copy-on-write again, so each page it writes until the next fork costs it a page fault
     and a copy: one fork per program, each after the previous program ended, cost a leader
-    about 2,800 page faults while it ran ten programs, against about 850 forked together."""
+    several times the page faults of forking them together (docs/results.md#worker-start)."""
     now = time.monotonic()
     made: list[Spec | None] = []  # None for a task whose budget is gone
     batch: list[int] = []

@@ -40,8 +40,8 @@ GRACE = 0.5  # seconds past a deadline before the watchdog kills
 # A call past its timeout is over whatever happens next: its outcome is Timeout, from the child's
 # own timer or from the kill.  A child still in that call this long after (stuck in C, where the
 # timer cannot reach: ``sum(range(2**40))``) is killed now rather than after GRACE, which cost
-# the program's budget half a second per such call (two of them ended a 2 s budget, and the
-# user's function took every input after them away from all programs).  Killing a child the timer
+# the program's budget, and the user's function the inputs after it, a whole GRACE per such call
+# (docs/results.md#call-grace).  Killing a child the timer
 # was about to free costs only a fork.
 CALL_GRACE = 0.15
 _TIMEOUT_CLAIM = TIMEOUT.encode("ascii")
@@ -134,8 +134,8 @@ class Child:
 def allowed_for(leader: Leader, indices: list[int]) -> Allowed:
     """The input indices a child may write records for (and -1, its load line), as ints and
     as the bytes its records spell them in.  A child that runs every input (all but
-    restarts) shares one pair per job: the sets cost 0.1 ms to build, and testing a
-    thousand records' indices as bytes takes a third of the time it takes as ints."""
+    restarts) shares one pair per job, because the sets cost more to build than to test, and
+    indices are tested as bytes, faster than as ints (docs/results.md#call-costs)."""
     full = len(indices) == len(leader.input_codes)
     if full and leader.allowed_all is not None:
         return leader.allowed_all
@@ -191,7 +191,7 @@ def read_child(leader: Leader, c: Child) -> None:
     prefix = c.prefix
     allowed, allowed_b = c.allowed
     # The usual chunk, only well-formed records, is checked with a few passes in C: the
-    # per-line loop below cost the leader 3 ms per thousand records, on every run's critical path.
+    # per-line loop below is slow on every run's critical path (docs/results.md#call-costs).
     # One match per line means every line starts with the task's prefix and an index.
     # A chunk with a claim of a reserved outcome (" !") is read line by line: each claim is
     # checked (check_claim), and such chunks are few (a timeout costs a call's whole time).
