@@ -85,9 +85,9 @@ def _fs_rights(version: int) -> int:
 
 
 # Rules a plan may make.  Each is an O_PATH descriptor the leader holds for the job and a system
-# call in every child.  A workspace like a home folder (150 projects, each with .git, .env and
-# backend/.env) asks for about 1,200, which passes the usual 1,024 descriptor limit; this many
-# cover a monorepo's dotfiles, and past it folders are left unreadable rather than exposed.
+# call in every child.  A workspace like a home folder asks for more than the usual 1,024
+# descriptor limit (docs/results.md#hidden-paths); this many cover a monorepo's dotfiles, and past
+# it folders are left unreadable rather than exposed.
 MAX_RULES = 512
 
 
