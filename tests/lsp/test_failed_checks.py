@@ -99,7 +99,9 @@ async def test_a_failed_check_keeps_the_finding_and_says_why_once(start, rejecti
 async def test_a_check_that_fails_with_nothing_shown_before_is_the_error(start, rejecting):
     lsp = await start({"model": "openai/loopback-model", "apiBase": rejecting.url}, env=KEY_ENV)
     uri = lsp.open("textutils.py")
-    await lsp.wait_for(lambda: lsp.client.messages, "the refusal")
+    # the first message is the notice that the user's model replaces the project's replay: wait
+    # for both functions to end in error instead
+    await lsp.wait_for(lambda: lsp.client.statuses and lsp.client.statuses[-1].get("errors") == 2, "two errors")
     await lsp.wait_idle()
     lenses = await lsp.code_lens(uri)
     assert lenses and all(le.command.title.startswith("coherence: error — ") for le in lenses)
