@@ -700,3 +700,42 @@ async def test_the_counterexample_keeps_the_bloc_the_verdict_rests_on(tmp_path):
     n = eval(ce.call[len("twice") :])  # our own rendering
     assert n >= 10, ce.call
     assert ce.disagreeing == 7 and ce.total == 9
+
+
+def test_results_key_follows_the_workspace_test_files(tmp_path, monkeypatch):
+    """A stored result rests on the test files it read (seeds, worked examples): adding, changing
+    or deleting one gives another key, so the editor re-checks instead of showing the old trust."""
+    from coherence.engine.inputs.seeds import workspace
+    from coherence.engine.results_key import results_key
+
+    monkeypatch.setattr(workspace, "RECENT_SECONDS", 0.0)
+    src = "# coherence\ndef count_vowels(s: str) -> int:\n    return sum(ch in 'aeiou' for ch in s)\n"
+    (tmp_path / "m.py").write_text(src)
+    cfg = CheckConfig(workspace=str(tmp_path))
+    (target,) = find_targets(src, str(tmp_path / "m.py"))
+    alone = results_key(target, cfg)
+    assert results_key(target, cfg) == alone
+    test_file = tmp_path / "tests" / "test_m.py"
+    test_file.parent.mkdir()
+    test_file.write_text("from m import count_vowels\n\ndef test_a():\n    assert count_vowels('A') == 1\n")
+    with_test = results_key(target, cfg)
+    assert with_test != alone
+    test_file.unlink()
+    assert results_key(target, cfg) == alone
+
+
+def test_recent_tests_fingerprint_walks_at_most_once_in_its_window(tmp_path, monkeypatch):
+    from coherence.engine.inputs.seeds import workspace
+
+    walks = []
+    real = workspace.tests_fingerprint
+    monkeypatch.setattr(workspace, "tests_fingerprint", lambda w: walks.append(w) or real(w))
+    monkeypatch.setattr(workspace, "RECENT_SECONDS", 3600.0)
+    monkeypatch.setattr(workspace, "_RECENT", {})
+    first = workspace.recent_tests_fingerprint(tmp_path)
+    (tmp_path / "test_x.py").write_text("def test_x():\n    pass\n")
+    assert workspace.recent_tests_fingerprint(tmp_path) == first  # within the window: remembered
+    assert len(walks) == 1
+    monkeypatch.setattr(workspace, "RECENT_SECONDS", 0.0)
+    assert workspace.recent_tests_fingerprint(tmp_path) != first
+    assert len(walks) == 2
