@@ -97,9 +97,8 @@ def contradicted(result: CheckResult, evidence: verdict.Evidence) -> None:
     assert) that alternatives reproduce is wrong or documented wrongly: its trust is at most the
     share of alternatives that side with it there, whatever the rest of the run says, so a
     failing test beside it never raises its trust."""
-    if evidence.severity == "warning" and result.trust is not None:
-        result.evidence["trust_at_most"] = evidence.agree / max(1, evidence.alternatives)
-        result.trust = min(result.trust, result.evidence["trust_at_most"])
+    if evidence.severity == "warning" and result.dsde is not None:
+        result.evidence["trust_at_most"] = evidence.agree / max(1, evidence.alternatives)  # calibrate applies it
 
 
 async def _examples(

@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from coherence.engine import verdict
-from coherence.engine.calibration import calibrated_trust, calibration_map, shows_examples
 from coherence.engine.config import CheckConfig
 from coherence.engine.execution import Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
@@ -47,9 +46,6 @@ def score_run(
 ) -> Scored | None:
     """The outcome matrix to metrics, status and domain, filled into ``result``; None when the
     result is final (an error: nothing ran, nothing left to compare)."""
-    # Trust's calibration map depends on whether the spec shows worked examples (its docstring's
-    # examples, the workspace's tests): all the inputs generated, before any is left out.
-    examples = shows_examples(i.origin for i in inputs)
     if report.module_error:
         result.status = "error"
         result.reason = f"your module failed to load in the sandbox: {report.module_error}"
@@ -117,9 +113,7 @@ def score_run(
     result.pac_bound = metrics.pac_bound
     result.sde = metrics.sde
     result.dsde = metrics.dsde
-    result.trust_raw = metrics.trust
-    result.trust = calibrated_trust(metrics.dsde, examples)
-    result.trust_map = calibration_map(examples)
+    result.trust_raw = metrics.trust  # trust itself is read once the severity is final (calibrate)
     result.clusters = describe_clusters(metrics, programs)
     result.user_cluster = metrics.user_cluster
     result.load_errors = {programs[i].label: e for i, e in enumerate(report.load_errors) if e}
