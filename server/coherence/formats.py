@@ -210,13 +210,7 @@ def describe(r: CheckResult) -> list[str]:
         lines.append(f"    {r.reason}")
     if ce is not None:
         lines.append(f"    counterexample: {ce.call}")
-        lines.append(f"      yours: {ce.yours}")
-        if ce.stated is not None:
-            lines.append(f"      your docstring's example: {ce.stated}")
-        for alt in ce.alternatives:
-            lines.append(f"      {alt.shown(ce.total)}")
-        if ce.mutation:
-            lines.append(f"      {ce.mutation}")
+        lines.extend(f"      {row}" for row in ce.rows())
     if r.outside_domain:
         lines.append(f"    every disagreement is on inputs outside the stated domain: {r.outside_domain}")
     if r.accepted:

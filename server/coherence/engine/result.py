@@ -60,6 +60,23 @@ class Counterexample:
     # (``verdict.mutation.in_words``)
     mutation: str | None = None
 
+    def rows(
+        self, code: Callable[[str], str] = str, text: Callable[[str], str] = str, shrunk: bool = False
+    ) -> list[str]:
+        """What each side gives on ``call``, one row each, as every front end lists them: yours,
+        the docstring's example, each group of alternatives, (where it was shrunk from), and how
+        yours changes an argument.  ``code`` marks up values and ``text`` words (the hover's
+        inline code and escaped Markdown)."""
+        rows = [f"yours: {code(self.yours)}"]
+        if self.stated is not None:
+            rows.append(f"your docstring's example: {code(self.stated)}")
+        rows.extend(alt.shown(self.total, code) for alt in self.alternatives)
+        if shrunk and self.shrunk_from:
+            rows.append(f"(shrunk from {code(self.shrunk_from)})")
+        if self.mutation:
+            rows.append(text(self.mutation))
+        return rows
+
     def summary(self) -> str:
         """``7 of 9 alternatives disagree: f(3) -> yours 4, theirs 5``."""
         return f"{self.disagreeing} of {self.total} alternatives disagree: {self.call} -> yours {self.yours}, theirs {self.theirs}"

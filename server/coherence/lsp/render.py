@@ -169,15 +169,7 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
         lines.append("")
         lines.append(f"counterexample: {_code(ce.call)}")
         lines.append("")
-        lines.append(f"- yours: {_code(ce.yours)}")
-        if ce.stated is not None:
-            lines.append(f"- your docstring's example: {_code(ce.stated)}")
-        for alt in ce.alternatives:
-            lines.append(f"- {alt.shown(ce.total, _code)}")
-        if ce.shrunk_from:
-            lines.append(f"- (shrunk from {_code(ce.shrunk_from)})")
-        if ce.mutation:  # yours changes an argument the alternatives leave alone, in words
-            lines.append(f"- {_text(ce.mutation)}")
+        lines.extend(f"- {row}" for row in ce.rows(_code, _text, shrunk=True))
     why = (r.evidence or {}).get("why")
     if r.status == "incoherent" and r.severity == "hint" and why:
         lines.append("")
