@@ -237,6 +237,13 @@ def _from_name(dotted: str, classes: dict[str, ClassInfo]) -> TypeDesc:
         return TypeDesc("callable", values=(-1,))
     if last in _STDLIB and (dotted == last or dotted.split(".")[0] in ("datetime", "decimal", "fractions")):
         return TypeDesc("stdlib", name=dotted, values=(_STDLIB[last],))
+    # a kind registered with an annotation of its own (``pathlib.Path``); imported here because
+    # the kinds read annotations themselves (a class's fields)
+    from coherence.engine.inputs.kinds import annotated
+
+    claimed = annotated(dotted)
+    if claimed is not None:
+        return claimed
     if _TYPEVAR.match(last):
         return ANY
     return MIXED
