@@ -18,34 +18,20 @@ Every mutation is one small, type-preserving edit of a value, driven by a seeded
 The declared type (a :class:`TypeDesc`) guides the edit where it matters: ``Literal`` and enum values
 stay in their set, ``Optional`` sometimes flips to ``None`` and back, inserted items are of the
 declared item type.  Values that do not match their declared type are mutated by their runtime type.
+Each edit belongs to its kind's module (:mod:`coherence.engine.inputs.kinds`); this module picks
+the arguments to edit.
 """
 
 from __future__ import annotations
 
 import functools
 import random
-from typing import Any
 
 from coherence.engine.inputs.kinds import mutate_value, resolve_type
 from coherence.engine.inputs.types import TypeDesc
-from coherence.engine.inputs.values import Construct, Expr, Input
+from coherence.engine.inputs.values import Expr, Input
 
-__all__ = ["mutate_value", "mutate_input", "contains_expr", "resolve_type"]
-
-
-def contains_expr(v: Any) -> bool:
-    if isinstance(v, Expr):
-        return True
-    if isinstance(v, Construct):
-        return any(contains_expr(a) for a in v.args) or any(contains_expr(x) for _, x in v.kwargs)
-    if isinstance(v, dict):
-        return any(contains_expr(k) or contains_expr(x) for k, x in v.items())
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return any(contains_expr(x) for x in v)
-    return False
-
-
-# -- inputs -------------------------------------------------------------------------------------
+__all__ = ["mutate_value", "mutate_input", "resolve_type"]
 
 
 @functools.lru_cache(maxsize=64)
