@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from random import Random
 from typing import Any, ClassVar
 
+from coherence.engine.inputs.annotation_types import claim_annotations
 from coherence.engine.inputs.types import TypeDesc
 from coherence.engine.inputs.value_types import type_of_value
 from coherence.engine.inputs.values import Expr
@@ -24,7 +25,6 @@ __all__ = [
     "MAX_ITEMS",
     "MAX_STR",
     "Kind",
-    "annotated",
     "boundary_values",
     "empty",
     "fits",
@@ -114,7 +114,6 @@ class Kind:
 
 _KINDS: dict[str, Kind] = {}
 _BY_TYPE: dict[type, Kind] = {}
-_ANNOTATED: list[Kind] = []
 _fallback = Kind()
 
 
@@ -126,7 +125,7 @@ def register(*new: Kind, fallback: Kind | None = None) -> None:
         for tp in k.value_types:
             _BY_TYPE[tp] = k
         if type(k).from_annotation is not Kind.from_annotation:
-            _ANNOTATED.append(k)
+            claim_annotations(k.from_annotation)
     if fallback is not None:
         _fallback = fallback
 
@@ -150,15 +149,6 @@ def kind_of_value(v: Any) -> Kind | None:
             if k is not None:
                 break
     return k
-
-
-def annotated(dotted: str) -> TypeDesc | None:
-    """The descriptor a registered kind gives the annotation ``dotted``, if one claims it."""
-    for k in _ANNOTATED:
-        t = k.from_annotation(dotted)
-        if t is not None:
-            return t
-    return None
 
 
 def boundary_values(t: TypeDesc, depth: int = 0) -> list[Any]:
