@@ -3,8 +3,8 @@ them runs nothing but a small whitelisted subset of expressions."""
 
 import pytest
 
-from coherence.engine.inputs.docstring_preconditions import stated_assumptions
-from coherence.engine.inputs.preconditions import assumption, holds
+from coherence.engine.stated.docstring_preconditions import stated_assumptions
+from coherence.engine.stated.preconditions import assumption, holds
 
 CASES = [
     ("Clamp x into [lo, hi]. Assumes lo <= hi.", {"x": "int", "lo": "int", "hi": "int"}, ["lo <= hi"]),

@@ -1,4 +1,4 @@
-"""What a docstring states about the sign of a parameter's numbers (``inputs.stated``), and what
+"""What a docstring states about the sign of a parameter's numbers (``stated.signs``), and what
 generation and the domain make of it."""
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ import pytest
 from coherence.engine.inputs import Input, generate_inputs
 from coherence.engine.inputs.constraints import made_positive, numbers_in
 from coherence.engine.inputs.domain import Domain
-from coherence.engine.inputs.stated import backed_signs, stated_signs
 from coherence.engine.markers import target_for
 from coherence.engine.spec import Param
+from coherence.engine.stated.signs import backed_signs, stated_signs
 
 
 def signs(doc: str, **families: str) -> dict[str, str]:

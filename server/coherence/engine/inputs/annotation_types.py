@@ -97,6 +97,17 @@ _STDLIB = {
     "Decimal": "Decimal",
     "Fraction": "Fraction",
 }
+# Kinds that claim annotations of their own (``pathlib.Path``): each is added by the kinds'
+# registry when the kind is registered, which importing any of ``coherence.engine.inputs`` does.
+_CLAIMS: list[Callable[[str], TypeDesc | None]] = []
+
+
+def claim_annotations(claim: Callable[[str], TypeDesc | None]) -> None:
+    """Let ``claim`` name the descriptor of a dotted annotation (None: not its own)."""
+    _CLAIMS.append(claim)
+    _parse_cached.cache_clear()
+
+
 _TYPEVAR = re.compile(r"^(T|K|V|U|S|KT|VT|T_co|T_contra|[A-Z]\d?|_T\w*|\w+_co|\w+_contra|T[A-Z]\w*)$")
 
 
@@ -237,6 +248,10 @@ def _from_name(dotted: str, classes: dict[str, ClassInfo]) -> TypeDesc:
         return TypeDesc("callable", values=(-1,))
     if last in _STDLIB and (dotted == last or dotted.split(".")[0] in ("datetime", "decimal", "fractions")):
         return TypeDesc("stdlib", name=dotted, values=(_STDLIB[last],))
+    for claim in _CLAIMS:
+        claimed = claim(dotted)
+        if claimed is not None:
+            return claimed
     if _TYPEVAR.match(last):
         return ANY
     return MIXED

@@ -14,10 +14,10 @@ from coherence.engine.inputs.param_types import description_hints
 from coherence.engine.inputs.seeds import (
     bind,
 )
-from coherence.engine.inputs.stated import backed_signs, stated_signs
 from coherence.engine.inputs.types import TypeDesc
 from coherence.engine.inputs.values import Expr, Input
 from coherence.engine.spec import Param, Spec
+from coherence.engine.stated.signs import backed_signs, stated_signs
 
 # Names of an int parameter that is usually the length of the collection before it
 # (MBPP: ``max_sub_array_sum(a, size)``, ``find_min_diff(arr, n)``).

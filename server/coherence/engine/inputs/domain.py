@@ -15,7 +15,7 @@ with the same evidence rules as generation's ``Constraints``:
 - ``len``: an int parameter equals ``len()`` of a collection parameter before it in every example.
 
 The docstring's own statement of a sign ("given a positive integer n", "a list of non-negative
-integers": :mod:`.stated`) is a rule too, ``positive`` or ``nonneg``, unless an example breaks it:
+integers": :mod:`coherence.engine.stated.signs`) is a rule too, ``positive`` or ``nonneg``, unless an example breaks it:
 it says what the function is meant for as plainly as an example.  Name heuristics with no example
 behind them (``n`` is a count, so non-negative; ``n`` follows ``arr``) and a docstring that merely
 says "sorted" are left out: they guide generation, they do not say what the function is meant for.
@@ -41,13 +41,13 @@ from coherence.engine.inputs.constraints import (
     strings_in,
     type_family,
 )
-from coherence.engine.inputs.docstring_preconditions import stated_assumptions
 from coherence.engine.inputs.generate import infer_types
-from coherence.engine.inputs.preconditions import Assumption, holds
 from coherence.engine.inputs.seeds import bind, doctest_seeds, workspace_seeds
-from coherence.engine.inputs.stated import backed_signs, stated_signs
 from coherence.engine.inputs.values import Expr, Input
 from coherence.engine.spec import Spec
+from coherence.engine.stated.docstring_preconditions import stated_assumptions
+from coherence.engine.stated.preconditions import Assumption, holds
+from coherence.engine.stated.signs import backed_signs, stated_signs
 
 __all__ = ["EVIDENCE_ORIGINS", "Domain", "Rule"]
 

@@ -33,11 +33,11 @@ from pathlib import Path
 from typing import Any
 
 from coherence.engine.inputs.constraints import Constraints
+from coherence.engine.inputs.kinds import boundary_values, kind_of
 from coherence.engine.inputs.mutate import mutate_input, resolve_type
 from coherence.engine.inputs.param_types import param_types
 from coherence.engine.inputs.seeds import (
     bind,
-    boundary_values,
     default_seed,
     doctest_seeds,
     type_seeds,
@@ -79,7 +79,7 @@ def _slot_types(
 
 
 def _is_wunion(t: TypeDesc | None) -> bool:
-    return t is not None and t.kind == "union" and bool(t.weights)
+    return t is not None and kind_of(t).weighted(t)
 
 
 def _child_members(child: Input, st: tuple[Any, ...]) -> list[tuple[str, int]]:
@@ -301,15 +301,12 @@ def _members_of(params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Inpu
     aps, kps = bind(params, inp)
     for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
         t = types.get(p.name) if p is not None else None
-        if p is None or t is None or t.kind != "union" or not t.weights or isinstance(v, Expr):
+        if p is None or t is None or not kind_of(t).weighted(t) or isinstance(v, Expr):
             continue
         m = resolve_type(v, t)
         if m in t.args:
             out.append((p.name, t.args.index(m)))
     return out
-
-
-_SINGLETON_KINDS = ("none", "bool", "literal", "enum", "expr", "callable")
 
 
 def _member_targets(params: tuple[Param, ...], types: dict[str, TypeDesc]) -> dict[tuple[str, int], float]:
@@ -318,9 +315,9 @@ def _member_targets(params: tuple[Param, ...], types: dict[str, TypeDesc]) -> di
     out: dict[tuple[str, int], float] = {}
     for p in params:
         t = types.get(p.name)
-        if t is None or t.kind != "union" or not t.weights:
+        if t is None or not kind_of(t).weighted(t):
             continue
-        open_ = [m for m, a in enumerate(t.args) if a.kind not in _SINGLETON_KINDS]
+        open_ = [m for m, a in enumerate(t.args) if not kind_of(a).singleton]
         if len(open_) < 2:
             continue
         tot = sum(t.weights[m] for m in open_)

@@ -44,8 +44,9 @@ __all__ = [
 class TypeDesc:
     """What values of one parameter look like.
 
-    ``kind`` is one of: ``int float bool str char bytes none complex any list tuple set frozenset
-    dict union literal class enum stdlib callable``.
+    ``kind`` names a registered kind (:mod:`coherence.engine.inputs.kinds`): ``int float bool str
+    char bytes none complex any list tuple set frozenset dict union literal class enum stdlib
+    callable path``, and ``expr``/``construct`` for what examples hold.
 
     - ``list/set/frozenset``: ``args = (elem,)``; ``dict``: ``args = (key, value)``;
     - ``tuple``: ``args`` are the item types; ``variadic`` means ``tuple[args[0], ...]``;
@@ -55,6 +56,7 @@ class TypeDesc:
     - ``stdlib``: ``name`` is the callee as written (``date``, ``datetime.date``), ``values[0]`` the
       kind (``date``, ``datetime``, ``timedelta``, ``Decimal``, ``Fraction``);
     - ``callable``: ``values[0]`` is the arity (``-1``: unknown);
+    - ``path``: ``name`` is the class as written (``Path``, ``pathlib.PurePath``);
     - ``any``: no evidence; values are drawn from a mix of basic types.
 
     ``weak`` marks a guess (from a name or as a fallback) that weaker-still evidence may not

@@ -1,5 +1,6 @@
-"""Values -> types: the type of a concrete value (a doctest's or a test file's argument), the
-merge of two such types, and whether a value fits a type.
+"""Values -> types: the type of a concrete value (a doctest's or a test file's argument), and the
+merge of two such types.  Whether a value fits a type is its kind's fit test
+(:func:`coherence.engine.inputs.kinds.fits`).
 """
 
 from __future__ import annotations
@@ -115,48 +116,6 @@ def merge_types(a: TypeDesc | None, b: TypeDesc | None) -> TypeDesc:
             return TypeDesc("literal", values=tuple(dict.fromkeys(a.values + b.values)))
         return a
     return union(a, b)
-
-
-def matches(v: Any, t: TypeDesc) -> bool:
-    """Whether value ``v`` plausibly belongs to ``t`` (shallow)."""
-    k = t.kind
-    if k in ("any", "expr"):
-        return True
-    if isinstance(v, Expr):
-        return True
-    if k == "union":
-        return any(matches(v, m) for m in t.args)
-    if k == "literal":
-        return any(v == x and type(v) is type(x) for x in t.values)
-    if k == "bool":
-        return isinstance(v, bool)
-    if k == "int":
-        return isinstance(v, int) and not isinstance(v, bool)
-    if k == "float":
-        return isinstance(v, (int, float)) and not isinstance(v, bool)
-    if k in ("str", "char"):
-        return isinstance(v, str)
-    if k == "bytes":
-        return isinstance(v, bytes)
-    if k == "none":
-        return v is None
-    if k == "complex":
-        return isinstance(v, complex)
-    if k == "list":
-        return isinstance(v, list)
-    if k == "tuple":
-        return isinstance(v, tuple) and (t.variadic or len(v) == len(t.args))
-    if k == "set":
-        return isinstance(v, set)
-    if k == "frozenset":
-        return isinstance(v, frozenset)
-    if k == "dict":
-        return isinstance(v, dict)
-    if k in ("class", "enum", "stdlib"):
-        return isinstance(v, Construct)
-    if k == "callable":
-        return isinstance(v, Expr)
-    return False
 
 
 def is_weak(t: TypeDesc | None) -> bool:

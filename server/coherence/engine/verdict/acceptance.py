@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING
 
 from coherence.engine.execution import ModuleContext
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.preconditions import Assumption, assumption
 from coherence.engine.inputs.seeds import doctest_seeds
 from coherence.engine.outcomes import Outcome, outcomes_equal
 from coherence.engine.spec import Target
+from coherence.engine.stated.preconditions import Assumption, assumption
 
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor

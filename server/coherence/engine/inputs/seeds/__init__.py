@@ -12,8 +12,8 @@ One module per source of seeds:
 - ``expressions``: argument expressions to values, or to verbatim ``Expr`` nodes.
 - ``doctests``: the docstring's examples and prose assignments.
 - ``workspace``: calls and ``parametrize`` rows in the workspace's test files.
-- ``from_types``: boundary and random values of a type descriptor.
-- ``defaults``: the all-defaults call and the boundary-value calls.
+- ``defaults``: the all-defaults call and the boundary-value calls (values of each kind come
+  from :mod:`coherence.engine.inputs.kinds`).
 """
 
 from __future__ import annotations
@@ -21,33 +21,13 @@ from __future__ import annotations
 from coherence.engine.inputs.seeds.binding import bind, module_names
 from coherence.engine.inputs.seeds.defaults import default_seed, type_seeds
 from coherence.engine.inputs.seeds.doctests import doctest_seeds
-from coherence.engine.inputs.seeds.from_types import (
-    MAX_DEPTH,
-    MAX_ITEMS,
-    MAX_STR,
-    boundary_values,
-    field_types,
-    random_float,
-    random_int,
-    random_str,
-    random_value,
-)
 from coherence.engine.inputs.seeds.workspace import workspace_seeds
 
 __all__ = [
-    "MAX_ITEMS",
-    "MAX_STR",
-    "MAX_DEPTH",
     "doctest_seeds",
     "workspace_seeds",
     "default_seed",
     "type_seeds",
-    "boundary_values",
-    "random_value",
-    "random_int",
-    "random_float",
-    "random_str",
     "bind",
     "module_names",
-    "field_types",
 ]

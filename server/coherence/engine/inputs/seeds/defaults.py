@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from coherence.engine.inputs.seeds.from_types import boundary_values
+from coherence.engine.inputs.kinds import boundary_values
 from coherence.engine.inputs.types import (
     INT,
     MIXED,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from coherence.engine.inputs.preconditions import Assumption, assumption
+from coherence.engine.stated.preconditions import Assumption, assumption
 
 # A precondition's voice, and a result's: "return True if a > b" states none.
 _VOICE = re.compile(
