@@ -372,10 +372,12 @@ class CoherenceLanguageServer(LanguageServer):
 
     def warm_up(self) -> None:
         """With a model configured, import litellm (seconds) in a thread before the first check."""
-        if (self.settings.model or self.settings.models) and "litellm" not in sys.modules and not self.stopping:
-            import importlib
+        from coherence.engine.sampling.quiet_litellm import import_litellm, litellm_installed
 
-            self.run_task(asyncio.to_thread(importlib.import_module, "litellm"), name="import litellm")
+        # without litellm (the llm extra) the first check says so, through the failure's own path
+        wanted = (self.settings.model or self.settings.models) and "litellm" not in sys.modules
+        if wanted and litellm_installed() and not self.stopping:
+            self.run_task(asyncio.to_thread(import_litellm), name="import litellm")
 
     # -- settings ----------------------------------------------------------------------------
     def settings_for(self, path: str | None) -> settings_mod.Settings:
