@@ -48,6 +48,7 @@ import {
     getProjectRoot,
     getServerCwd,
     getSettings,
+    modelConfigured,
 } from './settings';
 import { StatusBar, parseStatusParams } from './status';
 
@@ -174,7 +175,7 @@ export function createClient(
         args: launch.args,
         // No `transport`: TransportKind.stdio would append `--stdio` to the command line, which
         // `coherence serve` does not take. Without it the client still talks over stdin/stdout.
-        options: { cwd },
+        options: { cwd, env: { ...process.env, ...launch.env } },
     };
     traceInfo(`Server: ${launch.describe}: ${[executable.command, ...(executable.args ?? [])].join(' ')} (cwd ${cwd})`);
 
@@ -216,6 +217,8 @@ export class ServerManager implements Disposable {
     private clientDisposables: Disposable[] = [];
     private queue: Promise<void> = Promise.resolve();
     private disposed = false;
+    /** Whether the running server can sample from a model (litellm importable). */
+    private llm = false;
 
     constructor(
         private readonly context: ExtensionContext,
@@ -263,7 +266,7 @@ export class ServerManager implements Disposable {
         if (settings.importStrategy === 'useBundled') {
             try {
                 this.status.setState({ kind: 'starting' });
-                launch = await bundledLaunch(this.context, interpreter.command, cwd);
+                launch = await bundledLaunch(this.context, interpreter.command, cwd, modelConfigured());
             } catch (error) {
                 const message = error instanceof Error ? error.message : String(error);
                 traceError(`The bundled server cannot start with "${interpreter.command.join(' ')}": ${message}`);
@@ -292,8 +295,10 @@ export class ServerManager implements Disposable {
                 command: command ?? '',
                 args: [...lead, ...SERVER_ARGS],
                 describe: `coherence from ${interpreter.command.join(' ')}'s environment`,
+                llm: true, // the environment's own coherence: its installed extras decide
             };
         }
+        this.llm = launch.llm;
 
         const errorHandler = new ServerErrorHandler();
         const client = createClient(launch, cwd, this.channel, errorHandler);
@@ -387,6 +392,12 @@ export class ServerManager implements Disposable {
         } catch {
             // Already stopped.
         }
+    }
+
+    /** A model is now configured and the running server cannot reach one (no litellm): the next
+     * start takes the private environment with the llm extra. */
+    needsLlm(): boolean {
+        return this.client !== undefined && !this.llm && modelConfigured();
     }
 
     /** Stops the server; used on deactivation. */
