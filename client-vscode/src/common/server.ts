@@ -153,6 +153,11 @@ function configurationMiddleware(): NonNullable<Middleware['workspace']>['config
     };
 }
 
+/** A `coherence/problem` that says what the server lacks: litellm (the `llm` extra). */
+function needsLlm(params: unknown): boolean {
+    return typeof params === 'object' && params !== null && (params as { needs?: unknown }).needs === 'llm';
+}
+
 /** The library logs every exit of the server as an error, a normal stop (code 0) included. */
 export class CoherenceLanguageClient extends LanguageClient {
     override error(message: string, data?: unknown, showNotification?: boolean | 'force'): void {
@@ -219,6 +224,9 @@ export class ServerManager implements Disposable {
     private disposed = false;
     /** Whether the running server can sample from a model (litellm importable). */
     private llm = false;
+    /** The server said a model (from the project or the user's config) needs litellm: from then on
+     * it starts from the private environment with the llm extra. */
+    private llmAsked = false;
 
     constructor(
         private readonly context: ExtensionContext,
@@ -266,7 +274,12 @@ export class ServerManager implements Disposable {
         if (settings.importStrategy === 'useBundled') {
             try {
                 this.status.setState({ kind: 'starting' });
-                launch = await bundledLaunch(this.context, interpreter.command, cwd, modelConfigured());
+                launch = await bundledLaunch(
+                    this.context,
+                    interpreter.command,
+                    cwd,
+                    this.llmAsked || modelConfigured(),
+                );
             } catch (error) {
                 const message = error instanceof Error ? error.message : String(error);
                 traceError(`The bundled server cannot start with "${interpreter.command.join(' ')}": ${message}`);
@@ -328,7 +341,18 @@ export class ServerManager implements Disposable {
                 this.status.setCounts(parseStatusParams(params));
             }),
             client.onRequest(RAISE_COST_CAP_REQUEST, (params: unknown) => raiseCostCap(params)),
-            client.onNotification(PROBLEM_NOTIFICATION, (params: unknown) => void showProblem(params)),
+            client.onNotification(PROBLEM_NOTIFICATION, (params: unknown) => {
+                if (needsLlm(params) && !this.llm && !this.llmAsked && settings.importStrategy === 'useBundled') {
+                    // the fix the message names is an install: the extension does it for its own server
+                    this.llmAsked = true;
+                    traceInfo(
+                        `${String((params as { message?: unknown }).message)} Preparing it in the extension's storage.`,
+                    );
+                    void this.restart('a configured model needs litellm');
+                    return;
+                }
+                void showProblem(params);
+            }),
         );
         try {
             await client.start();

@@ -18,6 +18,16 @@ from typing import Any
 from coherence.engine.errors import SamplingError
 
 _LITELLM: Any = None
+
+
+class LiteLLMMissing(SamplingError):
+    """A model is configured and litellm (the ``llm`` extra) is not installed: the user's fix is
+    an install, which an editor's client may do for its own bundled server."""
+
+    def __init__(self, model: str | None = None):
+        super().__init__(litellm_missing(model), kind="config")
+
+
 _QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "httpx", "openai")
 
 
@@ -41,7 +51,7 @@ def import_litellm(model: str | None = None) -> Any:
     except ModuleNotFoundError as exc:
         if exc.name != "litellm":  # litellm is there but broken: its own error says what is wrong
             raise
-        raise SamplingError(litellm_missing(model), kind="config") from None
+        raise LiteLLMMissing(model) from None
 
     litellm.suppress_debug_info = True
     for attr, value in (("set_verbose", False), ("telemetry", False), ("drop_params", True)):
