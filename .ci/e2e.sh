@@ -12,7 +12,8 @@
 #
 # Environment: COHERENCE_PYTHON (an interpreter that imports coherence, instead of the cold
 # install's fresh venv), COHERENCE_VSIX (use this .vsix instead of building
-# client-vscode), E2E_STEP_TIMEOUT_S (per step, default 120).
+# client-vscode), COHERENCE_PLATFORM_VSIX (the same for the linux-x64 one), E2E_ONLY=offline (only
+# the offline first-run step), E2E_STEP_TIMEOUT_S (per step, default 120).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -90,6 +91,15 @@ else
   VSIX=$ROOT/client-vscode/coherence-$version.vsix
 fi
 [ -f "$VSIX" ] || { echo "e2e: no .vsix at $VSIX"; echo "e2e: 0 passed, 1 failed"; exit 1; }
+# The platform-specific .vsix (bundled/native: numpy's and rpds-py's wheels for CPython 3.10-3.13),
+# which the offline first-run step installs with pip reaching no index.
+if [ -z "${COHERENCE_PLATFORM_VSIX:-}" ] && [ "$(uname -m)" = x86_64 ]; then
+  say "packaging client-vscode for linux-x64"
+  version=$(node -p "require('$ROOT/client-vscode/package.json').version")
+  rm -f "$ROOT/client-vscode/coherence-linux-x64-$version.vsix"
+  (cd "$ROOT/client-vscode" && quiet npm run package:linux-x64)
+  export COHERENCE_PLATFORM_VSIX=$ROOT/client-vscode/coherence-linux-x64-$version.vsix
+fi
 
 # -- the test -------------------------------------------------------------------------------------
 say "running tests/e2e/e2e.mjs"

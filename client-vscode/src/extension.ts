@@ -6,7 +6,7 @@ import { ClientCommands } from './common/constants';
 import { createOutputChannel, disposeOutputChannel, traceInfo } from './common/log';
 import { initializePython, onDidChangePythonInterpreter } from './common/python';
 import { ServerManager } from './common/server';
-import { getSettings, needsRestart } from './common/settings';
+import { affectsModel, getSettings, needsRestart } from './common/settings';
 import { StatusBar } from './common/status';
 
 const RESTART_DEBOUNCE_MS = 500;
@@ -46,6 +46,8 @@ export function activate(context: ExtensionContext): void {
         workspace.onDidChangeConfiguration((e) => {
             if (needsRestart(e)) {
                 scheduleRestart('coherence.enable, interpreter or importStrategy changed');
+            } else if (affectsModel(e) && server.needsLlm()) {
+                scheduleRestart('a model is configured, and the bundled server has no litellm');
             }
         }),
         onDidChangePythonInterpreter(() => {

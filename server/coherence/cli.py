@@ -257,9 +257,12 @@ def _check_interpreter(python: str) -> None:
         )
 
 
-def _missing_keys(configs) -> list[str]:
-    """Each missing API key of a known provider in ``configs``, found without importing litellm."""
+def _missing_keys(configs, *, keys: bool = True) -> list[str]:
+    """What the models in ``configs`` lack, found without importing litellm: litellm itself (the
+    ``llm`` extra, said once for the run; a dry run prices with it), then with ``keys`` each
+    missing API key of a known provider."""
     from coherence.engine.sampling.keys import missing_keys
+    from coherence.engine.sampling.quiet_litellm import litellm_installed, litellm_missing
 
     members = []
     for config in configs:
@@ -269,7 +272,10 @@ def _missing_keys(configs) -> list[str]:
             members += [(m.model, m.api_base or config.api_base, None) for m in config.models]
         elif config.model:
             members.append((config.model, config.api_base, None))
-    return missing_keys(members)
+    missing = missing_keys(members) if keys else []
+    if members and not litellm_installed():
+        missing.insert(0, litellm_missing(members[0][0]))
+    return missing
 
 
 def _drop_stdout() -> None:
@@ -413,7 +419,7 @@ async def run_check(args) -> int:
                 raise ConfigurationError(why)
         work = find_work(files, config_for)
         to_check = {repr(config_for(Path(t.path))): config_for(Path(t.path)) for t in work.targets if not t.skip_reason}
-        missing = [] if args.dry_run else _missing_keys(to_check.values())
+        missing = _missing_keys(to_check.values(), keys=not args.dry_run)
         if missing:  # before the engine's and litellm's imports (seconds), once for the run
             raise ConfigurationError(" ".join(missing))
         from coherence.engine.check import Checker

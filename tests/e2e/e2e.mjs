@@ -36,6 +36,10 @@
 //                 failed"), and a toast says why with Open Settings and Show Output
 //  16. restricted in an untrusted folder (Restricted Mode) the status bar says "coherence: off: trust
 //                 this folder to check"
+//  17. offline    the platform-specific .vsix (bundled/native wheels) in a fresh code-server, with a
+//                 fresh venv as the interpreter and pip reaching no index: opening the demo gives a
+//                 warning diagnostic with no private environment; the seconds from the page load
+//                 to it are logged and written to offline-first-run.json
 //
 // Screenshots of each step go to test-artifacts/e2e/ (E2E_ARTIFACTS), with the code-server log and
 // VS Code's logs (the Coherence output channel is among them).  Prints "e2e: N passed, N failed"
@@ -43,8 +47,9 @@
 //
 // Environment: COHERENCE_PYTHON (an interpreter that can `import coherence`; default: a fresh venv
 // without it, made from E2E_BARE_PYTHON or python3: the cold install), E2E_COLD_TIMEOUT_S,
-// COHERENCE_VSIX (default: client-vscode/coherence-0.1.0.vsix), CHROMIUM (default
-// /usr/bin/chromium), E2E_ARTIFACTS, E2E_STEP_TIMEOUT_S (default 120), E2E_KEEP_TMP=1.
+// COHERENCE_VSIX (default: client-vscode/coherence-0.1.0.vsix), COHERENCE_PLATFORM_VSIX (step 17;
+// default: client-vscode/coherence-linux-x64-0.1.0.vsix), E2E_ONLY=offline (step 17 alone),
+// CHROMIUM (default /usr/bin/chromium), E2E_ARTIFACTS, E2E_STEP_TIMEOUT_S (default 120), E2E_KEEP_TMP=1.
 
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -59,6 +64,9 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const REPO = path.resolve(HERE, '..', '..');
 const ARTIFACTS = path.resolve(process.env.E2E_ARTIFACTS || path.join(REPO, 'test-artifacts', 'e2e'));
 const VSIX = path.resolve(process.env.COHERENCE_VSIX || path.join(REPO, 'client-vscode', 'coherence-0.1.0.vsix'));
+const PLATFORM_VSIX = path.resolve(
+    process.env.COHERENCE_PLATFORM_VSIX || path.join(REPO, 'client-vscode', 'coherence-linux-x64-0.1.0.vsix'),
+);
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const STEP_TIMEOUT_MS = Number(process.env.E2E_STEP_TIMEOUT_S || 120) * 1000;
 const CODE_SERVER = path.join(HERE, 'node_modules', 'code-server', 'out', 'node', 'entry.js');
@@ -259,9 +267,9 @@ function codeServerArgs(dirs, extra) {
     ];
 }
 
-function installExtension(dirs, env) {
-    if (!fs.existsSync(VSIX)) fail(`no .vsix at ${VSIX}: build it with \`cd client-vscode && npm ci && npm run package\``);
-    const run = spawnSync(NODE24, codeServerArgs(dirs, ['--install-extension', VSIX, '--force']), {
+function installExtension(dirs, env, vsix = VSIX) {
+    if (!fs.existsSync(vsix)) fail(`no .vsix at ${vsix}: build it with \`cd client-vscode && npm ci && npm run package\``);
+    const run = spawnSync(NODE24, codeServerArgs(dirs, ['--install-extension', vsix, '--force']), {
         env,
         encoding: 'utf8',
         timeout: 180_000,
@@ -645,8 +653,8 @@ async function recordStatus(page) {
 }
 
 /** The Coherence output channel's log file (VS Code writes it under <user-data-dir>/logs). */
-function coherenceLog() {
-    const logs = path.join(ctx.dirs.userData, 'logs');
+function coherenceLog(dirs = ctx.dirs) {
+    const logs = path.join(dirs.userData, 'logs');
     const found = fs.existsSync(logs)
         ? fs.readdirSync(logs, { recursive: true }).filter((f) => f.endsWith(path.join(EXTENSION_ID, 'Coherence.log')))
         : [];
@@ -1336,7 +1344,72 @@ async function stepRestrictedMode() {
     }
 }
 
+/** Step 17: the platform .vsix's first run with no network.  A code-server of its own (like step 16),
+ * given a fresh venv (no numpy, no coherence) and a pip that reaches no index: no PIP_* of this
+ * machine's, no pip config file, PIP_NO_INDEX and an index URL nothing listens on. */
+async function stepOfflineFirstRun() {
+    await ctx.stopMain();
+    if (!fs.existsSync(PLATFORM_VSIX)) fail(`no platform .vsix at ${PLATFORM_VSIX}: cd client-vscode && npm run package:linux-x64`);
+    const dirs = makeDirs();
+    const venv = path.join(dirs.root, 'offline-venv');
+    const made = spawnSync(process.env.E2E_BARE_PYTHON || 'python3', ['-m', 'venv', venv], { encoding: 'utf8' });
+    if (made.status !== 0) fail(`python3 -m venv failed: ${made.stderr || made.error}`);
+    const python = path.join(venv, 'bin', 'python');
+    const bare = spawnSync(python, ['-c', 'import numpy'], { encoding: 'utf8' });
+    if (bare.status === 0) fail(`the fresh venv ${venv} imports numpy: not a first run`);
+    writeSettings(dirs, python);
+    const user = path.join(dirs.userData, 'User', 'settings.json');
+    const settings = JSON.parse(fs.readFileSync(user, 'utf8'));
+    settings['coherence.runOn'] = 'open'; // opening the demo checks it, as a save would
+    fs.writeFileSync(user, JSON.stringify(settings, null, 4));
+    const env = serverEnv(dirs);
+    for (const k of Object.keys(env)) if (k.startsWith('PIP_')) delete env[k];
+    Object.assign(env, { PIP_CONFIG_FILE: os.devnull, PIP_NO_INDEX: '1', PIP_INDEX_URL: 'http://127.0.0.1:9/simple' });
+    const offline = spawnSync(python, ['-m', 'pip', 'download', '--no-deps', '-d', path.join(dirs.root, 'dl'), 'numpy'], { env, encoding: 'utf8' });
+    if (offline.status === 0) fail('pip reached an index from the offline environment');
+    installExtension(dirs, env, PLATFORM_VSIX);
+    const port = await freePort();
+    const child = spawn(
+        NODE24,
+        codeServerArgs(dirs, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened', dirs.workspace]),
+        { env, stdio: 'ignore', detached: true },
+    );
+    const url = `http://127.0.0.1:${port}`;
+    let browser;
+    try {
+        await poll('the offline code-server', async () => (await httpStatus(`${url}/healthz`)) === 200, { timeout: 60_000 });
+        browser = await chromium.launchPersistentContext(dirs.chrome, { executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 }, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+        const page = browser.pages()[0] ?? (await browser.newPage());
+        const loaded = Date.now();
+        await page.goto(`${url}/?folder=${encodeURIComponent(dirs.workspace)}`);
+        await openFile(page, 'textutils.py');
+        await poll('a warning squiggle with no network', async () => (await squiggles(page)).some((m) => m.cls === 'squiggly-warning'), { interval: 200 });
+        const warned = Date.now();
+        const seconds = (warned - loaded) / 1000;
+        const logFile = coherenceLog(dirs);
+        const text = logFile ? fs.readFileSync(logFile, 'utf8') : '';
+        // from the extension's activation (the folder is trusted at once here) to the warning
+        const activated = /^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d+) \[info\] Coherence extension .* activating/m.exec(text);
+        const fromActivation = activated ? (warned - new Date(activated[1].replace(' ', 'T')).getTime()) / 1000 : null;
+        const server = /Server: the bundled server, with the compiled dependencies from the extension[^\n]*/.exec(text);
+        if (!server) fail(`the server did not run on the .vsix's compiled wheels: ${text.slice(-1500)}`);
+        if (/private environment/i.test(text)) fail('a private environment was made (pip, the network)');
+        const status = await statusTexts(page);
+        log(`offline first run: warning ${seconds.toFixed(1)} s after the page load, ${fromActivation?.toFixed(1)} s after the extension activated; ${server[0].slice(0, 160)}; status ${JSON.stringify(status.filter((t) => /coherence/.test(t)))}`);
+        const record = { secondsFromPageLoad: seconds, secondsFromActivation: fromActivation, vsix: path.basename(PLATFORM_VSIX) };
+        fs.writeFileSync(path.join(ARTIFACTS, 'offline-first-run.json'), JSON.stringify(record, null, 2));
+        await screenshot(page, 'offline-first-run-warning');
+    } finally {
+        const logs = path.join(dirs.userData, 'logs');
+        if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ARTIFACTS, 'vscode-logs-offline'), { recursive: true });
+        await browser?.close().catch(() => {});
+        await stopProcessGroup(child);
+        if (!process.env.E2E_KEEP_TMP) fs.rmSync(dirs.root, { recursive: true, force: true });
+    }
+}
+
 const COLD_TIMEOUT_MS = Number(process.env.E2E_COLD_TIMEOUT_S || 900) * 1000;
+const OFFLINE_STEP = ['offline first run: the platform .vsix gives a warning with no index and no install', stepOfflineFirstRun];
 const setupSteps = [
     ['cold install: the bundled server starts, no terminal', stepColdInstall],
     ['runOn save: opening checks nothing', stepNothingOnOpen],
@@ -1350,6 +1423,7 @@ const runOnSteps = [
     ['autosave (afterDelay): a body edit buys nothing, a docstring typed with a pause one batch', stepAutosave],
     ['a check that fails keeps the warning, and a toast says why with Open Settings', stepFailedCheckKeepsTheWarning],
     ['Restricted Mode: the status bar says coherence is off until the folder is trusted', stepRestrictedMode],
+    OFFLINE_STEP,
 ];
 
 // -- main ----------------------------------------------------------------------------------------
@@ -1359,6 +1433,21 @@ async function main() {
     for (const f of fs.readdirSync(ARTIFACTS)) fs.rmSync(path.join(ARTIFACTS, f), { recursive: true, force: true });
     if (!fs.existsSync(CODE_SERVER) || !fs.existsSync(NODE24)) fail(`code-server or Node 24 missing under ${HERE}/node_modules: run .ci/e2e.sh`);
     if (!fs.existsSync(CHROMIUM)) fail(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
+    if (process.env.E2E_ONLY === 'offline') {
+        // step 17 alone: it starts its own code-server, so the main session is not needed
+        const [name, fn] = OFFLINE_STEP;
+        const start = Date.now();
+        try {
+            await fn();
+            log(`PASS ${name} (${((Date.now() - start) / 1000).toFixed(1)}s)`);
+            console.log('e2e: 1 passed, 0 failed');
+        } catch (error) {
+            log(`FAIL ${name}: ${error.stack || error}`);
+            console.log('e2e: 0 passed, 1 failed');
+            process.exitCode = 1;
+        }
+        return;
+    }
 
     const dirs = makeDirs();
     ctx.dirs = dirs;

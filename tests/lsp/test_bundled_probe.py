@@ -63,3 +63,51 @@ def test_without_a_bundle_it_says_so(tmp_path):
     shutil.rmtree(bundled / "libs")
     result = probe(bundled)
     assert result["ok"] is False and "no bundled server" in result["reason"]
+
+
+def native_wheel(bundled: Path, name: str, version: str) -> Path:
+    """A wheel of ``name`` for this interpreter in ``bundled/native/cp3XX``, as the platform
+    .vsix ships numpy's: dist-info metadata and a module that says where it was imported from."""
+    import zipfile
+
+    folder = bundled / "native" / f"cp{sys.version_info[0]}{sys.version_info[1]}"
+    folder.mkdir(parents=True, exist_ok=True)
+    wheel = folder / f"{name}-{version}-cp3-cp3-linux_x86_64.whl"
+    with zipfile.ZipFile(wheel, "w") as z:
+        z.writestr(f"{name}-{version}.dist-info/METADATA", f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
+        z.writestr(f"{name}/__init__.py", "WHERE = __file__\n")
+    return wheel
+
+
+def test_the_platform_vsix_wheels_are_unpacked_once_and_used(tmp_path, monkeypatch):
+    bundled = make_bundle(tmp_path, ["fakenative>=2"], ["fakenative"])
+    assert probe(bundled)["missing"] == ["fakenative"]  # no wheel: the environment must have it
+    native_wheel(bundled, "fakenative", "2.1")
+    monkeypatch.setenv("COHERENCE_NATIVE_DIR", str(tmp_path / "storage"))
+    result = probe(bundled)
+    assert result["ok"] is True and result["missing"] == []
+    unpacked = Path(result["native"])
+    assert unpacked.parent == tmp_path / "storage" and (unpacked / "fakenative" / "__init__.py").is_file()
+    assert probe(bundled)["native"] == str(unpacked)  # once: the same folder, not unpacked again
+    # serve.py puts it on sys.path after bundled/libs: the module comes from the unpacked wheel
+    (bundled / "libs" / "coherence").mkdir()
+    (bundled / "libs" / "coherence" / "cli.py").write_text(
+        "def main(argv):\n    import fakenative\n    print(fakenative.WHERE)\n    return 0\n"
+    )
+    (bundled / "libs" / "coherence" / "__init__.py").write_text("")
+    out = subprocess.run(
+        [sys.executable, str(bundled / "tool" / "serve.py")], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert out.returncode == 0, out.stderr
+    assert Path(out.stdout.strip()) == unpacked / "fakenative" / "__init__.py"
+
+
+def test_a_wheel_for_another_python_is_not_used(tmp_path, monkeypatch):
+    bundled = make_bundle(tmp_path, ["fakenative>=2"], ["fakenative"])
+    other = bundled / "native" / "cp39"
+    other.mkdir(parents=True)
+    wheel = native_wheel(bundled, "fakenative", "2.1")
+    wheel.rename(other / wheel.name)
+    monkeypatch.setenv("COHERENCE_NATIVE_DIR", str(tmp_path / "storage"))
+    result = probe(bundled)
+    assert result["ok"] is False and result["native"] == "" and result["missing"] == ["fakenative"]

@@ -1,9 +1,13 @@
 """Can this interpreter run the bundled server?  Prints one line of JSON:
-``{"ok": bool, "python": sys.executable, "version": [3, 12, 1], "missing": [...], "reason": str}``.
+``{"ok": bool, "python": sys.executable, "version": [3, 12, 1], "missing": [...], "reason": str,
+"native": str, "llm": bool}``.
 
-``ok`` when it is Python 3.10 or later and its environment provides every compiled distribution
-(``bundled/binary.json``) that the bundled ones require, at a version they accept.  Otherwise the
-extension makes a private environment from the coherence wheel it ships.  Never installs anything.
+``ok`` when it is Python 3.10 or later and every compiled distribution (``bundled/binary.json``)
+that the bundled ones require is there at a version they accept: from the platform-specific .vsix's
+wheels for this interpreter (``native``: where ``_native`` unpacked them), else from its
+environment.  ``llm``: litellm (the ``llm`` extra, which the bundle leaves out) is importable too.
+Otherwise the extension makes a private environment from the coherence wheel it ships.  Installs
+nothing into the interpreter's environment.
 """
 
 import json
@@ -14,7 +18,7 @@ from _paths import BINARY_JSON, LIBS
 
 
 def probe() -> dict:
-    out = {"ok": False, "python": sys.executable, "version": list(sys.version_info[:3]), "missing": [], "reason": ""}
+    out = {"ok": False, "python": sys.executable, "version": list(sys.version_info[:3]), "missing": [], "reason": "", "native": "", "llm": False}
     if sys.version_info < (3, 10):
         out["reason"] = "coherence needs Python 3.10 or later"
         return out
@@ -22,6 +26,13 @@ def probe() -> dict:
         out["reason"] = f"the extension has no bundled server ({LIBS})"
         return out
     sys.path.insert(0, LIBS)
+    from _native import site
+
+    native = site()
+    if native:
+        sys.path.insert(1, native)
+        out["native"] = native
+    import importlib.util
     from importlib import metadata
 
     from packaging.requirements import Requirement
@@ -55,6 +66,7 @@ def probe() -> dict:
         if refused:
             out["missing"].append(f"{name} {version} (needs {', '.join(refused)})")
     out["ok"] = not out["missing"]
+    out["llm"] = importlib.util.find_spec("litellm") is not None
     if out["missing"]:
         out["reason"] = "its environment lacks " + ", ".join(out["missing"])
     return out

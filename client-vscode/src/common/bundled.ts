@@ -1,8 +1,11 @@
 // The server the extension ships (importStrategy "useBundled"), as Microsoft's
 // vscode-python-tools-extension-template and ruff-vscode do it: `bundled/libs` holds coherence and
-// its pure-Python dependencies; the compiled ones (numpy, ...) come from the selected interpreter's
-// environment when it has them (`bundled/tool/probe.py` says), else from a private environment the
-// extension creates once in its global storage from the coherence wheel in `bundled/wheels`.
+// its pure-Python dependencies; the compiled ones (numpy, ...) come from a platform-specific .vsix's
+// wheels for the interpreter's CPython (`bundled/native/cp3XX`, unpacked once into the extension's
+// storage: no install, no network), else from the selected interpreter's environment when it has
+// them (`bundled/tool/probe.py` says), else from a private environment the extension creates once in
+// its global storage from the coherence wheel in `bundled/wheels`.  litellm (the `llm` extra) is not
+// bundled: a configured model takes that private environment, which installs the wheel's `llm` extra.
 // Nothing is ever installed by a bare name from an index, and nothing into the user's environment.
 import { execFile, spawn } from 'child_process';
 import { createHash } from 'crypto';
@@ -18,6 +21,10 @@ export interface Probe {
     version: number[];
     missing: string[];
     reason: string;
+    /** Where the .vsix's compiled wheels for this interpreter were unpacked ("" or absent: none). */
+    native?: string;
+    /** litellm is importable by the bundled server (the interpreter's environment has it). */
+    llm?: boolean;
 }
 
 /** How the bundled server is started: `command` and `args`, run in the workspace folder. */
@@ -26,6 +33,10 @@ export interface ServerLaunch {
     args: string[];
     /** Where the server comes from, for the output channel. */
     describe: string;
+    /** Environment variables the server is started with, beside VS Code's. */
+    env?: Record<string, string>;
+    /** Whether this server can sample from a model (litellm is importable). */
+    llm: boolean;
 }
 
 /** How long creating the private environment may take (pip downloads numpy and litellm's wheels). */
@@ -35,6 +46,11 @@ const COMPLETE = '.coherence-complete';
 
 function bundledDir(context: ExtensionContext): string {
     return path.join(context.extensionPath, 'bundled');
+}
+
+/** Where `bundled/tool/_native.py` unpacks the .vsix's compiled wheels: the extension's storage. */
+function nativeEnv(context: ExtensionContext): Record<string, string> {
+    return { COHERENCE_NATIVE_DIR: path.join(context.globalStorageUri.fsPath, 'native') };
 }
 
 /** The coherence wheel shipped in the .vsix (named in bundled/binary.json). */
@@ -62,7 +78,12 @@ export function probe(context: ExtensionContext, interpreter: string[], cwd: str
         execFile(
             exe,
             [...lead, script],
-            { cwd, timeout: IMPORT_CHECK_TIMEOUT_MS, windowsHide: true },
+            {
+                cwd,
+                timeout: IMPORT_CHECK_TIMEOUT_MS,
+                windowsHide: true,
+                env: { ...process.env, ...nativeEnv(context) },
+            },
             (error, stdout, stderr) => {
                 const line = stdout.trim().split('\n').pop() ?? '';
                 try {
@@ -130,9 +151,9 @@ function run(
 
 /**
  * The private environment for `probed.python`: `<globalStorage>/envs/<key>`, made with
- * `<python> -m venv` and the shipped coherence wheel (`pip install <wheel file>`; pip takes its
- * dependencies, numpy and litellm's, from the package index by the wheel's own requirements).
- * Made once per interpreter and wheel; returns its Python.
+ * `<python> -m venv` and the shipped coherence wheel with its `llm` extra (`pip install
+ * '<wheel file>[llm]'`; pip takes its dependencies, numpy and litellm's, from the package index by
+ * the wheel's own requirements).  Made once per interpreter and wheel; returns its Python.
  */
 export async function ensurePrivateEnv(context: ExtensionContext, probed: Probe, cwd: string): Promise<string> {
     const wheel = bundledWheel(context);
@@ -140,7 +161,9 @@ export async function ensurePrivateEnv(context: ExtensionContext, probed: Probe,
         throw new Error('the extension ships no coherence wheel (bundled/wheels)');
     }
     const key = createHash('sha256')
-        .update(`${probed.python}\0${probed.version.join('.')}\0${path.basename(wheel)}\0${fs.statSync(wheel).size}`)
+        .update(
+            `${probed.python}\0${probed.version.join('.')}\0${path.basename(wheel)}\0${fs.statSync(wheel).size}\0llm`,
+        )
         .digest('hex')
         .slice(0, 16);
     const dir = path.join(context.globalStorageUri.fsPath, 'envs', key);
@@ -182,8 +205,8 @@ export async function ensurePrivateEnv(context: ExtensionContext, probed: Probe,
                 fs.mkdirSync(path.dirname(dir), { recursive: true });
                 progress.report({ message: `creating an environment from ${probed.python}…` });
                 await run(probed.python, ['-m', 'venv', dir], cwd, token);
-                progress.report({ message: `installing ${path.basename(wheelFile)} and numpy…` });
-                await run(python, ['-m', 'pip', 'install', '--no-input', wheelFile], cwd, token, report);
+                progress.report({ message: `installing ${path.basename(wheelFile)} with numpy and litellm…` });
+                await run(python, ['-m', 'pip', 'install', '--no-input', `${wheelFile}[llm]`], cwd, token, report);
                 fs.writeFileSync(path.join(dir, COMPLETE), `${path.basename(wheelFile)}\n`);
                 traceInfo(`Private environment ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${dir}`);
             },
@@ -198,21 +221,28 @@ export async function ensurePrivateEnv(context: ExtensionContext, probed: Probe,
 }
 
 /**
- * How to start the bundled server with `interpreter`: `<python> bundled/tool/serve.py` when its
- * environment has the compiled dependencies, else `<private env python> -m coherence serve`.
+ * How to start the bundled server with `interpreter`: `<python> bundled/tool/serve.py` when the
+ * .vsix's wheels or its environment give the compiled dependencies (and litellm, when `wantsLlm`: a
+ * model is configured), else `<private env python> -m coherence serve`.
  */
 export async function bundledLaunch(
     context: ExtensionContext,
     interpreter: string[],
     cwd: string,
+    wantsLlm = false,
 ): Promise<ServerLaunch> {
     const probed = await probe(context, interpreter, cwd);
-    if (probed.ok) {
+    if (probed.ok && (probed.llm || !wantsLlm)) {
         const [command, ...lead] = interpreter;
+        const from = probed.native
+            ? `with the compiled dependencies from the extension (${probed.native})`
+            : `with ${probed.python}'s environment`;
         return {
             command: command ?? '',
             args: [...lead, path.join(bundledDir(context), 'tool', 'serve.py')],
-            describe: `the bundled server, with ${probed.python}'s environment`,
+            describe: `the bundled server, ${from}`,
+            env: nativeEnv(context),
+            llm: probed.llm === true,
         };
     }
     if (!probed.version.length) {
@@ -221,13 +251,18 @@ export async function bundledLaunch(
     if (probed.version[0] !== 3 || (probed.version[1] ?? 0) < 10) {
         throw new Error(`${probed.python} is Python ${probed.version.join('.')}; coherence needs Python 3.10 or later`);
     }
-    traceInfo(`${probed.python} cannot run the bundled server here (${probed.reason}): using a private environment.`);
+    traceInfo(
+        probed.ok
+            ? `A model is configured and the bundled server has no litellm: using a private environment with the llm extra.`
+            : `${probed.python} cannot run the bundled server here (${probed.reason}): using a private environment.`,
+    );
     try {
         const python = await ensurePrivateEnv(context, probed, cwd);
         return {
             command: python,
             args: ['-m', 'coherence', 'serve'],
             describe: `the bundled wheel in a private environment (${python})`,
+            llm: true,
         };
     } catch (error) {
         traceError('Creating the private environment failed:', error);

@@ -48,6 +48,7 @@ import {
     getProjectRoot,
     getServerCwd,
     getSettings,
+    modelConfigured,
 } from './settings';
 import { StatusBar, parseStatusParams } from './status';
 
@@ -152,6 +153,11 @@ function configurationMiddleware(): NonNullable<Middleware['workspace']>['config
     };
 }
 
+/** A `coherence/problem` that says what the server lacks: litellm (the `llm` extra). */
+function needsLlm(params: unknown): boolean {
+    return typeof params === 'object' && params !== null && (params as { needs?: unknown }).needs === 'llm';
+}
+
 /** The library logs every exit of the server as an error, a normal stop (code 0) included. */
 export class CoherenceLanguageClient extends LanguageClient {
     override error(message: string, data?: unknown, showNotification?: boolean | 'force'): void {
@@ -174,7 +180,7 @@ export function createClient(
         args: launch.args,
         // No `transport`: TransportKind.stdio would append `--stdio` to the command line, which
         // `coherence serve` does not take. Without it the client still talks over stdin/stdout.
-        options: { cwd },
+        options: { cwd, env: { ...process.env, ...launch.env } },
     };
     traceInfo(`Server: ${launch.describe}: ${[executable.command, ...(executable.args ?? [])].join(' ')} (cwd ${cwd})`);
 
@@ -216,6 +222,11 @@ export class ServerManager implements Disposable {
     private clientDisposables: Disposable[] = [];
     private queue: Promise<void> = Promise.resolve();
     private disposed = false;
+    /** Whether the running server can sample from a model (litellm importable). */
+    private llm = false;
+    /** The server said a model (from the project or the user's config) needs litellm: from then on
+     * it starts from the private environment with the llm extra. */
+    private llmAsked = false;
 
     constructor(
         private readonly context: ExtensionContext,
@@ -263,7 +274,12 @@ export class ServerManager implements Disposable {
         if (settings.importStrategy === 'useBundled') {
             try {
                 this.status.setState({ kind: 'starting' });
-                launch = await bundledLaunch(this.context, interpreter.command, cwd);
+                launch = await bundledLaunch(
+                    this.context,
+                    interpreter.command,
+                    cwd,
+                    this.llmAsked || modelConfigured(),
+                );
             } catch (error) {
                 const message = error instanceof Error ? error.message : String(error);
                 traceError(`The bundled server cannot start with "${interpreter.command.join(' ')}": ${message}`);
@@ -292,8 +308,10 @@ export class ServerManager implements Disposable {
                 command: command ?? '',
                 args: [...lead, ...SERVER_ARGS],
                 describe: `coherence from ${interpreter.command.join(' ')}'s environment`,
+                llm: true, // the environment's own coherence: its installed extras decide
             };
         }
+        this.llm = launch.llm;
 
         const errorHandler = new ServerErrorHandler();
         const client = createClient(launch, cwd, this.channel, errorHandler);
@@ -323,7 +341,18 @@ export class ServerManager implements Disposable {
                 this.status.setCounts(parseStatusParams(params));
             }),
             client.onRequest(RAISE_COST_CAP_REQUEST, (params: unknown) => raiseCostCap(params)),
-            client.onNotification(PROBLEM_NOTIFICATION, (params: unknown) => void showProblem(params)),
+            client.onNotification(PROBLEM_NOTIFICATION, (params: unknown) => {
+                if (needsLlm(params) && !this.llm && !this.llmAsked && settings.importStrategy === 'useBundled') {
+                    // the fix the message names is an install: the extension does it for its own server
+                    this.llmAsked = true;
+                    traceInfo(
+                        `${String((params as { message?: unknown }).message)} Preparing it in the extension's storage.`,
+                    );
+                    void this.restart('a configured model needs litellm');
+                    return;
+                }
+                void showProblem(params);
+            }),
         );
         try {
             await client.start();
@@ -387,6 +416,12 @@ export class ServerManager implements Disposable {
         } catch {
             // Already stopped.
         }
+    }
+
+    /** A model is now configured and the running server cannot reach one (no litellm): the next
+     * start takes the private environment with the llm extra. */
+    needsLlm(): boolean {
+        return this.client !== undefined && !this.llm && modelConfigured();
     }
 
     /** Stops the server; used on deactivation. */

@@ -158,3 +158,20 @@ export function enabledInSomeFolder(): boolean {
 export function needsRestart(e: ConfigurationChangeEvent): boolean {
     return ['enable', 'interpreter', 'importStrategy'].some((k) => e.affectsConfiguration(`${CONFIG_SECTION}.${k}`));
 }
+
+/** Whether coherence.model or coherence.models is set for the window or some folder: the server
+ * then samples from a model, which needs litellm (not in the bundle; see bundled.ts). */
+export function modelConfigured(): boolean {
+    const scopes: (Uri | undefined)[] = [undefined, ...(workspace.workspaceFolders ?? []).map((f) => f.uri)];
+    return scopes.some((scope) => {
+        const config = workspace.getConfiguration(CONFIG_SECTION, scope);
+        const model = config.get<unknown>('model');
+        const models = config.get<unknown>('models');
+        return (typeof model === 'string' && model.trim() !== '') || (Array.isArray(models) && models.length > 0);
+    });
+}
+
+/** A change that may configure a model (which a server without litellm must restart for). */
+export function affectsModel(e: ConfigurationChangeEvent): boolean {
+    return ['model', 'models'].some((k) => e.affectsConfiguration(`${CONFIG_SECTION}.${k}`));
+}

@@ -247,11 +247,18 @@ class CoherenceLanguageServer(LanguageServer):
 
     # -- messages ---------------------------------------------------------------------------
     def notify_problem(
-        self, message: str, once_key: Any = _ONCE, level: str = "warning", *, actions: bool = False
+        self,
+        message: str,
+        once_key: Any = _ONCE,
+        level: str = "warning",
+        *,
+        actions: bool = False,
+        needs: str | None = None,
     ) -> None:
         """Show ``message`` once per distinct problem (``once_key``, default the message itself;
         None shows it every time) and log it.  With ``actions`` (a problem the user fixes in the
-        settings), a client that says it can shows it with Open Settings and Show Output."""
+        settings), a client that says it can shows it with Open Settings and Show Output; ``needs``
+        ("llm": litellm is not installed) tells such a client what its server lacks."""
         key = message if once_key is _ONCE else once_key
         message = _clean(message)
         kind = {"error": types.MessageType.Error, "warning": types.MessageType.Warning}.get(
@@ -269,7 +276,9 @@ class CoherenceLanguageServer(LanguageServer):
         if key is not None:
             self._shown.add(key)
         if actions and self.client_problem_actions:
-            self.protocol.notify(PROBLEM_NOTIFICATION, {"message": message, "level": level})
+            self.protocol.notify(
+                PROBLEM_NOTIFICATION, {"message": message, "level": level, **({"needs": needs} if needs else {})}
+            )
             return
         self.window_show_message(types.ShowMessageParams(type=kind, message=message))
 
@@ -372,10 +381,12 @@ class CoherenceLanguageServer(LanguageServer):
 
     def warm_up(self) -> None:
         """With a model configured, import litellm (seconds) in a thread before the first check."""
-        if (self.settings.model or self.settings.models) and "litellm" not in sys.modules and not self.stopping:
-            import importlib
+        from coherence.engine.sampling.quiet_litellm import import_litellm, litellm_installed
 
-            self.run_task(asyncio.to_thread(importlib.import_module, "litellm"), name="import litellm")
+        # without litellm (the llm extra) the first check says so, through the failure's own path
+        wanted = (self.settings.model or self.settings.models) and "litellm" not in sys.modules
+        if wanted and litellm_installed() and not self.stopping:
+            self.run_task(asyncio.to_thread(import_litellm), name="import litellm")
 
     # -- settings ----------------------------------------------------------------------------
     def settings_for(self, path: str | None) -> settings_mod.Settings:

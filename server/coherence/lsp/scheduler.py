@@ -21,6 +21,7 @@ from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError, ConfigurationError
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.result import CheckResult
+from coherence.engine.sampling.quiet_litellm import LiteLLMMissing
 from coherence.lsp.budget import WindowBudget
 from coherence.lsp.checkers import CheckerPool
 from coherence.lsp.parsing import DocumentParsing, FileProblem
@@ -400,7 +401,12 @@ class Scheduler(CheckerPool, DocumentParsing):
             # Configuration, key, provider: one message per distinct problem, not per function
             # (a provider failure is one problem however many functions hit it).
             kind = getattr(exc, "kind", None)
-            self.ls.notify_problem(str(exc), once_key=(type(exc).__name__, kind) if kind else str(exc), actions=True)
+            self.ls.notify_problem(
+                str(exc),
+                once_key=(type(exc).__name__, kind) if kind else str(exc),
+                actions=True,
+                needs="llm" if isinstance(exc, LiteLLMMissing) else None,
+            )
             result = _error_result(job.target, str(exc))
             result.config_error = True
         except Exception as exc:  # a bug must not take the server down

@@ -17,6 +17,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from coherence.engine.errors import SamplingError
 from coherence.engine.sampling.cache import CacheKey, SampleCache
 from coherence.engine.sampling.prompt import PROMPT_VERSION, build_messages
 from coherence.engine.sampling.quiet_litellm import import_litellm
@@ -70,11 +71,16 @@ def estimate(
 ) -> Estimate:
     """What sampling ``count`` alternatives of each target from ``model`` would cost now, the
     samples already in ``cache`` (same model, temperature and prompt version) deducted."""
-    litellm = import_litellm()
+    litellm: Any = None
+    unpriced = ""
+    try:
+        litellm = import_litellm(model)
+    except SamplingError as exc:  # no litellm (the llm extra): the samples are counted, not priced
+        unpriced = str(exc)
     if supports_n is None:
         try:
             supports_n = "n" in (litellm.get_supported_openai_params(model=model) or [])
-        except Exception:  # noqa: BLE001 - an unknown provider: asked one sample at a time
+        except Exception:  # noqa: BLE001 - an unknown provider (or no litellm): asked one sample at a time
             supports_n = False
     out = Estimate(model)
     for target in targets:
@@ -101,6 +107,11 @@ def estimate(
                 reply * need,
             )
         )
+    if litellm is None:
+        out.note = unpriced
+        if not out.requested:
+            out.usd = 0.0
+        return out
     try:
         prompt_usd, completion_usd = litellm.cost_per_token(
             model=model, prompt_tokens=out.prompt_tokens, completion_tokens=out.completion_tokens
@@ -119,11 +130,21 @@ def estimate_models(targets: list[Target], models: list[str], **kw: Any) -> list
 
 
 def _tokens(litellm: Any, model: str, **what: Any) -> int:
+    if litellm is not None:
+        try:
+            return int(litellm.token_counter(model=model, **what))
+        except Exception:  # noqa: BLE001 - no tokenizer for it: about four characters a token
+            pass
+    text = what.get("text") or "".join(m["content"] for m in what.get("messages", []))
+    return max(1, len(text) // 4)
+
+
+def _supports_n(member: Any) -> bool | None:
+    """Whether ``member`` takes ``n``; None to let ``estimate`` ask (or say litellm is missing)."""
     try:
-        return int(litellm.token_counter(model=model, **what))
-    except Exception:  # noqa: BLE001 - no tokenizer for it: about four characters a token
-        text = what.get("text") or "".join(m["content"] for m in what.get("messages", []))
-        return max(1, len(text) // 4)
+        return bool(member.supports_n()) if hasattr(member, "supports_n") else None
+    except SamplingError:
+        return None
 
 
 def estimate_provider(
@@ -142,7 +163,7 @@ def estimate_provider(
             count=count,
             cache=cache,
             temperature=temperature,
-            supports_n=member.supports_n() if hasattr(member, "supports_n") else None,
+            supports_n=_supports_n(member),
         )
         for member, count in members
     ]

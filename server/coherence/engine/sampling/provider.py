@@ -260,7 +260,7 @@ class LiteLLMProvider:
         # A slow import (docs/results.md#import-costs) must not block the language server's loop,
         # nor count against the deadline.
         if not litellm_loaded():
-            await asyncio.to_thread(import_litellm)
+            await asyncio.to_thread(import_litellm, self.model)
         if self.deadline is None:
             return await self._generate(spec, count)
         try:
