@@ -1,0 +1,30 @@
+"""Numeric options, refused before any work is done when out of bounds."""
+
+from __future__ import annotations
+
+import argparse
+
+MAX_TEMPERATURE = 2.0  # the highest any litellm provider takes (OpenAI, Gemini; Anthropic: 1)
+
+
+def number(kind: type, *, low: float | None = None, high: float | None = None, above: float | None = None):
+    """An argparse type: a number of ``kind`` within bounds, refused before any work is done."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected {'an integer' if kind is int else 'a number'}, got {text!r}"
+            ) from None
+        if value != value or value in (float("inf"), float("-inf")):
+            raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+        if above is not None and value <= above:
+            raise argparse.ArgumentTypeError(f"must be more than {above:g}, got {text}")
+        if low is not None and value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low:g}, got {text}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(f"must be at most {high:g}, got {text}")
+        return value
+
+    return parse
