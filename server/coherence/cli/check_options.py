@@ -6,8 +6,11 @@ from __future__ import annotations
 import argparse
 
 from coherence.cli.exits import EXIT_STATUS_HELP
-from coherence.cli.numbers import MAX_TEMPERATURE, number
+from coherence.cli.numbers import number
 from coherence.engine.baseline import DEFAULT_NAME
+from coherence.engine.config import BOUNDS, CheckConfig
+
+_DEFAULT = CheckConfig()
 
 
 def add_check_parser(sub) -> None:
@@ -37,12 +40,19 @@ def _sampling_options(p) -> None:
     p.add_argument(
         "--replay", metavar="FILE", help="recorded samples (JSONL or JSONL.gz in the corpus schema) instead of an LLM"
     )
-    p.add_argument("--samples", "-m", type=number(int, low=2), help="programs to compare, yours included (default 10)")
-    p.add_argument("--inputs", "-n", type=number(int, low=1), help="inputs to run every program on (default 1000)")
+    p.add_argument(
+        "--samples",
+        "-m",
+        type=number("samples"),
+        help=f"programs to compare, yours included (default {_DEFAULT.samples})",
+    )
+    p.add_argument(
+        "--inputs", "-n", type=number("inputs"), help=f"inputs to run every program on (default {_DEFAULT.inputs})"
+    )
     p.add_argument(
         "--temperature",
-        type=number(float, low=0, high=MAX_TEMPERATURE),
-        help="sampling temperature, 0 to 2 (default 0.6)",
+        type=number("temperature"),
+        help=f"sampling temperature, {BOUNDS['temperature'].minimum:g} to {BOUNDS['temperature'].maximum:g} (default {_DEFAULT.temperature:g})",
     )
 
 
@@ -54,7 +64,12 @@ def _run_options(p) -> None:
         choices=("marked", "docstring"),
         help="marked: '# coherence' or @...generated; docstring: every function with a docstring",
     )
-    p.add_argument("--timeout", type=number(float, above=0), dest="call_timeout", help="seconds per call (default 0.5)")
+    p.add_argument(
+        "--timeout",
+        type=number("call_timeout"),
+        dest="call_timeout",
+        help=f"seconds per call (default {_DEFAULT.call_timeout:g})",
+    )
     p.add_argument("--seed", type=int, help="seed for input generation (default 0)")
     p.add_argument(
         "--sandbox",
@@ -63,9 +78,9 @@ def _run_options(p) -> None:
     )
     p.add_argument(
         "--llm-timeout",
-        type=number(float, above=0),
+        type=number("llm_timeout"),
         metavar="SECONDS",
-        help="seconds the LLM may take for one function's samples, retries included; one that does not answer in time is not asked again in this run (default 120)",
+        help=f"seconds the LLM may take for one function's samples, retries included; one that does not answer in time is not asked again in this run (default {_DEFAULT.llm_timeout:g})",
     )
     p.add_argument(
         "--cache-dir",
@@ -110,7 +125,7 @@ def _budget_options(p) -> None:
     )
     p.add_argument(
         "--max-cost-usd",
-        type=number(float, above=0),
+        type=number("max_cost_usd"),
         metavar="USD",
         help="stop sampling once the run has spent this much (a function whose samples would go past it is skipped, and says so)",
     )

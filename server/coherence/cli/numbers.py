@@ -1,14 +1,17 @@
-"""Numeric options, refused before any work is done when out of bounds."""
+"""Numeric options, refused before any work is done when out of the bounds of their setting
+(``engine.config.BOUNDS``)."""
 
 from __future__ import annotations
 
 import argparse
 
-MAX_TEMPERATURE = 2.0  # the highest any litellm provider takes (OpenAI, Gemini; Anthropic: 1)
+from coherence.engine.config import BOUNDS
 
 
-def number(kind: type, *, low: float | None = None, high: float | None = None, above: float | None = None):
-    """An argparse type: a number of ``kind`` within bounds, refused before any work is done."""
+def number(setting: str):
+    """An argparse type: a number of the kind of ``setting``, within its bounds."""
+    bounds = BOUNDS[setting]
+    kind, low, high, above = bounds.kind, bounds.minimum, bounds.maximum, bounds.above
 
     def parse(text: str):
         try:

@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from coherence.cli.numbers import MAX_TEMPERATURE
 from coherence.cli.report import open_output
 from coherence.cli.work import Work, find_work
+from coherence.engine.config import BOUNDS
 from coherence.engine.errors import ConfigurationError
 
 
@@ -134,10 +134,10 @@ def _configs(resolver, paths, make):
 
 def _config_problem(config) -> str | None:
     """What the command line's types cannot catch: values from pyproject.toml."""
-    if not config.call_timeout > 0:
-        return f"call_timeout must be more than 0 seconds, got {config.call_timeout}"
-    if not 0 <= config.temperature <= MAX_TEMPERATURE:
-        return f"temperature must be between 0 and {MAX_TEMPERATURE:g}, got {config.temperature}"
+    for name in ("call_timeout", "temperature"):
+        problem = BOUNDS[name].refusal(name, getattr(config, name))
+        if problem:
+            return problem
     if config.python and shutil.which(config.python) is None:
         return f"python: no interpreter {config.python!r} (give a path or a name on PATH)"
     return None
