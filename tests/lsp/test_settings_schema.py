@@ -11,7 +11,8 @@ from typing import get_origin
 
 import pytest
 
-from coherence.engine.config import BOUNDS, CheckConfig
+from coherence.engine.bounds import BOUNDS
+from coherence.engine.config import CheckConfig
 from coherence.lsp import settings as settings_mod
 from coherence.lsp.settings import DEFAULTS, KINDS, SPEC, build_config, parse_settings, setting_key
 

@@ -6,11 +6,9 @@ from __future__ import annotations
 import argparse
 
 from coherence.cli.exits import EXIT_STATUS_HELP
-from coherence.cli.numbers import number
+from coherence.cli.option_types import number
 from coherence.engine.baseline import DEFAULT_NAME
-from coherence.engine.config import BOUNDS, CheckConfig
-
-_DEFAULT = CheckConfig()
+from coherence.engine.bounds import BOUNDS
 
 
 def add_check_parser(sub) -> None:
@@ -44,15 +42,13 @@ def _sampling_options(p) -> None:
         "--samples",
         "-m",
         type=number("samples"),
-        help=f"programs to compare, yours included (default {_DEFAULT.samples})",
+        help="programs to compare, yours included (default 10)",
     )
-    p.add_argument(
-        "--inputs", "-n", type=number("inputs"), help=f"inputs to run every program on (default {_DEFAULT.inputs})"
-    )
+    p.add_argument("--inputs", "-n", type=number("inputs"), help="inputs to run every program on (default 1000)")
     p.add_argument(
         "--temperature",
         type=number("temperature"),
-        help=f"sampling temperature, {BOUNDS['temperature'].minimum:g} to {BOUNDS['temperature'].maximum:g} (default {_DEFAULT.temperature:g})",
+        help=f"sampling temperature, {BOUNDS['temperature'].minimum:g} to {BOUNDS['temperature'].maximum:g} (default 0.6)",
     )
 
 
@@ -68,7 +64,7 @@ def _run_options(p) -> None:
         "--timeout",
         type=number("call_timeout"),
         dest="call_timeout",
-        help=f"seconds per call (default {_DEFAULT.call_timeout:g})",
+        help="seconds per call (default 0.5)",
     )
     p.add_argument("--seed", type=int, help="seed for input generation (default 0)")
     p.add_argument(
@@ -80,7 +76,7 @@ def _run_options(p) -> None:
         "--llm-timeout",
         type=number("llm_timeout"),
         metavar="SECONDS",
-        help=f"seconds the LLM may take for one function's samples, retries included; one that does not answer in time is not asked again in this run (default {_DEFAULT.llm_timeout:g})",
+        help="seconds the LLM may take for one function's samples, retries included; one that does not answer in time is not asked again in this run (default 120)",
     )
     p.add_argument(
         "--cache-dir",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from coherence.engine.config import BOUNDS
+from coherence.engine.bounds import BOUNDS
 
 
 def number(setting: str):

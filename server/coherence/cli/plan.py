@@ -13,7 +13,7 @@ from typing import Any
 
 from coherence.cli.report import open_output
 from coherence.cli.work import Work, find_work
-from coherence.engine.config import BOUNDS
+from coherence.engine.bounds import BOUNDS
 from coherence.engine.errors import ConfigurationError
 
 

@@ -28,7 +28,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, get_origin, get_type_hints
 
-from coherence.engine.config import BOUNDS, CheckConfig
+from coherence.engine.bounds import BOUNDS
+from coherence.engine.config import CheckConfig
 from coherence.engine.errors import ConfigurationError
 from coherence.engine.resolve import ConfigResolver, Resolved
 from coherence.engine.selection import check_patterns
