@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from coherence.cli import _model_options
+from coherence.cli.plan import model_options
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig, PanelMember, parse_models, settings_from_table
 from coherence.engine.errors import ConfigurationError
@@ -58,8 +58,8 @@ def test_models_setting_from_toml_cli_and_editor(tmp_path):
         with pytest.raises(ConfigurationError):
             settings_from_table({"models": bad}, tmp_path / "pyproject.toml")
     # --model once is the one model; twice, or with a share, a panel
-    assert _model_options(["openai/a"]) == ("openai/a", None)
-    assert _model_options(["openai/a", "openai/b share=3"]) == (
+    assert model_options(["openai/a"]) == ("openai/a", None)
+    assert model_options(["openai/a", "openai/b share=3"]) == (
         None,
         (PanelMember("openai/a"), PanelMember("openai/b", 3.0)),
     )

@@ -26,7 +26,7 @@ def _link_to_bashrc(tmp: Path, name: str) -> tuple[Path, Path]:
 
 
 def _report_link(tmp: Path) -> list[str]:
-    from coherence.cli_check import write_report
+    from coherence.cli.report import write_report
 
     link, bashrc = _link_to_bashrc(tmp, "coherence.sarif")
     try:

@@ -11,6 +11,7 @@ from typing import get_origin
 
 import pytest
 
+from coherence.engine.bounds import BOUNDS
 from coherence.engine.config import CheckConfig
 from coherence.lsp import settings as settings_mod
 from coherence.lsp.settings import DEFAULTS, KINDS, SPEC, build_config, parse_settings, setting_key
@@ -64,6 +65,25 @@ def test_defaults_that_override_the_engine_are_the_engine_defaults():
     for name, engine_name in overriding.items():
         assert getattr(DEFAULTS, name) == getattr(engine, engine_name), name
     assert DEFAULTS.callTimeout == 0.5  # package.json said 1.0 while 0.5 was in effect
+
+
+def test_the_bounds_of_engine_settings_in_package_json_are_the_engines(properties):
+    # Each engine setting's bounds are written once (engine.config.BOUNDS); the editor's maximum
+    # stands in only where the engine has none.
+    checked = []
+    for name in SPEC:
+        engine = SPEC[name].metadata["engine"]
+        if engine not in BOUNDS:
+            continue
+        bounds, prop = BOUNDS[engine], properties[f"{settings_mod.SECTION}.{setting_key(name)}"]
+        assert prop["type"] == JSON_TYPES[bounds.kind], name
+        assert prop.get("minimum") == bounds.minimum, name
+        assert prop.get("exclusiveMinimum") == bounds.above, name
+        assert bounds.below is None, name  # package.json would need exclusiveMaximum
+        assert prop.get("maximum") == (bounds.maximum if bounds.maximum is not None else bounds.editor_maximum), name
+        checked.append(engine)
+    assert sorted(checked) == ["call_timeout", "inputs", "samples", "temperature"]
+    assert (BOUNDS["temperature"].minimum, BOUNDS["temperature"].maximum) == (0, 2)
 
 
 def test_validation_comes_from_the_same_bounds():

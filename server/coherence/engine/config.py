@@ -14,6 +14,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
+from coherence.engine.bounds import BOUNDS, VALIDATED
 from coherence.engine.errors import ConfigurationError
 
 if sys.version_info >= (3, 11):
@@ -134,18 +135,10 @@ class CheckConfig:
     exclude: tuple[str, ...] = ()  # (exclude wins over include, markers and mode)
 
     def validated(self) -> CheckConfig:
-        if self.samples < 2:
-            raise ConfigurationError(
-                f"samples must be at least 2 (your function plus one alternative), got {self.samples}"
-            )
-        if self.inputs < 1:
-            raise ConfigurationError(f"inputs must be at least 1, got {self.inputs}")
-        if self.min_alternatives < 1:
-            raise ConfigurationError(f"min_alternatives must be at least 1, got {self.min_alternatives}")
-        if self.max_cost_usd is not None and not self.max_cost_usd > 0:
-            raise ConfigurationError(f"max_cost_usd must be more than 0 dollars, got {self.max_cost_usd}")
-        if not 0 < self.delta < 1:
-            raise ConfigurationError(f"delta must be between 0 and 1, got {self.delta}")
+        for name in VALIDATED:
+            problem = BOUNDS[name].refusal(name, getattr(self, name))
+            if problem:
+                raise ConfigurationError(problem)
         if self.mode not in ("marked", "docstring"):
             raise ConfigurationError(f"mode must be 'marked' or 'docstring', got {self.mode!r}")
         if self.sandbox not in ("auto", "bwrap", "guard", "strict"):

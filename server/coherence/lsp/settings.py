@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, get_origin, get_type_hints
 
+from coherence.engine.bounds import BOUNDS
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import ConfigurationError
 from coherence.engine.resolve import ConfigResolver, Resolved
@@ -60,7 +61,12 @@ def _setting(
     client's package.json share), the ``CheckConfig`` field it overrides (``engine``), whether only
     the client uses it (``client``), its key when not the field's name (``key``: ``trace.server``),
     its VS Code scope, and for a list, how its value is read (``parse``: raises ValueError when
-    invalid; exclude patterns by default)."""
+    invalid; exclude patterns by default).  A setting that overrides a numeric engine setting takes
+    that setting's bounds (``engine.config.BOUNDS``)."""
+    bounds = BOUNDS.get(engine) if engine else None
+    if bounds is not None:
+        minimum, above = bounds.minimum, bounds.above
+        maximum = bounds.maximum if bounds.maximum is not None else bounds.editor_maximum
     meta = {
         "wanted": wanted,
         "minimum": minimum,
@@ -110,18 +116,18 @@ class Settings:
     apiBase: str = _setting("", "a URL")
     replay: str = _setting("", "the path of a recorded-samples JSONL file")
     temperature: float = _setting(
-        _ENGINE.temperature, "a number between 0 and 2", minimum=0, maximum=2, engine="temperature"
+        _ENGINE.temperature,
+        f"a number between {BOUNDS['temperature'].minimum:g} and {BOUNDS['temperature'].maximum:g}",
+        engine="temperature",
     )
     samples: int = _setting(
         _ENGINE.samples,
-        "an integer of at least 2 (your function plus one alternative)",
-        minimum=2,
-        maximum=1000,
+        f"an integer of at least {BOUNDS['samples'].minimum:g} ({BOUNDS['samples'].why})",
         engine="samples",
     )
-    inputs: int = _setting(_ENGINE.inputs, "a positive integer", minimum=1, maximum=1_000_000, engine="inputs")
+    inputs: int = _setting(_ENGINE.inputs, "a positive integer", engine="inputs")
     callTimeout: float = _setting(
-        _ENGINE.call_timeout, "a number of seconds above 0", above=0, maximum=600, engine="call_timeout"
+        _ENGINE.call_timeout, f"a number of seconds above {BOUNDS['call_timeout'].above:g}", engine="call_timeout"
     )
     runOn: str = _setting("save", "one of " + ", ".join(RUN_ON), choices=RUN_ON)
     debounceMs: int = _setting(800, "a number of milliseconds of at least 0", minimum=0, maximum=600_000)

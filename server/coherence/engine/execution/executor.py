@@ -27,6 +27,7 @@ from coherence.engine.execution import procs
 from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.execution.jobs import Packable, cheapest_first, encode, input_sources, program_spec
+from coherence.engine.execution.launch import start_worker
 from coherence.engine.execution.pool import POOL
 from coherence.engine.execution.prepared import PreparedRun
 from coherence.engine.execution.program import ExecutionLimits, ExecutionReport, ModuleContext, Program
@@ -319,30 +320,15 @@ class Executor:
             tmp = cwd = run.tmp = tempfile.mkdtemp(prefix="tmp")  # (a name that tells the checked code nothing)
         env = sb.base_env(tmp, hashseed)
         cmd = sb.worker_command(mode, interp, env, extra)
-        r, w = os.pipe()
-        data = job_bytes(tmp, w)
         run.stderr = stderr = tempfile.TemporaryFile()  # noqa: SIM115 - the run owns it; closed when the run is reaped
         try:
-            run.proc = subprocess.Popen(
-                cmd,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=run.stderr,
-                pass_fds=(w,),
-                start_new_session=True,
-                env=env,
-                cwd=cwd,
-            )
+            run.proc, run.fd, fd_number = start_worker(cmd, env=env, cwd=cwd, stderr=stderr)
         except OSError as exc:
-            os.close(r)
-            os.close(w)
             stderr.close()
             raise ConfigurationError(f"Could not start the Python interpreter {interp.executable!r}: {exc}.") from exc
-        os.close(w)
-        run.fd = r
         try:
             assert run.proc.stdin is not None  # stdin=PIPE
-            run.proc.stdin.write(data)
+            run.proc.stdin.write(job_bytes(tmp, fd_number))
             run.proc.stdin.close()
         except OSError:
             pass  # the worker died at once; its exit status tells why

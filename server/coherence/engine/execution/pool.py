@@ -32,6 +32,7 @@ from typing import IO, Any
 
 from coherence.engine.execution import procs
 from coherence.engine.execution.coherence_worker import protocol
+from coherence.engine.execution.launch import start_worker
 
 MAX_IDLE_PER_KEY = 2
 MAX_IDLE = 6  # over all keys
@@ -247,25 +248,12 @@ class WorkerPool:
         home = tempfile.mkdtemp(prefix="coherence-worker-") if guard_home else None
         if home:
             env = dict(env, HOME=home, TMPDIR=home)
-        r, w = os.pipe()
         try:
-            proc = subprocess.Popen(
-                cmd + ["--serve"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                pass_fds=(w,),
-                start_new_session=True,
-                env=env,
-                cwd=home or "/",
-            )
+            proc, r, w = start_worker(cmd + ["--serve"], env=env, cwd=home or "/", stderr=subprocess.DEVNULL)
         except OSError:
-            os.close(r)
-            os.close(w)
             if home:
                 shutil.rmtree(home, ignore_errors=True)
             raise
-        os.close(w)
         worker = WarmWorker(key=key, proc=proc, fd=r, fd_number=w, home=home)
         with self._lock:
             self._all.add(worker)

@@ -16,17 +16,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from coherence.engine.errors import ConfigurationError, SamplingError
 from coherence.engine.sampling.provider import Provider, ProviderReply
+from coherence.engine.sampling.sample_set import MemberReport, SampleSet, failure_label
 from coherence.engine.spec import Spec
 
 if TYPE_CHECKING:
     from coherence.engine.config import PanelMember
-    from coherence.engine.sampling import SampleSet
     from coherence.engine.sampling.cache import SampleCache
 
 log = logging.getLogger(__name__)
@@ -51,18 +51,6 @@ def provider_key(model: str, api_base: str | None) -> tuple[str, str]:
     """Which members share a rate limit: litellm's provider prefix (``anthropic``, ``openai``) and
     the server they go to."""
     return (model.split("/", 1)[0] if "/" in model else model, (api_base or "").rstrip("/"))
-
-
-@dataclass
-class MemberReport:
-    """What one member gave: for the result's per-model sampling and cost lines."""
-
-    requested: int
-    valid: int = 0
-    failures: list[str] = field(default_factory=list)
-    error: str = ""  # the member's whole request failed: why (user-facing)
-    cost_usd: float = 0.0
-    from_cache: int = 0
 
 
 class PanelProvider:
@@ -126,16 +114,22 @@ def make_panel(
     return PanelProvider(built)
 
 
-async def sample_panel(spec: Spec, count: int, panel: PanelProvider, cache: SampleCache | None = None) -> SampleSet:
-    """``count`` alternatives from the panel's members at once; returns one ``SampleSet`` whose
-    samples carry their model (``Sample.model``) and whose ``by_model`` says what each member gave
-    and cost.  Raises ``SamplingError`` only when no member gave a single alternative."""
-    # imported here: the package's __init__ imports this module for the dispatch
-    from coherence.engine.sampling import SampleSet, sample_alternatives
-
+async def sample_panel(
+    spec: Spec,
+    count: int,
+    panel: PanelProvider,
+    cache: SampleCache | None = None,
+    *,
+    sample: Callable[[Spec, int, Provider, SampleCache | None], Awaitable[SampleSet]],
+) -> SampleSet:
+    """``count`` alternatives from the panel's members at once, each sampled by ``sample``
+    (``sample_alternatives``, which calls this for a panel: passed in, not imported back); returns
+    one ``SampleSet`` whose samples carry their model (``Sample.model``) and whose ``by_model``
+    says what each member gave and cost.  Raises ``SamplingError`` only when no member gave a
+    single alternative."""
     result = SampleSet(samples=[], requested=max(0, count), failures=[], model=panel.model)
     jobs = panel.split(count)
-    outcomes = await asyncio.gather(*(sample_alternatives(spec, k, p, cache) for p, k in jobs), return_exceptions=True)
+    outcomes = await asyncio.gather(*(sample(spec, k, p, cache) for p, k in jobs), return_exceptions=True)
     errors: list[tuple[str, BaseException]] = []
     for (provider, k), got in zip(jobs, outcomes):
         rep = result.by_model[provider.model] = MemberReport(requested=k)
@@ -172,6 +166,4 @@ async def sample_panel(spec: Spec, count: int, panel: PanelProvider, cache: Samp
 
 
 def _label(err: BaseException) -> str:
-    from coherence.engine.sampling import _failure_label
-
-    return _failure_label(err) if isinstance(err, SamplingError) else "provider error"
+    return failure_label(err) if isinstance(err, SamplingError) else "provider error"

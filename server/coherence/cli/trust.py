@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
-EXIT_OK, EXIT_USAGE = 0, 2
+from coherence.cli.exits import EXIT_OK, EXIT_USAGE
+from coherence.cli.files import python_files
 
 
 def add_trust_parser(sub) -> None:
@@ -59,7 +60,6 @@ def run_trust(args) -> int:
 def _configs(path: str) -> list:
     """The configs ``coherence check PATH`` would read: the nearest at or above PATH and the
     nearest to each of its Python files."""
-    from coherence.cli import python_files
     from coherence.engine.errors import ConfigurationError
     from coherence.engine.resolve import ConfigResolver, ProjectConfig
 
