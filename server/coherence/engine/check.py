@@ -34,6 +34,7 @@ from coherence.engine.sampling.cache import SampleCache
 from coherence.engine.sampling.provider import Provider
 from coherence.engine.spec import Target
 from coherence.engine.verdict.decide import against_examples, decide
+from coherence.engine.verdict.scored import Judging
 from coherence.engine.verdict.scoring import score_run
 
 log = logging.getLogger(__name__)
@@ -300,14 +301,15 @@ class Checker:
         if scored is None:
             return result
         timings["metrics"] = round(time.monotonic() - stage, 4)
+        judging = Judging(self.executor, self.config, target, module, scored, report, cancel)
         if result.status == "incoherent":
             stage = time.monotonic()
-            await decide(self.executor, self.config, target, module, scored, report, result, report_progress, cancel)
+            await decide(judging, result, report_progress)
             timings["counterexample"] = round(time.monotonic() - stage, 4)
         elif result.status == "coherent":
             # Agreement is no verdict on the docstring: every program can contradict its example.
             stage = time.monotonic()
-            await against_examples(self.executor, self.config, target, module, scored, report, result, cancel)
+            await against_examples(judging, result)
             timings["examples"] = round(time.monotonic() - stage, 4)
         # Trust is read once the severity is final: what the user is told is part of the evidence.
         calibrate(result, shows_examples(i.origin for i in inputs), len({p.origin for p in programs[1:]}) > 1)

@@ -5,40 +5,27 @@ the stated domain and near the examples' magnitudes while it shrinks (``countere
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from coherence.engine import verdict
-from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled
-from coherence.engine.execution import ModuleContext
-from coherence.engine.execution.executor import ExecutionReport
 from coherence.engine.outcomes import Outcome, group_outcomes
-from coherence.engine.spec import Target
 from coherence.engine.verdict import counterexample as cx
 from coherence.engine.verdict import rules
 from coherence.engine.verdict.mutation import agreeing_labels
 
 if TYPE_CHECKING:
-    from coherence.engine.execution.executor import Executor
     from coherence.engine.result import Counterexample
-    from coherence.engine.verdict.scored import Scored
+    from coherence.engine.verdict.scored import Judging
 
 log = logging.getLogger(__name__)
 
 
 def for_verdict(
-    executor: Executor,
-    config: CheckConfig,
-    target: Target,
-    module: ModuleContext,
-    scored: Scored,
-    report: ExecutionReport,
-    evidence: verdict.Evidence,
-    cancel: threading.Event | None,
+    j: Judging, evidence: verdict.Evidence
 ) -> tuple[Counterexample | None, str, int | None, Sequence[Outcome] | None]:
     """The counterexample, why its input lies outside the stated domain ("" inside), and the
     program whose outcome it sets against yours.
@@ -46,6 +33,7 @@ def for_verdict(
     It is the verdict's own input when the verdict rests on one (a bloc that outvotes yours, or
     disagrees with it, inside the domain, both sides returning when they can); else the
     general choice among all inputs (``counterexample.choose``)."""
+    scored = j.scored
     inputs, domain, inside = scored.inputs, scored.domain, scored.inside
     picked: tuple[int, int] | None
     if evidence.input is not None and evidence.rival is not None:  # the verdict sets both
@@ -60,20 +48,20 @@ def for_verdict(
     # domain, near the examples' magnitudes (shrinking toward 0 turns is_leap(1900) into
     # is_leap(0)), not all-empty, no empty string argument, intervals ordered like the examples'
     keep = rules.shrink_keeper(start, domain)
-    start_outcomes = [row[x] for row in report.outcomes]
+    start_outcomes = [row[x] for row in j.report.outcomes]
     try:
         shrunk, outcomes = cx.shrink(
-            executor,
-            module,
+            j.executor,
+            j.module,
             scored.programs,
             rival,
             start,
             start_outcomes,
-            rounds=config.shrink_rounds,
-            seed=config.seed,
-            cancel=cancel,
+            rounds=j.config.shrink_rounds,
+            seed=j.config.seed,
+            cancel=j.cancel,
             keep=keep,
-            known=cx.KnownOutcomes(inputs, report.outcomes),
+            known=cx.KnownOutcomes(inputs, j.report.outcomes),
         )
     except CheckCancelled:
         raise
@@ -84,15 +72,15 @@ def for_verdict(
         shrunk, outcomes = start, start_outcomes  # the input before shrinking, which the reader would not dismiss
     if domain is not None and domain.bands and not domain.typical(shrunk):
         shrunk, outcomes = cx.toward_examples(
-            executor,
-            module,
+            j.executor,
+            j.module,
             scored.programs,
             rival,
             shrunk,
             outcomes,
             [c for c in domain.toward_examples(shrunk) if keep is None or keep(c)],
-            seed=config.seed,
-            cancel=cancel,
+            seed=j.config.seed,
+            cancel=j.cancel,
         )
     if shrunk is not start and not _bloc_holds(outcomes, rival, evidence):
         # The shrinker keeps yours and the rival apart, not the bloc behind the rival: an input
@@ -101,13 +89,13 @@ def for_verdict(
         shrunk, outcomes = start, start_outcomes
     where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
     described = cx.describe(
-        target.spec.callee,
+        j.target.spec.callee,
         shrunk,
         outcomes,
         rival,
         shrunk_from=start,
-        receiver=target.spec.receiver,
-        params=[p.name for p in target.spec.params],
+        receiver=j.target.spec.receiver,
+        params=[p.name for p in j.target.spec.params],
     )
     return described, where, rival, outcomes
 

@@ -5,19 +5,14 @@ the docstring's worked examples, the severity and its evidence, and the countere
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable
 
 from coherence.engine import verdict
-from coherence.engine.config import CheckConfig
-from coherence.engine.execution import ModuleContext
-from coherence.engine.execution.executor import ExecutionReport, Executor
 from coherence.engine.result import CheckResult
-from coherence.engine.spec import Target
 from coherence.engine.verdict import counterexample as cx
 from coherence.engine.verdict.acceptance import Accepted, accepted_inputs, covers, run_accepted
 from coherence.engine.verdict.convincing import for_verdict
-from coherence.engine.verdict.scored import Scored
+from coherence.engine.verdict.scored import Judging
 from coherence.engine.verdict.scoring import judge_scored
 from coherence.engine.verdict.stated import (
     Found,
@@ -31,25 +26,16 @@ from coherence.engine.verdict.stated import (
 )
 
 
-async def decide(
-    executor: Executor,
-    config: CheckConfig,
-    target: Target,
-    module: ModuleContext,
-    scored: Scored,
-    report: ExecutionReport,
-    result: CheckResult,
-    report_progress: Callable[[str, float], None],
-    cancel: threading.Event | None,
-) -> None:
+async def decide(j: Judging, result: CheckResult, report_progress: Callable[[str, float], None]) -> None:
     """The severity, its evidence and the counterexample of an incoherent check, into ``result``.
 
     The docstring's worked examples are part of the spec: a function that contradicts one is
     wrong or documented wrongly, whatever the alternatives say (``verdict.from_examples``)."""
+    target, scored = j.target, j.scored
     accepted: list[Accepted] = []
     if target.accept:
-        accepted = await asyncio.to_thread(run_accepted, executor, config.seed, target, module, scored, cancel)
-    examples, votes = await _examples(executor, config, target, module, scored, report, cancel)
+        accepted = await asyncio.to_thread(run_accepted, j.executor, j.config.seed, target, j.module, scored, j.cancel)
+    examples, votes = await _examples(j)
     stated, special = example_verdict(examples, votes, scored)
     without = discredited(votes, scored.models, verdict.PANEL_HELD_SHARE, scored.voters, special)
     by_fiat = followers(votes, special)
@@ -68,9 +54,7 @@ async def decide(
         contradicted(result, evidence)
         return
     report_progress(f"{target.name}: shrinking a counterexample", 0.85)
-    result.counterexample, where, rival, outcomes = await asyncio.to_thread(
-        for_verdict, executor, config, target, module, scored, report, evidence, cancel
-    )
+    result.counterexample, where, rival, outcomes = await asyncio.to_thread(for_verdict, j, evidence)
     if outcomes is not None:
         shown = cx.render_outcomes(outcomes, target.spec.receiver)
         for cluster, members in zip(result.clusters, scored.metrics.cluster_members):
@@ -101,45 +85,28 @@ def contradicted(result: CheckResult, evidence: verdict.Evidence) -> None:
         result.evidence["trust_at_most"] = evidence.agree / max(1, evidence.alternatives)  # calibrate applies it
 
 
-async def _examples(
-    executor: Executor,
-    config: CheckConfig,
-    target: Target,
-    module: ModuleContext,
-    scored: Scored,
-    report: ExecutionReport,
-    cancel: threading.Event | None,
-) -> tuple[list[Found], list[Votes]]:
+async def _examples(j: Judging) -> tuple[list[Found], list[Votes]]:
     """The docstring's worked examples with every program's outcome, and who gives each stated
     result; an example the user accepted yours on (a comment, the baseline) is left out."""
     examples = await asyncio.to_thread(
-        stated_outcomes, executor, config.seed, target, module, scored, report, cancel, config.workspace
+        stated_outcomes, j.executor, j.config.seed, j.target, j.module, j.scored, j.report, j.cancel, j.config.workspace
     )
-    accepted = {inp.key() for _, inp in accepted_inputs(target)} if target.accept else set()
+    accepted = {inp.key() for _, inp in accepted_inputs(j.target)} if j.target.accept else set()
     examples = [e for e in examples if e[1].key() not in accepted]
     return examples, [example_votes(i, ex, row) for i, (ex, _, row) in enumerate(examples)]
 
 
-async def against_examples(
-    executor: Executor,
-    config: CheckConfig,
-    target: Target,
-    module: ModuleContext,
-    scored: Scored,
-    report: ExecutionReport,
-    result: CheckResult,
-    cancel: threading.Event | None,
-) -> None:
+async def against_examples(j: Judging, result: CheckResult) -> None:
     """A coherent function that contradicts its docstring's worked example: every program
     agrees, and not with the docstring.  The status stays coherent; the severity says there is
     something to read (``verdict.from_examples``: information when no alternative gives the
     stated result, which is what agreement means on an input they all ran)."""
-    examples, votes = await _examples(executor, config, target, module, scored, report, cancel)
-    evidence, _ = example_verdict(examples, votes, scored)
+    examples, votes = await _examples(j)
+    evidence, _ = example_verdict(examples, votes, j.scored)
     if evidence is None or evidence.input is None:
         return
     result.severity = evidence.severity
     result.evidence = evidence.to_dict()
     result.counterexample, result.disagreeing_code = example_counterexample(
-        target, scored, examples[evidence.input], evidence
+        j.target, j.scored, examples[evidence.input], evidence
     )

@@ -4,8 +4,10 @@ a leaf that every judging module can import.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,6 +17,12 @@ from coherence.engine.inputs.domain import Domain
 from coherence.engine.outcomes import Outcome
 from coherence.engine.verdict.metrics import Metrics
 from coherence.engine.verdict.severity import voters
+
+if TYPE_CHECKING:
+    from coherence.engine.config import CheckConfig
+    from coherence.engine.execution import ModuleContext
+    from coherence.engine.execution.executor import ExecutionReport, Executor
+    from coherence.engine.spec import Target
 
 
 @dataclass
@@ -43,3 +51,17 @@ class Scored:
     def voters(self) -> set[str]:
         """The models with a vote (``severity.voters``)."""
         return voters(self.models, self.raised)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What every judging step of one check reads: where programs run again (the accepted
+    calls, the docstring's examples, the shrinker's candidates), the function and its run."""
+
+    executor: Executor
+    config: CheckConfig
+    target: Target
+    module: ModuleContext
+    scored: Scored
+    report: ExecutionReport
+    cancel: threading.Event | None = None
