@@ -153,6 +153,36 @@ def f(x):
 """
 
 
+# other processes' /proc entries: the checked module reads them at import, in the leader (which
+# watches its children), and an alternative in its own process; the stand-in server holds the
+# canary in its environment and its command line
+PROC_READS = (
+    "import os\n"
+    + CREAD
+    + """
+
+def _proc_loot():
+    found = {{}}
+    for path in ("/proc/1/environ", "/proc/{server}/environ", "/proc/{server}/cmdline", "/proc/{server}/maps"):
+        found[path] = _read(path)[::-1]
+    try:
+        found["pids"] = sorted(n for n in os.listdir("/proc") if n.isdigit())
+    except OSError:
+        found["pids"] = []
+    return found
+"""
+)
+PROC_MODULE = PROC_READS + "\n\nAT_LOAD = _proc_loot()\n\n\n" + HONEST
+PROC_ALTERNATIVE = (
+    PROC_READS
+    + """
+
+def f(x):
+    return [globals().get("AT_LOAD"), _proc_loot()]
+"""
+)
+
+
 class Place:
     """What an attack plants: a folder of its own (world-readable, as most are: only the sandbox
     stops a child of a root worker) and, for some, a virtual environment with a package that
@@ -308,6 +338,22 @@ def private_file_outside_home(place: Place, mode: str) -> list[str]:
     return _run(place, mode, _module(place.machine), READS.format(paths=[name]))[0]
 
 
+def other_processes(place: Place, mode: str) -> list[str]:
+    """Other processes' /proc entries (a server's environment, command line and memory map, the
+    list of processes), read by the checked module in the leader and by an alternative."""
+    server = place.machine.server.pid
+    module = _module(place.machine, PROC_MODULE.format(server=server))
+    out, report = _run(place, mode, module, PROC_ALTERNATIVE.format(server=server))
+    text = repr([o.key for o in report.outcomes[1]])  # type: ignore[attr-defined]
+    if "[stack]"[::-1] in text:
+        out.append("a program read the server's memory map")
+    if f'"{server}"' in text:
+        out.append("a program listed the server's process")
+    if not any(o.kind == "ok" for o in report.outcomes[1]):  # type: ignore[attr-defined]
+        out.append(f"the attack did not run: {report.outcomes[1][:1]}")  # type: ignore[attr-defined]
+    return out
+
+
 def sandbox_visible(place: Place, mode: str) -> list[str]:
     """Finding 6a: the checked module can tell the check from a real run."""
     out, report = _run(place, mode, _module(place.machine, DETECTS), HONEST)
@@ -326,6 +372,7 @@ ATTACKS: dict[str, Callable[[Place, str], list[str]]] = {
     "symlink_into_home": symlink_into_home,
     "private_file_outside_home": private_file_outside_home,
     "sandbox_visible": sandbox_visible,
+    "other_processes": other_processes,
 }
 # the attack classes of the tallies (benchmarks/boundary_tally.py)
 CLASSES = {
@@ -337,6 +384,7 @@ CLASSES = {
     "symlink_into_home": "files beside the workspace (issue 50.3)",
     "private_file_outside_home": "files beside the workspace (issue 50.3)",
     "sandbox_visible": "a sandbox the checked code sees (issue 50.6a)",
+    "other_processes": "other processes' /proc (issue 50)",
 }
 
 

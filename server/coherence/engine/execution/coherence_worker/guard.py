@@ -193,15 +193,19 @@ def install_guard(state: Guard) -> None:
     def holds_a_folder() -> bool:
         """Whether this process holds a descriptor of a directory."""
         try:
-            names = listdir(fd_dir)
+            fds: Iterable[int] = [int(n) for n in listdir(fd_dir)]
         except BaseException:
-            return True
-        for n in names:
+            # a child in guard mode: its leader's Landlock domain grants no child's /proc entry
             try:
-                if S_ISDIR(fstat(int(n)).st_mode):
+                fds = range(min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 4096))  # type: ignore[union-attr]
+            except BaseException:
+                return True
+        for n in fds:
+            try:
+                if S_ISDIR(fstat(n).st_mode):
                     return True
             except BaseException:
-                continue  # (the listing's own descriptor, closed by now)
+                continue  # (not open, or the listing's own descriptor, closed by now)
         return False
 
     def under(path: str, roots: Iterable[str]) -> bool:

@@ -204,7 +204,7 @@ class Leader:
             raise Refused('sandbox "strict": the kernel refused ' + " and ".join(missing))
         self.canon, self.dump = make_canonicalizer()
         # from here on the leader runs code of the job: it reads what its children may
-        refused = kernel.confine_leader(self.layers, self.tmp)
+        refused = kernel.confine_leader(self.layers, self.tmp, job.get("sandbox") == "bwrap")
         if refused is not None:
             raise Refused(refused)
         sys.stdout = self.sink_out
