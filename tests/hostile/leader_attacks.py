@@ -131,12 +131,20 @@ def f(x):
 )
 
 # finding 6a: the checked module hides its bug when it sees the sandbox
-DETECTS = """import os
+DETECTS = """import io
+import os
+import signal
 import sys
 
 
 def f(x):
     seen = []
+    if type(sys.stdout) is not io.TextIOWrapper or sys.stdout is not sys.__stdout__:
+        seen.append("the standard streams")
+    if signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL or signal.getitimer(signal.ITIMER_REAL)[0]:
+        seen.append("a timer")
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        seen.append("SIGINT")
     if "coherence_worker" in sys.modules:
         seen.append("coherence_worker in sys.modules")
     if any("coherence" in name for name in sys.modules):

@@ -67,3 +67,28 @@ def test_a_module_cannot_hide_its_bug_behind(telltale, mode, tmp_path):
     assert report.outcomes[0] == [Outcome.returned(canonical(3 * x + 2)) for x in XS], (
         f"the module saw {telltale} and hid its bug"
     )
+
+
+def test_a_program_s_own_alarm_works_as_in_a_script_and_the_call_timeout_still_holds(mode, tmp_path):
+    """SIGALRM and the interval timer are the program's own (the per-call timer sends SIGRTMAX):
+    its own alarm interrupts its loop, and a later call that loops for good is still stopped."""
+    program = (
+        "import signal\n"
+        "class Rang(Exception):\n    pass\n"
+        "def _ring(signum, frame):\n    raise Rang()\n"
+        "def f(x):\n"
+        "    if x > 1:\n        while True:\n            pass\n"
+        "    signal.signal(signal.SIGALRM, _ring)\n"
+        "    signal.setitimer(signal.ITIMER_REAL, 0.05)\n"
+        "    try:\n        while True:\n            pass\n"
+        "    except Rang:\n        return 'rang'\n"
+    )
+    module = ModuleContext(
+        source="def f(x):\n    return 'rang'\n",
+        filename=str(tmp_path / "m.py"),
+        module_name="m",
+        sys_path=(str(tmp_path),),
+    )
+    report = Executor(limits=LIMITS, sandbox=mode).run(module, [Program("f"), Program("f", program)], INPUTS[:2])
+    assert report.outcomes[1][0] == Outcome.returned(canonical("rang"))
+    assert report.outcomes[1][1] == Outcome.raised("Timeout"), report.outcomes[1]
