@@ -201,11 +201,13 @@ def test_a_landlock_plan_past_its_rules_leaves_folders_out_and_never_grants_a_hi
 
 def test_the_report_names_the_layers_that_ran(mode, tmp_path):
     """The name comes from the worker (what its children apply), and a program sees the layers:
-    no_new_privs set, a seccomp filter installed (mode 2 in /proc/self/status)."""
+    no_new_privs set, a seccomp filter installed (mode 2), asked of the kernel with prctl (in
+    guard mode a child reads no /proc entry, not even its own)."""
     probe = (
         "def f(x):\n"
-        "    fields = dict(l.split(':', 1) for l in open('/proc/self/status').read().splitlines() if ':' in l)\n"
-        "    return (fields['NoNewPrivs'].strip(), fields['Seccomp'].strip())\n"
+        "    import ctypes\n"
+        "    prctl = ctypes.CDLL(None, use_errno=True).prctl\n"
+        "    return (str(prctl(39, 0, 0, 0, 0)), str(prctl(21, 0, 0, 0, 0)))  # PR_GET_NO_NEW_PRIVS, PR_GET_SECCOMP\n"
     )
     module = ModuleContext(
         source="def f(x):\n    return x\n", filename=str(tmp_path / "m.py"), module_name="m", sys_path=(str(tmp_path),)

@@ -131,12 +131,20 @@ def f(x):
 )
 
 # finding 6a: the checked module hides its bug when it sees the sandbox
-DETECTS = """import os
+DETECTS = """import io
+import os
+import signal
 import sys
 
 
 def f(x):
     seen = []
+    if type(sys.stdout) is not io.TextIOWrapper or sys.stdout is not sys.__stdout__:
+        seen.append("the standard streams")
+    if signal.getsignal(signal.SIGALRM) is not signal.SIG_DFL or signal.getitimer(signal.ITIMER_REAL)[0]:
+        seen.append("a timer")
+    if signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        seen.append("SIGINT")
     if "coherence_worker" in sys.modules:
         seen.append("coherence_worker in sys.modules")
     if any("coherence" in name for name in sys.modules):
@@ -151,6 +159,36 @@ def f(x):
         seen.append("the environment")
     return seen
 """
+
+
+# other processes' /proc entries: the checked module reads them at import, in the leader (which
+# watches its children), and an alternative in its own process; the stand-in server holds the
+# canary in its environment and its command line
+PROC_READS = (
+    "import os\n"
+    + CREAD
+    + """
+
+def _proc_loot():
+    found = {{}}
+    for path in ("/proc/1/environ", "/proc/{server}/environ", "/proc/{server}/cmdline", "/proc/{server}/maps"):
+        found[path] = _read(path)[::-1]
+    try:
+        found["pids"] = sorted(n for n in os.listdir("/proc") if n.isdigit())
+    except OSError:
+        found["pids"] = []
+    return found
+"""
+)
+PROC_MODULE = PROC_READS + "\n\nAT_LOAD = _proc_loot()\n\n\n" + HONEST
+PROC_ALTERNATIVE = (
+    PROC_READS
+    + """
+
+def f(x):
+    return [globals().get("AT_LOAD"), _proc_loot()]
+"""
+)
 
 
 class Place:
@@ -308,6 +346,22 @@ def private_file_outside_home(place: Place, mode: str) -> list[str]:
     return _run(place, mode, _module(place.machine), READS.format(paths=[name]))[0]
 
 
+def other_processes(place: Place, mode: str) -> list[str]:
+    """Other processes' /proc entries (a server's environment, command line and memory map, the
+    list of processes), read by the checked module in the leader and by an alternative."""
+    server = place.machine.server.pid
+    module = _module(place.machine, PROC_MODULE.format(server=server))
+    out, report = _run(place, mode, module, PROC_ALTERNATIVE.format(server=server))
+    text = repr([o.key for o in report.outcomes[1]])  # type: ignore[attr-defined]
+    if "[stack]"[::-1] in text:
+        out.append("a program read the server's memory map")
+    if f'"{server}"' in text:
+        out.append("a program listed the server's process")
+    if not any(o.kind == "ok" for o in report.outcomes[1]):  # type: ignore[attr-defined]
+        out.append(f"the attack did not run: {report.outcomes[1][:1]}")  # type: ignore[attr-defined]
+    return out
+
+
 def sandbox_visible(place: Place, mode: str) -> list[str]:
     """Finding 6a: the checked module can tell the check from a real run."""
     out, report = _run(place, mode, _module(place.machine, DETECTS), HONEST)
@@ -326,6 +380,7 @@ ATTACKS: dict[str, Callable[[Place, str], list[str]]] = {
     "symlink_into_home": symlink_into_home,
     "private_file_outside_home": private_file_outside_home,
     "sandbox_visible": sandbox_visible,
+    "other_processes": other_processes,
 }
 # the attack classes of the tallies (benchmarks/boundary_tally.py)
 CLASSES = {
@@ -337,6 +392,7 @@ CLASSES = {
     "symlink_into_home": "files beside the workspace (issue 50.3)",
     "private_file_outside_home": "files beside the workspace (issue 50.3)",
     "sandbox_visible": "a sandbox the checked code sees (issue 50.6a)",
+    "other_processes": "other processes' /proc (issue 50)",
 }
 
 

@@ -182,13 +182,15 @@ def test_an_untrusted_repository_may_lower_what_a_check_spends(tmp_path):
     assert resolved.notice is None
 
 
-def test_untrusted_budgets_do_not_lift_the_time_limits(tmp_path):
+def test_untrusted_budgets_do_not_lift_the_time_limits(tmp_path, mode):
     """An alternative that never returns: with the repository's 100,000-second budgets the check
-    would wait for it for days; it ends within the default limits, and the budgets are named."""
+    would wait for it for days; it ends within the default limits, and the budgets are named.
+    In each sandbox: the limits are its leader's watchdog."""
     budgets = "call-timeout = 100000\nprogram-budget = 100000\nrun-budget = 100000\n"
     repo = clone(tmp_path, budgets + 'replay = "samples.jsonl"\nsamples = 3\ninputs = 40\n')
     replay(repo, RIGHT, LOOPS)
-    proc = coherence("check", ".", "--format", "json", cwd=repo)  # the harness's 300 s timeout
+    # (the harness's 300 s timeout)
+    proc = coherence("check", ".", "--format", "json", "--sandbox", mode, cwd=repo)
     assert proc.returncode in (0, 1), proc.stderr
     (line,) = refusal_lines(proc.stderr)
     for named in (
@@ -198,7 +200,7 @@ def test_untrusted_budgets_do_not_lift_the_time_limits(tmp_path):
     ):
         assert named in line, line
     (result,) = json.loads(proc.stdout)["functions"]
-    assert result["qualname"] == "clamp"
+    assert result["qualname"] == "clamp" and result["sandbox"].startswith(mode + "+"), result
     # control: trusted, the budgets are the repository's (the hang the defaults prevent)
     cfg = ConfigResolver(trust=True, user_dir=tmp_path / "u", env={}).for_path(repo).config
     assert (cfg.call_timeout, cfg.program_budget, cfg.run_budget) == (100000, 100000, 100000)
@@ -275,7 +277,8 @@ def test_a_replay_decompression_bomb_is_refused(tmp_path, shape):
 
 
 @pytest.mark.parametrize("coding", ["zlib", "hex", "utf-16"])
-def test_a_test_file_the_seeder_cannot_read_is_skipped(tmp_path, coding):
+def test_a_test_file_the_seeder_cannot_read_is_skipped(tmp_path, coding, mode):
+    """The seeds a test file gives are inputs the sandbox evaluates: in each sandbox."""
     repo = clone(tmp_path, 'replay = "samples.jsonl"\nsamples = 3\ninputs = 40\n')
     replay(repo, RIGHT, RIGHT)
     tests = repo / "tests"
@@ -284,9 +287,11 @@ def test_a_test_file_the_seeder_cannot_read_is_skipped(tmp_path, coding):
         f"# -*- coding: {coding} -*-\nfrom clampmod import clamp\n\nassert clamp(5, 0, 3) == 3\n".encode()
     )
     (tests / "test_more.py").write_text("from clampmod import clamp\n\nassert clamp(-7, -2, 9) == -2\n")
-    proc = coherence("check", "clampmod.py", cwd=repo)  # the seeder reads every test file of the workspace
+    # the seeder reads every test file of the workspace
+    proc = coherence("check", "clampmod.py", "--sandbox", mode, cwd=repo)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "clamp: coherent" in proc.stdout and "internal error" not in proc.stdout + proc.stderr
+    assert f"{mode}+" in proc.stdout, proc.stdout  # the sandbox that ran it, on the function's last line
 
 
 def many_functions(count: int) -> str:

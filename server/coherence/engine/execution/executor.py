@@ -205,7 +205,6 @@ class Executor:
                 # what the job's directory may hold in all: the size of bubblewrap's /tmp and of
                 # the guard's own tmpfs, or the leader's measured budget (coherence_worker/disk.py)
                 "disk_mb": sb.TMPFS_MB,
-                "max_output_kb": lim.max_output_kb,
                 "jobs": lim.jobs,
             },
         }

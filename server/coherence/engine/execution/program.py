@@ -54,7 +54,6 @@ class ExecutionLimits:
     run_budget: float | None = None
     memory_mb: int = 1024  # address-space limit of each program's process
     file_size_mb: int = 16  # largest file a program may write (in its temp cwd)
-    max_output_kb: int = 64  # captured stdout/stderr kept per call
     jobs: int = 0  # programs run at once; 0 = number of CPUs
     load_timeout: float = 30.0  # seconds to import the module context (and what programs import)
     extra: dict[str, Any] = field(default_factory=dict, compare=False)

@@ -109,8 +109,7 @@ def enter(leader: Leader, w: int, cwd: str, uid: int) -> str | None:
         env.clear()
         env.update(leader.base_env)
     guard.confine(leader.guard, cwd)
-    sys.stdout = leader.sink_out
-    sys.stderr = leader.sink_err
+    guard.use_streams(leader.streams)
     return kernel.apply(leader.layers, cwd)
 
 
@@ -254,8 +253,6 @@ def call_loop(
             np_seed = None
     coroutine_type, run_coroutine = coroutines(text)
 
-    sink_out = leader.sink_out
-    sink_err = leader.sink_err
     lines = out.lines
     state = out.state
     flush = out.flush
@@ -352,10 +349,6 @@ def call_loop(
             rseed(seed)
             if np_seed is not None:
                 np_seed(np_s)
-        if sink_out.size:
-            sink_out.reset()
-        if sink_err.size:
-            sink_err.reset()
         stage = 0
         timer.fired = False
         try:

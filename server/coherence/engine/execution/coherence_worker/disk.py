@@ -8,7 +8,8 @@ still open included, and a write past it fails with ENOSPC.  That is the bound t
 An ordinary user in guard mode can mount nothing (no user namespaces is why guard mode runs),
 so the leader measures instead (``Budget``): every ``SCAN_EVERY`` seconds it adds up what is
 under the job's directory (blocks of every entry, each inode once) and the files each live
-child holds open that no directory names any more (unlinked or O_TMPFILE: ``/proc/<pid>/fd``),
+child holds open that no directory names any more (unlinked or O_TMPFILE: each of its
+descriptors, taken through a pidfd: the leader does not read its children's /proc entries),
 and when the total passes the budget it kills the children holding the most, biggest first,
 until what is left is within it.  The input in progress gets the reserved outcome
 ``Crash(disk)`` (written by the leader, see watch.finish_child), and the child's directory is
@@ -21,14 +22,22 @@ removed with it.  What this leaves:
   empty files costs inodes, and an unbounded walk would stall the leader's watchdog);
 - a file mapped and then closed and unlinked is not seen (it counts against RLIMIT_AS, the
   child's memory limit), nor the open files of a child that made itself non-dumpable, which
-  its seccomp filter forbids (seccomp.PR_SET_DUMPABLE); without that filter its
-  ``/proc/<pid>/fd`` may then be unreadable: at most RLIMIT_NOFILE x RLIMIT_FSIZE (1 GiB).
+  its seccomp filter forbids (seccomp.PR_SET_DUMPABLE), or where Yama's ``ptrace_scope`` is 2
+  or more (pidfd_getfd needs ptrace's attach right): at most RLIMIT_NOFILE x RLIMIT_FSIZE
+  (1 GiB).
 """
 
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 from stat import S_ISREG
+
+try:
+    import resource
+except ImportError:  # (not on Windows, where no worker runs this)
+    resource = None  # type: ignore[assignment]
 
 TYPE_CHECKING = False  # see protocol.py
 if TYPE_CHECKING:
@@ -42,6 +51,18 @@ SCAN_EVERY = 0.1
 # inputs needs more, and the walk that finds a flood of empty files stops here, so that it stays
 # short on the leader's watchdog (docs/results.md#disk-budget).
 MAX_FILES = 2048
+PIDFD_OPEN, PIDFD_GETFD = 434, 438  # (the same numbers on every architecture)
+_libc: list[ctypes.CDLL] = []
+
+
+def _syscall(*args: int) -> int:
+    """The raw call, or -errno."""
+    if not _libc:
+        lib = ctypes.CDLL(None, use_errno=True)
+        lib.syscall.restype = ctypes.c_long
+        _libc.append(lib)
+    result: int = _libc[0].syscall(*args)
+    return result if result >= 0 else -ctypes.get_errno()
 
 
 def _size(st: os.stat_result) -> int:
@@ -129,19 +150,31 @@ class Budget:
 
     def _held(self, pid: int, seen: set[int]) -> int:
         """Bytes of the files on this file system that ``pid`` holds open and no directory names
-        (a program that unlinks what it wrote and keeps it open hides it from ``_walk``)."""
-        base = "/proc/%d/fd/" % pid
-        try:
-            names = os.listdir(base)
-        except OSError:
-            return 0  # gone, or not dumpable: see the module's docstring
+        (a program that unlinks what it wrote and keeps it open hides it from ``_walk``): each
+        descriptor under its RLIMIT_NOFILE, taken through a pidfd (the child is this process's,
+        not yet reaped: its pid is its own)."""
+        pidfd = _syscall(PIDFD_OPEN, pid, 0)
+        if pidfd < 0:
+            return 0  # gone
         total = 0
-        for name in names:
+        try:
             try:
-                st = os.stat(base + name)  # the open file itself, through the magic link
-            except OSError:
-                continue
-            if st.st_nlink == 0 and st.st_dev == self.dev and st.st_ino not in seen and S_ISREG(st.st_mode):
-                seen.add(st.st_ino)
-                total += _size(st)
+                nofile = min(resource.prlimit(pid, resource.RLIMIT_NOFILE)[0], 4096)
+            except (AttributeError, OSError, ValueError):
+                nofile = 1024
+            for n in range(nofile):
+                fd = _syscall(PIDFD_GETFD, pidfd, n, 0)
+                if fd < 0:
+                    if fd == -errno.EBADF:
+                        continue  # not open
+                    break  # not dumpable, or no such call: see the module's docstring
+                try:
+                    st = os.fstat(fd)
+                finally:
+                    os.close(fd)
+                if st.st_nlink == 0 and st.st_dev == self.dev and st.st_ino not in seen and S_ISREG(st.st_mode):
+                    seen.add(st.st_ino)
+                    total += _size(st)
+        finally:
+            os.close(pidfd)
         return total

@@ -1,6 +1,6 @@
 """The worker's own guards, in every sandbox mode: an audit hook that blocks the dangerous parts
 of the OS interface, resource limits, the privilege drop of children, the namespaces a root
-worker isolates itself in, and the sinks that keep user output away from every descriptor.
+worker isolates itself in, and the standard streams user code writes to (/dev/null).
 
 The audit hook reads its mode and roots from a dict the worker changes as it goes (``state``):
 
@@ -193,15 +193,19 @@ def install_guard(state: Guard) -> None:
     def holds_a_folder() -> bool:
         """Whether this process holds a descriptor of a directory."""
         try:
-            names = listdir(fd_dir)
+            fds: Iterable[int] = [int(n) for n in listdir(fd_dir)]
         except BaseException:
-            return True
-        for n in names:
+            # a child in guard mode: its leader's Landlock domain grants no child's /proc entry
             try:
-                if S_ISDIR(fstat(int(n)).st_mode):
+                fds = range(min(resource.getrlimit(resource.RLIMIT_NOFILE)[0], 4096))  # type: ignore[union-attr]
+            except BaseException:
+                return True
+        for n in fds:
+            try:
+                if S_ISDIR(fstat(n).st_mode):
                     return True
             except BaseException:
-                continue  # (the listing's own descriptor, closed by now)
+                continue  # (not open, or the listing's own descriptor, closed by now)
         return False
 
     def under(path: str, roots: Iterable[str]) -> bool:
@@ -314,61 +318,37 @@ def install_guard(state: Guard) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-class Sink(io.TextIOBase):
-    """sys.stdout / sys.stderr replacement: keeps at most ``cap`` characters, drops the rest."""
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.size = 0
-        self.parts: list[str] = []
-        self.buffer = ByteSink(self)
-
-    def write(self, s: str) -> int:
-        n = len(s)
-        if self.size < self.cap:
-            self.parts.append(s[: self.cap - self.size])
-        self.size += n
-        return n
-
-    def writelines(self, lines: Iterable[str]) -> None:  # type: ignore[override]  # str, as a text stream's
-        for s in lines:
-            self.write(s)
-
-    def reset(self) -> None:
-        if self.size:
-            self.size = 0
-            self.parts = []
-
-    def writable(self) -> bool:
-        return True
-
-    def fileno(self) -> int:
-        return 1  # /dev/null in the worker
-
-    def isatty(self) -> bool:
-        return False
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]  # read-only: a sink's encoding never changes
-        return "utf-8"
-
-    def flush(self) -> None:
-        pass
+def plain_streams() -> tuple[io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper]:
+    """``sys.stdin``, ``sys.stdout`` and ``sys.stderr`` as a script run with them redirected to
+    /dev/null has them (descriptors 0, 1 and 2 are /dev/null in every worker): text files of
+    their own over descriptors 0 to 2, made like the interpreter's (its encoding, errors and
+    buffering), so that code cannot tell a check by their type, name or ``sys.__stdout__``.  The
+    worker's own ``sys.stdin`` may still hold the next job's frame in its buffer: these start
+    empty."""
+    made = []
+    for fd, name in ((0, "stdin"), (1, "stdout"), (2, "stderr")):
+        like = getattr(sys, "__%s__" % name, None)
+        raw = io.FileIO(fd, "r" if fd == 0 else "w", closefd=False)
+        raw.name = "<%s>" % name  # (as the interpreter names its own)
+        buffer: Any = io.BufferedReader(raw) if fd == 0 else io.BufferedWriter(raw)
+        made.append(
+            io.TextIOWrapper(
+                buffer,
+                encoding=getattr(like, "encoding", None) or "utf-8",
+                errors=getattr(like, "errors", None) or ("backslashreplace" if fd == 2 else "strict"),
+                newline="\n",
+                line_buffering=bool(getattr(like, "line_buffering", fd == 2)),
+                write_through=bool(getattr(like, "write_through", False)),
+            )
+        )
+    return made[0], made[1], made[2]
 
 
-class ByteSink(io.RawIOBase):
-    """``sys.stdout.buffer`` of a Sink: counts what is written, keeps nothing."""
-
-    def __init__(self, owner: Sink) -> None:
-        self.owner = owner
-
-    def write(self, b: bytes) -> int:  # type: ignore[override]  # what the io layers hand it: sized
-        n = len(b)
-        self.owner.size += n
-        return n
-
-    def writable(self) -> bool:
-        return True
+def use_streams(streams: tuple[io.TextIOWrapper, io.TextIOWrapper, io.TextIOWrapper]) -> None:
+    """Make ``streams`` (from plain_streams) this process's standard streams, ``sys.__stdout__``
+    and the others too, as at an interpreter's start."""
+    sys.stdin, sys.stdout, sys.stderr = streams
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = streams  # type: ignore[misc]
 
 
 def vm_bytes() -> int:

@@ -119,19 +119,24 @@ def warm() -> None:
         pass
 
 
-def confine_leader(layers: Layers, job_dir: str) -> str | None:
+def confine_leader(layers: Layers, job_dir: str, private_proc: bool) -> str | None:
     """In the job leader, after its setup and before it imports anything of the job: the
-    children's Landlock reads (plus the job's directory and /proc, where it watches its
-    children) and its own seccomp filter (seccomp.leader_program).  What it imports then (the
-    module context, what it imports, a package a program names) reads no hidden file or private
-    folder and starts no process, and so hands no secret down to the children.  None, or why a
-    layer could not be applied."""
+    children's Landlock reads (plus the job's directory and the leader's own /proc entry) and its
+    own seccomp filter (seccomp.leader_program).  What it imports then (the module context, what
+    it imports, a package a program names) reads no hidden file, private folder or other
+    process's /proc entry and starts no process, and so hands no secret down to the children.
+    ``private_proc``: /proc shows only the sandbox's own processes (bubblewrap's pid namespace),
+    so it stays readable whole and the children (which inherit this domain) keep their own
+    entries.  Otherwise no process of the job reads another's: a child's own entry is not
+    granted here either (a Landlock rule names a process that exists), and the leader watches
+    its children through pidfds (disk.Budget).  None, or why a layer could not be applied."""
     if layers.landlock is None and layers.leader_seccomp is None:
         return None
     if not seccomp.no_new_privs():
         return "no_new_privs could not be set"
     reads = layers.landlock is not None and layers.landlock.reads
-    if reads and not landlock.restrict_reads(layers.landlock, (job_dir, "/proc")):  # type: ignore[arg-type]
+    proc = "/proc" if private_proc else "/proc/%d" % os.getpid()
+    if reads and not landlock.restrict_reads(layers.landlock, (job_dir, proc)):  # type: ignore[arg-type]
         return "the Landlock rules could not be applied to the job's leader"
     if layers.leader_seccomp is not None and not layers.leader_seccomp.install(os.getpid()):
         return "the seccomp filter could not be installed in the job's leader"

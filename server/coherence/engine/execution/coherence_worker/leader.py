@@ -7,7 +7,6 @@ worker itself, or a fork of the warm worker (``serve.py``).
 from __future__ import annotations
 
 import gc
-import io
 import os
 import select
 import signal
@@ -18,7 +17,7 @@ import time
 from . import ahead, disk, guard, kernel, landlock, loading, protocol, sealed, spawn, watch
 from .canon import make_canonicalizer
 from .protocol import BUDGET_EXCEEDED, CRASH_DISK, DONE_RECORD, META, MODULE, SANDBOX, TOLD_HANGS
-from .timer import Timer
+from .timer import Timer, handle_quietly
 
 TYPE_CHECKING = False  # see protocol.py
 if TYPE_CHECKING:
@@ -67,7 +66,6 @@ class Leader:
         self.memory_mb = int(lim.get("memory_mb", 1024))
         self.file_size_mb = int(lim.get("file_size_mb", 16))
         self.disk_mb = int(lim.get("disk_mb", 256))  # what the job's directory may hold (disk.py)
-        self.max_output = int(lim.get("max_output_kb", 64)) * 1024
         jobs = int(lim.get("jobs", 0) or 0)
         if jobs <= 0:
             try:
@@ -103,8 +101,7 @@ class Leader:
         self.loader = loading.Loader(
             self.timer, self.load_timeout, self.prog_load_timeout, workspace, job.get("site_dirs") or ()
         )
-        self.sink_out = guard.Sink(self.max_output)
-        self.sink_err = guard.Sink(self.max_output)
+        self.streams = guard.plain_streams()
 
     def read_order(self, job: Job) -> None:
         # inputs run after all others (the executor ordered them last): see child.call_loop
@@ -158,15 +155,16 @@ class Leader:
             self.disk = disk.Budget(self.tmp, self.disk_mb * 1024 * 1024, disk.MAX_FILES)
         loading.set_path(job)
         self.timer.install()
-        for name in ("SIGINT", "SIGHUP"):
-            sig = getattr(signal, name, None)
-            if sig is not None:
-                try:
-                    signal.signal(sig, signal.SIG_DFL)
-                except BaseException:
-                    pass
-        # SIGTERM from coherence: kill and reap the children, then leave (nothing orphaned)
-        signal.signal(signal.SIGTERM, self._on_term)
+        sig = getattr(signal, "SIGHUP", None)
+        if sig is not None:
+            try:
+                signal.signal(sig, signal.SIG_DFL)
+            except BaseException:
+                pass
+        # SIGTERM from coherence: kill and reap the children, then leave (nothing orphaned).
+        # SIGINT keeps the interpreter's handler, as in a script (no terminal reaches this
+        # session); neither tells the module it is being checked (see timer.handle_quietly).
+        handle_quietly(signal.SIGTERM, self._on_term)
         if guard.resource is not None:
             guard.setrlimit(guard.resource.RLIMIT_CORE, 0)
         self.set_pdeathsig = guard.prctl_pdeathsig()
@@ -204,12 +202,10 @@ class Leader:
             raise Refused('sandbox "strict": the kernel refused ' + " and ".join(missing))
         self.canon, self.dump = make_canonicalizer()
         # from here on the leader runs code of the job: it reads what its children may
-        refused = kernel.confine_leader(self.layers, self.tmp)
+        refused = kernel.confine_leader(self.layers, self.tmp, job.get("sandbox") == "bwrap")
         if refused is not None:
             raise Refused(refused)
-        sys.stdout = self.sink_out
-        sys.stderr = self.sink_err
-        sys.stdin = io.StringIO("")
+        guard.use_streams(self.streams)
 
     def run(self) -> None:
         try:
@@ -246,8 +242,7 @@ class Leader:
         self.workspace_draws = bool(self.workspace_roots) and loading.draws(self.workspace_roots, self.scanned)
         self.modules_scanned = loading.modules_mark()
         self.guard["mode"] = guard.LEADER
-        sys.stdout = self.sink_out
-        sys.stderr = self.sink_err
+        guard.use_streams(self.streams)
         self.flush()
         if self.job.get("inputs_fd") is not None:
             ahead.prefork(self)

@@ -313,9 +313,11 @@ def program(deny_errno: int = errno.EPERM, arch: str | None = None) -> bytes:
     return b"".join(out)
 
 
-# What a job leader keeps of the list: it forks its children and shares memory with them (the
-# told map and the inputs are memfds); everything else a leader never needs after its setup.
-LEADER_NEEDS = frozenset(("fork", "vfork", "memfd_create"))
+# What a job leader keeps of the list: it forks its children, shares memory with them (the told
+# map and the inputs are memfds) and sees what they hold open through pidfds (disk.Budget; from
+# a domain of its own, Landlock lets it take only its children's descriptors); everything else a
+# leader never needs after its setup.
+LEADER_NEEDS = frozenset(("fork", "vfork", "memfd_create", "pidfd_open", "pidfd_getfd"))
 
 
 @lru_cache(maxsize=None)
