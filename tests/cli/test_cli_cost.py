@@ -116,6 +116,7 @@ def test_max_cost_stops_sampling_and_dry_run_deducts_the_cache(tmp_path):
     assert messages(dry.stderr) == ["coherence: dry run, nothing was sent and nothing ran"]
 
 
+@pytest.mark.slow  # the max-cost test covers a dry run by default
 def test_dry_run_needs_no_key_and_says_when_there_is_no_price(tmp_path):
     (tmp_path / "m.py").write_text(COUNT_VOWELS)
     proc = run_cli(

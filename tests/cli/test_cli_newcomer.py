@@ -17,6 +17,10 @@ from tests.conftest import EXAMPLES
 from tests.support.openai_loopback import Fault, LoopbackServer, code_reply, rate_limited
 from tests.support.sarif import valid_sarif
 
+# The newcomer suite starts the CLI once per case: the slow run (CI, and its Python 3.10 and 3.13
+# runs) has it; the default run meets the CLI in tests/cli/test_promises.py and test_sarif.py.
+pytestmark = pytest.mark.slow
+
 REPLAY = EXAMPLES / "recorded_samples.jsonl"
 PROGRESS = re.compile(r"^\[(\d+)/(\d+)\] ")
 

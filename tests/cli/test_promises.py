@@ -73,6 +73,7 @@ def test_a_cache_dir_holding_someone_elses_files_is_refused(tmp_path):
     assert tree(tmp_path) == before
 
 
+@pytest.mark.slow  # test_cli_cost.py's max-cost test covers a dry run by default
 def test_a_dry_run_writes_nothing_anywhere(tmp_path):
     (tmp_path / "marked.py").write_text(COUNT_VOWELS)
     before = tree(tmp_path)
@@ -86,6 +87,7 @@ def test_a_dry_run_writes_nothing_anywhere(tmp_path):
     assert tree(tmp_path) == before
 
 
+@pytest.mark.slow  # test_cli_cost.py's max-cost test covers a dry run by default
 def test_the_cache_folder_is_created_marked_and_counted_by_a_later_dry_run(tmp_path):
     (tmp_path / "marked.py").write_text(COUNT_VOWELS)
     with LoopbackServer([VOWELS]) as server:
@@ -169,6 +171,7 @@ class SilentServer:
             conn.close()
 
 
+@pytest.mark.slow  # waits out the LLM deadline; the faults suite covers timeouts
 def test_a_server_that_never_answers_meets_the_llm_deadline_once(tmp_path):
     (tmp_path / "m.py").write_text(COUNT_VOWELS + UNRECORDED)
     server = SilentServer()
@@ -192,8 +195,13 @@ def test_a_server_that_never_answers_meets_the_llm_deadline_once(tmp_path):
 # -- 4. signals ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("sig, status", [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
-@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+# the default run interrupts the text report with SIGINT; the other five pairs run in the slow run
+@pytest.mark.parametrize(
+    "sig, status", [(signal.SIGINT, 130), pytest.param(signal.SIGTERM, 143, marks=pytest.mark.slow)]
+)
+@pytest.mark.parametrize(
+    "fmt", ["text", pytest.param("json", marks=pytest.mark.slow), pytest.param("sarif", marks=pytest.mark.slow)]
+)
 def test_a_signal_writes_the_finished_functions_and_says_it_was_interrupted(tmp_path, sig, status, fmt):
     (tmp_path / "m.py").write_text(COUNT_VOWELS + UNRECORDED)
 

@@ -20,7 +20,9 @@ from coherence.engine.execution.program import ExecutionLimits, ModuleContext, P
 from coherence.engine.outcomes import Outcome, canonical, outcomes_equal
 from tests.support.processes import ProcessWatch
 
-MODES = ["guard", "bwrap"]
+# The default run keeps the guard (it works on every machine, and bwrap adds its layers on top of
+# the same guards); the bubblewrap runs are marked slow, and CI runs them.
+MODES = ["guard", pytest.param("bwrap", marks=pytest.mark.slow)]
 
 MODULE = ModuleContext(
     source='''

@@ -167,7 +167,9 @@ MODULE = ModuleContext(source=CART, filename="/workspace/cart.py", module_name="
 INPUTS = ["(('apple', 2), {})", "(('pear', 0), {})", "(('fig', -1), {})"]
 
 
-@pytest.fixture(params=["guard", "bwrap"])
+# The default run keeps the guard (it works on every machine, and bwrap adds its layers on top of
+# the same guards); the bubblewrap runs are marked slow, and CI runs them.
+@pytest.fixture(params=["guard", pytest.param("bwrap", marks=pytest.mark.slow)])
 def mode(request) -> str:
     from coherence.engine.errors import ConfigurationError
     from coherence.engine.execution import sandbox as sb

@@ -160,6 +160,7 @@ def test_sets_and_dicts_too_big_to_canonicalize_digest_the_same_in_any_order():
     assert canonical(dict.fromkeys(words, 0)) != canonical(dict.fromkeys(words, 1))
 
 
+@pytest.mark.slow  # large input; the test above covers the digest smaller
 def test_sets_inside_a_value_too_big_to_canonicalize_digest_the_same_in_any_order():
     """The order-free digest reaches sets and dicts at any depth: a long list of sets (or of
     tuples holding dicts) that two programs built in different orders is one value."""

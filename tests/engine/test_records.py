@@ -6,6 +6,7 @@ import gc
 import json
 import math
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -134,6 +135,7 @@ def _shaped(draw):
     return json.dumps([kind, tree, mutated, error], separators=(",", ":"))
 
 
+@pytest.mark.slow  # a large generated sweep
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_corrupted() | _shaped())
 def test_the_text_check_never_accepts_what_decoding_would_reject(text):

@@ -27,7 +27,9 @@ REPO = Path(__file__).resolve().parents[2]
 LIMITS = ExecutionLimits(call_timeout=2.0, program_budget=5.0)
 
 
-@pytest.fixture(params=["guard", "bwrap"])
+# The default run keeps the guard (it works on every machine, and bwrap adds its layers on top of
+# the same guards); the bubblewrap runs are marked slow, and CI runs them.
+@pytest.fixture(params=["guard", pytest.param("bwrap", marks=pytest.mark.slow)])
 def mode(request) -> str:
     if request.param == "bwrap" and not bwrap_ok():
         pytest.skip("bubblewrap does not work here")

@@ -80,7 +80,9 @@ def _bwrap_ok() -> bool:
         return False
 
 
-@pytest.fixture(params=["guard", "bwrap"])
+# The default run keeps the guard (it works on every machine, and bwrap adds its layers on top of
+# the same guards); the bubblewrap runs are marked slow, and CI runs them.
+@pytest.fixture(params=["guard", pytest.param("bwrap", marks=pytest.mark.slow)])
 def mode(request) -> str:
     if request.param == "bwrap" and not _bwrap_ok():
         pytest.skip("bubblewrap does not work here")

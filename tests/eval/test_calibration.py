@@ -65,6 +65,7 @@ def test_right_means_passing_and_the_reference_not_siding_with_the_alternatives(
     assert not right({"candidate0_pass": False, "counterexample": {"reference": "yours"}})
 
 
+@pytest.mark.slow  # a research fit and a plot; the CLI fit runs by default
 def test_trust_follows_the_severity_held_out_where_dsde_alone_cannot():
     rng = random.Random(7)
     records = []
@@ -171,6 +172,7 @@ def test_the_cli_fits_and_writes_the_maps_and_the_report(tmp_path):
     assert all(f"| {m} | MBPP | 150 |" in report for m in "abcd")
 
 
+@pytest.mark.slow  # a research fit and a plot; the CLI fit runs by default
 def test_the_reliability_plot_draws_one_panel_per_severity(tmp_path):
     pytest.importorskip("matplotlib")
     from coherence.eval.plots import reliability_by_severity

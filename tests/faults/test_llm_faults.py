@@ -417,6 +417,7 @@ def run_cli(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.slow  # the CLI's rejected key: test_promises.py
 def test_cli_partial_samples_and_bad_key(tmp_path):
     with LoopbackServer(
         [GOOD, GOOD_2], ignore_n=True, faults=[None] * 6, then=rate_limited(retry_after=3600)

@@ -8,6 +8,7 @@ anything under the sandbox's uids, counted by walking /proc); canary files in a 
 workspace and ~/.ssh are byte-identical; nothing new in /tmp, /var/tmp, /dev/shm; the secret
 API key appears in no result; the loopback TCP/UDP listeners received nothing; the stand-in
 server process holding the key is alive.  ``benchmarks/hostile_tally.py`` prints the counts.
+The default test run takes one entry per attack class in the guard mode; the slow run (CI) all.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from coherence.engine.execution import sandbox as sb
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.pool import POOL
 from coherence.engine.execution.program import ModuleContext, Program
-from tests.hostile.corpus import CORPUS
+from tests.hostile.corpus import CORPUS, REPRESENTATIVES
 from tests.hostile.harness import (
     EXPECTED_HONEST,
     HONEST_ALTERNATIVES,
@@ -72,7 +73,10 @@ def test_clean_run_is_the_baseline(mode, machine):
     assert machine.violations() == []
 
 
-@pytest.mark.parametrize("entry", CORPUS, ids=[h.name for h in CORPUS])
+@pytest.mark.parametrize(
+    "entry",
+    [pytest.param(h, id=h.name, marks=() if h.name in REPRESENTATIVES else pytest.mark.slow) for h in CORPUS],
+)
 def test_hostile_entry_is_contained(mode, machine, entry):
     result = run_entry(entry, mode, machine)
     assert result.violations == [], (

@@ -51,6 +51,7 @@ def bearer_keys(server: LoopbackServer) -> list[str]:
     return [r.headers.get("Authorization", r.headers.get("authorization", "")) for r in server.requests]
 
 
+@pytest.mark.slow  # the next test: an untrusted api_base gets nothing
 def test_the_key_never_goes_to_the_repositorys_api_base(tmp_path):
     """Even when the user names the model on the command line (the attack worked then too)."""
     with LoopbackServer([GOOD], cycle=True) as attacker, LoopbackServer([GOOD], cycle=True) as users:
@@ -81,6 +82,7 @@ def test_an_untrusted_model_and_api_base_are_named_and_nothing_is_sent(tmp_path)
     assert SECRET not in proc.stdout + proc.stderr
 
 
+@pytest.mark.slow  # trust: tests/lsp/test_trust.py by default
 def test_trust_workspace_and_coherence_trust_let_the_repository_choose(tmp_path):
     """CI passes --trust-workspace; a user trusts once, until the table changes."""
     with LoopbackServer([GOOD], cycle=True) as repos_server:

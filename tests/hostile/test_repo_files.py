@@ -125,6 +125,7 @@ def completions(server: LoopbackServer) -> int:
     return sum(r.n for r in server.chat_requests)
 
 
+@pytest.mark.slow  # lowering: the next test, by default
 def test_an_untrusted_repository_cannot_raise_what_a_check_buys(tmp_path):
     """9 completions, not 3,996: samples, mode and the cost cap stay the user's (or the defaults),
     and each ignored value is named with its limit."""
@@ -301,6 +302,7 @@ def many_functions(count: int) -> str:
     )
 
 
+@pytest.mark.slow  # large input
 async def test_ten_thousand_marked_functions_do_not_stall_the_server(start, workspace):
     """The document is analysed on a thread: a request about another document is answered while
     it is, and then the big document's functions are all there."""

@@ -361,6 +361,7 @@ def big_module(n_lines: int = 20_000) -> str:
     return '"""A generated module of 20k lines, with two marked functions at the end."""\n' + head + "\n\n" + tail
 
 
+@pytest.mark.slow  # large input
 async def test_a_20k_line_file_does_not_block_hover(start, workspace, tmp_path):
     text = big_module()
     assert len(text.splitlines()) >= 20_000

@@ -77,6 +77,7 @@ async def test_check_workspace_says_what_it_would_cost_and_cancel_runs_nothing(s
     assert (await stats(lsp))["checksQueued"] == 0 and loopback.request_count == 0
 
 
+@pytest.mark.slow  # the cancelled case above runs by default
 async def test_check_workspace_continues_when_confirmed(start, loopback):
     lsp = await start({**PRICED, "apiBase": loopback.url}, env=KEY_ENV)
     asked = answer_requests(lsp, "Continue")
@@ -150,6 +151,7 @@ async def test_a_client_that_can_write_the_cap_is_asked_to_and_a_lower_setting_e
     await lsp.wait_for(lambda: lsp.client.statuses[-1].get("maxCostUsd") == 0.000001, "the lowered cap")
 
 
+@pytest.mark.slow  # the written cap above runs by default
 async def test_a_client_that_fails_to_write_the_cap_leaves_the_raise_for_the_servers_lifetime(start, loopback):
     lsp = await start(
         {**PRICED, "apiBase": loopback.url, "maxCostUsd": 0.000001}, options={"raiseCostCap": True}, env=KEY_ENV
