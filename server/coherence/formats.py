@@ -160,6 +160,7 @@ def json_entry(r: CheckResult) -> dict:
             "shrunk_from": ce.shrunk_from,
             "stated": ce.stated,
             "mutation": ce.mutation,
+            "yours_message": ce.yours_message,
         },
         # the stated domain (preconditions, examples, your assume), and why the counterexample
         # lies outside it (null when inside: it lies outside only when no disagreement is inside)

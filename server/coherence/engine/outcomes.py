@@ -56,6 +56,15 @@ def _dumps(obj: Any) -> str:
 
 
 _UNDECODED = object()
+MESSAGE_CAP = 160  # the worker's own cap (coherence_worker.canon.MESSAGE_CAP)
+
+
+def shown_message(said: Any) -> str | None:
+    """A record's exception message as the user may read it: a string, cut to ``MESSAGE_CAP``,
+    printable in any encoding (a lone surrogate from the child becomes "?"); anything else None."""
+    if not isinstance(said, str) or not said:
+        return None
+    return said[:MESSAGE_CAP].encode("utf-8", "replace").decode("utf-8")
 
 
 class Outcome:
@@ -67,18 +76,23 @@ class Outcome:
     outcomes are only ever compared by key, and decoding thousands of long lists up front cost
     seconds and made the garbage collector stall the caller (see ``execution/records.py``)."""
 
-    __slots__ = ("kind", "error", "_value", "_mutated", "_key")
+    __slots__ = ("kind", "error", "message", "_value", "_mutated", "_key")
 
     kind: str  # "ok" | "raise"
     error: str | None  # exception type name (raise)
+    # what a builtin exception said (raise): shown to the user, never part of ``key`` or ``==``
+    message: str | None
     _value: Any  # _UNDECODED until first read, for an outcome made from a key
     _mutated: Any
     _key: str | None
 
-    def __init__(self, kind: str, value: Any = None, mutated: Any = None, error: str | None = None):
+    def __init__(
+        self, kind: str, value: Any = None, mutated: Any = None, error: str | None = None, message: str | None = None
+    ):
         init = object.__setattr__
         init(self, "kind", kind)
         init(self, "error", error)
+        init(self, "message", message)
         init(self, "_value", value)  # canonical form of the return value (ok)
         init(self, "_mutated", mutated)  # canonical form of the arguments after the call, if it changed them
         init(self, "_key", None)
@@ -141,8 +155,8 @@ class Outcome:
 
     # -- construction ---------------------------------------------------------------------
     @staticmethod
-    def raised(error: str) -> Outcome:
-        return Outcome("raise", None, None, error)
+    def raised(error: str, message: str | None = None) -> Outcome:
+        return Outcome("raise", None, None, error, message)
 
     @staticmethod
     def returned(value: Any, mutated: Any = None) -> Outcome:
@@ -153,8 +167,9 @@ class Outcome:
     def from_record(rec: Any) -> Outcome:
         """From the worker's JSON record: a dict (``kind``/``value``/``mutated``/``error`` or
         ``k``/``v``/``m``/``e``) or the key list ``[kind, value, mutated, error]``."""
+        said = None
         if isinstance(rec, (list, tuple)):
-            kind, value, mutated, error = (list(rec) + [None] * 4)[:4]
+            kind, value, mutated, error, said = (list(rec) + [None] * 5)[:5]
         else:
             kind = rec.get("kind", rec.get("k"))
             value = rec.get("value", rec.get("v"))
@@ -163,7 +178,7 @@ class Outcome:
         if kind not in ("ok", "raise"):
             raise ValueError(f"not an outcome record: {rec!r}")
         if kind == "raise":
-            return Outcome("raise", None, None, str(error or "Exception"))
+            return Outcome("raise", None, None, str(error or "Exception"), shown_message(said))
         return Outcome("ok", value, mutated, None)
 
     @staticmethod

@@ -59,6 +59,8 @@ class Counterexample:
     # where yours changes an argument the alternatives leave alone, that in words
     # (``verdict.mutation.in_words``)
     mutation: str | None = None
+    # what yours' exception said, when yours raises a builtin exception with a message
+    yours_message: str | None = None
 
     def rows(
         self, code: Callable[[str], str] = str, text: Callable[[str], str] = str, shrunk: bool = False
@@ -67,7 +69,8 @@ class Counterexample:
         the docstring's example, each group of alternatives, (where it was shrunk from), and how
         yours changes an argument.  ``code`` marks up values and ``text`` words (the hover's
         inline code and escaped Markdown)."""
-        rows = [f"yours: {code(self.yours)}"]
+        said = f"{self.yours}: {self.yours_message}" if self.yours_message else self.yours
+        rows = [f"yours: {code(said)}"]
         if self.stated is not None:
             rows.append(f"your docstring's example: {code(self.stated)}")
         rows.extend(alt.shown(self.total, code) for alt in self.alternatives)

@@ -162,7 +162,7 @@ def _checked(o: Outcome) -> Outcome:
     renamed, and compared like any other exception (the key is rebuilt from the decoded name, so
     that two spellings of one name in JSON are one outcome)."""
     if o.kind == "raise" and o.error is not None:  # (a well-formed raise names its error)
-        return Outcome.raised(protocol.own_name(o.error))
+        return Outcome.raised(protocol.own_name(o.error), o.message)
     return o
 
 

@@ -344,4 +344,5 @@ def describe(
         total=len(outcomes) - 1,
         shrunk_from=shrunk_from.call(name) if shrunk_from is not None and shrunk_from.key() != inp.key() else None,
         mutation=None if receiver else mutation.in_words(inp, outcomes, params),
+        yours_message=mine.message if mine.kind == "raise" else None,
     )

@@ -28,6 +28,7 @@ canonical values are equal.
 
 from __future__ import annotations
 
+import builtins
 import collections
 import collections.abc as cabc
 import decimal
@@ -78,6 +79,25 @@ def tname(x: object) -> str:
         return type(x).__name__
     except BaseException:  # pragma: no cover
         return "object"
+
+
+# Exceptions whose message is read for the user: the builtin classes exactly, whose ``args`` is
+# C-level state (a subclass's ``__str__`` or ``args`` is the checked code's, and could hang or lie).
+_BUILTIN_EXCEPTIONS = frozenset(
+    t for t in vars(builtins).values() if isinstance(t, type) and issubclass(t, BaseException)
+)
+MESSAGE_CAP = 160
+
+
+def message(e: BaseException) -> str | None:
+    """What a builtin exception says (``can only concatenate str (not "int") to str``), cut to
+    ``MESSAGE_CAP`` characters; None for any other exception, or one not made of one string."""
+    if type(e) not in _BUILTIN_EXCEPTIONS:
+        return None
+    args = e.args
+    if len(args) != 1 or type(args[0]) is not str:
+        return None
+    return args[0][:MESSAGE_CAP]
 
 
 def sha(text: str | bytes) -> str:

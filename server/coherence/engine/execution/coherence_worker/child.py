@@ -18,7 +18,7 @@ import types
 
 from . import ahead, guard, kernel, loading, protocol
 from .call_setup import coroutines, input_makers, may_draw, numpy_seed
-from .canon import LIM, tname
+from .canon import LIM, message, tname
 from .flat import flat_map, flat_seq, flat_set, snapshotter
 from .protocol import (
     BUDGET_EXCEEDED,
@@ -431,7 +431,8 @@ def call_loop(
             elif stage == 0:
                 key = K_INPUT
             else:
-                key = enc(["raise", None, None, tname(e)]).encode("ascii")
+                # the message rides after the key's four items: shown to the user, never compared
+                key = enc(["raise", None, None, tname(e), message(e)]).encode("ascii")
         lines.append(prefix + b"%d %s\n" % (i, key))
         if key is K_TIMEOUT:
             streak += 1
