@@ -1,5 +1,5 @@
 """The key a check's result is stored and found under: the spec (samples), the body, the module
-around it, the settings, the workspace's test files and what the user accepted."""
+around it, the settings and what the user accepted."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import itertools
 import re
 
 from coherence.engine.config import CheckConfig
-from coherence.engine.inputs.seeds.workspace import recent_tests_fingerprint
 from coherence.engine.markers import find_targets
 from coherence.engine.spec import Target
 
@@ -29,8 +28,6 @@ def results_keys(targets: list[Target], config: CheckConfig, siblings: list[Targ
     a document can hold thousands.  ``siblings``: every marked function of the targets' one
     module in ``config.mode``, when the caller already found them."""
     settings = repr(config)
-    # the test files seed inputs and state worked examples: a result never outlives them
-    tests = recent_tests_fingerprint(config.workspace)
     modules: dict[tuple[str | None, str], _Module] = {}
     keys = []
     for target in targets:
@@ -43,7 +40,6 @@ def results_keys(targets: list[Target], config: CheckConfig, siblings: list[Targ
             target.body_hash,
             module.context_hash(target),
             settings,
-            tests,
             "\n".join(target.accept),
         ]
         keys.append(hashlib.sha256("|".join(parts).encode()).hexdigest()[:32])

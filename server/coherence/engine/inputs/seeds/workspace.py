@@ -279,29 +279,6 @@ def _asserted(name: str, text: str, call: ast.AST, stated: ast.AST) -> StatedExa
     return StatedExample(call=written, expected=expected, value=value)
 
 
-# tests_fingerprint of each workspace lately read, for callers that ask on every edit (results keys)
-_RECENT: dict[str, tuple[float, str]] = {}
-RECENT_SECONDS = 2.0
-
-
-def recent_tests_fingerprint(workspace: str | Path | None) -> str:
-    """``tests_fingerprint``, walked at most once every ``RECENT_SECONDS`` per workspace: the
-    language server keys every marked function of a document at each parse, and a walk of the
-    test files per keystroke would cost more than the parse."""
-    if workspace is None:
-        return ""
-    now = time.monotonic()
-    key = str(workspace)
-    seen = _RECENT.get(key)
-    if seen is not None and now - seen[0] < RECENT_SECONDS:
-        return seen[1]
-    fingerprint = tests_fingerprint(workspace)
-    if len(_RECENT) > 64:  # a server with many roots over a long session
-        _RECENT.clear()
-    _RECENT[key] = (now, fingerprint)
-    return fingerprint
-
-
 def tests_fingerprint(workspace: str | Path | None) -> str:
     """What the workspace's test files are now (each one's path, size and modification time):
     inputs and worked examples read from them are kept only while it stays the same, so a check
