@@ -31,6 +31,7 @@ from coherence.engine.overlap import EarlyRerun, close_in_background, close_when
 from coherence.engine.result import CheckResult
 from coherence.engine.sampling import SampleSet, make_provider, sample_alternatives
 from coherence.engine.sampling.cache import SampleCache
+from coherence.engine.sampling.editor import Transport
 from coherence.engine.sampling.provider import Provider
 from coherence.engine.spec import Target
 from coherence.engine.verdict.decide import against_examples, decide
@@ -68,9 +69,11 @@ class Checker:
         provider: Provider | None = None,
         cache: SampleCache | None = None,
         executor: Executor | None = None,
+        editor: Transport | None = None,
     ) -> None:
         self.config = config.validated()
         self._provider = provider
+        self._editor = editor  # how to ask the editor's models (model = "editor"), in an editor
         self._cache = cache
         self._executor = executor
         self._inputs_cache: dict[tuple[Any, ...], tuple[list[Input], list[int]]] = {}
@@ -89,6 +92,7 @@ class Checker:
                 temperature=self.config.temperature,
                 timeout=self.config.llm_timeout,
                 max_concurrency=self.config.max_concurrency,
+                editor=self._editor,
             )
         return self._provider
 

@@ -67,8 +67,11 @@ class WindowBudget:
         """Why ``job`` must not start ("" when it may); when it may, its estimate is held until
         ``settle``."""
         cap = self.cap(checker.config)
-        if cap is None or job.target.skip_reason or not getattr(checker.provider, "cacheable", False):
+        provider = checker.provider
+        if cap is None or job.target.skip_reason or not getattr(provider, "cacheable", False):
             return ""  # no cap, nothing to sample, or a replay file: nothing is bought
+        if not getattr(provider, "billed", True):
+            return ""  # the editor's model: its quota, not this cap
         from coherence.engine.sampling.cost import estimate_provider
 
         cfg = checker.config

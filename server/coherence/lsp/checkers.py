@@ -11,7 +11,9 @@ from typing import TYPE_CHECKING
 
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import ConfigurationError
+from coherence.engine.sampling.editor import UNSUPPORTED_CLIENT, is_editor_model
 from coherence.engine.selection import walk_python_files
+from coherence.lsp import editor_models
 from coherence.lsp.settings import build_config
 from coherence.lsp.state import DocumentState, ResultCache
 
@@ -89,6 +91,8 @@ class CheckerPool:
                 if resolved.notice:  # a repository setting refused for want of trust: say so once
                     self.ls.notify_problem(resolved.notice, level="info")
                 cached = resolved.config
+                if not self.ls.client_lends_models and _asks_the_editor(cached):
+                    cached = ConfigurationError("coherence: " + UNSUPPORTED_CLIENT.format(model=cached.model))
             except ConfigurationError as exc:
                 cached = exc
             except Exception as exc:  # noqa: BLE001 - e.g. a pyproject with a bad value type
@@ -104,7 +108,8 @@ class CheckerPool:
         key = repr(config)
         checker = self._checkers.get(key)
         if checker is None:
-            checker = Checker(config)
+            editor = editor_models.transport(self.ls) if self.ls.client_lends_models else None
+            checker = Checker(config, editor=editor)
             self._checkers[key] = checker
         return checker
 
@@ -141,6 +146,11 @@ class CheckerPool:
                     if len(out) >= MAX_WORKSPACE_FILES:
                         return out
         return out
+
+
+def _asks_the_editor(config: CheckConfig) -> bool:
+    """Whether ``config`` samples from the editor's models (a replay file wins over any model)."""
+    return config.replay is None and not config.models and is_editor_model(config.model)
 
 
 def _close_checker(checker) -> None:

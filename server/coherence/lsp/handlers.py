@@ -11,6 +11,7 @@ from lsprotocol import types
 
 from coherence.lsp import configuration
 from coherence.lsp import settings as settings_mod
+from coherence.lsp.editor_models import client_lends_models
 from coherence.lsp.language_server import CONFIGURED_TIMEOUT_SECONDS
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ def register(server: CoherenceLanguageServer) -> None:
         ls.client_trust = settings_mod.client_trust(params.initialization_options)
         ls.client_raises_cap = settings_mod.client_flag(params.initialization_options, "raiseCostCap")
         ls.client_problem_actions = settings_mod.client_flag(params.initialization_options, "problemActions")
+        ls.client_lends_models = client_lends_models(params.initialization_options, params.capabilities)
         ls.settings, problems = settings_mod.parse_settings(ls._init_settings)
         ls.init_problems = problems
         asyncio.get_running_loop().call_later(CONFIGURED_TIMEOUT_SECONDS, ls.configured.set)

@@ -90,6 +90,8 @@ class CoherenceLanguageServer(LanguageServer):
         self.client_raises_cap = False
         # the client shows ``coherence/problem`` with Open Settings and Show Output (the VS Code client)
         self.client_problem_actions = False
+        # the client answers ``coherence/sample`` from the editor's chat models (``editor_models``)
+        self.client_lends_models = False
         self.scheduler = Scheduler(self)
         self.checking = CheckingFeature(self)
         self.diagnostics = DiagnosticsFeature(self)
@@ -381,10 +383,13 @@ class CoherenceLanguageServer(LanguageServer):
 
     def warm_up(self) -> None:
         """With a model configured, import litellm (seconds) in a thread before the first check."""
+        from coherence.engine.sampling.editor import is_editor_model
         from coherence.engine.sampling.quiet_litellm import import_litellm, litellm_installed
 
-        # without litellm (the llm extra) the first check says so, through the failure's own path
-        wanted = (self.settings.model or self.settings.models) and "litellm" not in sys.modules
+        # without litellm (the llm extra) the first check says so, through the failure's own path;
+        # the editor's models need none
+        model = self.settings.model and not is_editor_model(self.settings.model)
+        wanted = (model or self.settings.models) and "litellm" not in sys.modules
         if wanted and litellm_installed() and not self.stopping:
             self.run_task(asyncio.to_thread(import_litellm), name="import litellm")
 

@@ -69,6 +69,8 @@ async def sample_alternatives(
                 return result
             result.samples.extend(reply.samples)
             result.failures.extend(reply.failures)
+            if reply.model:  # "editor" asked, and the result names the model that answered
+                result.model = reply.model
             result.cost_usd += reply.cost_usd
             result.prompt_tokens += reply.prompt_tokens
             result.completion_tokens += reply.completion_tokens

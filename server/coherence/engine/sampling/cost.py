@@ -68,13 +68,16 @@ def estimate(
     cache: SampleCache | None = None,
     temperature: float = 0.6,
     supports_n: bool | None = None,
+    billed: bool = True,
 ) -> Estimate:
     """What sampling ``count`` alternatives of each target from ``model`` would cost now, the
-    samples already in ``cache`` (same model, temperature and prompt version) deducted."""
+    samples already in ``cache`` (same model, temperature and prompt version) deducted; a model
+    that is not ``billed`` (the editor's, on its quota) costs nothing and needs no litellm."""
     litellm: Any = None
     unpriced = ""
     try:
-        litellm = import_litellm(model)
+        if billed:
+            litellm = import_litellm(model)
     except SamplingError as exc:  # no litellm (the llm extra): the samples are counted, not priced
         unpriced = str(exc)
     if supports_n is None:
@@ -107,6 +110,9 @@ def estimate(
                 reply * need,
             )
         )
+    if not billed:
+        out.usd, out.note = 0.0, "the editor's model: its quota, not coherence, pays"
+        return out
     if litellm is None:
         out.note = unpriced
         if not out.requested:
@@ -164,6 +170,7 @@ def estimate_provider(
             cache=cache,
             temperature=temperature,
             supports_n=_supports_n(member),
+            billed=getattr(member, "billed", True),
         )
         for member, count in members
     ]

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from coherence.engine.errors import ConfigurationError
+from coherence.engine.sampling.editor import NOT_IN_AN_EDITOR, EditorProvider, Transport, is_editor_model
 from coherence.engine.sampling.failures import RetryPolicy
 from coherence.engine.sampling.panel import make_panel
 from coherence.engine.sampling.provider import LiteLLMProvider, Provider
@@ -40,9 +41,12 @@ def make_provider(
     api_key: str | None = None,
     skip: int = 0,
     retry: RetryPolicy | None = None,
+    editor: Transport | None = None,
 ) -> Provider:
     """A provider from settings: ``replay`` wins when given, then a panel (``models``, a sequence
-    of ``config.PanelMember``), then ``model``; none -> ConfigurationError."""
+    of ``config.PanelMember``), then ``model``; none -> ConfigurationError.  ``model = "editor"``
+    (or ``editor/<family>``) asks the editor's chat models through ``editor``, the language
+    server's request to its client; without one it is a ConfigurationError."""
     if replay is not None and str(replay).strip():
         return ReplayProvider(replay, skip=skip)
     if not models and (model is None or not str(model).strip()):
@@ -51,6 +55,16 @@ def make_provider(
         raise ConfigurationError(f"temperature must be >= 0 (got {temperature}).")
     if timeout <= 0:
         raise ConfigurationError(f"timeout must be > 0 seconds (got {timeout}).")
+    for member in models:
+        if is_editor_model(member.model):
+            raise ConfigurationError(
+                f"{member.model!r} cannot be a member of a panel (models): the editor's models are one "
+                "provider; set it as the model alone."
+            )
+    if not models and is_editor_model(model):
+        if editor is None:
+            raise ConfigurationError(NOT_IN_AN_EDITOR.format(model=str(model).strip()))
+        return EditorProvider(str(model), editor, temperature=temperature, deadline=timeout)
     if models:
         return make_panel(
             models, temperature=temperature, timeout=timeout, max_concurrency=max_concurrency, api_base=api_base

@@ -37,6 +37,7 @@ class ProviderReply:
     cost_usd: float = 0.0
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    model: str = ""  # the model that answered, when only the reply says (the editor's choice)
 
 
 @runtime_checkable
