@@ -11,6 +11,8 @@ import logging
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
+
 from coherence.engine.sampling.editor import SAMPLE_REQUEST
 
 if TYPE_CHECKING:
@@ -43,7 +45,7 @@ def transport(ls: CoherenceLanguageServer):
         except asyncio.CancelledError:
             if not ls.stopping:
                 try:
-                    ls.protocol.notify("$/cancelRequest", {"id": msg_id})
+                    ls.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
                 except Exception:  # a client gone away needs no cancel
                     log.debug("cancelling %s failed", msg_id, exc_info=True)
             raise
