@@ -17,6 +17,8 @@ from lsprotocol import types
 
 from tests.support import CORPUS_DIR
 
+from .conftest import EXAMPLES, TEST_SETTINGS
+
 HUMANEVAL_GPT4O = CORPUS_DIR / "humaneval-gpt_4o.jsonl.gz"
 LENDS = {"sampleRequest": True}
 
@@ -173,3 +175,35 @@ async def test_an_editor_that_does_not_answer_in_time_has_its_request_cancelled(
     )
     await lsp.wait_for(lambda: len(editor.cancelled) == len(editor.requests) >= 1, "$/cancelRequest in the client")
     assert not [m for m in warnings(lsp) if "internal error" in m]
+
+
+def recorded_answers(path: Path, model: str):
+    """Replies from a recorded-samples file (the corpus schema) for the function the prompt asks for."""
+    rows = {r["entry_point"]: r["candidates"] for r in map(json.loads, path.read_text().splitlines()) if r}
+
+    async def answer(request: Any) -> dict:
+        name = next(n for n in rows if f"function `{n}`" in prompt_of(request))
+        return {"texts": [f"```python\n{c}\n```" for c in rows[name][: request.n]], "model": model}
+
+    return answer
+
+
+async def test_the_first_run_says_no_model_and_the_editors_model_then_checks(start, workspace: Path):
+    from .test_failed_checks import record_problems
+    from .test_settings import change_configuration
+
+    # a project with no replay file and no model: the first run
+    (workspace / "pyproject.toml").write_text("[tool.coherence]\ninputs = 200\ninput-budget = 60\n")
+    lsp = await start(options={**LENDS, "problemActions": True})
+    problems = record_problems(lsp)
+    editor = EditorModels(lsp.client, recorded_answers(EXAMPLES / "recorded_samples.jsonl", "test/recorded"))
+    uri = lsp.open("textutils.py")
+    await lsp.wait_for(lambda: problems, "the no-model problem")
+    # "model": the VS Code client offers "Use the editor's model" beside Open Settings
+    assert [p.get("needs") for p in problems] == ["model"] and "no model configured" in problems[0]["message"]
+    assert not editor.requests
+
+    change_configuration(lsp, {**TEST_SETTINGS, "model": "editor"})  # what the offer writes
+    d = (await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic"))[0]
+    await lsp.wait_idle()
+    assert d.data["model"] == "editor:test/recorded" and len(editor.requests) == 2  # one per function

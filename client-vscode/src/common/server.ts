@@ -1,5 +1,6 @@
 // Starting, stopping and restarting the language client for `<python> -m coherence serve`.
 import {
+    CancellationToken,
     ConfigurationTarget,
     Disposable,
     ExtensionContext,
@@ -36,8 +37,9 @@ import {
 import { showAlternatives } from '../alternatives';
 import { confirmCheckWorkspace } from '../workspaceCheck';
 import { showLastResult } from '../lastResult';
-import { PROBLEM_NOTIFICATION, showProblem } from '../problems';
+import { PROBLEM_NOTIFICATION, ProblemAction, USE_EDITOR_MODEL, showProblem } from '../problems';
 import { RAISE_COST_CAP_REQUEST, raiseCostCap } from '../costCap';
+import { SAMPLE_REQUEST, answerSample, editorChatModels, useEditorModel } from '../editorModels';
 import { traceError, traceInfo, traceVerbose, traceWarn } from './log';
 import { ServerLaunch, bundledLaunch } from './bundled';
 import { ImportCheck, Interpreter, checkImportable, logImportFailure, resolveInterpreter } from './python';
@@ -63,6 +65,8 @@ export interface InitializationOptions {
     raiseCostCap: boolean;
     /** This client shows `coherence/problem` with Open Settings and Show Output (problems.ts). */
     problemActions: boolean;
+    /** This client answers `coherence/sample` from the editor's chat models (editorModels.ts). */
+    sampleRequest: boolean;
 }
 
 const STOP_TIMEOUT_MS = 2000;
@@ -158,6 +162,16 @@ function needsLlm(params: unknown): boolean {
     return typeof params === 'object' && params !== null && (params as { needs?: unknown }).needs === 'llm';
 }
 
+/** A `coherence/problem` that says no model is configured (the first run). */
+function needsModel(params: unknown): boolean {
+    return typeof params === 'object' && params !== null && (params as { needs?: unknown }).needs === 'model';
+}
+
+/** The first run: with chat models in the editor, "no model" offers them. */
+async function editorModelOffer(): Promise<ProblemAction | undefined> {
+    return (await editorChatModels()).length > 0 ? { title: USE_EDITOR_MODEL, run: useEditorModel } : undefined;
+}
+
 /** The library logs every exit of the server as an error, a normal stop (code 0) included. */
 export class CoherenceLanguageClient extends LanguageClient {
     override error(message: string, data?: unknown, showNotification?: boolean | 'force'): void {
@@ -203,6 +217,7 @@ export function createClient(
             workspaceTrusted: workspace.isTrusted,
             raiseCostCap: true,
             problemActions: true,
+            sampleRequest: true,
         }),
         synchronize: { configurationSection: CONFIG_SECTION },
         middleware: {
@@ -341,6 +356,7 @@ export class ServerManager implements Disposable {
                 this.status.setCounts(parseStatusParams(params));
             }),
             client.onRequest(RAISE_COST_CAP_REQUEST, (params: unknown) => raiseCostCap(params)),
+            client.onRequest(SAMPLE_REQUEST, (params: unknown, token: CancellationToken) => answerSample(params, token)),
             client.onNotification(PROBLEM_NOTIFICATION, (params: unknown) => {
                 if (needsLlm(params) && !this.llm && !this.llmAsked && settings.importStrategy === 'useBundled') {
                     // the fix the message names is an install: the extension does it for its own server
@@ -351,7 +367,7 @@ export class ServerManager implements Disposable {
                     void this.restart('a configured model needs litellm');
                     return;
                 }
-                void showProblem(params);
+                void showProblem(params, needsModel(params) ? editorModelOffer : undefined);
             }),
         );
         try {

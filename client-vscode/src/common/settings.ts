@@ -4,6 +4,7 @@
 // is checked against it (tests/lsp/test_settings_schema.py), and this file reads package.json.
 import * as os from 'os';
 import * as path from 'path';
+import { isEditorModel } from '../editorModels';
 import {
     ConfigurationChangeEvent,
     ConfigurationScope,
@@ -167,7 +168,11 @@ export function modelConfigured(): boolean {
         const config = workspace.getConfiguration(CONFIG_SECTION, scope);
         const model = config.get<unknown>('model');
         const models = config.get<unknown>('models');
-        return (typeof model === 'string' && model.trim() !== '') || (Array.isArray(models) && models.length > 0);
+        // the editor's own models need no litellm
+        return (
+            (typeof model === 'string' && model.trim() !== '' && !isEditorModel(model)) ||
+            (Array.isArray(models) && models.length > 0)
+        );
     });
 }
 

@@ -27,6 +27,7 @@ from coherence.lsp.checkers import CheckerPool
 from coherence.lsp.parsing import DocumentParsing, FileProblem
 from coherence.lsp.progress import BatchProgress, NullProgress
 from coherence.lsp.render import failed_note
+from coherence.lsp.settings import NoModel
 from coherence.lsp.state import DocumentState, Job, ResultCache, is_finding
 
 if TYPE_CHECKING:
@@ -163,7 +164,8 @@ class Scheduler(CheckerPool, DocumentParsing):
                     failure.config_error = True
                     if q in state.results:
                         state.show_failure(q, failure, "")
-            self.ls.notify_problem(str(exc), actions=True)
+            # "model": the client may offer the editor's own models beside Open Settings
+            self.ls.notify_problem(str(exc), actions=True, needs="model" if isinstance(exc, NoModel) else None)
             self.ls.refresh(uri)
             return []
         state.config_error = None

@@ -259,6 +259,10 @@ def in_range(value: float, meta: Any) -> bool:
     return (low is None or value >= low) and (high is None or value <= high) and (above is None or value > above)
 
 
+class NoModel(ConfigurationError):
+    """No model, panel or replay file anywhere: the first run (a client may offer its own models)."""
+
+
 def resolve_path(value: str, root: str | None) -> str:
     """``~`` and environment variables expanded; relative paths against the workspace root."""
     expanded = os.path.expandvars(os.path.expanduser(value))
@@ -314,9 +318,10 @@ def build_config(
         if ws:
             config = replace(config, workspace=str(Path(ws).resolve()))
     if config.model is None and not config.models and config.replay is None:
-        raise ConfigurationError(
-            "coherence: no model configured. Set coherence.model (e.g. openai/gpt-4o-mini) or coherence.replay "
-            "in the editor settings, or [tool.coherence] model = ... in pyproject.toml."
+        raise NoModel(
+            "coherence: no model configured. Set coherence.model (e.g. openai/gpt-4o-mini, or editor for the "
+            "editor's own chat models in VS Code) or coherence.replay in the editor settings, or "
+            "[tool.coherence] model = ... in pyproject.toml."
             + (f" ({resolved.notice.removeprefix('coherence: ')})" if resolved.notice else "")
         )
     switched = source_switch(settings, resolved)
