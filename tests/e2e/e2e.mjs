@@ -40,6 +40,11 @@
 //                 fresh venv as the interpreter and pip reaching no index: opening the demo gives a
 //                 warning diagnostic with no private environment; the seconds from the page load
 //                 to it are logged and written to offline-first-run.json
+//  18. lm         the editor's chat model: a test-only extension (lm-extension/) registers a language
+//                 model chat provider answering from recorded samples; in a project with no model,
+//                 the "no model" toast offers "Use the editor's model" beside Open Settings; picking
+//                 it writes coherence.model = "editor", and the samples come through vscode.lm from
+//                 that provider (9 requests per function, never the body) to a warning squiggle
 //
 // Screenshots of each step go to test-artifacts/e2e/ (E2E_ARTIFACTS), with the code-server log and
 // VS Code's logs (the Coherence output channel is among them).  Prints "e2e: N passed, N failed"
@@ -48,7 +53,7 @@
 // Environment: COHERENCE_PYTHON (an interpreter that can `import coherence`; default: a fresh venv
 // without it, made from E2E_BARE_PYTHON or python3: the cold install), E2E_COLD_TIMEOUT_S,
 // COHERENCE_VSIX (default: client-vscode/coherence-0.1.0.vsix), COHERENCE_PLATFORM_VSIX (step 17;
-// default: client-vscode/coherence-linux-x64-0.1.0.vsix), E2E_ONLY=offline (step 17 alone),
+// default: client-vscode/coherence-linux-x64-0.1.0.vsix), E2E_ONLY=offline|lm (step 17 or 18 alone),
 // CHROMIUM (default /usr/bin/chromium), E2E_ARTIFACTS, E2E_STEP_TIMEOUT_S (default 120), E2E_KEEP_TMP=1.
 
 import { spawn, spawnSync } from 'node:child_process';
@@ -1408,8 +1413,78 @@ async function stepOfflineFirstRun() {
     }
 }
 
+/** Step 18: samples from the editor's own chat model.  A code-server of its own (like step 17) with
+ * a test-only extension (tests/e2e/lm-extension, a folder in the extensions dir) that registers a
+ * language model chat provider answering from examples' recorded samples, and a workspace with no
+ * model and no replay file: the first run's "no model" message offers "Use the editor's model";
+ * picking it sets coherence.model = "editor" and the check's samples come through vscode.lm. */
+async function stepEditorModel() {
+    await ctx.stopMain?.();
+    if (!fs.existsSync(PLATFORM_VSIX)) fail(`no platform .vsix at ${PLATFORM_VSIX}: cd client-vscode && npm run package:linux-x64`);
+    const dirs = makeDirs();
+    // the first run: no replay file, no model anywhere
+    fs.writeFileSync(path.join(dirs.workspace, 'pyproject.toml'), '[tool.coherence]\nsamples = 10\ninputs = 1000\n');
+    const venv = path.join(dirs.root, 'lm-venv');
+    const made = spawnSync(process.env.E2E_BARE_PYTHON || 'python3', ['-m', 'venv', venv], { encoding: 'utf8' });
+    if (made.status !== 0) fail(`python3 -m venv failed: ${made.stderr || made.error}`);
+    writeSettings(dirs, path.join(venv, 'bin', 'python'));
+    const user = path.join(dirs.userData, 'User', 'settings.json');
+    const settings = JSON.parse(fs.readFileSync(user, 'utf8'));
+    settings['coherence.runOn'] = 'open';
+    fs.writeFileSync(user, JSON.stringify(settings, null, 4));
+    const requests = path.join(dirs.root, 'lm-requests.jsonl');
+    const env = { ...serverEnv(dirs), COHERENCE_E2E_RECORDED: path.join(dirs.workspace, 'recorded_samples.jsonl'), COHERENCE_E2E_LM_LOG: requests };
+    fs.cpSync(path.join(HERE, 'lm-extension'), path.join(dirs.extensions, 'coherence-test.lm-recorded-0.0.1'), { recursive: true });
+    installExtension(dirs, env, PLATFORM_VSIX);
+    const port = await freePort();
+    const child = spawn(
+        NODE24,
+        codeServerArgs(dirs, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened', dirs.workspace]),
+        { env, stdio: 'ignore', detached: true },
+    );
+    const url = `http://127.0.0.1:${port}`;
+    const asked = () => (fs.existsSync(requests) ? fs.readFileSync(requests, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
+    let browser;
+    try {
+        await poll('the code-server of the lm step', async () => (await httpStatus(`${url}/healthz`)) === 200, { timeout: 60_000 });
+        browser = await chromium.launchPersistentContext(dirs.chrome, { executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 }, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
+        const page = browser.pages()[0] ?? (await browser.newPage());
+        await page.goto(`${url}/?folder=${encodeURIComponent(dirs.workspace)}`);
+        await openFile(page, 'textutils.py');
+        const toast = await notificationWith(page, 'no model configured');
+        const unsupported = asked().find((r) => r.unsupported);
+        if (unsupported) fail(`this code-server cannot run the step: ${unsupported.unsupported}`);
+        const text = ((await toast.textContent()) || '').replace(/\s+/g, ' ');
+        if (!/Use the editor's model/.test(text) || !/Open Settings/.test(text)) fail(`the no-model toast does not offer the editor's model beside Open Settings: ${text}`);
+        await screenshot(page, 'lm-first-run-offer');
+        await toast.locator('.monaco-button').filter({ hasText: "Use the editor's model" }).first().click();
+        await poll('coherence.model = "editor" in the user settings', async () => JSON.parse(fs.readFileSync(user, 'utf8'))['coherence.model'] === 'editor');
+        await poll('a warning squiggle from the editor model\'s samples', async () => (await squiggles(page)).some((m) => m.cls === 'squiggly-warning'), { interval: 200 });
+        const sent = asked().filter((r) => r.function);
+        const vowels = sent.filter((r) => r.function === 'count_vowels');
+        if (vowels.length !== 9) fail(`count_vowels's samples: ${vowels.length} requests to the test provider, not 9`);
+        if (sent.some((r) => r.prompt.includes('return sum(1 for ch in s if ch in "aeiou")'))) fail('a prompt held the body of count_vowels');
+        if (!sent.every((r) => r.temperature === 0.6 && r.initiator === EXTENSION_ID)) fail(`temperature or initiator: ${JSON.stringify(sent.map((r) => [r.temperature, r.initiator]))}`);
+        const logFile = coherenceLog(dirs);
+        const said = logFile ? /coherence\/sample: 9 of 9 replies from coherence-recorded\/recorded for count_vowels/.test(fs.readFileSync(logFile, 'utf8')) : false;
+        if (!said) fail("the Coherence output does not say which model answered count_vowels's samples");
+        log(`lm: ${sent.length} requests to the test provider (${vowels.length} for count_vowels), then the warning`);
+        await screenshot(page, 'lm-editor-model-warning');
+    } finally {
+        const logs = path.join(dirs.userData, 'logs');
+        if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ARTIFACTS, 'vscode-logs-lm'), { recursive: true });
+        if (fs.existsSync(requests)) fs.copyFileSync(requests, path.join(ARTIFACTS, 'lm-requests.jsonl'));
+        await browser?.close().catch(() => {});
+        await stopProcessGroup(child);
+        if (!process.env.E2E_KEEP_TMP) fs.rmSync(dirs.root, { recursive: true, force: true });
+    }
+}
+
 const COLD_TIMEOUT_MS = Number(process.env.E2E_COLD_TIMEOUT_S || 900) * 1000;
 const OFFLINE_STEP = ['offline first run: the platform .vsix gives a warning with no index and no install', stepOfflineFirstRun];
+const LM_STEP = ["the editor's chat model: the first run offers it, and its samples through vscode.lm make the warning", stepEditorModel];
+// E2E_ONLY=<name>: one step that starts its own code-server, without the main session
+const ALONE = { offline: OFFLINE_STEP, lm: LM_STEP };
 const setupSteps = [
     ['cold install: the bundled server starts, no terminal', stepColdInstall],
     ['runOn save: opening checks nothing', stepNothingOnOpen],
@@ -1424,6 +1499,7 @@ const runOnSteps = [
     ['a check that fails keeps the warning, and a toast says why with Open Settings', stepFailedCheckKeepsTheWarning],
     ['Restricted Mode: the status bar says coherence is off until the folder is trusted', stepRestrictedMode],
     OFFLINE_STEP,
+    LM_STEP,
 ];
 
 // -- main ----------------------------------------------------------------------------------------
@@ -1433,9 +1509,10 @@ async function main() {
     for (const f of fs.readdirSync(ARTIFACTS)) fs.rmSync(path.join(ARTIFACTS, f), { recursive: true, force: true });
     if (!fs.existsSync(CODE_SERVER) || !fs.existsSync(NODE24)) fail(`code-server or Node 24 missing under ${HERE}/node_modules: run .ci/e2e.sh`);
     if (!fs.existsSync(CHROMIUM)) fail(`no Chromium at ${CHROMIUM} (apt-get install chromium)`);
-    if (process.env.E2E_ONLY === 'offline') {
-        // step 17 alone: it starts its own code-server, so the main session is not needed
-        const [name, fn] = OFFLINE_STEP;
+    if (process.env.E2E_ONLY) {
+        // one step alone (17 or 18): it starts its own code-server, so the main session is not needed
+        if (!ALONE[process.env.E2E_ONLY]) fail(`E2E_ONLY=${process.env.E2E_ONLY}: not one of ${Object.keys(ALONE).join(', ')}`);
+        const [name, fn] = ALONE[process.env.E2E_ONLY];
         const start = Date.now();
         try {
             await fn();
