@@ -12,8 +12,8 @@
 #
 # Environment: COHERENCE_PYTHON (an interpreter that imports coherence, instead of the cold
 # install's fresh venv), COHERENCE_VSIX (use this .vsix instead of building
-# client-vscode), COHERENCE_PLATFORM_VSIX (the same for the linux-x64 one), E2E_ONLY=offline (only
-# the offline first-run step), E2E_STEP_TIMEOUT_S (per step, default 120).
+# client-vscode), COHERENCE_PLATFORM_VSIX (the same for the linux-x64 one), E2E_ONLY=offline|lm (only
+# the offline first-run step, or the editor's chat model step), E2E_STEP_TIMEOUT_S (per step, default 120).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD

@@ -203,7 +203,9 @@ async def test_the_first_run_says_no_model_and_the_editors_model_then_checks(sta
     assert [p.get("needs") for p in problems] == ["model"] and "no model configured" in problems[0]["message"]
     assert not editor.requests
 
-    change_configuration(lsp, {**TEST_SETTINGS, "model": "editor"})  # what the offer writes
+    # what the offer writes; a cost cap below any priced check does not hold back the editor's quota
+    change_configuration(lsp, {**TEST_SETTINGS, "model": "editor", "maxCostUsd": 0.000001})
     d = (await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic"))[0]
     await lsp.wait_idle()
     assert d.data["model"] == "editor:test/recorded" and len(editor.requests) == 2  # one per function
+    assert not [m for m in lsp.client.messages if "cap" in m.message]
