@@ -1456,8 +1456,10 @@ async function stepEditorModel() {
         if (unsupported) fail(`this code-server cannot run the step: ${unsupported.unsupported}`);
         const text = ((await toast.textContent()) || '').replace(/\s+/g, ' ');
         if (!/Use the editor's model/.test(text) || !/Open Settings/.test(text)) fail(`the no-model toast does not offer the editor's model beside Open Settings: ${text}`);
+        const use = toast.locator('.monaco-button').filter({ hasText: "Use the editor's model" }).first();
+        await use.waitFor({ state: 'visible', timeout: 10_000 });
         await screenshot(page, 'lm-first-run-offer');
-        await toast.locator('.monaco-button').filter({ hasText: "Use the editor's model" }).first().click();
+        await use.click();
         await poll('coherence.model = "editor" in the user settings', async () => JSON.parse(fs.readFileSync(user, 'utf8'))['coherence.model'] === 'editor');
         await poll('a warning squiggle from the editor model\'s samples', async () => (await squiggles(page)).some((m) => m.cls === 'squiggly-warning'), { interval: 200 });
         const sent = asked().filter((r) => r.function);
@@ -1466,9 +1468,24 @@ async function stepEditorModel() {
         if (sent.some((r) => r.prompt.includes('return sum(1 for ch in s if ch in "aeiou")'))) fail('a prompt held the body of count_vowels');
         if (!sent.every((r) => r.temperature === 0.6 && r.initiator === EXTENSION_ID)) fail(`temperature or initiator: ${JSON.stringify(sent.map((r) => [r.temperature, r.initiator]))}`);
         const logFile = coherenceLog(dirs);
-        const said = logFile ? /coherence\/sample: 9 of 9 replies from coherence-recorded\/recorded for count_vowels/.test(fs.readFileSync(logFile, 'utf8')) : false;
-        if (!said) fail("the Coherence output does not say which model answered count_vowels's samples");
-        log(`lm: ${sent.length} requests to the test provider (${vowels.length} for count_vowels), then the warning`);
+        const output = logFile ? fs.readFileSync(logFile, 'utf8') : '';
+        if (!/coherence\/sample: 9 of 9 replies from coherence-recorded\/recorded for count_vowels/.test(output)) fail("the Coherence output does not say which model answered count_vowels's samples");
+        // the editor's model needs no litellm: the bundled server is not restarted into a private environment for it
+        const starts = output.match(/\[info\] Server: /g) || [];
+        if (starts.length !== 1 || /private environment/i.test(output)) fail(`the server was started ${starts.length} times, or a private environment was made, for the editor model`);
+        const lens = await poll("count_vowels's lens to give the result", async () => (await lensTexts(page)).find((t) => /^coherence: warning · /.test(t)) || false);
+        // the hover names the model that answered, as it names a litellm model
+        const hover = await poll('the hover over count_vowels to name the editor model', async () => {
+            const name = await textRect(page, 'def count_vowels', 'count_vowels');
+            if (!name) return false;
+            await page.mouse.move(name.x + name.width / 2, name.y + name.height + 200);
+            await page.mouse.move(name.x + name.width / 2, name.y + name.height / 2, { steps: 3 });
+            const widget = page.locator('.monaco-hover:not(.hidden)').filter({ hasText: 'count_vowels' }).first();
+            await widget.waitFor({ state: 'visible', timeout: 5000 });
+            const text = ((await widget.textContent()) || '').replace(/\s+/g, ' ');
+            return text.includes('model editor:coherence-recorded/recorded') ? text : false;
+        });
+        log(`lm: ${sent.length} requests to the test provider (${vowels.length} for count_vowels), then the warning; lens: ${lens}; hover: ${hover.slice(0, 300)}`);
         await screenshot(page, 'lm-editor-model-warning');
     } finally {
         const logs = path.join(dirs.userData, 'logs');
