@@ -98,8 +98,8 @@ def child_main(
 
 def enter(ctx: JobContext, w: int, cwd: str, uid: int, close: list[int]) -> str | None:
     """Into the sandbox: a process group of its own, none of its leader's or siblings'
-    descriptors (``close``) but its pipe, the limits, the privilege drop, its own directory, the kernel's
-    layers (see kernel.py).  None, or why a layer could not be applied."""
+    descriptors (``close``) but its pipe, the limits, the privilege drop, its own directory,
+    the kernel's layers (see kernel.py).  None, or why a layer could not be applied."""
     try:
         os.setpgid(0, 0)
     except OSError:
