@@ -22,8 +22,9 @@ Process layout (one run):
 
 Glossary:
 
-leader   the process that runs one job: ``leader.py``.  In serve mode (``serve.py``) the warm
-         worker forks a fresh leader per job and never runs user code itself.
+leader   the process that runs one job (``job.py``) and schedules its children (``leader.py``).
+         In serve mode (``serve.py``) the warm worker forks a fresh leader per job and never
+         runs user code itself.
 child    a process forked by the leader to run one program over the inputs: ``child.py``.  It
          writes records in coherence's format to its own pipe; the leader forwards only its
          own, well-formed ones (``watch.py``).  It publishes in a shared slot the position of
@@ -39,11 +40,16 @@ anchor   the task of the user's own function: inputs it leaves out (its budget r
 cuts     the first positions in the input order the anchor left out, among the likely inputs
          and among the late ones: the head of the told map.
 
-Modules: ``protocol`` the wire format, ``canon`` the canonical form and ``flat`` its fast paths,
-``guard`` the guards, ``kernel`` the kernel's layers of a child (``seccomp`` its filter,
-``landlock`` its file access), ``timer`` the per-call timer, ``loading`` what the leader loads before it
-forks (``stash`` the workspace modules it reads for the children), ``ahead`` jobs sent ahead of
-their inputs, ``child`` a child (``call_setup`` what it makes ready before its call loop),
-``leader`` scheduling (``disk`` the job directory's budget where no tmpfs bounds it), ``spawn`` forking the children, ``sealed`` the told map children only read, ``watch`` reading children and checking
-what they claim, ``serve`` warm mode, ``__main__`` the process.
+Modules, bottom up (each imports only modules above it in this list; tests/engine/
+test_worker_tower.py holds the layers): ``protocol`` the wire format, ``timer`` the per-call
+timer, ``sealed`` the told map children only read, ``disk`` the job directory's budget where no
+tmpfs bounds it, ``canon`` the canonical form and ``flat`` its fast paths, ``guard`` the guards,
+``kernel`` the kernel's layers of a child (``seccomp`` its filter, ``landlock`` its file access),
+``loading`` what the leader loads before it forks (``stash`` the workspace modules it reads for
+the children), ``output`` the records to coherence, ``task`` a task, ``context`` the job's
+context (what a child sees), ``handover`` the inputs of children forked ahead, ``anchor`` the
+anchor task's told map, ``spawn`` forking a batch of children, ``child`` a child (``call_setup``
+what it makes ready before its call loop), ``watch`` reading children and checking what they
+claim, ``leader`` the children and the schedule loop, ``ahead`` jobs sent ahead of their inputs,
+``job`` a job's phases, ``serve`` warm mode, ``__main__`` the process.
 """

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 
-from .leader import run_job
+from .job import run_job
 from .serve import serve
 
 # the directory that holds this package, and the launcher, and the rest of coherence's

@@ -9,28 +9,22 @@ children get them through a sealed memfd.
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import select
 
-from . import disk, protocol, spawn, watch
+from . import disk, handover, protocol, watch
 from .protocol import INPUT_KEYS, PREFORK_INPUTS, TOLD_HANGS
 
 TYPE_CHECKING = False  # see protocol.py
 if TYPE_CHECKING:
     from .leader import Leader
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - non-Unix
-    fcntl = None  # type: ignore[assignment]  # checked before each use
-
 
 def receive_inputs(leader: Leader) -> bool:
     """A job sent ahead of its inputs gets them here, as the next frame on the warm worker's
     stdin: the module and the programs are loaded by then, while coherence was still generating
     the inputs.  False when coherence gave up on the run (an empty frame, or EOF)."""
-    job = leader.job
+    job = leader.ctx.job
     fd = job.pop("inputs_fd", None)
     if fd is None:
         return True
@@ -53,7 +47,7 @@ def receive_inputs(leader: Leader) -> bool:
         return False
     for key in INPUT_KEYS:
         job[key] = more.get(key)
-    leader.read_order(job)
+    leader.anchor.read(job)
     return True
 
 
@@ -76,29 +70,31 @@ def prefork(leader: Leader) -> None:
     the run.  They park with their programs loaded; publish_inputs hands them the inputs and
     schedule releases them like any parked child.  Nothing happens where the inputs cannot be
     handed over this way (no memfd or no file seals)."""
-    if fcntl is None or not hasattr(os, "memfd_create") or not hasattr(fcntl, "F_ADD_SEALS"):
+    if not handover.available():
         return
+    job = leader.ctx.job
     try:
-        if select.select([leader.job["inputs_fd"]], [], [], 0)[0]:
+        if select.select([job["inputs_fd"]], [], [], 0)[0]:
             # The inputs are there already (cached ones, a shrinking round): nothing to wait
             # for, and forking ahead would only add the hand-over (docs/results.md#worker-start).
             return
     except (OSError, ValueError):
         return
-    tasks = [t for t in leader.make_tasks() if t.program.error is None][: leader.jobs + leader.max_parked]
+    limits = leader.ctx.limits
+    tasks = [t for t in leader.make_tasks() if t.program.error is None][: limits.jobs + limits.max_parked]
     if not tasks:
         return
     try:
-        leader.memfd = os.memfd_create("coherence-inputs", os.MFD_ALLOW_SEALING)
+        leader.memfd = handover.make()
     except (OSError, AttributeError):
         return
-    leader.share_told(PREFORK_INPUTS)
+    leader.anchor.share(PREFORK_INPUTS, leader.ctx.tmp)
     leader.before_forks()
     # the worker's stdin, where this leader reads its inputs, is no child's business
-    stdin = leader.job["inputs_fd"]
+    stdin = job["inputs_fd"]
     leader.child_fds.add(stdin)
     try:
-        children = spawn.spawn_all(leader, [(task, None, True) for task in tasks])
+        children = leader.spawn_all([(task, None, True) for task in tasks])
     finally:
         leader.child_fds.discard(stdin)
     for child in children:
@@ -117,22 +113,12 @@ def publish_inputs(leader: Leader) -> None:
     If any of this fails, the children are killed and the programs start afresh like the
     others."""
     fd, leader.memfd = leader.memfd, None
-    assert fd is not None and leader.told is not None  # (prefork made both)
-    ok = len(leader.input_codes) + TOLD_HANGS <= len(leader.told)
+    anchor, codes = leader.anchor, leader.ctx.input_codes
+    assert fd is not None and anchor.told is not None  # (prefork made both)
     try:
-        if ok:
-            blob = marshal.dumps((leader.input_order(), sorted(leader.late), leader.anchor, leader.input_codes))
-            view = memoryview(blob)
-            done = 0
-            while done < len(blob):
-                done += os.pwrite(fd, view[done:], done)
-            os.ftruncate(fd, len(blob))
-            fcntl.fcntl(
-                fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
-            )
-            ok = os.fstat(fd).st_size == len(blob) and protocol.pread_all(fd, len(blob)) == blob
-    except (OSError, ValueError, TypeError):
-        ok = False
+        ok = len(codes) + TOLD_HANGS <= len(anchor.told) and handover.publish(
+            fd, (leader.input_order(), sorted(anchor.late), anchor.t, codes)
+        )
     finally:
         os.close(fd)
     if not ok:
@@ -154,25 +140,5 @@ def drop_preforked(leader: Leader) -> None:
                 os.close(fd)
             except OSError:
                 pass
-        watch.remove_cwd(leader, c.cwd)
+        watch.remove_cwd(c.cwd, leader.ctx.tmp)
     leader.preforked = {}
-
-
-def inputs_from_memfd(leader: Leader) -> list[int]:
-    """In a child forked before the inputs came: what publish_inputs wrote (the order it runs
-    them in)."""
-    fd = leader.memfd
-    assert fd is not None  # (prefork made it)
-    try:
-        blob = protocol.pread_all(fd, os.fstat(fd).st_size)
-    finally:
-        os.close(fd)
-    order: list[int]
-    order, late, anchor, codes = marshal.loads(blob)
-    leader.input_codes = codes
-    leader.late = frozenset(late)
-    leader.anchor = anchor
-    leader.rank = rank = [0] * len(order)
-    for p, i in enumerate(order):
-        rank[i] = p
-    return order

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from .leader import Leader
+    from .context import JobContext
 
 
 def input_makers(codes: list[tuple[str, Any] | None], ns: dict[str, Any], receiver: type | None) -> list[Any]:
@@ -60,19 +60,19 @@ def numpy_seed() -> Callable[[int], object] | None:
     return None
 
 
-def may_draw(leader: Leader, text: str) -> tuple[bool, bool]:
+def may_draw(ctx: JobContext, text: str) -> tuple[bool, bool]:
     """Whether the program may draw random numbers, so that each call is reseeded (which costs
     more than a typical call, docs/results.md#call-costs): when its code or the module's
     mentions random, or a module it imported from the workspace holds a generator (see
     loading.draws).  ``(per call, watch)``: watch
     says whether to look again after a call that imported a module."""
-    roots = leader.workspace_roots
+    roots = ctx.workspace_roots
     # (the leader looked at every module it had; the program's load may have imported more)
     mark = loading.modules_mark()
     per_call_seed = (
         "random" in text
-        or leader.workspace_draws
-        or ((mark is None or mark != leader.modules_scanned) and loading.draws(roots, leader.scanned))
+        or ctx.workspace_draws
+        or ((mark is None or mark != ctx.modules_scanned) and loading.draws(roots, ctx.scanned))
     )
     return per_call_seed, not per_call_seed and bool(roots)
 

@@ -16,7 +16,7 @@ import sys
 import time
 import types
 
-from . import ahead, guard, kernel, loading, protocol
+from . import guard, handover, kernel, loading, protocol
 from .call_setup import coroutines, input_makers, may_draw, numpy_seed
 from .canon import LIM, message, tname
 from .flat import flat_map, flat_seq, flat_set, snapshotter
@@ -39,20 +39,28 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
 
-    from .leader import Leader, Task
+    from .anchor import Anchor
+    from .context import JobContext
+    from .task import Task
 
 
 def child_main(
-    leader: Leader,
+    ctx: JobContext,
+    anchor: Anchor,
     task: Task,
     indices: list[int] | None,
     w: int,
     slot: mmap.mmap,
     cwd: str,
+    close: list[int],
     uid: int = guard.NOBODY,
     go: int | None = None,
+    memfd: int | None = None,
 ) -> None:
-    refused = enter(leader, w, cwd, uid)
+    """Run ``task``'s program over ``indices`` in this fresh fork: it sees the job's context, the
+    anchor's told map, its pipe ``w`` and its ``slot``; ``close`` are its leader's descriptors.
+    ``indices`` None: forked before the inputs came, which ``memfd`` hands over (ahead.prefork)."""
+    refused = enter(ctx, w, cwd, uid, close)
     out = Records(w, slot)
     if refused is not None:
         # a layer the leader announced did not hold here: the program does not run weaker
@@ -62,10 +70,10 @@ def child_main(
         return
     disappear()
     info = task.program
-    ns = dict(leader.module.__dict__)
+    ns = dict(ctx.module.__dict__)
     if info.code is not None:
-        hide_users(leader.module, info, ns)
-    f, receiver, load_error = load_program(leader, info, ns)
+        hide_users(ctx.module, info, ns)
+    f, receiver, load_error = load_program(ctx, info, ns)
     out.lines.append(protocol.record(task.t, protocol.LOADED, load_error))
     out.flush(0)
     struct.pack_into("q", slot, SLOT_LOAD, LOAD_OK if load_error is None else LOAD_FAILED)
@@ -77,40 +85,47 @@ def child_main(
         assert go is not None  # (a parked child has its pipe)
         task.deadline = wait_for_slot(go)
         go = None
-        indices = ahead.inputs_from_memfd(leader)
-    makers = input_makers(leader.input_codes, ns, receiver)
-    call_loop(leader, task, indices, f, makers, out, go)
+        assert memfd is not None  # (prefork made it)
+        order, late, anchor.t, codes = handover.receive(memfd)
+        anchor.late = frozenset(late)
+        anchor.rank_by(order)
+        indices = order
+    else:
+        codes = ctx.input_codes
+    makers = input_makers(codes, ns, receiver)
+    call_loop(ctx, anchor, task, indices, f, makers, out, go)
 
 
-def enter(leader: Leader, w: int, cwd: str, uid: int) -> str | None:
+def enter(ctx: JobContext, w: int, cwd: str, uid: int, close: list[int]) -> str | None:
     """Into the sandbox: a process group of its own, none of its leader's or siblings'
-    descriptors but its pipe, the limits, the privilege drop, its own directory, the kernel's
-    layers (see kernel.py).  None, or why a layer could not be applied."""
+    descriptors (``close``) but its pipe, the limits, the privilege drop, its own directory,
+    the kernel's layers (see kernel.py).  None, or why a layer could not be applied."""
     try:
         os.setpgid(0, 0)
     except OSError:
         pass
-    for fd in [leader.out_fd] + [x for x in leader.child_fds if x != w]:
+    for fd in close:
         try:
             os.close(fd)
         except OSError:
             pass
-    leader.timer.install()
+    ctx.timer.install()
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    lim = ctx.limits
     guard.limit_child(
-        leader.as_limit,
-        leader.file_size_mb * 1024 * 1024,
-        int(leader.program_budget + leader.call_timeout + 5),
+        ctx.as_limit,
+        lim.file_size_mb * 1024 * 1024,
+        int(lim.program_budget + lim.call_timeout + 5),
         max(64, w + 16),
     )
-    guard.drop_privileges(uid, leader.set_pdeathsig)
+    guard.drop_privileges(uid, ctx.set_pdeathsig)
     env = os.environ
-    if env != leader.base_env:
+    if env != ctx.base_env:
         env.clear()
-        env.update(leader.base_env)
-    guard.confine(leader.guard, cwd)
-    guard.use_streams(leader.streams)
-    return kernel.apply(leader.layers, cwd)
+        env.update(ctx.base_env)
+    guard.confine(ctx.guard, cwd)
+    guard.use_streams(ctx.streams)
+    return kernel.apply(ctx.layers, cwd)
 
 
 _OWN = __name__.partition(".")[0]  # "coherence_worker" (the worker's own top-level name)
@@ -168,18 +183,18 @@ def hide_users(module: types.ModuleType, info: loading.Program, ns: dict[str, An
         module.__dict__.pop(info.entry, None)
 
 
-def load_program(leader: Leader, info: loading.Program, ns: dict[str, Any]) -> tuple[Any, type | None, str | None]:
+def load_program(ctx: JobContext, info: loading.Program, ns: dict[str, Any]) -> tuple[Any, type | None, str | None]:
     """``(function, receiver class or None, load error or None)``: the program executed in
     ``ns``, a copy of the module context's namespace."""
-    module = leader.module
+    module = ctx.module
     f = None
     load_error = None
     receiver = None
     try:
         if info.code is not None:
-            leader.timer.timed(leader.prog_load_timeout, exec, info.code, ns)
+            ctx.timer.timed(ctx.limits.prog_load_timeout, exec, info.code, ns)
         if info.owner:
-            f, receiver, load_error = leader.loader.bind_method(info, ns, module)
+            f, receiver, load_error = ctx.loader.bind_method(info, ns, module)
         else:
             f = ns.get(info.entry)
             if info.code is not None and f is not None and f is module.__dict__.get(info.entry):
@@ -192,7 +207,7 @@ def load_program(leader: Leader, info: loading.Program, ns: dict[str, Any]) -> t
             elif info.code is not None:
                 module.__dict__[info.entry] = f  # in the user's function's place (see hide_users)
     except Timeout:
-        load_error = "Timeout: loading the program took longer than %gs" % leader.prog_load_timeout
+        load_error = "Timeout: loading the program took longer than %gs" % ctx.limits.prog_load_timeout
     except BaseException as e:
         load_error = protocol.describe_exc(e)
     return f, receiver, load_error
@@ -215,7 +230,8 @@ def wait_for_slot(go: int) -> float:
 
 
 def call_loop(
-    leader: Leader,
+    ctx: JobContext,
+    anchor: Anchor,
     task: Task,
     indices: list[int],
     f: Callable[..., Any],
@@ -234,12 +250,12 @@ def call_loop(
     import random
 
     rseed = random.seed
-    text = info.source + (leader.job.get("module", {}).get("source") or "")
+    text = info.source + (ctx.job.get("module", {}).get("source") or "")
     # Reseeding costs more than a typical call (docs/results.md#call-costs): per call only when
     # the code may draw numbers (see may_draw); a module imported during a call is looked at
     # after that call.
-    roots = leader.workspace_roots
-    per_call_seed, watch = may_draw(leader, text)
+    roots = ctx.workspace_roots
+    per_call_seed, watch = may_draw(ctx, text)
     seen_modules = len(sys.modules)
     np_seed = None
     if per_call_seed:
@@ -258,13 +274,13 @@ def call_loop(
     flush = out.flush
     slot = out.slot
     pack = struct.pack_into
-    canon = leader.canon
-    dump = leader.dump
+    canon = ctx.canon
+    dump = ctx.dump
     loads = marshal.loads
     enc = protocol.encode
     take, changed = snapshotter(canon, dump)
-    timer = leader.timer
-    ct = leader.call_timeout
+    timer = ctx.timer
+    ct = ctx.limits.call_timeout
     monotonic = time.monotonic
     deadline = task.deadline
     if go is not None:  # parked: wait for a slot (and the deadline) from the leader
@@ -293,20 +309,20 @@ def call_loop(
     # ones would hang; and the late ones are often cheap (a negative n is an empty range).
     # So the likely inputs stop at three timeouts in a row or a fifth of the budget before
     # the deadline, and what is left of them is left out; then the late ones run.
-    late = leader.late
+    late = anchor.late
     late_from = count
     if late:
         for p, i in enumerate(indices):
             if i in late:
                 late_from = p
                 break
-    likely_deadline = deadline - 0.2 * leader.program_budget if late_from < count else deadline
+    likely_deadline = deadline - 0.2 * ctx.limits.program_budget if late_from < count else deadline
     skip_to = 0
-    # what the anchor task has left out (see Leader.note_left_out), looked at every 20 ms
-    rank = leader.rank
+    # what the anchor task has left out (see Anchor.note_left_out), looked at every 20 ms
+    rank = anchor.rank
     unpack = struct.unpack_from
-    told = leader.told
-    assert told is not None  # (shared before any fork: Leader.share_told)
+    told = anchor.told
+    assert told is not None  # (shared before any fork: Anchor.share)
     cut_likely, cut_late = unpack("qq", told, 0)
     peek = 0.0
     # Where the user's function (the anchor) hangs, a program that hangs too agrees with it,
@@ -315,7 +331,7 @@ def call_loop(
     # timed out on an input the anchor timed out on, it leaves the anchor's other timeouts
     # out (dropped for every program, as inputs past a budget are).  A program that returns
     # where the anchor hangs, the disagreement that matters there, runs them all.
-    hangs = told if leader.anchor is not None and t != leader.anchor else None
+    hangs = told if anchor.t is not None and t != anchor.t else None
     hangs_too = False
     careful = task.careful  # a child of this program was killed in a call
     timer.start_ticks(ct)
@@ -442,7 +458,7 @@ def call_loop(
             streak = 0
         if watch and len(sys.modules) != seen_modules:
             seen_modules = len(sys.modules)
-            if loading.draws(roots, leader.scanned):
+            if loading.draws(roots, ctx.scanned):
                 per_call_seed, watch = True, False
                 np_seed = numpy_seed()
         state[0] += len(key)

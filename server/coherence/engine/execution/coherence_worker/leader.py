@@ -1,7 +1,9 @@
-"""A job's leader: it loads the module context and the programs once, then forks a child per
-program (``child.py``) into a few slots, parks spare ones, forwards their records to coherence,
-and replaces a child that died in a call (``watch.py``).  One leader per job: the one-shot
-worker itself, or a fork of the warm worker (``serve.py``).
+"""A job's leader: it keeps the job's children and the schedule loop.  It forks a child per
+program (``spawn.py``, ``child.py``) into a few slots, parks spare ones, forwards their records
+to coherence, and replaces a child that died in a call (``watch.py``).  What it set up and loaded
+before the first fork is the job's context (``context.py``), built by the job's phases
+(``job.py``).  One leader per job: the one-shot worker itself, or a fork of the warm worker
+(``serve.py``).
 """
 
 from __future__ import annotations
@@ -9,261 +11,57 @@ from __future__ import annotations
 import gc
 import os
 import select
-import signal
 import struct
-import sys
 import time
 
-from . import ahead, disk, guard, kernel, landlock, loading, protocol, sealed, spawn, watch
-from .canon import make_canonicalizer
-from .protocol import BUDGET_EXCEEDED, CRASH_DISK, DONE_RECORD, META, MODULE, SANDBOX, TOLD_HANGS
-from .timer import Timer, handle_quietly
+from . import guard, protocol, spawn, watch
+from .anchor import Anchor
+from .context import JobContext
+from .output import Output
+from .protocol import CRASH_DISK
+from .task import Task
 
 TYPE_CHECKING = False  # see protocol.py
 if TYPE_CHECKING:
-    import mmap
-    from collections.abc import Iterable
-    from typing import Any
+    from collections.abc import Iterable, Sequence
 
+    from .disk import Budget
     from .protocol import Job
 
 
-class Refused(Exception):
-    """The job asked for a sandbox layer this kernel does not give."""
-
-
-class Task:
-    """One program to run over the inputs, by one child after another (a child that dies in a
-    call is replaced by one for the inputs left)."""
-
-    __slots__ = ("t", "program", "deadline", "seed", "restarts", "stalls", "queued_at", "careful")
-
-    def __init__(self, t: int, program: loading.Program, seed: int) -> None:
-        self.t = t  # the task's number in the records
-        self.program = program  # a loading.Program
-        self.deadline: float | None = None  # when its budget runs out (set when its first child gets a slot)
-        self.seed = seed
-        self.restarts = 0  # children forked for it so far
-        self.stalls = 0  # children that died between calls in a row (see watch.finish_child)
-        self.queued_at: float | None = None  # when its restart was queued: that wait is not charged
-        self.careful = False  # a child of it was killed in a call: the next writes every record
-
-
 class Leader:
-    """One job: its limits, what it loaded, its tasks and its children."""
+    """One job's children and its schedule, over the job's context (``ctx``), its output
+    (``out``) and the anchor task's shared state (``anchor``)."""
 
     def __init__(self, job: Job) -> None:
-        # the worker's scrubbed environment, before anything of the job runs: each child starts
-        # from it again, whatever the module context (a load_dotenv()) put in os.environ
-        self.base_env = dict(os.environ)
-        self.job = job
-        self.out_fd = job["fd"]
-        lim = job.get("limits") or {}
-        self.call_timeout = float(lim.get("call_timeout", 1.0))
-        self.program_budget = float(lim.get("program_budget", 20.0))
-        self.load_timeout = float(lim.get("load_timeout", 30.0))
-        self.prog_load_timeout = min(self.load_timeout, max(5.0, 2 * self.call_timeout))
-        self.memory_mb = int(lim.get("memory_mb", 1024))
-        self.file_size_mb = int(lim.get("file_size_mb", 16))
-        self.disk_mb = int(lim.get("disk_mb", 256))  # what the job's directory may hold (disk.py)
-        jobs = int(lim.get("jobs", 0) or 0)
-        if jobs <= 0:
-            try:
-                jobs = len(os.sched_getaffinity(0))
-            except BaseException:
-                jobs = os.cpu_count() or 1
-        self.jobs = max(1, jobs)
-        # children forked ahead and parked until a slot frees up (see schedule)
-        self.max_parked = min(16, 4 * self.jobs)
-        self.seed = int(job.get("seed", 0))
-        self.read_order(job)
-        self.cuts = [1 << 60, 1 << 60]
-        self.rank: list[int] = []  # input index -> position in the order (set by schedule)
+        self.ctx = JobContext(job)  # first: it takes the worker's environment before the job runs
+        self.out = Output(job["fd"])
+        self.anchor = Anchor(job)
         self.order: list[int] | None = None  # see input_order
-        self.allowed_all: watch.Allowed | None = None  # see watch.allowed_for
-        self.child_fds: set[int] = set()  # descriptors a new child closes (its siblings' pipes)
-        self.told: mmap.mmap | None = None  # see share_told
-        self.told_ro: mmap.mmap | None = None  # the told map, read-only: the children's (see forget_others)
-        self.preforked: dict[
-            int, watch.Child
-        ] = {}  # task number -> child forked before the inputs came (see ahead.prefork)
         self.tasks: list[Task] | None = None  # see make_tasks
+        self.allowed_all: watch.Allowed | None = None  # see allowed_for
+        self.child_fds: set[int] = set()  # descriptors a new child closes (its siblings' pipes)
+        # task number -> child forked before the inputs came (see ahead.prefork)
+        self.preforked: dict[int, watch.Child] = {}
+        self.running: dict[int, watch.Child] = {}  # fd -> child
         self.next_uid: int | None = None  # see before_forks
         self.memfd: int | None = None  # see ahead.prefork
-        self.input_codes: list[tuple[str, Any] | None] = []  # see loading.prepare_inputs (none yet)
-        self.tmp = job["tmp"]
-        self.out_buf: list[bytes] = []
-        self.running: dict[int, watch.Child] = {}  # fd -> child
-        self.disk: disk.Budget | None = None  # measured where no tmpfs bounds the directory (setup)
-        self.guard: guard.Guard = {"mode": guard.LOAD, "root": os.path.realpath(self.tmp)}
-        self.timer = Timer()
-        workspace = (job.get("module") or {}).get("sys_path") or ()
-        self.loader = loading.Loader(
-            self.timer, self.load_timeout, self.prog_load_timeout, workspace, job.get("site_dirs") or ()
-        )
-        self.streams = guard.plain_streams()
+        self.disk: Budget | None = None  # measured where no tmpfs bounds the directory (job.setup)
 
-    def read_order(self, job: Job) -> None:
-        # inputs run after all others (the executor ordered them last): see child.call_loop
-        self.late = frozenset(i for i in job.get("late") or () if isinstance(i, int))
-        # The task whose left-out inputs are left out for every program (the caller drops an
-        # input any program did not reach, and never drops this program): once it leaves inputs
-        # out, the others skip them.  cuts: the first position in the order it left out, among
-        # the likely inputs and among the late ones (see note_left_out).
-        anchor = job.get("anchor")
-        self.anchor = anchor if isinstance(anchor, int) and not isinstance(anchor, bool) else None
-
-    # -- output to coherence -----------------------------------------------------------------
-    def emit(self, line: bytes) -> None:
-        self.out_buf.append(line)
-
-    def flush(self) -> None:
-        if not self.out_buf:
-            return
-        data = b"".join(self.out_buf)
-        self.out_buf = []
-        protocol.write_all(self.out_fd, data)
-
-    def emit_json(self, t: int, i: int, obj: object) -> None:
-        self.emit(protocol.record(t, i, obj))
-
-    def _on_term(self, signum: int, frame: object) -> None:
-        self.guard["mode"] = guard.LEADER
-        watch.kill_all(self)
+    def on_term(self, signum: int, frame: object) -> None:
+        self.ctx.guard["mode"] = guard.LEADER
+        watch.kill_all(list(self.running.values()) + list(self.preforked.values()))
         os._exit(1)
-
-    # -- setup -------------------------------------------------------------------------------
-    def setup(self) -> None:
-        job = self.job
-        try:
-            if hasattr(sys, "set_int_max_str_digits"):
-                sys.set_int_max_str_digits(0)
-        except BaseException:
-            pass
-        sys.dont_write_bytecode = True
-        os.makedirs(self.tmp, exist_ok=True)
-        try:
-            os.chmod(self.tmp, 0o711)
-        except OSError:
-            pass
-        memcg = kernel.enter_memcg(job, self.memory_mb, self.jobs)  # before the namespaces below
-        bounded = job.get("sandbox") == "bwrap"  # its /tmp is a tmpfs of disk_mb (sandbox.py)
-        if job.get("isolate", True):
-            self.isolation_problems, mounted = guard.isolate_as_root(self.tmp, self.disk_mb, disk.MAX_FILES)
-            bounded = bounded or mounted
-        if not bounded:
-            self.disk = disk.Budget(self.tmp, self.disk_mb * 1024 * 1024, disk.MAX_FILES)
-        loading.set_path(job)
-        self.timer.install()
-        sig = getattr(signal, "SIGHUP", None)
-        if sig is not None:
-            try:
-                signal.signal(sig, signal.SIG_DFL)
-            except BaseException:
-                pass
-        # SIGTERM from coherence: kill and reap the children, then leave (nothing orphaned).
-        # SIGINT keeps the interpreter's handler, as in a script (no terminal reaches this
-        # session); neither tells the module it is being checked (see timer.handle_quietly).
-        handle_quietly(signal.SIGTERM, self._on_term)
-        if guard.resource is not None:
-            guard.setrlimit(guard.resource.RLIMIT_CORE, 0)
-        self.set_pdeathsig = guard.prctl_pdeathsig()
-        if self.set_pdeathsig is not None and job.get("die_with_parent", True):
-            try:
-                self.set_pdeathsig()
-            except BaseException:
-                pass
-        guard.arm(self.guard, job)
-        self.layers = kernel.plan(
-            job, [p for p in self.guard["allow"] if p != self.guard["root"]], self.guard["hidden"]
-        )
-        self.layers.memcg = memcg
-        if self.guard["not_granted"]:
-            self.emit_json(
-                META,
-                protocol.DIAGNOSTIC,
-                "not readable by the programs: %s, which holds your home folder (what they need below "
-                "it, such as the interpreter and its packages, is granted on its own)"
-                % ", ".join(self.guard["not_granted"][:3]),
-            )
-        if self.layers.left_out:
-            left = self.layers.left_out
-            self.emit_json(
-                META,
-                protocol.DIAGNOSTIC,
-                f"Landlock: {len(left)} paths left unreadable, past {landlock.MAX_RULES} rules "
-                f"(the workspace's hidden entries are many): {', '.join(left[:3])}",
-            )
-        # which kernel layers the children apply, so coherence can name the sandbox that ran
-        names = self.layers.names()
-        self.emit_json(META, SANDBOX, names)
-        missing = [x for x in job.get("require") or () if x not in names]
-        if missing:
-            raise Refused('sandbox "strict": the kernel refused ' + " and ".join(missing))
-        self.canon, self.dump = make_canonicalizer()
-        # from here on the leader runs code of the job: it reads what its children may
-        refused = kernel.confine_leader(self.layers, self.tmp, job.get("sandbox") == "bwrap")
-        if refused is not None:
-            raise Refused(refused)
-        guard.use_streams(self.streams)
-
-    def run(self) -> None:
-        try:
-            self.setup()
-        except Refused as e:
-            # nothing runs weaker than "strict" asked: the module is reported as not loaded
-            self.guard["mode"] = guard.LEADER
-            self.emit_json(META, MODULE, str(e))
-            self.emit(DONE_RECORD)
-            self.flush()
-            return
-        loader = self.loader
-        loader.preimport(loading.PREIMPORT_CORE)
-        if not loading.children_can_import():
-            loader.preimport(loading.PREIMPORT)
-        mod_spec = self.job.get("module") or {}
-        self.module, err = loader.load_module(mod_spec)
-        self.guard["mode"] = guard.LEADER
-        self.emit_json(META, MODULE, err)
-        if err is not None:
-            self.emit(DONE_RECORD)
-            self.flush()
-            return
-        self.guard["mode"] = guard.LOAD
-        texts = [p.get("source") or "" for p in self.job["programs"]]
-        texts.append(mod_spec.get("source") or "")
-        if any("async" in t for t in texts):
-            loader.preimport(("asyncio",))
-        self.programs = loader.prepare_programs(self.job["programs"], self.module)
-        # read here, where the workspace is readable: children of root run as nobody
-        dirs = [d for d in mod_spec.get("sys_path") or () if d]
-        self.workspace_roots = tuple({os.path.join(x, "") for d in dirs for x in (d, os.path.realpath(d))})
-        self.scanned = {mod_spec.get("filename")}  # the module's source is checked as text already
-        self.workspace_draws = bool(self.workspace_roots) and loading.draws(self.workspace_roots, self.scanned)
-        self.modules_scanned = loading.modules_mark()
-        self.guard["mode"] = guard.LEADER
-        guard.use_streams(self.streams)
-        self.flush()
-        if self.job.get("inputs_fd") is not None:
-            ahead.prefork(self)
-        if not ahead.receive_inputs(self):
-            ahead.drop_preforked(self)  # and their directories: the job's must be left empty
-            return
-        self.input_codes = loading.prepare_inputs(self.job["inputs"], self.job.get("packed"))
-        if self.preforked:
-            ahead.publish_inputs(self)
-        self.schedule()
-        self.emit(DONE_RECORD)
-        self.flush()
 
     def make_tasks(self) -> list[Task]:
         """One task per program to run (the job's "tasks", or one per program), made once."""
         if self.tasks is None:
-            specs = self.job.get("tasks")
+            ctx = self.ctx
+            specs = ctx.job.get("tasks")
             if specs is None:
-                specs = [{"program": p} for p in range(len(self.programs))]
+                specs = [{"program": p} for p in range(len(ctx.programs))]
             self.tasks = [
-                Task(t, self.programs[int(spec.get("program", t))], int(spec.get("seed", self.seed)))
+                Task(t, ctx.programs[int(spec.get("program", t))], int(spec.get("seed", ctx.seed)))
                 for t, spec in enumerate(specs)
             ]
         return self.tasks
@@ -271,23 +69,26 @@ class Leader:
     def input_order(self) -> list[int]:
         """The order every program runs the inputs in (the job's, when it is one); checked once
         (ahead.publish_inputs and schedule both ask)."""
-        n = len(self.input_codes)
+        n = len(self.ctx.input_codes)
         if self.order is None or len(self.order) != n:
-            order = self.job.get("order")
+            order = self.ctx.job.get("order")
             if not (isinstance(order, list) and len(order) == n and sorted(order) == list(range(n))):
                 order = list(range(n))
             self.order = order
         return self.order
 
-    def share_told(self, n: int) -> None:
-        """What the anchor task tells the other programs, shared with every child: its cuts (see
-        note_left_out), then one byte per input it timed out on (see child.call_loop: a program
-        that hangs on one of them too skips the others), for ``n`` inputs.  Children forked
-        before the inputs came (see ahead.prefork) keep the one made then, which is large
-        enough."""
-        if self.told is None or len(self.told) < TOLD_HANGS + n:
-            self.told, self.told_ro = sealed.shared_for_reading(TOLD_HANGS + max(1, n), self.tmp)
-        struct.pack_into("qq", self.told, 0, *self.cuts)
+    def allowed_for(self, indices: list[int]) -> watch.Allowed:
+        """The input indices a child may write records for (and -1, its load line), as ints and
+        as the bytes its records spell them in.  A child that runs every input (all but
+        restarts) shares one pair per job, because the sets cost more to build than to test, and
+        indices are tested as bytes, faster than as ints (docs/results.md#call-costs)."""
+        full = len(indices) == len(self.ctx.input_codes)
+        if full and self.allowed_all is not None:
+            return self.allowed_all
+        pair = (set(indices) | {protocol.LOADED}, {b"%d" % i for i in indices} | {b"%d" % protocol.LOADED})
+        if full:
+            self.allowed_all = pair
+        return pair
 
     def before_forks(self) -> None:
         """What every child is forked with: the shared objects out of the collector's sight, the
@@ -297,7 +98,8 @@ class Leader:
         # a collection, which delayed a child's first call (docs/results.md#worker-start).
         gc.freeze()
         vm = guard.vm_bytes()
-        self.as_limit = vm + self.memory_mb * 1024 * 1024 if vm else self.memory_mb * 1024 * 1024
+        memory = self.ctx.limits.memory_mb * 1024 * 1024
+        self.ctx.as_limit = vm + memory if vm else memory
         if self.next_uid is None:
             try:
                 self.next_uid = guard.CHILD_UID_BASE + int.from_bytes(os.urandom(4), "big") % (
@@ -306,30 +108,86 @@ class Leader:
             except BaseException:
                 self.next_uid = guard.CHILD_UID_BASE + os.getpid() * 1000 % guard.CHILD_UID_SPAN
 
+    def spawn_all(self, wanted: Sequence[tuple[Task, list[int] | None, bool]]) -> list[watch.Child | None]:
+        """Fork a child for each ``(task, indices, park)`` of ``wanted`` (None for a task whose
+        budget is gone), in one batch (see spawn.fork_all).  A parked child loads its program,
+        then waits for ``release`` to send its deadline; its time budget starts then.
+        ``indices`` None: forked before the inputs exist (see ahead.prefork)."""
+        now = time.monotonic()
+        made: list[spawn.Spec | None] = []  # None for a task whose budget is gone
+        batch: list[int] = []
+        for task, indices, park in wanted:
+            # a parked child's clock starts at its release; the others' now
+            if not park and now >= self.start_clock(task, now):
+                self.anchor.timeout_rest(self.out, task, indices or [])  # (one not parked has its inputs)
+                made.append(None)
+                continue
+            uid = self.next_uid
+            assert uid is not None  # (before_forks set it)
+            self.next_uid = uid + 1
+            spec = spawn.prepare(task, indices, park, self.ctx.tmp, uid)
+            made.append(spec)
+            batch += [fd for fd in spec[6:] if fd is not None]
+        self.out.flush()
+        pids = spawn.fork_all(made, batch)
+        out: list[watch.Child | None] = []
+        for made_spec, child_pid in zip(made, pids):
+            if made_spec is None or child_pid is None:  # (both or neither)
+                out.append(None)
+                continue
+            spawn.adopt(made_spec, child_pid)
+            task, indices, park, slot, cwd, _uid, r, _w, _go_r, go_w = made_spec
+            # what every child forked later closes (see child.enter)
+            self.child_fds.add(r)
+            if go_w is not None:
+                self.child_fds.add(go_w)
+            allowed = None if indices is None else self.allowed_for(indices)
+            out.append(watch.Child(child_pid, r, slot, task, indices, cwd, allowed, park, go_w, now))
+        return out
+
+    def forget_others(self) -> None:
+        """In a child: nothing of the other programs, and nothing another program reads, left
+        where Python code reaches it.  The other children's slots are unmapped, the told map's
+        writable mapping too (the read-only one stays: see sealed.py), and the other programs'
+        tasks, sources and code are dropped, and so freed."""
+        for c in list(self.running.values()) + list(self.preforked.values()):
+            try:
+                c.slot.close()
+            except BaseException:
+                pass
+        self.running = {}
+        self.preforked = {}
+        self.tasks = None
+        ctx = self.ctx
+        ctx.programs = []
+        ctx.job["programs"] = None
+        ctx.job.pop("tasks", None)
+        ctx.loader.tried = set()
+        self.anchor.drop_writable()
+
     # -- scheduling --------------------------------------------------------------------------
     def schedule(self) -> None:
-        n = len(self.input_codes)
+        ctx, out, anchor, limits = self.ctx, self.out, self.anchor, self.ctx.limits
+        n = len(ctx.input_codes)
         queue = []
         order = self.input_order()
-        self.rank = rank = [0] * n
-        for p, i in enumerate(order):
-            rank[i] = p
-        self.share_told(n)
+        anchor.rank_by(order)
+        anchor.share(n, ctx.tmp)
         running = self.running
         for task in self.make_tasks():
             t = task.t
             info = task.program
             if info.error is not None:
-                self.emit_json(t, protocol.LOADED, info.error)
+                out.emit_json(t, protocol.LOADED, info.error)
                 continue
             child = self.preforked.get(t)
             if child is not None:  # parked with its program loaded: released in this order
                 child.indices = list(order)
-                child.allowed = watch.allowed_for(self, child.indices)
+                child.allowed = self.allowed_for(child.indices)
                 running[child.fd] = child
                 continue
             queue.append((task, list(order)))
-        self.flush()
+        out.flush()
         self.before_forks()
         while queue or running:
             now = time.monotonic()
@@ -338,26 +196,26 @@ class Leader:
             # A restarted task (its child died in a call) goes before the parked ones: its budget
             # is running, and theirs has not started.
             restart_first = bool(queue) and queue[0][0].deadline is not None
-            while waiting and active < self.jobs and not restart_first:
+            while waiting and active < limits.jobs and not restart_first:
                 self.release(waiting.pop(0), now)
                 active += 1
             parked = len(waiting)
             wanted = []
-            while queue and active < self.jobs:
+            while queue and active < limits.jobs:
                 task, indices = queue.pop(0)
                 wanted.append((task, indices, False))
                 active += 1
             # Spare children, forked while the others run and parked with their programs loaded,
             # take the next free slots at once, so that a fork, the program's load and the child's
             # setup are not paid in a slot (docs/results.md#worker-start).  They are forked
-            # several at a time: see spawn.spawn_all.  A restart waits in the queue for the next
+            # several at a time: see spawn_all.  A restart waits in the queue for the next
             # slot instead, ahead of them.
-            if queue and parked < self.jobs:
-                while queue and parked < self.max_parked and queue[0][0].deadline is None:
+            if queue and parked < limits.jobs:
+                while queue and parked < limits.max_parked and queue[0][0].deadline is None:
                     task, indices = queue.pop(0)
                     wanted.append((task, indices, True))
                     parked += 1
-            for child in spawn.spawn_all(self, wanted):
+            for child in self.spawn_all(wanted):
                 if child is not None:
                     running[child.fd] = child
             if not running:
@@ -372,19 +230,19 @@ class Leader:
             if not fds:
                 time.sleep(tick)
             for fd in ready:
-                watch.read_child(self, running[fd])
+                watch.read_child(running[fd], out, anchor, limits)
             now = time.monotonic()
             for fd in list(running):
                 c = running[fd]
-                if watch.check_child(self, c, now):
+                if watch.check_child(c, now, out, anchor, limits):
                     del running[fd]
                     self.child_fds.discard(fd)
-                    follow = watch.finish_child(self, c)
+                    follow = watch.finish_child(c, out, anchor, self.child_fds, ctx.tmp)
                     if follow is not None:
                         queue.insert(0, follow)
             if self.disk is not None and self.disk.due(now):
                 self.check_disk(running.values())
-            self.flush()
+            out.flush()
 
     def check_disk(self, children: Iterable[watch.Child]) -> None:
         """Kill the children that hold the most of the job's directory while it holds more than
@@ -400,7 +258,7 @@ class Leader:
         child, and a restart (its child died in a call) is not charged for the time it waited for
         a slot, parked or queued.  Returns its deadline."""
         if task.deadline is None:
-            deadline = now + self.program_budget
+            deadline = now + self.ctx.limits.program_budget
         elif task.queued_at is not None:
             deadline = task.deadline + (now - task.queued_at)
         else:
@@ -427,59 +285,3 @@ class Leader:
             os.close(go)
         except OSError:
             pass
-
-    # -- what the anchor task tells the others ------------------------------------------------
-    def timeout_rest(self, task: Task, indices: list[int]) -> None:
-        # Not "Timeout": these inputs were never tried.  The caller leaves them out of the metrics
-        # instead of reading the program's slowness as disagreement on every one of them.
-        key = protocol.reserved(BUDGET_EXCEEDED)
-        t = task.t
-        for i in indices:
-            self.emit(b"%d %d %s\n" % (t, i, key))
-        if t == self.anchor:
-            self.note_left_out(indices)
-
-    def note_left_out(self, indices: list[int]) -> None:
-        """The anchor task left these inputs out: so does every program from now on (the children
-        read the cuts from the map they share with the leader)."""
-        cuts = self.cuts
-        old = list(cuts)
-        rank, late = self.rank, self.late
-        for i in indices:
-            r = rank[i] if 0 <= i < len(rank) else None
-            if r is not None:
-                g = 1 if i in late else 0
-                if r < cuts[g]:
-                    cuts[g] = r
-        if cuts != old and self.told is not None:  # (shared before any child ran)
-            struct.pack_into("qq", self.told, 0, cuts[0], cuts[1])
-
-    def note_anchor_hang(self, i: int) -> None:
-        told = self.told
-        if told is not None and 0 <= i < len(told) - TOLD_HANGS:
-            told[TOLD_HANGS + i] = 1
-
-
-def run_job(job: Job) -> None:
-    """One run, start to finish, in this process (the one-shot worker or a job leader)."""
-    z = Leader(job)
-    forked = None
-    try:
-        z.run()
-    except spawn.Forked as f:
-        forked = f.args
-    except BaseException:
-        try:
-            z.guard["mode"] = guard.LEADER
-            import traceback
-
-            z.emit(protocol.record(META, protocol.DIAGNOSTIC, traceback.format_exc()[-4000:]))
-            z.flush()
-        except BaseException:
-            pass
-        kernel.leave(getattr(z, "layers", None))
-        os._exit(3)
-    if forked is not None:  # a child, its leader's frames gone with the exception
-        spawn.become_child(z, *forked)
-    kernel.leave(getattr(z, "layers", None))  # (its children are reaped)
-    os._exit(0)

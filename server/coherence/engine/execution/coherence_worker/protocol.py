@@ -238,7 +238,7 @@ SLOT_SIZE = 24
 SLOT_POS, SLOT_WRITTEN, SLOT_LOAD = 0, 8, 16
 LOAD_PENDING, LOAD_OK, LOAD_FAILED = 0, 1, 2  # LOAD_FAILED: it wrote its load error itself
 # The told map: what the anchor task tells the other programs.  Its cuts (two q, see
-# Leader.note_left_out) first, then one byte per input the anchor timed out on, from TOLD_HANGS.
+# Anchor.note_left_out) first, then one byte per input the anchor timed out on, from TOLD_HANGS.
 TOLD_HANGS = 16
 # Inputs a job whose children are forked before its inputs come can take (see ahead.prefork):
 # the size of the told map's hangs, made before those forks.

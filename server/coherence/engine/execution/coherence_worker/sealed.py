@@ -1,8 +1,8 @@
 """A shared map that the leader writes and its children can only read (the told map, see
-``Leader.share_told``).
+``Anchor.share``).
 
 Children are forks of the leader, so they inherit its writable mapping: each closes it and keeps
-the read-only one made here (``Leader.forget_others``).  The read-only map is made from a read-only
+the read-only one made here (``Anchor.drop_writable``).  The read-only map is made from a read-only
 descriptor, so ``mprotect`` cannot make it writable again, and the memfd behind both is sealed
 against every future write (``F_SEAL_FUTURE_WRITE``, Linux >= 5.1): the descriptor a read-only
 map holds, reopened read-write through ``/proc/self/fd``, cannot write it either.  Only the

@@ -28,7 +28,7 @@ import signal
 import time
 
 from . import guard, kernel, loading, protocol
-from .leader import run_job
+from .job import run_job
 from .protocol import META, OVER
 
 _WARM_TASKS = 32  # programs per job whose record patterns the warm worker compiles ahead

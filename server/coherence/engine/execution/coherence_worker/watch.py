@@ -31,7 +31,10 @@ TYPE_CHECKING = False  # see protocol.py
 if TYPE_CHECKING:
     import mmap
 
-    from .leader import Leader, Task
+    from .anchor import Anchor
+    from .context import Limits
+    from .output import Output
+    from .task import Task
 
     # the inputs a child may write records for, as ints and as the bytes of its records
     Allowed = tuple[set[int], set[bytes]]
@@ -116,7 +119,7 @@ class Child:
         self.cwd = cwd
         self.eof_time = 0.0  # when eof was seen (read only once it was)
         self.prefix = b"%d " % task.t
-        self.allowed: Allowed = allowed  # type: ignore[assignment]  # see allowed_for; None as indices
+        self.allowed: Allowed = allowed  # type: ignore[assignment]  # see Leader.allowed_for; None as indices
         self.records = protocol.record_index(task.t)
         self.diag = 0  # its own tracebacks forwarded
         self.parked = parked  # loaded and waiting for a slot
@@ -131,21 +134,7 @@ class Child:
         self.has_late: bool | None = None  # whether any of its inputs is a late one (see position)
 
 
-def allowed_for(leader: Leader, indices: list[int]) -> Allowed:
-    """The input indices a child may write records for (and -1, its load line), as ints and
-    as the bytes its records spell them in.  A child that runs every input (all but
-    restarts) shares one pair per job, because the sets cost more to build than to test, and
-    indices are tested as bytes, faster than as ints (docs/results.md#call-costs)."""
-    full = len(indices) == len(leader.input_codes)
-    if full and leader.allowed_all is not None:
-        return leader.allowed_all
-    pair = (set(indices) | {protocol.LOADED}, {b"%d" % i for i in indices} | {b"%d" % protocol.LOADED})
-    if full:
-        leader.allowed_all = pair
-    return pair
-
-
-def read_child(leader: Leader, c: Child) -> None:
+def read_child(c: Child, out: Output, anchor: Anchor, limits: Limits) -> None:
     """Forward the child's complete lines as they are (the child writes coherence's format)."""
     try:
         data = os.read(c.fd, 1 << 16)
@@ -200,7 +189,7 @@ def read_child(leader: Leader, c: Child) -> None:
         found = c.records.findall(b"\n" + chunk)
         indices = set(found)
         if len(found) == n_lines and indices <= allowed_b:
-            leader.out_buf.append(chunk)
+            out.buf.append(chunk)
             c.seen |= indices
             return
     good = []
@@ -219,7 +208,7 @@ def read_child(leader: Leader, c: Child) -> None:
                         c.seen.add(b"%d" % i)
                         good.append(line)
                         continue
-                    if i >= 0 and check_claim(leader, c, i, line[at + 2 :], now):
+                    if i >= 0 and check_claim(c, i, line[at + 2 :], now, anchor, limits):
                         good.append(line)
                         continue
             elif line.startswith(DIAGNOSTIC_PREFIX) and c.diag < 3:  # its own traceback
@@ -229,14 +218,14 @@ def read_child(leader: Leader, c: Child) -> None:
         bad = True
     if good:
         good.append(b"")
-        leader.out_buf.append(b"\n".join(good))
+        out.buf.append(b"\n".join(good))
     if bad:
         reject(c)
 
 
-def check_claim(leader: Leader, c: Child, i: int, word: bytes, now: float) -> bool:
+def check_claim(c: Child, i: int, word: bytes, now: float, anchor: Anchor, limits: Limits) -> bool:
     """Whether a child's claim of the reserved outcome ``word`` for input ``i`` is true, as far
-    as its leader can tell; the anchor's true claims tell the other programs (Leader.note_*).
+    as its leader can tell; the anchor's true claims tell the other programs (Anchor.note_*).
 
     Timeout: its timeouts so far fit in the time since it began (each took a call's timeout).
     InputError: no more than a raise (nothing treats it as anything else).
@@ -251,48 +240,48 @@ def check_claim(leader: Leader, c: Child, i: int, word: bytes, now: float) -> bo
     t = c.task.t
     if word == _TIMEOUT_CLAIM:
         c.timeouts += 1
-        if c.timeouts * leader.call_timeout > now - c.began + _EPSILON:
+        if c.timeouts * limits.call_timeout > now - c.began + _EPSILON:
             return False
         c.claims[i] = TIMED_OUT
-        if t == leader.anchor:
-            leader.note_anchor_hang(i)
+        if t == anchor.t:
+            anchor.note_hang(i)
         return True
     if word == _INPUT_CLAIM:
         c.claims[i] = NO_INPUT
         return True
-    if word != _BUDGET_CLAIM or not 0 <= i < len(leader.rank):
+    if word != _BUDGET_CLAIM or not 0 <= i < len(anchor.rank):
         return False
-    late = i in leader.late
-    pos = position(leader, c, i)
-    if _run_skip(leader, c, i, pos, late, now):
+    late = i in anchor.late
+    pos = position(c, i, anchor.late)
+    if _run_skip(c, i, pos, late, now, anchor, limits):
         c.claims[i] = RUN_SKIP
         c.run_end = (pos, late)
     elif (
-        t != leader.anchor
-        and leader.anchor is not None
-        and (told := leader.told) is not None
+        t != anchor.t
+        and anchor.t is not None
+        and (told := anchor.told) is not None
         and told[TOLD_HANGS + i]
         and any(v == TIMED_OUT and told[TOLD_HANGS + j] for j, v in c.claims.items())
     ):
         c.claims[i] = HANG_SKIP
     else:
         return False
-    if t == leader.anchor:
-        leader.note_left_out([i])
+    if t == anchor.t:
+        anchor.note_left_out([i])
     return True
 
 
-def _run_skip(leader: Leader, c: Child, i: int, pos: int, late: bool, now: float) -> bool:
+def _run_skip(c: Child, i: int, pos: int, late: bool, now: float, anchor: Anchor, limits: Limits) -> bool:
     if c.run_end is not None and c.run_end == (pos - 1, late):
         return True  # the run it began goes on to the end of its group
-    if leader.rank[i] >= leader.cuts[1 if late else 0]:
+    if anchor.rank[i] >= anchor.cuts[1 if late else 0]:
         return True
     deadline = c.task.deadline
     if deadline is not None:
         if now > deadline:
             return True
         # (the likely inputs stop a fifth of the budget earlier when late ones follow)
-        if not late and now > deadline - 0.2 * leader.program_budget and c.has_late:
+        if not late and now > deadline - 0.2 * limits.program_budget and c.has_late:
             return True
     # three calls in a row that timed out just before it (skips and unmade inputs between)
     found = 0
@@ -308,11 +297,11 @@ def _run_skip(leader: Leader, c: Child, i: int, pos: int, late: bool, now: float
     return False
 
 
-def position(leader: Leader, c: Child, i: int) -> int:
+def position(c: Child, i: int, late: frozenset[int]) -> int:
     """Where input ``i`` is in the child's order (built at its first claim of a skip)."""
     if c.where is None:
         c.where = {j: p for p, j in enumerate(c.indices)}
-        c.has_late = not leader.late.isdisjoint(c.indices)
+        c.has_late = not late.isdisjoint(c.indices)
     return c.where[i]
 
 
@@ -323,7 +312,7 @@ def reject(c: Child) -> None:
         kill(c)
 
 
-def check_child(leader: Leader, c: Child, now: float) -> bool:
+def check_child(c: Child, now: float, out: Output, anchor: Anchor, limits: Limits) -> bool:
     """Watchdog; returns True when the child is gone (reaped, pipe drained)."""
     if c.status is None and (c.eof or now - c.polled > 0.05):
         c.polled = now
@@ -341,7 +330,7 @@ def check_child(leader: Leader, c: Child, now: float) -> bool:
                 continue
             if not ready:
                 break
-            read_child(leader, c)
+            read_child(c, out, anchor, limits)
         return True
     if c.parked:
         return False  # waiting for a slot: no clock runs yet
@@ -353,10 +342,10 @@ def check_child(leader: Leader, c: Child, now: float) -> bool:
         c.seen_pos = pos
         c.seen_time = now
         return False
-    limit = leader.prog_load_timeout + GRACE if pos < 0 else leader.call_timeout + CALL_GRACE
+    limit = limits.prog_load_timeout + GRACE if pos < 0 else limits.call_timeout + CALL_GRACE
     reason = None
     deadline = c.task.deadline  # set once its child left the park (see Leader.start_clock)
-    if now - c.seen_time > limit or (deadline is not None and now > deadline + leader.call_timeout + GRACE):
+    if now - c.seen_time > limit or (deadline is not None and now > deadline + limits.call_timeout + GRACE):
         reason = TIMEOUT
     elif c.eof and now - c.eof_time > GRACE + 0.5:
         reason = protocol.crash("closed its pipe")
@@ -374,12 +363,12 @@ def kill(c: Child) -> None:
             pass
 
 
-def finish_child(leader: Leader, c: Child) -> tuple[Task, list[int]] | None:
+def finish_child(c: Child, out: Output, anchor: Anchor, child_fds: set[int], tmp: str) -> tuple[Task, list[int]] | None:
     """The child is reaped.  Record the outcome of the input in progress if it died in a
     call; return (task, remaining indices) for a fresh child, or None."""
     for fd in (c.fd, c.go):
         if fd is not None:
-            leader.child_fds.discard(fd)
+            child_fds.discard(fd)
             try:
                 os.close(fd)
             except OSError:
@@ -399,13 +388,13 @@ def finish_child(leader: Leader, c: Child) -> tuple[Task, list[int]] | None:
         c.slot.close()
     except BaseException:
         pass
-    remove_cwd(leader, c.cwd)
+    remove_cwd(c.cwd, tmp)
     if load_state == LOAD_FAILED:
         return None  # it reported its load error itself
     status = c.status or 0
     reason = c.kill_reason or protocol.status_reason(status)
     if load_state == LOAD_PENDING:
-        leader.emit_json(t, protocol.LOADED, "%s while loading the program" % reason)
+        out.emit_json(t, protocol.LOADED, "%s while loading the program" % reason)
         return None
     if written >= len(indices):
         return None  # finished normally
@@ -420,23 +409,22 @@ def finish_child(leader: Leader, c: Child) -> tuple[Task, list[int]] | None:
     if cur is not None:
         task.stalls = 0
         task.careful = True  # its replacement writes every record at once (see child.call_loop)
-        leader.emit(b"%d %d %s\n" % (t, cur, protocol.reserved(reason)))
-        if t == leader.anchor and reason == TIMEOUT:
-            leader.note_anchor_hang(cur)
+        out.emit(b"%d %d %s\n" % (t, cur, protocol.reserved(reason)))
+        if t == anchor.t and reason == TIMEOUT:
+            anchor.note_hang(cur)
         remaining = [i for i in remaining if i != cur]
     if not remaining:
         return None
     if task.deadline is not None and time.monotonic() >= task.deadline:
-        leader.timeout_rest(task, remaining)
+        anchor.timeout_rest(out, task, remaining)
         return None
     task.queued_at = time.monotonic()
     return (task, remaining)
 
 
-def kill_all(leader: Leader) -> None:
-    """Kill and reap every child, the parked ones forked ahead too (SIGTERM from coherence:
-    nothing is orphaned)."""
-    running = list({c.pid: c for c in list(leader.running.values()) + list(leader.preforked.values())}.values())
+def kill_all(children: list[Child]) -> None:
+    """Kill and reap these children, each once (SIGTERM from coherence: nothing is orphaned)."""
+    running = list({c.pid: c for c in children}.values())
     for c in running:
         kill(c)
     until = time.monotonic() + 1.0
@@ -450,9 +438,9 @@ def kill_all(leader: Leader) -> None:
             time.sleep(0.002)
 
 
-def remove_cwd(leader: Leader, path: str) -> None:
-    """A reaped child's own directory (never the job's)."""
-    if path == leader.tmp:
+def remove_cwd(path: str, tmp: str) -> None:
+    """A reaped child's own directory (never the job's, ``tmp``)."""
+    if path == tmp:
         return
     try:
         os.rmdir(path)  # usually empty
