@@ -700,3 +700,30 @@ async def test_the_counterexample_keeps_the_bloc_the_verdict_rests_on(tmp_path):
     n = eval(ce.call[len("twice") :])  # our own rendering
     assert n >= 10, ce.call
     assert ce.disagreeing == 7 and ce.total == 9
+
+
+@pytest.mark.parametrize(("path", "name"), [("intervals.py", "merge_intervals"), ("cart.py", "add")])
+async def test_a_recheck_shrinks_to_the_same_counterexample_without_running_its_candidates(path, name):
+    """A re-check of an unchanged function (its inputs cached) finds the counterexample the check
+    before found, from what the programs gave then: the shrinker starts no job."""
+    from coherence.engine.execution.executor import Executor
+
+    class Counting(Executor):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.jobs: list[int] = []  # programs per job started
+
+        def prepare(self, module, programs, **kw):
+            self.jobs.append(len(programs))
+            return super().prepare(module, programs, **kw)
+
+    checker = examples_checker()
+    executor = Counting(python=checker.config.python, limits=checker.executor.limits, sandbox=checker.config.sandbox)
+    checker = Checker(checker.config, executor=executor)
+    first = await checker.check(target(path, name))
+    assert first.status == "incoherent" and first.counterexample is not None
+    assert first.counterexample.shrunk_from  # it did shrink: the re-check has something to save
+    executor.jobs.clear()
+    again = await checker.check(target(path, name))
+    assert again.counterexample == first.counterexample and again.severity == first.severity
+    assert executor.jobs == [first.samples]  # the main run's job alone

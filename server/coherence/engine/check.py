@@ -22,6 +22,7 @@ from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
 from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.seen import SeenOutcomes
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.likely import run_last
@@ -76,6 +77,8 @@ class Checker:
         self._inputs_cache: dict[tuple[Any, ...], tuple[list[Input], list[int]]] = {}
         self._inputs_lock = threading.Lock()
         self._inputs_pending: dict[tuple[Any, ...], concurrent.futures.Future[tuple[list[Input], list[int]]]] = {}
+        # what programs gave on the shrinker's inputs: a re-check shrinks without running them again
+        self._seen = SeenOutcomes()
 
     # Built lazily: a replay-only or skipped check must not pay for litellm or a cache file.
     @property
@@ -301,11 +304,9 @@ class Checker:
         if scored is None:
             return result
         timings["metrics"] = round(time.monotonic() - stage, 4)
-        judging = Judging(self.executor, self.config, target, module, scored, report, cancel)
+        judging = Judging(self.executor, self.config, target, module, scored, report, cancel, self._seen)
         if result.status == "incoherent":
-            stage = time.monotonic()
-            await decide(judging, result, report_progress)
-            timings["counterexample"] = round(time.monotonic() - stage, 4)
+            await decide(judging, result, report_progress)  # times its verdict and counterexample
         elif result.status == "coherent":
             # Agreement is no verdict on the docstring: every program can contradict its example.
             stage = time.monotonic()

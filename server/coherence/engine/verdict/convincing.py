@@ -18,6 +18,7 @@ from coherence.engine.verdict import rules
 from coherence.engine.verdict.mutation import agreeing_labels
 
 if TYPE_CHECKING:
+    from coherence.engine.inputs import Input
     from coherence.engine.result import Counterexample
     from coherence.engine.verdict.scored import Judging
 
@@ -44,11 +45,50 @@ def for_verdict(
         return None, "", None, None
     x, rival = picked
     start = inputs[x]
+    start_outcomes = [row[x] for row in j.report.outcomes]
+    if j.seen is None:
+        shrunk, outcomes = _shrunk(j, start, rival, start_outcomes, cx.KnownOutcomes(inputs, j.report.outcomes))
+    else:
+        seen = j.seen.for_run(j.module, scored.programs, j.config.seed, j.executor.limits)
+        # the same programs shrink from the same input to the same place: a re-check looks it up
+        evidence_keys = tuple(e.key() for e in domain.evidence) if domain is not None else None
+        memo = (seen.prints, j.target.spec.spec_hash, evidence_keys, start.key(), rival, j.config.shrink_rounds)
+        kept = j.seen.shrunk(memo)
+        if kept is not None:
+            shrunk, outcomes = kept[0], list(kept[1])
+        else:
+            known = cx.KnownOutcomes(inputs, j.report.outcomes, seen)
+            shrunk, outcomes = _shrunk(j, start, rival, start_outcomes, known)
+            if shrunk is not start:
+                j.seen.keep_shrunk(memo, shrunk, outcomes)
+    if shrunk is not start and not _bloc_holds(outcomes, rival, evidence):
+        # The shrinker keeps yours and the rival apart, not the bloc behind the rival: an input
+        # where the rival stands alone, or the bloc no longer outvotes yours, is not the evidence
+        # the verdict rests on (HumanEval/40's triples_sum_to_zero([0, 0]): the bloc had gone).
+        shrunk, outcomes = start, start_outcomes
+    where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
+    described = cx.describe(
+        j.target.spec.callee,
+        shrunk,
+        outcomes,
+        rival,
+        shrunk_from=start,
+        receiver=j.target.spec.receiver,
+        params=[p.name for p in j.target.spec.params],
+    )
+    return described, where, rival, outcomes
+
+
+def _shrunk(
+    j: Judging, start: Input, rival: int, start_outcomes: list[Outcome], known: cx.KnownOutcomes
+) -> tuple[Input, list[Outcome]]:
+    """``start`` shrunk, with every program's outcome there (``start`` itself when no smaller
+    input keeps what the verdict rests on)."""
+    scored, domain = j.scored, j.scored.domain
     # it stays out of every rule's mask it started out of (``rules.shrink_keeper``): inside the
     # domain, near the examples' magnitudes (shrinking toward 0 turns is_leap(1900) into
     # is_leap(0)), not all-empty, no empty string argument, intervals ordered like the examples'
     keep = rules.shrink_keeper(start, domain)
-    start_outcomes = [row[x] for row in j.report.outcomes]
     try:
         shrunk, outcomes = cx.shrink(
             j.executor,
@@ -61,7 +101,7 @@ def for_verdict(
             seed=j.config.seed,
             cancel=j.cancel,
             keep=keep,
-            known=cx.KnownOutcomes(inputs, j.report.outcomes),
+            known=known,
         )
     except CheckCancelled:
         raise
@@ -81,23 +121,9 @@ def for_verdict(
             [c for c in domain.toward_examples(shrunk) if keep is None or keep(c)],
             seed=j.config.seed,
             cancel=j.cancel,
+            known=known,
         )
-    if shrunk is not start and not _bloc_holds(outcomes, rival, evidence):
-        # The shrinker keeps yours and the rival apart, not the bloc behind the rival: an input
-        # where the rival stands alone, or the bloc no longer outvotes yours, is not the evidence
-        # the verdict rests on (HumanEval/40's triples_sum_to_zero([0, 0]): the bloc had gone).
-        shrunk, outcomes = start, start_outcomes
-    where = "; ".join(domain.violations(shrunk)) if domain is not None else ""
-    described = cx.describe(
-        j.target.spec.callee,
-        shrunk,
-        outcomes,
-        rival,
-        shrunk_from=start,
-        receiver=j.target.spec.receiver,
-        params=[p.name for p in j.target.spec.params],
-    )
-    return described, where, rival, outcomes
+    return shrunk, outcomes
 
 
 def _bloc_holds(outcomes: list[Outcome], rival: int, evidence: verdict.Evidence) -> bool:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from coherence.engine.config import CheckConfig
     from coherence.engine.execution import ModuleContext
     from coherence.engine.execution.executor import ExecutionReport, Executor
+    from coherence.engine.execution.seen import SeenOutcomes
     from coherence.engine.spec import Target
 
 
@@ -65,3 +66,4 @@ class Judging:
     scored: Scored
     report: ExecutionReport
     cancel: threading.Event | None = None
+    seen: SeenOutcomes | None = None  # outcomes kept between the checks of one Checker
