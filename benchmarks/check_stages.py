@@ -31,7 +31,7 @@ from coherence.engine.config import load_project_config
 from coherence.engine.markers import find_targets
 
 REPO = Path(__file__).resolve().parents[1]
-STAGES = ("sampling", "inputs", "execution", "metrics", "verdict", "counterexample", "examples")
+STAGES = ("sampling", "inputs", "execution", "metrics", "verdict", "ahead", "counterexample", "examples")
 
 
 def row(label: str, runs: list[dict[str, float]]) -> str:
@@ -39,7 +39,7 @@ def row(label: str, runs: list[dict[str, float]]) -> str:
     for stage in STAGES:
         values = [r[stage] for r in runs if stage in r]
         cells.append(f"{1000 * statistics.median(values):>9.1f}" if values else f"{'-':>9}")
-    return f"{label:<28}" + "".join(cells)
+    return f"{label:<38}" + "".join(cells)
 
 
 async def main() -> int:
@@ -55,7 +55,7 @@ async def main() -> int:
         config = load_project_config(ws).merged(inputs=args.inputs, samples=args.samples, workspace=str(ws))
         checker = Checker(config)
         print(f"median ms per stage; samples {args.samples} × inputs {args.inputs}; {args.rounds} re-checks each")
-        print(f"{'function':<28}" + "".join(f"{s[:9]:>9}" for s in STAGES))
+        print(f"{'function':<38}" + "".join(f"{s[:8]:>9}" for s in STAGES))
         for path in sorted(ws.glob("*.py")):
             for target in find_targets(path.read_text(), str(path)):
                 first = await checker.check(target)

@@ -727,3 +727,34 @@ async def test_a_recheck_shrinks_to_the_same_counterexample_without_running_its_
     again = await checker.check(target(path, name))
     assert again.counterexample == first.counterexample and again.severity == first.severity
     assert executor.jobs == [first.samples]  # the main run's job alone
+
+
+async def test_an_edited_body_runs_only_itself_on_the_last_shrinks_inputs():
+    """After a body edit the alternatives' outcomes on the shrinker's inputs still hold (nothing
+    else in the module names the function): yours alone runs them, beside scoring, and the
+    shrink that follows runs nothing and ends where it did."""
+    from coherence.engine.execution.executor import Executor
+
+    class Counting(Executor):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.jobs: list[int] = []
+
+        def prepare(self, module, programs, **kw):
+            self.jobs.append(len(programs))
+            return super().prepare(module, programs, **kw)
+
+    checker = examples_checker()
+    executor = Counting(python=checker.config.python, limits=checker.executor.limits, sandbox=checker.config.sandbox)
+    checker = Checker(checker.config, executor=executor)
+    source = (EXAMPLES / "textutils.py").read_text()
+    first = await checker.check(find_targets(source, str(EXAMPLES / "textutils.py"))[0])
+    assert first.counterexample is not None and first.counterexample.shrunk_from
+    assert 2 in executor.jobs  # the first shrink ran yours and the rival
+    executor.jobs.clear()
+    edited = source.replace('ch in "aeiou")', 'ch in "aeiou") + 0')
+    assert edited != source
+    again = await checker.check(find_targets(edited, str(EXAMPLES / "textutils.py"))[0])
+    assert again.counterexample == first.counterexample
+    assert executor.jobs == [first.samples, 1]  # the main run, and yours on the shrink's inputs
+    assert "ahead" in again.extra["timings"]

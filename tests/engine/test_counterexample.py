@@ -203,3 +203,17 @@ def test_a_timeout_is_never_kept_as_seen():
     for i in range(3):  # bounded: the oldest goes
         view.put(0, f"k{i}", Outcome("ok", value=i))
     assert view.get(0, "k0") is None and view.get(0, "k2") is not None and len(seen) == 2
+
+
+def test_alternatives_keep_their_seen_outcomes_across_a_body_edit_only_when_nothing_else_names_it():
+    from coherence.engine.execution.seen import beside
+
+    fn = "def f(xs):\n    return len(xs)\n"
+    alone = "import os\n\n" + fn
+    assert beside(alone, (fn, "f")) == "import os\n\n\0"
+    assert beside(alone.replace("len(xs)", "len(xs) + 0"), (fn.replace("len(xs)", "len(xs) + 0"), "f")) == beside(
+        alone, (fn, "f")
+    )
+    called = alone + "\ndef g(xs):\n    return f(xs) + 1\n"  # a helper an alternative may call reaches yours
+    assert beside(called, (fn, "f")) == called
+    assert beside(alone, None) == alone and beside(None, (fn, "f")) is None

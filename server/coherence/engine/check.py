@@ -34,6 +34,7 @@ from coherence.engine.sampling import SampleSet, make_provider, sample_alternati
 from coherence.engine.sampling.cache import SampleCache
 from coherence.engine.sampling.provider import Provider
 from coherence.engine.spec import Target
+from coherence.engine.verdict.convincing import run_ahead
 from coherence.engine.verdict.decide import against_examples, decide
 from coherence.engine.verdict.scored import Judging
 from coherence.engine.verdict.scoring import score_run
@@ -296,22 +297,32 @@ class Checker:
         result.sandbox = report.sandbox
         timings["execution"] = round(time.monotonic() - stage, 4)
         stage = time.monotonic()
-        # Scoring runs in a thread: grouping long float outputs within tolerance can take a large
-        # share of a second, and the editor's event loop must not wait (docs/results.md#scoring-thread).
-        scored = await asyncio.to_thread(
-            score_run, self.config, target, result, report, programs, valid, inputs, rerun, started
+        # An edited body's shrink inputs run while scoring and the verdict do, on workers the
+        # main run gave back (``decide`` waits for them before shrinking).
+        ahead_cancel = threading.Event()
+        ahead = asyncio.ensure_future(
+            asyncio.to_thread(run_ahead, self.executor, self._seen, cfg, target, module, programs, ahead_cancel)
         )
-        if scored is None:
-            return result
-        timings["metrics"] = round(time.monotonic() - stage, 4)
-        judging = Judging(self.executor, self.config, target, module, scored, report, cancel, self._seen)
-        if result.status == "incoherent":
-            await decide(judging, result, report_progress)  # times its verdict and counterexample
-        elif result.status == "coherent":
-            # Agreement is no verdict on the docstring: every program can contradict its example.
-            stage = time.monotonic()
-            await against_examples(judging, result)
-            timings["examples"] = round(time.monotonic() - stage, 4)
+        ahead.add_done_callback(retrieve)
+        try:
+            # Scoring runs in a thread: grouping long float outputs within tolerance can take a large
+            # share of a second, and the editor's event loop must not wait (docs/results.md#scoring-thread).
+            scored = await asyncio.to_thread(
+                score_run, self.config, target, result, report, programs, valid, inputs, rerun, started
+            )
+            if scored is None:
+                return result
+            timings["metrics"] = round(time.monotonic() - stage, 4)
+            judging = Judging(self.executor, self.config, target, module, scored, report, cancel, self._seen, ahead)
+            if result.status == "incoherent":
+                await decide(judging, result, report_progress)  # times its verdict and counterexample
+            elif result.status == "coherent":
+                # Agreement is no verdict on the docstring: every program can contradict its example.
+                stage = time.monotonic()
+                await against_examples(judging, result)
+                timings["examples"] = round(time.monotonic() - stage, 4)
+        finally:
+            ahead_cancel.set()  # no shrink follows, or it has what it needed
         # Trust is read once the severity is final: what the user is told is part of the evidence.
         calibrate(result, shows_examples(i.origin for i in inputs), len({p.origin for p in programs[1:]}) > 1)
         result.seconds = time.monotonic() - started

@@ -12,6 +12,7 @@ candidates again, even with every outcome known, cost a re-check tens of millise
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -24,12 +25,16 @@ from coherence.engine.outcomes import Outcome
 _NOT_KEPT = OUT_OF_TIME | {LOAD_ERROR.error, WORKER_CRASH.error}
 SEEN_SIZE = 20_000  # shrink candidates are small inputs: a few MB at most
 SHRINKS_SIZE = 256
+RAN_KEPT = 512  # shrink inputs run ahead of an edited body's shrink: beyond these it runs its own
 
 
-def fingerprint(module: ModuleContext, program: Program, seed: int, limits: ExecutionLimits) -> str:
-    """What a program's outcome on one input depends on, besides the input."""
+def fingerprint(
+    module: ModuleContext, program: Program, seed: int, limits: ExecutionLimits, source: str | None = None
+) -> str:
+    """What a program's outcome on one input depends on, besides the input (``source``: the
+    module's text as far as the program can reach it, when not all of it)."""
     parts = (
-        module.source,
+        module.source if source is None else source,
         module.filename,
         module.module_name,
         module.sys_path,
@@ -53,6 +58,7 @@ class SeenOutcomes:
         self._size = size
         self._map: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
         self._shrinks: OrderedDict[tuple[object, ...], tuple[Input, list[Outcome]]] = OrderedDict()
+        self._ran: dict[tuple[object, ...], list[Input]] = {}
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -92,10 +98,47 @@ class SeenOutcomes:
                 self._shrinks.popitem(last=False)
 
     def for_run(
-        self, module: ModuleContext, programs: Sequence[Program], seed: int, limits: ExecutionLimits
+        self,
+        module: ModuleContext,
+        programs: Sequence[Program],
+        seed: int,
+        limits: ExecutionLimits,
+        yours: tuple[str, str] | None = None,
     ) -> SeenView:
-        """This map as one run's programs see it, by their index."""
-        return SeenView(self, [fingerprint(module, p, seed, limits) for p in programs])
+        """This map as one run's programs see it, by their index.  ``yours`` (the function's
+        source as it stands in the module, and its name): an alternative's outcome does not
+        depend on your function's body when nothing else in the module names it (the
+        alternative takes its place), so an edit of your body keeps the alternatives' outcomes."""
+        around = beside(module.source, yours)
+        return SeenView(
+            self, [fingerprint(module, p, seed, limits, None if p.source is None else around) for p in programs]
+        )
+
+    def ran_for(self, key: tuple[object, ...]) -> list[Input]:
+        """The inputs the last shrink under ``key`` (a spec) had to run: a check of an edited
+        body runs them ahead, beside its main run."""
+        with self._lock:
+            return list(self._ran.get(key, ()))
+
+    def keep_ran(self, key: tuple[object, ...], inputs: Sequence[Input]) -> None:
+        if not inputs:
+            return
+        with self._lock:
+            self._ran[key] = list(inputs)[:RAN_KEPT]
+            while len(self._ran) > SHRINKS_SIZE:
+                self._ran.pop(next(iter(self._ran)))
+
+
+def beside(source: str | None, yours: tuple[str, str] | None) -> str | None:
+    """The module's text without your function, when no other part of it names the function;
+    else the whole text (None: there is no function to leave out)."""
+    if source is None or yours is None:
+        return source
+    function_source, name = yours
+    if function_source not in source:
+        return source
+    rest = source.replace(function_source, "\0", 1)
+    return source if re.search(rf"\b{re.escape(name)}\b", rest) else rest
 
 
 class SeenView:

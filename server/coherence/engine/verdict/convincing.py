@@ -5,6 +5,7 @@ the stated domain and near the examples' magnitudes while it shrinks (``countere
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -18,8 +19,13 @@ from coherence.engine.verdict import rules
 from coherence.engine.verdict.mutation import agreeing_labels
 
 if TYPE_CHECKING:
+    from coherence.engine.config import CheckConfig
+    from coherence.engine.execution import ModuleContext, Program
+    from coherence.engine.execution.executor import Executor
+    from coherence.engine.execution.seen import SeenOutcomes
     from coherence.engine.inputs import Input
     from coherence.engine.result import Counterexample
+    from coherence.engine.spec import Target
     from coherence.engine.verdict.scored import Judging
 
 log = logging.getLogger(__name__)
@@ -49,7 +55,9 @@ def for_verdict(
     if j.seen is None:
         shrunk, outcomes = _shrunk(j, start, rival, start_outcomes, cx.KnownOutcomes(inputs, j.report.outcomes))
     else:
-        seen = j.seen.for_run(j.module, scored.programs, j.config.seed, j.executor.limits)
+        seen = j.seen.for_run(
+            j.module, scored.programs, j.config.seed, j.executor.limits, (j.target.function_source, j.target.name)
+        )
         # the same programs shrink from the same input to the same place: a re-check looks it up
         evidence_keys = tuple(e.key() for e in domain.evidence) if domain is not None else None
         memo = (seen.prints, j.target.spec.spec_hash, evidence_keys, start.key(), rival, j.config.shrink_rounds)
@@ -61,6 +69,7 @@ def for_verdict(
             shrunk, outcomes = _shrunk(j, start, rival, start_outcomes, known)
             if shrunk is not start:
                 j.seen.keep_shrunk(memo, shrunk, outcomes)
+            j.seen.keep_ran(ran_key(j.target, j.config), list(known.ran.values()))
     if shrunk is not start and not _bloc_holds(outcomes, rival, evidence):
         # The shrinker keeps yours and the rival apart, not the bloc behind the rival: an input
         # where the rival stands alone, or the bloc no longer outvotes yours, is not the evidence
@@ -77,6 +86,51 @@ def for_verdict(
         params=[p.name for p in j.target.spec.params],
     )
     return described, where, rival, outcomes
+
+
+def run_ahead(
+    executor: Executor,
+    seen: SeenOutcomes,
+    config: CheckConfig,
+    target: Target,
+    module: ModuleContext,
+    programs: Sequence[Program],
+    cancel: threading.Event | None = None,
+) -> None:
+    """Run your function on the inputs the last shrink of this spec had to run, when the
+    alternatives' outcomes there are known and yours are not (its body was edited): the shrink
+    that follows finds them all known, with no job of its own.  Meant to run beside scoring."""
+    ran = seen.ran_for(ran_key(target, config))
+    if not ran or len(programs) < 2:
+        return
+    view = seen.for_run(module, programs, config.seed, executor.limits, (target.function_source, target.name))
+    keys = [inp.key() for inp in ran]
+    todo = [inp for inp, key in zip(ran, keys) if view.get(0, key) is None]
+    if not todo:
+        return
+    if not any(all(view.get(p, key) is not None for key in keys) for p in range(1, len(programs))):
+        return  # the alternatives changed too: the shrink runs its own pairs
+    try:
+        report = executor.run(
+            module,
+            [programs[0]],
+            todo,
+            seed=config.seed,
+            cancel=cancel,
+            budget=max(cx.SHRINK_BUDGET, 2 * executor.limits.call_timeout),
+        )
+    except Exception as exc:  # noqa: BLE001 - only a head start: the shrink runs what it lacks
+        log.debug("running the shrink's inputs ahead failed: %s", exc)
+        return
+    if report.module_error or report.load_errors[0]:
+        return
+    for inp, outcome in zip(todo, report.outcomes[0]):
+        view.put(0, inp.key(), outcome)
+
+
+def ran_key(target: Target, config: CheckConfig) -> tuple[object, ...]:
+    """What the inputs a shrink had to run are kept under (``SeenOutcomes.keep_ran``): the spec."""
+    return (target.spec.spec_hash, config.seed)
 
 
 def _shrunk(

@@ -78,6 +78,7 @@ class KnownOutcomes:
         self._index: Mapping[str, int] = {inp.key(): x for x, inp in enumerate(inputs)}
         self._outcomes = outcomes  # [program][input], aligned with ``inputs``
         self._seen = seen
+        self.ran: dict[str, Input] = {}  # the inputs that had to be run, by key
 
     def get(self, key: str) -> list[Outcome] | None:
         """Every program's outcome on the input with this key, or None when one is not known."""
@@ -104,8 +105,10 @@ class KnownOutcomes:
         mine, theirs = self._seen.get(0, key), self._seen.get(rival, key)
         return None if mine is None or theirs is None else (mine, theirs)
 
-    def learn(self, key: str, outcomes: Mapping[int, Outcome]) -> None:
-        """Keep what these programs (by index) gave on the input with this key."""
+    def learn(self, inp: Input, outcomes: Mapping[int, Outcome]) -> None:
+        """Keep what these programs (by index) gave on ``inp``, which had to be run."""
+        key = inp.key()
+        self.ran.setdefault(key, inp)
         if self._seen is not None:
             for program, outcome in outcomes.items():
                 self._seen.put(program, key, outcome)
@@ -176,7 +179,7 @@ def shrink(
                 return start, list(start_outcomes)
             outcomes = [row[0] for row in report.outcomes]
             if known is not None and not any(report.load_errors):
-                known.learn(current.key(), dict(enumerate(outcomes)))
+                known.learn(current, dict(enumerate(outcomes)))
     finally:
         ahead.close()
         describe.close()
@@ -273,7 +276,7 @@ def _shrink_rounds(
             for idx, cand in enumerate(todo):
                 tried[cand.key()] = (report.outcomes[0][idx], report.outcomes[1][idx])
                 if known is not None:
-                    known.learn(cand.key(), {0: report.outcomes[0][idx], rival: report.outcomes[1][idx]})
+                    known.learn(cand, {0: report.outcomes[0][idx], rival: report.outcomes[1][idx]})
         best: tuple[Any, ...] | None = None
         for cand in batch:
             mine, theirs = tried[cand.key()]
@@ -326,7 +329,7 @@ def toward_examples(
         ran = [(report.outcomes[0][idx], report.outcomes[1][idx]) for idx in range(len(candidates))]
         if known is not None:
             for cand, (mine, theirs) in zip(candidates, ran):
-                known.learn(cand.key(), {0: mine, rival: theirs})
+                known.learn(cand, {0: mine, rival: theirs})
         pairs = list(ran)
     for cand, pair in zip(candidates, pairs):
         if pair is not None and _disagree(pair[0], pair[1], want_both_ok):
@@ -337,7 +340,7 @@ def toward_examples(
                     break
                 found = [row[0] for row in full.outcomes]
                 if known is not None and not any(full.load_errors):
-                    known.learn(cand.key(), dict(enumerate(found)))
+                    known.learn(cand, dict(enumerate(found)))
             if _disagree(found[0], found[rival], want_both_ok):
                 return cand, found
             break

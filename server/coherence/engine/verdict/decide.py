@@ -32,7 +32,8 @@ async def decide(j: Judging, result: CheckResult, report_progress: Callable[[str
 
     The docstring's worked examples are part of the spec: a function that contradicts one is
     wrong or documented wrongly, whatever the alternatives say (``verdict.from_examples``).
-    Its two stages' seconds go into the result's timings: the verdict, then the counterexample."""
+    Its stages' seconds go into the result's timings: the verdict, the wait for the inputs run
+    ahead (``convincing.run_ahead``), then the counterexample."""
     target, scored = j.target, j.scored
     timings = result.extra.setdefault("timings", {})
     stage = time.monotonic()
@@ -52,6 +53,10 @@ async def decide(j: Judging, result: CheckResult, report_progress: Callable[[str
     if evidence.kind != "example" and without:
         result.evidence["discredited"] = len(without)  # alternatives without a vote
     timings["verdict"] = round(time.monotonic() - stage, 4)
+    if j.ahead is not None and not (evidence.kind == "example" and evidence.input is not None):
+        stage = time.monotonic()
+        await asyncio.shield(j.ahead)  # what it runs, the shrink need not
+        timings["ahead"] = round(time.monotonic() - stage, 4)  # what scoring and the verdict did not hide
     stage = time.monotonic()
     try:
         await _counterexample(j, result, evidence, examples, accepted, report_progress)

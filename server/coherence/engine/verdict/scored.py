@@ -4,6 +4,7 @@ a leaf that every judging module can import.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 from functools import cached_property
@@ -67,3 +68,4 @@ class Judging:
     report: ExecutionReport
     cancel: threading.Event | None = None
     seen: SeenOutcomes | None = None  # outcomes kept between the checks of one Checker
+    ahead: asyncio.Future[None] | None = None  # yours run on the last shrink's inputs (``run_ahead``)
