@@ -236,18 +236,37 @@ def _shrink_rounds(
 ) -> Input:
     """``shrink``'s rounds: the smallest input found, or ``current`` itself."""
     tried: dict[str, tuple[Outcome, Outcome]] = {}  # (mine, the rival's) per candidate key, run or known
+    # a candidate's rank and whether it is kept are asked again in every round that proposes it
+    # (the examples' magnitudes, the domain's bounds: most of a round's own time)
+    ranks: dict[str, tuple[int, float, int]] = {}
+    kept: dict[str, bool] = {}
+
+    def rank(c: Input) -> tuple[int, float, int]:
+        k = c.key()
+        r = ranks.get(k)
+        if r is None:
+            r = ranks[k] = shrink_key(c)
+        return r
+
+    def keeps(c: Input) -> bool:
+        if keep is None:
+            return True
+        k = c.key()
+        ok = kept.get(k)
+        if ok is None:
+            ok = kept[k] = keep(c)
+        return ok
+
     for round_ in range(rounds):
         if time.monotonic() >= until:
             break
-        first = [
-            c for c in shrink_candidates(current) if shrink_key(c) < shrink_key(current) and (keep is None or keep(c))
-        ]
+        first = [c for c in shrink_candidates(current, rank=rank) if rank(c) < rank(current) and keeps(c)]
         candidates = {c.key(): c for c in first}
-        for c in sorted(first, key=shrink_key)[:fanout]:
-            for cc in shrink_candidates(c):
+        for c in sorted(first, key=rank)[:fanout]:
+            for cc in shrink_candidates(c, rank=rank):
                 if len(candidates) >= limit:
                     break
-                if keep is None or keep(cc):
+                if keeps(cc):
                     candidates.setdefault(cc.key(), cc)
         batch = list(candidates.values())
         if not batch:
@@ -281,10 +300,10 @@ def _shrink_rounds(
         for cand in batch:
             mine, theirs = tried[cand.key()]
             if _disagree(mine, theirs, want_both_ok):
-                rank = (shrink_key(cand), cand.key())
-                if best is None or rank < best[0]:
-                    best = (rank, cand)
-        if best is None or not shrink_key(best[1]) < shrink_key(current):
+                order = (rank(cand), cand.key())
+                if best is None or order < best[0]:
+                    best = (order, cand)
+        if best is None or not rank(best[1]) < rank(current):
             break
         current = best[1]
         if todo and (known is None or known.get(current.key()) is None):
