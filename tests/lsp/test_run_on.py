@@ -153,3 +153,39 @@ async def test_a_result_that_outlives_a_workspace_test_file_is_shown_stale_then_
     assert "changed" not in again[0].message
     await asyncio.sleep(QUIET_SECONDS)
     assert await checks_queued(lsp) == queued
+
+
+async def test_saving_a_test_file_rechecks_the_open_functions_so_a_reopen_checks_nothing(start):
+    """The regression-test code action writes a test file and the editor saves it: the open
+    files' results are keyed again and checked then, so closing and reopening textutils.py later
+    (the code-server e2e's reopen step) shows a fresh result from the cache and runs no check."""
+    lsp = await start({"runOn": "save"})
+    uri = lsp.open("textutils.py")
+    lsp.save(uri)
+    first = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the first result")
+    await lsp.wait_idle()
+
+    test_uri = lsp.open(
+        "test_textutils_coherence.py",
+        "from textutils import count_vowels\n\n\ndef test_upper():\n    assert count_vowels('A') == 1\n",
+    )
+    lsp.save(test_uri)  # written to disk, then didSave
+    await lsp.wait_for(
+        lambda: [
+            d
+            for d in lsp.coherence_diagnostics(uri, "incoherent")
+            if d.data["name"] == "count_vowels"
+            and d.data["checked_at"] > first[0].data["checked_at"]
+            and "changed" not in d.message
+        ],
+        "a fresh result once the test file is saved",
+    )
+    await lsp.wait_idle()
+    queued = await checks_queued(lsp)
+    lsp.close(uri)
+    await lsp.wait_for(lambda: not lsp.coherence_diagnostics(uri), "the diagnostics to be cleared on close")
+    lsp.open("textutils.py")
+    again = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the cached result on reopen")
+    assert "changed" not in again[0].message
+    await asyncio.sleep(QUIET_SECONDS)
+    assert await checks_queued(lsp) == queued
