@@ -758,3 +758,24 @@ async def test_an_edited_body_runs_only_itself_on_the_last_shrinks_inputs():
     assert again.counterexample == first.counterexample
     assert executor.jobs == [first.samples, 1]  # the main run, and yours on the shrink's inputs
     assert "ahead" in again.extra["timings"]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        'ch in "aeiou") + 0',  # the same function: the last shrink's path is taken again
+        'ch in "aeiou") + (s.count("A") if len(s) == 2 else 0)',  # yours now differs on inputs the shrink read
+    ],
+)
+async def test_a_body_edit_shrinks_where_a_fresh_checker_would(edit):
+    """What is kept from the checks before (outcomes, shrink paths) never changes where a shrink
+    ends: an edited body's counterexample is the one a checker that kept nothing finds."""
+    source = (EXAMPLES / "textutils.py").read_text()
+    edited = source.replace('ch in "aeiou")', edit)
+    assert edited != source
+    path = str(EXAMPLES / "textutils.py")
+    checker = examples_checker()
+    await checker.check(find_targets(source, path)[0])
+    kept = await checker.check(find_targets(edited, path)[0])
+    fresh = await examples_checker().check(find_targets(edited, path)[0])
+    assert kept.counterexample == fresh.counterexample and kept.severity == fresh.severity

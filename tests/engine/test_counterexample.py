@@ -217,3 +217,23 @@ def test_alternatives_keep_their_seen_outcomes_across_a_body_edit_only_when_noth
     called = alone + "\ndef g(xs):\n    return f(xs) + 1\n"  # a helper an alternative may call reaches yours
     assert beside(called, (fn, "f")) == called
     assert beside(alone, None) == alone and beside(None, (fn, "f")) is None
+
+
+def test_a_shrink_path_is_taken_again_only_where_every_outcome_it_read_is_the_same():
+    from coherence.engine.execution.seen import SeenOutcomes
+    from coherence.engine.outcomes import Outcome
+
+    ok = lambda v: Outcome("ok", value=v)  # noqa: E731
+    programs = [Program("f", label="yours"), FAST_RIVAL]
+    a, b = Input(args=([1],)), Input(args=([],))
+    main = [[ok(1)], [ok(2)]]  # [program][input] on ``a``
+    seen = SeenOutcomes()
+    view = seen.for_run(MODULE, programs, 0, ExecutionLimits())
+    known = cx.KnownOutcomes([a], main, view)
+    assert known.pair(a.key(), 1) is not None and known.pair(b.key(), 1) is None
+    known.learn(b, {0: ok(0), 1: ok(1)})
+    read = dict(known.consulted)
+    assert set(read) == {(0, a.key()), (1, a.key()), (0, b.key()), (1, b.key())}
+    assert cx.KnownOutcomes([a], main, view).agrees(read)
+    assert not cx.KnownOutcomes([a], [[ok(5)], [ok(2)]], view).agrees(read)  # yours gives another value
+    assert not cx.KnownOutcomes([a], main, None).agrees(read)  # ``b``'s outcomes are not known

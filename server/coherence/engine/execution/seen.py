@@ -59,6 +59,7 @@ class SeenOutcomes:
         self._map: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
         self._shrinks: OrderedDict[tuple[object, ...], tuple[Input, list[Outcome]]] = OrderedDict()
         self._ran: dict[tuple[object, ...], list[Input]] = {}
+        self._paths: OrderedDict[tuple[object, ...], tuple[Input, dict[tuple[int, str], str]]] = OrderedDict()
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -113,6 +114,19 @@ class SeenOutcomes:
         return SeenView(
             self, [fingerprint(module, p, seed, limits, None if p.source is None else around) for p in programs]
         )
+
+    def path(self, key: tuple[object, ...]) -> tuple[Input, dict[tuple[int, str], str]] | None:
+        """Where the shrink ``key`` names (its alternatives, not yours) ended, and every outcome
+        it read on the way: the same outcomes there, yours included, end it in the same place."""
+        with self._lock:
+            return self._paths.get(key)
+
+    def keep_path(self, key: tuple[object, ...], shrunk: Input, consulted: dict[tuple[int, str], str]) -> None:
+        with self._lock:
+            self._paths[key] = (shrunk, dict(consulted))
+            self._paths.move_to_end(key)
+            while len(self._paths) > SHRINKS_SIZE:
+                self._paths.popitem(last=False)
 
     def ran_for(self, key: tuple[object, ...]) -> list[Input]:
         """The inputs the last shrink under ``key`` (a spec) had to run: a check of an edited

@@ -66,10 +66,20 @@ def for_verdict(
             shrunk, outcomes = kept[0], list(kept[1])
         else:
             known = cx.KnownOutcomes(inputs, j.report.outcomes, seen)
-            shrunk, outcomes = _shrunk(j, start, rival, start_outcomes, known)
+            # an edited body that gives what it gave on every input the last shrink read (run
+            # ahead, ``run_ahead``) takes the shrink where it went then, without walking it again
+            path_key = (seen.prints[1:], *memo[1:])
+            path = j.seen.path(path_key)
+            found = known.get(path[0].key()) if path is not None and known.agrees(path[1]) else None
+            if path is not None and found is not None:
+                shrunk, outcomes = path[0], found
+            else:
+                shrunk, outcomes = _shrunk(j, start, rival, start_outcomes, known)
+                if shrunk is not start:
+                    j.seen.keep_path(path_key, shrunk, known.consulted)
+                j.seen.keep_ran(ran_key(j.target, j.config), list(known.ran.values()))
             if shrunk is not start:
                 j.seen.keep_shrunk(memo, shrunk, outcomes)
-            j.seen.keep_ran(ran_key(j.target, j.config), list(known.ran.values()))
     if shrunk is not start and not _bloc_holds(outcomes, rival, evidence):
         # The shrinker keeps yours and the rival apart, not the bloc behind the rival: an input
         # where the rival stands alone, or the bloc no longer outvotes yours, is not the evidence

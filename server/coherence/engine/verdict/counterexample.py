@@ -79,39 +79,53 @@ class KnownOutcomes:
         self._outcomes = outcomes  # [program][input], aligned with ``inputs``
         self._seen = seen
         self.ran: dict[str, Input] = {}  # the inputs that had to be run, by key
+        # every outcome a shrink read or ran, as (program, input key) -> the outcome's key: the
+        # same outcomes there take a shrink the same way (``agrees``)
+        self.consulted: dict[tuple[int, str], str] = {}
+
+    def outcome(self, program: int, key: str) -> Outcome | None:
+        """One program's outcome on the input with this key, or None when it is not known."""
+        x = self._index.get(key)
+        if x is not None:
+            return self._outcomes[program][x]
+        return self._seen.get(program, key) if self._seen is not None else None
 
     def get(self, key: str) -> list[Outcome] | None:
         """Every program's outcome on the input with this key, or None when one is not known."""
-        x = self._index.get(key)
-        if x is not None:
-            return [row[x] for row in self._outcomes]
-        if self._seen is None:
-            return None
         found = []
         for p in range(len(self._outcomes)):
-            outcome = self._seen.get(p, key)
+            outcome = self.outcome(p, key)
             if outcome is None:
                 return None
             found.append(outcome)
+        for p, outcome in enumerate(found):
+            self.consulted[(p, key)] = outcome.key
         return found
 
     def pair(self, key: str, rival: int) -> tuple[Outcome, Outcome] | None:
         """Yours and the rival's outcomes on the input with this key, or None when one is not known."""
-        x = self._index.get(key)
-        if x is not None:
-            return self._outcomes[0][x], self._outcomes[rival][x]
-        if self._seen is None:
+        mine, theirs = self.outcome(0, key), self.outcome(rival, key)
+        if mine is None or theirs is None:
             return None
-        mine, theirs = self._seen.get(0, key), self._seen.get(rival, key)
-        return None if mine is None or theirs is None else (mine, theirs)
+        self.consulted[(0, key)], self.consulted[(rival, key)] = mine.key, theirs.key
+        return mine, theirs
 
     def learn(self, inp: Input, outcomes: Mapping[int, Outcome]) -> None:
         """Keep what these programs (by index) gave on ``inp``, which had to be run."""
         key = inp.key()
         self.ran.setdefault(key, inp)
-        if self._seen is not None:
-            for program, outcome in outcomes.items():
+        for program, outcome in outcomes.items():
+            self.consulted[(program, key)] = outcome.key
+            if self._seen is not None:
                 self._seen.put(program, key, outcome)
+
+    def agrees(self, consulted: Mapping[tuple[int, str], str]) -> bool:
+        """Whether every outcome another shrink read (``consulted``) is known, and the same here."""
+        for (program, key), was in consulted.items():
+            now = self.outcome(program, key)
+            if now is None or now.key != was:
+                return False
+        return True
 
 
 # Shrinking only makes a counterexample easier to read, so it gets little time: each of its runs
