@@ -7,6 +7,11 @@ depends on (the module the program loads on, the program, the seed, the call lim
 input's key; an outcome the machine's load or the worker decided (a timeout, a crash, a load
 error) is never kept.  Where a shrink ended is kept too, under the same fingerprints: walking the
 candidates again, even with every outcome known, cost a re-check tens of milliseconds.
+
+After an edit of your body, an alternative's outcomes still hold when nothing else in the module
+names your function (``beside``); the inputs the last shrink had to run are kept per spec, so
+the next check runs yours on them ahead, and its shrink takes the last path again when every
+outcome that path read is the same (``KnownOutcomes.agrees``).
 """
 
 from __future__ import annotations
