@@ -700,3 +700,82 @@ async def test_the_counterexample_keeps_the_bloc_the_verdict_rests_on(tmp_path):
     n = eval(ce.call[len("twice") :])  # our own rendering
     assert n >= 10, ce.call
     assert ce.disagreeing == 7 and ce.total == 9
+
+
+@pytest.mark.parametrize(("path", "name"), [("intervals.py", "merge_intervals"), ("cart.py", "add")])
+async def test_a_recheck_shrinks_to_the_same_counterexample_without_running_its_candidates(path, name):
+    """A re-check of an unchanged function (its inputs cached) finds the counterexample the check
+    before found, from what the programs gave then: the shrinker starts no job."""
+    from coherence.engine.execution.executor import Executor
+
+    class Counting(Executor):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.jobs: list[int] = []  # programs per job started
+
+        def prepare(self, module, programs, **kw):
+            self.jobs.append(len(programs))
+            return super().prepare(module, programs, **kw)
+
+    checker = examples_checker()
+    executor = Counting(python=checker.config.python, limits=checker.executor.limits, sandbox=checker.config.sandbox)
+    checker = Checker(checker.config, executor=executor)
+    first = await checker.check(target(path, name))
+    assert first.status == "incoherent" and first.counterexample is not None
+    assert first.counterexample.shrunk_from  # it did shrink: the re-check has something to save
+    executor.jobs.clear()
+    again = await checker.check(target(path, name))
+    assert again.counterexample == first.counterexample and again.severity == first.severity
+    assert executor.jobs == [first.samples]  # the main run's job alone
+
+
+async def test_an_edited_body_runs_only_itself_on_the_last_shrinks_inputs():
+    """After a body edit the alternatives' outcomes on the shrinker's inputs still hold (nothing
+    else in the module names the function): yours alone runs them, beside scoring, and the
+    shrink that follows runs nothing and ends where it did."""
+    from coherence.engine.execution.executor import Executor
+
+    class Counting(Executor):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.jobs: list[int] = []
+
+        def prepare(self, module, programs, **kw):
+            self.jobs.append(len(programs))
+            return super().prepare(module, programs, **kw)
+
+    checker = examples_checker()
+    executor = Counting(python=checker.config.python, limits=checker.executor.limits, sandbox=checker.config.sandbox)
+    checker = Checker(checker.config, executor=executor)
+    source = (EXAMPLES / "textutils.py").read_text()
+    first = await checker.check(find_targets(source, str(EXAMPLES / "textutils.py"))[0])
+    assert first.counterexample is not None and first.counterexample.shrunk_from
+    assert 2 in executor.jobs  # the first shrink ran yours and the rival
+    executor.jobs.clear()
+    edited = source.replace('ch in "aeiou")', 'ch in "aeiou") + 0')
+    assert edited != source
+    again = await checker.check(find_targets(edited, str(EXAMPLES / "textutils.py"))[0])
+    assert again.counterexample == first.counterexample
+    assert executor.jobs == [first.samples, 1]  # the main run, and yours on the shrink's inputs
+    assert "ahead" in again.extra["timings"]
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        'ch in "aeiou") + 0',  # the same function: the last shrink's path is taken again
+        'ch in "aeiou") + (s.count("A") if len(s) == 2 else 0)',  # yours now differs on inputs the shrink read
+    ],
+)
+async def test_a_body_edit_shrinks_where_a_fresh_checker_would(edit):
+    """What is kept from the checks before (outcomes, shrink paths) never changes where a shrink
+    ends: an edited body's counterexample is the one a checker that kept nothing finds."""
+    source = (EXAMPLES / "textutils.py").read_text()
+    edited = source.replace('ch in "aeiou")', edit)
+    assert edited != source
+    path = str(EXAMPLES / "textutils.py")
+    checker = examples_checker()
+    await checker.check(find_targets(source, path)[0])
+    kept = await checker.check(find_targets(edited, path)[0])
+    fresh = await examples_checker().check(find_targets(edited, path)[0])
+    assert kept.counterexample == fresh.counterexample and kept.severity == fresh.severity

@@ -157,3 +157,83 @@ def test_a_group_of_alternatives_that_agrees_with_yours_says_so():
         "1 of 4 alternatives: the same as yours",
         "1 of 4 alternatives: 6",
     ]
+
+
+def test_outcomes_seen_in_one_shrink_spare_the_next_its_runs():
+    """A re-check of an unchanged function shrinks from the same input: what its programs gave
+    there is kept (``execution.seen``), so it shrinks to the same place without a run; a changed
+    module (yours edited) is another program, and runs again."""
+    from coherence.engine.execution.seen import SeenOutcomes
+
+    ex = RecordingExecutor()
+    programs = [Program("f", label="yours"), FAST_RIVAL, Program("f", "def f(xs):\n    return 2\n", label="alt 2")]
+    start = Input(args=(list(range(6)),))
+    main = ex.run(MODULE, programs, [start])
+    start_outcomes = [row[0] for row in main.outcomes]
+    seen = SeenOutcomes()
+
+    def shrink(module):
+        view = seen.for_run(module, programs, 0, ex.limits)
+        known = cx.KnownOutcomes([start], main.outcomes, view)
+        return cx.shrink(ex, module, programs, 1, start, start_outcomes, known=known)
+
+    ex.runs.clear()
+    first = shrink(MODULE)
+    assert first[0].args == ([],) and ex.runs  # it ran its candidates and the describing run
+    ex.runs.clear()
+    again = shrink(MODULE)
+    assert (again[0].key(), again[1]) == (first[0].key(), first[1]) and ex.runs == []
+    assert ex.unclosed == []  # no job started ahead and given up either
+
+    edited = ModuleContext(source="def f(xs):\n    return len(xs) * 1\n", filename=MODULE.filename, module_name="m")
+    ex.runs.clear()
+    shrink(edited)
+    assert ex.runs  # yours changed: its outcomes are not the old ones
+
+
+def test_a_timeout_is_never_kept_as_seen():
+    from coherence.engine.execution.seen import SeenOutcomes
+    from coherence.engine.execution.worker_run import TIMEOUT
+    from coherence.engine.outcomes import Outcome
+
+    seen = SeenOutcomes(size=2)
+    view = seen.for_run(MODULE, [Program("f", label="yours")], 0, ExecutionLimits())
+    view.put(0, "k", TIMEOUT)
+    assert view.get(0, "k") is None
+    for i in range(3):  # bounded: the oldest goes
+        view.put(0, f"k{i}", Outcome("ok", value=i))
+    assert view.get(0, "k0") is None and view.get(0, "k2") is not None and len(seen) == 2
+
+
+def test_alternatives_keep_their_seen_outcomes_across_a_body_edit_only_when_nothing_else_names_it():
+    from coherence.engine.execution.seen import beside
+
+    fn = "def f(xs):\n    return len(xs)\n"
+    alone = "import os\n\n" + fn
+    assert beside(alone, (fn, "f")) == "import os\n\n\0"
+    assert beside(alone.replace("len(xs)", "len(xs) + 0"), (fn.replace("len(xs)", "len(xs) + 0"), "f")) == beside(
+        alone, (fn, "f")
+    )
+    called = alone + "\ndef g(xs):\n    return f(xs) + 1\n"  # a helper an alternative may call reaches yours
+    assert beside(called, (fn, "f")) == called
+    assert beside(alone, None) == alone and beside(None, (fn, "f")) is None
+
+
+def test_a_shrink_path_is_taken_again_only_where_every_outcome_it_read_is_the_same():
+    from coherence.engine.execution.seen import SeenOutcomes
+    from coherence.engine.outcomes import Outcome
+
+    ok = lambda v: Outcome("ok", value=v)  # noqa: E731
+    programs = [Program("f", label="yours"), FAST_RIVAL]
+    a, b = Input(args=([1],)), Input(args=([],))
+    main = [[ok(1)], [ok(2)]]  # [program][input] on ``a``
+    seen = SeenOutcomes()
+    view = seen.for_run(MODULE, programs, 0, ExecutionLimits())
+    known = cx.KnownOutcomes([a], main, view)
+    assert known.pair(a.key(), 1) is not None and known.pair(b.key(), 1) is None
+    known.learn(b, {0: ok(0), 1: ok(1)})
+    read = dict(known.consulted)
+    assert set(read) == {(0, a.key()), (1, a.key()), (0, b.key()), (1, b.key())}
+    assert cx.KnownOutcomes([a], main, view).agrees(read)
+    assert not cx.KnownOutcomes([a], [[ok(5)], [ok(2)]], view).agrees(read)  # yours gives another value
+    assert not cx.KnownOutcomes([a], main, None).agrees(read)  # ``b``'s outcomes are not known

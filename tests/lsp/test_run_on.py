@@ -99,3 +99,93 @@ async def test_exclude_patterns_leave_functions_out(start, workspace):
     assert [lens.range.start.line for lens in lenses] == [line_of(text, "def is_palindrome")]
     assert lenses[0].command.title.startswith("coherence: trust")
     assert lsp.coherence_diagnostics(uri) == []
+
+
+async def test_a_result_that_outlives_a_workspace_test_file_is_shown_stale_then_replaced(start):
+    """Issue 47: results are keyed by the workspace's test files too.  After a test file is
+    added, reopening the file shows the earlier result at once, saying which test file it
+    predates, and a check (queued by itself, runOn save) replaces it with a fresh one."""
+    lsp = await start({"runOn": "save"})
+    uri = lsp.open("textutils.py")
+    lsp.save(uri)
+    first = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the first result")
+    await lsp.wait_idle()
+    queued = await checks_queued(lsp)
+    lsp.close(uri)
+    await lsp.wait_for(lambda: not lsp.coherence_diagnostics(uri), "the diagnostics to be cleared on close")
+
+    (lsp.workspace / "tests").mkdir(exist_ok=True)
+    (lsp.workspace / "tests" / "test_vowels.py").write_text(
+        "from textutils import count_vowels\n\n\ndef test_upper():\n    assert count_vowels('A') == 1\n"
+    )
+    await asyncio.sleep(2.1)  # past the window the test files' fingerprint is kept for
+    lsp.open("textutils.py")
+    stale = await lsp.wait_for(
+        lambda: [d for d in lsp.coherence_diagnostics(uri, "incoherent") if "changed" in d.message], "the stale result"
+    )
+    assert "checked before tests/test_vowels.py changed; re-checking" in stale[0].message
+    assert stale[0].data["checked_at"] == first[0].data["checked_at"]  # the earlier result, shown at once
+    fresh = await lsp.wait_for(
+        lambda: [
+            d
+            for d in lsp.coherence_diagnostics(uri, "incoherent")
+            if d.data["name"] == "count_vowels" and d.data["checked_at"] > first[0].data["checked_at"]
+        ],
+        "the fresh result",
+    )
+    assert "changed" not in fresh[0].message
+    await lsp.wait_idle()
+    assert await checks_queued(lsp) > queued
+    hover = await lsp.client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=line_of(lsp.texts[uri], "def count_vowels"), character=6),
+        )
+    )
+    assert hover is not None and "checked before" not in hover.contents.value
+
+    # Reopened again with the test file unchanged: the fresh result, from the cache, no check.
+    queued = await checks_queued(lsp)
+    lsp.close(uri)
+    await lsp.wait_for(lambda: not lsp.coherence_diagnostics(uri), "the diagnostics to be cleared on close")
+    lsp.open("textutils.py")
+    again = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the cached result")
+    assert "changed" not in again[0].message
+    await asyncio.sleep(QUIET_SECONDS)
+    assert await checks_queued(lsp) == queued
+
+
+async def test_saving_a_test_file_rechecks_the_open_functions_so_a_reopen_checks_nothing(start):
+    """The regression-test code action writes a test file and the editor saves it: the open
+    files' results are keyed again and checked then, so closing and reopening textutils.py later
+    (the code-server e2e's reopen step) shows a fresh result from the cache and runs no check."""
+    lsp = await start({"runOn": "save"})
+    uri = lsp.open("textutils.py")
+    lsp.save(uri)
+    first = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the first result")
+    await lsp.wait_idle()
+
+    test_uri = lsp.open(
+        "test_textutils_coherence.py",
+        "from textutils import count_vowels\n\n\ndef test_upper():\n    assert count_vowels('A') == 1\n",
+    )
+    lsp.save(test_uri)  # written to disk, then didSave
+    await lsp.wait_for(
+        lambda: [
+            d
+            for d in lsp.coherence_diagnostics(uri, "incoherent")
+            if d.data["name"] == "count_vowels"
+            and d.data["checked_at"] > first[0].data["checked_at"]
+            and "changed" not in d.message
+        ],
+        "a fresh result once the test file is saved",
+    )
+    await lsp.wait_idle()
+    queued = await checks_queued(lsp)
+    lsp.close(uri)
+    await lsp.wait_for(lambda: not lsp.coherence_diagnostics(uri), "the diagnostics to be cleared on close")
+    lsp.open("textutils.py")
+    again = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the cached result on reopen")
+    assert "changed" not in again[0].message
+    await asyncio.sleep(QUIET_SECONDS)
+    assert await checks_queued(lsp) == queued

@@ -22,6 +22,7 @@ from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
 from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.seen import SeenOutcomes
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.likely import run_last
@@ -34,6 +35,7 @@ from coherence.engine.sampling.cache import SampleCache
 from coherence.engine.sampling.editor import Transport
 from coherence.engine.sampling.provider import Provider
 from coherence.engine.spec import Target
+from coherence.engine.verdict.convincing import run_ahead
 from coherence.engine.verdict.decide import against_examples, decide
 from coherence.engine.verdict.scored import Judging
 from coherence.engine.verdict.scoring import score_run
@@ -79,6 +81,8 @@ class Checker:
         self._inputs_cache: dict[tuple[Any, ...], tuple[list[Input], list[int]]] = {}
         self._inputs_lock = threading.Lock()
         self._inputs_pending: dict[tuple[Any, ...], concurrent.futures.Future[tuple[list[Input], list[int]]]] = {}
+        # what programs gave on the shrinker's inputs: a re-check shrinks without running them again
+        self._seen = SeenOutcomes()
 
     # Built lazily: a replay-only or skipped check must not pay for litellm or a cache file.
     @property
@@ -297,24 +301,32 @@ class Checker:
         result.sandbox = report.sandbox
         timings["execution"] = round(time.monotonic() - stage, 4)
         stage = time.monotonic()
-        # Scoring runs in a thread: grouping long float outputs within tolerance can take a large
-        # share of a second, and the editor's event loop must not wait (docs/results.md#scoring-thread).
-        scored = await asyncio.to_thread(
-            score_run, self.config, target, result, report, programs, valid, inputs, rerun, started
+        # An edited body's shrink inputs run while scoring and the verdict do, on workers the
+        # main run gave back (``decide`` waits for them before shrinking).
+        ahead_cancel = threading.Event()
+        ahead = asyncio.ensure_future(
+            asyncio.to_thread(run_ahead, self.executor, self._seen, cfg, target, module, programs, ahead_cancel)
         )
-        if scored is None:
-            return result
-        timings["metrics"] = round(time.monotonic() - stage, 4)
-        judging = Judging(self.executor, self.config, target, module, scored, report, cancel)
-        if result.status == "incoherent":
-            stage = time.monotonic()
-            await decide(judging, result, report_progress)
-            timings["counterexample"] = round(time.monotonic() - stage, 4)
-        elif result.status == "coherent":
-            # Agreement is no verdict on the docstring: every program can contradict its example.
-            stage = time.monotonic()
-            await against_examples(judging, result)
-            timings["examples"] = round(time.monotonic() - stage, 4)
+        ahead.add_done_callback(retrieve)
+        try:
+            # Scoring runs in a thread: grouping long float outputs within tolerance can take a large
+            # share of a second, and the editor's event loop must not wait (docs/results.md#scoring-thread).
+            scored = await asyncio.to_thread(
+                score_run, self.config, target, result, report, programs, valid, inputs, rerun, started
+            )
+            if scored is None:
+                return result
+            timings["metrics"] = round(time.monotonic() - stage, 4)
+            judging = Judging(self.executor, self.config, target, module, scored, report, cancel, self._seen, ahead)
+            if result.status == "incoherent":
+                await decide(judging, result, report_progress)  # times its verdict and counterexample
+            elif result.status == "coherent":
+                # Agreement is no verdict on the docstring: every program can contradict its example.
+                stage = time.monotonic()
+                await against_examples(judging, result)
+                timings["examples"] = round(time.monotonic() - stage, 4)
+        finally:
+            ahead_cancel.set()  # no shrink follows, or it has what it needed
         # Trust is read once the severity is final: what the user is told is part of the evidence.
         calibrate(result, shows_examples(i.origin for i in inputs), len({p.origin for p in programs[1:]}) > 1)
         result.seconds = time.monotonic() - started

@@ -1,5 +1,9 @@
 """The key a check's result is stored and found under: the spec (samples), the body, the module
-around it, the settings and what the user accepted."""
+around it, the settings and what the user accepted, then the workspace's test files.
+
+A key is ``<base>-<tests>``: a result for the same base and other test files (one was added,
+changed or deleted) is stale, not lost: the editor shows it, says so, and checks again
+(``same_function``)."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ import itertools
 import re
 
 from coherence.engine.config import CheckConfig
+from coherence.engine.inputs.seeds.workspace import recent_tests_fingerprint
 from coherence.engine.markers import find_targets
 from coherence.engine.spec import Target
 
@@ -28,6 +33,8 @@ def results_keys(targets: list[Target], config: CheckConfig, siblings: list[Targ
     a document can hold thousands.  ``siblings``: every marked function of the targets' one
     module in ``config.mode``, when the caller already found them."""
     settings = repr(config)
+    # the test files seed inputs and state worked examples: a result never outlives them fresh
+    tests = recent_tests_fingerprint(config.workspace)
     modules: dict[tuple[str | None, str], _Module] = {}
     keys = []
     for target in targets:
@@ -42,8 +49,19 @@ def results_keys(targets: list[Target], config: CheckConfig, siblings: list[Targ
             settings,
             "\n".join(target.accept),
         ]
-        keys.append(hashlib.sha256("|".join(parts).encode()).hexdigest()[:32])
+        keys.append(f"{hashlib.sha256('|'.join(parts).encode()).hexdigest()[:32]}-{tests}")
     return keys
+
+
+def same_function(key: str) -> str:
+    """The part of a results key before the test files: the same function, spec, module,
+    settings and accepts."""
+    return key.split("-", 1)[0]
+
+
+def tests_part(key: str) -> str:
+    """The test files' fingerprint a results key was made with."""
+    return key.split("-", 1)[1] if "-" in key else ""
 
 
 _WORD = re.compile(r"\w+")

@@ -38,6 +38,9 @@ class DocumentParsing:
     def config_for(self, state: DocumentState) -> CheckConfig:  # pragma: no cover - the Scheduler's
         raise NotImplementedError
 
+    def recheck_stale(self, state: DocumentState, qualnames: list[str]) -> None:  # pragma: no cover - the Scheduler's
+        raise NotImplementedError
+
     def open_store(self) -> None:  # pragma: no cover - the Scheduler's
         raise NotImplementedError
 
@@ -184,11 +187,41 @@ class DocumentParsing:
         if work.config is None:
             return
         self.open_store()
+        stale: list[str] = []
         for q, key in zip(state.targets, analysis.keys):
             state.current_keys[q] = key
             cached = self.cache.get(key)
             if cached is not None and state.results.get(q) is not cached:
                 state.show(q, cached, key)
+            elif cached is None:
+                stale += self._show_stale(state, q, key, work.config.workspace)
+        if stale:
+            self.recheck_stale(state, stale)
+
+    def _show_stale(self, state: DocumentState, q: str, key: str, workspace: str | None) -> list[str]:
+        """Show the newest result of the same function checked with other workspace test files,
+        marked stale; [q] when there is one (it is to be checked again), else []."""
+        from coherence.engine.inputs.seeds.workspace import tests_changed_since
+        from coherence.engine.results_key import tests_part
+
+        found = self.cache.newest_before(key)
+        if found is None:
+            return []
+        old_key, result = found
+        shown = state.results.get(q)
+        if shown is not None and state.result_keys.get(q) == old_key and q in state.stale_why:
+            return []  # shown already, and its check asked for
+        if shown is not None and shown.checked_at > result.checked_at:
+            return []  # a newer result (of an edit since) stays
+        changed = tests_changed_since(tests_part(old_key), workspace)
+        if len(changed) == 1:
+            why = f"checked before {changed[0]} changed"
+        elif changed:
+            why = f"checked before {changed[0]} and {len(changed) - 1} other test files changed"
+        else:
+            why = "checked before the workspace's test files changed"
+        state.show_stale(q, result, old_key, why)
+        return [q]
 
 
 # A document with this many characters is analysed on a thread: thousands of marked functions

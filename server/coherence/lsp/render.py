@@ -67,7 +67,12 @@ def _diagnostic_message(r: CheckResult) -> str:
 
 
 def lens_title(
-    r: CheckResult | None, *, checking: bool, stale: bool = False, failure: CheckResult | None = None
+    r: CheckResult | None,
+    *,
+    checking: bool,
+    stale: bool = False,
+    failure: CheckResult | None = None,
+    stale_why: str | None = None,
 ) -> str:
     if checking:
         return "coherence: checking…"
@@ -86,7 +91,9 @@ def lens_title(
         title = f"coherence: nondeterministic — {r.reason}"
     else:
         title = f"coherence: error — {r.reason}"
-    if stale:
+    if stale_why:
+        title += f" ({stale_why})"
+    elif stale:
         title += " (earlier version)"
     if failure is not None and r is not None:
         title += f" · {failed_note(r, failure)}"
@@ -154,7 +161,7 @@ def _ago(ts: float) -> str:
     return when
 
 
-def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = False) -> str:
+def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = False, stale_why: str | None = None) -> str:
     """The hover: verdict, the evidence and the counterexample's values first, then the figures,
     in few lines (VS Code's hover is 250 px high); the alternatives' code is behind Show alternatives."""
     lines: list[str] = []
@@ -177,7 +184,10 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
     elif r.severity == "information" and why:
         lines.append("")
         lines.append(f"_Only information: {why}._")
-    if stale:
+    if stale_why:
+        lines.append("")
+        lines.append(f"_This result was {_text(stale_why)}." + (" Checking again…_" if checking else "_"))
+    elif stale:
         lines.append("")
         lines.append(
             "_This result is for an earlier version of the function._" + (" Checking the new one…" if checking else "")

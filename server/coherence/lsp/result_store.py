@@ -67,6 +67,29 @@ class ResultStore(SampleCache):
             self.clear(key)
             return None
 
+    def load_newest(self, prefix: str, other_than: str) -> tuple[str, CheckResult] | None:
+        """The newest result saved by this version under a key that starts with ``prefix``
+        (keys are ``<function>-<tests>``: give ``<function>-``), other than ``other_than``."""
+
+        def q(conn: sqlite3.Connection) -> tuple[str, str] | None:
+            # a range over the primary key, not LIKE (whose case rules keep it off the index)
+            row = conn.execute(
+                "SELECT key, data FROM results WHERE key >= ? AND key < ? AND key != ? AND version=?"
+                " ORDER BY saved DESC LIMIT 1",
+                (prefix, prefix + "\U0010ffff", other_than, __version__),
+            ).fetchone()
+            return (row[0], row[1]) if row else None
+
+        found = self._run(q, None)
+        if found is None:
+            return None
+        try:
+            return found[0], CheckResult.from_dict(json.loads(found[1]))
+        except Exception as exc:  # noqa: BLE001 - unreadable: no stale result to show
+            log.info("dropping the unreadable saved result %s: %s", found[0], exc)
+            self.clear(found[0])
+            return None
+
     def save(self, key: str, result: CheckResult) -> None:
         try:
             data = json.dumps(result.to_dict(), default=repr)

@@ -268,6 +268,17 @@ class Scheduler(CheckerPool, DocumentParsing):
         order = [t.qualname or t.name for t in wanted]
         return [results[q] for q in order if q in results]
 
+    def recheck_stale(self, state: DocumentState, qualnames: list[str]) -> None:
+        """Check again the functions whose results were shown stale (only the workspace's test
+        files changed since), unless checks run only on command.  No progress of its own: the
+        function is unchanged, and its result stays shown meanwhile."""
+        if self.ls.settings_for(state.path).runOn == "manual":
+            return
+        self.ls.run_task(
+            self.check_document(state.uri, qualnames=qualnames, reason="stale", own_progress=False),
+            name=f"re-check {state.uri}",
+        )
+
     def _cancel_jobs(self, jobs: tuple[Job, ...]) -> None:
         for job in jobs:
             job.cancel.set()

@@ -59,6 +59,9 @@ class DocumentState:
     # check replaces them), with the results-cache key each was computed for.
     results: dict[str, CheckResult] = field(default_factory=dict)
     result_keys: dict[str, str] = field(default_factory=dict)
+    # Why a result shown is stale though its function is unchanged ("checked before
+    # tests/test_x.py changed"): the workspace's test files changed since, and a check is coming.
+    stale_why: dict[str, str] = field(default_factory=dict)
     current_keys: dict[str, str] = field(default_factory=dict)
     jobs: dict[str, Job] = field(default_factory=dict)
     # A function's latest check that failed (no key, provider down, timeout, cost cap) while an
@@ -101,6 +104,16 @@ class DocumentState:
         self.results[qualname] = result
         self.result_keys[qualname] = key
         self.failed.pop(qualname, None)
+        self.stale_why.pop(qualname, None)
+
+    def show_stale(self, qualname: str, result: CheckResult, key: str, why: str) -> None:
+        """Show ``result``, made for other workspace test files, saying ``why`` it is stale."""
+        self.show(qualname, result, key)
+        self.stale_why[qualname] = why
+
+    def stale_reason(self, qualname: str) -> str | None:
+        """Why the result shown is stale, when only the workspace's test files changed since."""
+        return self.stale_why.get(qualname) if not self.is_fresh(qualname) else None
 
     def show_failure(self, qualname: str, failure: CheckResult, key: str) -> bool:
         """A check that found nothing: kept beside the finding shown, if any (True), else shown
@@ -143,6 +156,7 @@ class ResultCache:
     def __init__(self, limit: int = 4000, store: ResultStore | None = None, on_notice: Any = None):
         self.limit = limit
         self._items: OrderedDict[str, CheckResult] = OrderedDict()
+        self._newest: dict[str, str] = {}  # same_function(key) -> the key last remembered for it
         self.store = store
         self.on_notice = on_notice
 
@@ -157,6 +171,21 @@ class ResultCache:
                 self._remember(key, item)
         return item
 
+    def newest_before(self, key: str) -> tuple[str, CheckResult] | None:
+        """The newest result for the same function with other workspace test files than ``key``
+        says (``results_key.same_function``), and its key: stale, shown until a check replaces it."""
+        from coherence.engine.results_key import same_function
+
+        function = same_function(key)
+        other = self._newest.get(function)
+        if other is not None and other != key and other in self._items:
+            return other, self._items[other]
+        if self.store is not None:
+            found = self.store.load_newest(function + "-", key)
+            self._notices()
+            return found
+        return None
+
     def put(self, key: str, result: CheckResult) -> None:
         self._remember(key, result)
         if self.store is not None:
@@ -164,10 +193,15 @@ class ResultCache:
             self._notices()
 
     def _remember(self, key: str, result: CheckResult) -> None:
+        from coherence.engine.results_key import same_function
+
         self._items[key] = result
         self._items.move_to_end(key)
+        self._newest[same_function(key)] = key
         while len(self._items) > self.limit:
-            self._items.popitem(last=False)
+            gone, _ = self._items.popitem(last=False)
+            if self._newest.get(same_function(gone)) == gone:
+                del self._newest[same_function(gone)]
 
     def _notices(self) -> None:
         assert self.store is not None
@@ -184,6 +218,7 @@ class ResultCache:
     def clear(self) -> int:
         n = len(self._items)
         self._items.clear()
+        self._newest.clear()
         if self.store is not None:
             n = max(n, len(self.store))
             self.store.clear()

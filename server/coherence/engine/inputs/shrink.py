@@ -10,7 +10,7 @@ negative numbers and ``True`` values), so a greedy shrinker always terminates.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from coherence.engine.inputs.kinds import magnitude, shrink_value
 from coherence.engine.inputs.values import Input
@@ -35,13 +35,15 @@ def _kwarg_variants(inp: Input, i: int) -> Iterator[Input]:
         yield Input(inp.args, inp.kwargs[:i] + ((name, s),) + inp.kwargs[i + 1 :], origin="shrink")
 
 
-def shrink_candidates(inp: Input, limit: int = 64) -> list[Input]:
+def shrink_candidates(
+    inp: Input, limit: int = 64, rank: Callable[[Input], tuple[int, float, int]] = shrink_key
+) -> list[Input]:
     """Up to ``limit`` distinct inputs one edit smaller than ``inp`` (by :func:`shrink_key`).
 
     Candidates are interleaved across arguments, so every argument gets its big reductions
     (empty / 0 / half) tried before any argument's small ones.
     """
-    base = shrink_key(inp)
+    base = rank(inp)
     gens: list[Iterator[Input]] = [_arg_variants(inp, i) for i in range(len(inp.args))]
     gens += [_kwarg_variants(inp, i) for i in range(len(inp.kwargs))]
     out: list[Input] = []
@@ -59,7 +61,7 @@ def shrink_candidates(inp: Input, limit: int = 64) -> list[Input]:
                 key = cand.key()
             except TypeError:
                 continue
-            if key in seen or shrink_key(cand) >= base:
+            if key in seen or rank(cand) >= base:
                 continue
             seen.add(key)
             out.append(cand)

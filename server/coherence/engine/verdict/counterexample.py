@@ -29,6 +29,7 @@ from coherence.engine.verdict.metrics import Metrics
 if TYPE_CHECKING:
     from coherence.engine.execution.executor import Executor
     from coherence.engine.execution.prepared import PreparedRun
+    from coherence.engine.execution.seen import SeenView
 
 
 def choose(
@@ -64,16 +65,67 @@ class KnownOutcomes:
     Shrinking steps down from the smallest disagreeing input, and generation mutated its seeds
     the same ways (deletion, truncation, smaller numbers): many one-step shrinks are inputs the
     main run tried.  Their outcomes are known, and a round whose candidates all are needs no run
-    (each a worker job, a fork per program)."""
+    (each a worker job, a fork per program).  ``seen`` adds what these programs gave before, in
+    this check's shrinking or an earlier check's (``execution.seen``): a re-check of an unchanged
+    function shrinks without running anything."""
 
-    def __init__(self, inputs: Sequence[Input], outcomes: Sequence[Sequence[Outcome]]):
+    def __init__(
+        self,
+        inputs: Sequence[Input],
+        outcomes: Sequence[Sequence[Outcome]],
+        seen: SeenView | None = None,
+    ):
         self._index: Mapping[str, int] = {inp.key(): x for x, inp in enumerate(inputs)}
         self._outcomes = outcomes  # [program][input], aligned with ``inputs``
+        self._seen = seen
+        self.ran: dict[str, Input] = {}  # the inputs that had to be run, by key
+        # every outcome a shrink read or ran, as (program, input key) -> the outcome's key: the
+        # same outcomes there take a shrink the same way (``agrees``)
+        self.consulted: dict[tuple[int, str], str] = {}
+
+    def outcome(self, program: int, key: str) -> Outcome | None:
+        """One program's outcome on the input with this key, or None when it is not known."""
+        x = self._index.get(key)
+        if x is not None:
+            return self._outcomes[program][x]
+        return self._seen.get(program, key) if self._seen is not None else None
 
     def get(self, key: str) -> list[Outcome] | None:
-        """Every program's outcome on the input with this key, or None when it was not tried."""
-        x = self._index.get(key)
-        return None if x is None else [row[x] for row in self._outcomes]
+        """Every program's outcome on the input with this key, or None when one is not known."""
+        found = []
+        for p in range(len(self._outcomes)):
+            outcome = self.outcome(p, key)
+            if outcome is None:
+                return None
+            found.append(outcome)
+        for p, outcome in enumerate(found):
+            self.consulted[(p, key)] = outcome.key
+        return found
+
+    def pair(self, key: str, rival: int) -> tuple[Outcome, Outcome] | None:
+        """Yours and the rival's outcomes on the input with this key, or None when one is not known."""
+        mine, theirs = self.outcome(0, key), self.outcome(rival, key)
+        if mine is None or theirs is None:
+            return None
+        self.consulted[(0, key)], self.consulted[(rival, key)] = mine.key, theirs.key
+        return mine, theirs
+
+    def learn(self, inp: Input, outcomes: Mapping[int, Outcome]) -> None:
+        """Keep what these programs (by index) gave on ``inp``, which had to be run."""
+        key = inp.key()
+        self.ran.setdefault(key, inp)
+        for program, outcome in outcomes.items():
+            self.consulted[(program, key)] = outcome.key
+            if self._seen is not None:
+                self._seen.put(program, key, outcome)
+
+    def agrees(self, consulted: Mapping[tuple[int, str], str]) -> bool:
+        """Whether every outcome another shrink read (``consulted``) is known, and the same here."""
+        for (program, key), was in consulted.items():
+            now = self.outcome(program, key)
+            if now is None or now.key != was:
+                return False
+        return True
 
 
 # Shrinking only makes a counterexample easier to read, so it gets little time: each of its runs
@@ -140,6 +192,8 @@ def shrink(
             if report.module_error:
                 return start, list(start_outcomes)
             outcomes = [row[0] for row in report.outcomes]
+            if known is not None and not any(report.load_errors):
+                known.learn(current, dict(enumerate(outcomes)))
     finally:
         ahead.close()
         describe.close()
@@ -196,18 +250,37 @@ def _shrink_rounds(
 ) -> Input:
     """``shrink``'s rounds: the smallest input found, or ``current`` itself."""
     tried: dict[str, tuple[Outcome, Outcome]] = {}  # (mine, the rival's) per candidate key, run or known
+    # a candidate's rank and whether it is kept are asked again in every round that proposes it
+    # (the examples' magnitudes, the domain's bounds: most of a round's own time)
+    ranks: dict[str, tuple[int, float, int]] = {}
+    kept: dict[str, bool] = {}
+
+    def rank(c: Input) -> tuple[int, float, int]:
+        k = c.key()
+        r = ranks.get(k)
+        if r is None:
+            r = ranks[k] = shrink_key(c)
+        return r
+
+    def keeps(c: Input) -> bool:
+        if keep is None:
+            return True
+        k = c.key()
+        ok = kept.get(k)
+        if ok is None:
+            ok = kept[k] = keep(c)
+        return ok
+
     for round_ in range(rounds):
         if time.monotonic() >= until:
             break
-        first = [
-            c for c in shrink_candidates(current) if shrink_key(c) < shrink_key(current) and (keep is None or keep(c))
-        ]
+        first = [c for c in shrink_candidates(current, rank=rank) if rank(c) < rank(current) and keeps(c)]
         candidates = {c.key(): c for c in first}
-        for c in sorted(first, key=shrink_key)[:fanout]:
-            for cc in shrink_candidates(c):
+        for c in sorted(first, key=rank)[:fanout]:
+            for cc in shrink_candidates(c, rank=rank):
                 if len(candidates) >= limit:
                     break
-                if keep is None or keep(cc):
+                if keeps(cc):
                     candidates.setdefault(cc.key(), cc)
         batch = list(candidates.values())
         if not batch:
@@ -216,11 +289,11 @@ def _shrink_rounds(
         for cand in batch:
             key = cand.key()
             if key not in tried:
-                row = known.get(key) if known is not None else None
-                if row is None:
+                pair = known.pair(key, rival) if known is not None else None
+                if pair is None:
                     todo.append(cand)
                 else:
-                    tried[key] = (row[0], row[rival])
+                    tried[key] = pair
         if todo:
             job = ahead.take()
             if round_ + 1 < rounds and not describe.started:
@@ -235,18 +308,23 @@ def _shrink_rounds(
                 break
             for idx, cand in enumerate(todo):
                 tried[cand.key()] = (report.outcomes[0][idx], report.outcomes[1][idx])
+                if known is not None:
+                    known.learn(cand, {0: report.outcomes[0][idx], rival: report.outcomes[1][idx]})
         best: tuple[Any, ...] | None = None
         for cand in batch:
             mine, theirs = tried[cand.key()]
             if _disagree(mine, theirs, want_both_ok):
-                rank = (shrink_key(cand), cand.key())
-                if best is None or rank < best[0]:
-                    best = (rank, cand)
-        if best is None or not shrink_key(best[1]) < shrink_key(current):
+                order = (rank(cand), cand.key())
+                if best is None or order < best[0]:
+                    best = (order, cand)
+        if best is None or not rank(best[1]) < rank(current):
             break
         current = best[1]
-        if known is None or known.get(current.key()) is None:
-            describe.start()  # unless a smaller one follows, every program runs on this input
+        if todo and (known is None or known.get(current.key()) is None):
+            # unless a smaller one follows, every program runs on this input: its job loads while
+            # the next round runs (a round that ran nothing has nothing to hide it behind, and a
+            # job started and given up costs its close)
+            describe.start()
     return current
 
 
@@ -262,26 +340,40 @@ def toward_examples(
     seed: int = 0,
     cancel: threading.Event | None = None,
     budget: float = SHRINK_BUDGET,
+    known: KnownOutcomes | None = None,
 ) -> tuple[Input, list[Outcome]]:
     """The first of ``candidates`` (variants of ``current`` with the examples' magnitudes, in
     order of preference) on which yours and ``rival`` still disagree the same way, with every
     program's outcome on it; else ``current`` unchanged.  Two runs at most: the pair on all
-    candidates, then every program on the one chosen."""
+    candidates, then every program on the one chosen; none where ``known`` has the outcomes."""
     if not candidates:
         return current, list(outcomes)
     want_both_ok = outcomes[0].kind == "ok" and outcomes[rival].kind == "ok"
     budget = max(budget, 2 * executor.limits.call_timeout)
-    report = executor.run(
-        module, [programs[0], programs[rival]], list(candidates), seed=seed, cancel=cancel, budget=budget
-    )
-    if report.module_error or report.load_errors[0] or report.load_errors[1]:
-        return current, list(outcomes)
-    for idx, cand in enumerate(candidates):
-        if _disagree(report.outcomes[0][idx], report.outcomes[1][idx], want_both_ok):
-            full = executor.run(module, list(programs), [cand], seed=seed, cancel=cancel, budget=budget)
-            if full.module_error:
-                break
-            found = [row[0] for row in full.outcomes]
+    pairs: list[tuple[Outcome, Outcome] | None] = [
+        known.pair(c.key(), rival) if known is not None else None for c in candidates
+    ]
+    if any(p is None for p in pairs):
+        report = executor.run(
+            module, [programs[0], programs[rival]], list(candidates), seed=seed, cancel=cancel, budget=budget
+        )
+        if report.module_error or report.load_errors[0] or report.load_errors[1]:
+            return current, list(outcomes)
+        ran = [(report.outcomes[0][idx], report.outcomes[1][idx]) for idx in range(len(candidates))]
+        if known is not None:
+            for cand, (mine, theirs) in zip(candidates, ran):
+                known.learn(cand, {0: mine, rival: theirs})
+        pairs = list(ran)
+    for cand, pair in zip(candidates, pairs):
+        if pair is not None and _disagree(pair[0], pair[1], want_both_ok):
+            found = known.get(cand.key()) if known is not None else None
+            if found is None:
+                full = executor.run(module, list(programs), [cand], seed=seed, cancel=cancel, budget=budget)
+                if full.module_error:
+                    break
+                found = [row[0] for row in full.outcomes]
+                if known is not None and not any(full.load_errors):
+                    known.learn(cand, dict(enumerate(found)))
             if _disagree(found[0], found[rival], want_both_ok):
                 return cand, found
             break

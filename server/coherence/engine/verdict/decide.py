@@ -5,6 +5,7 @@ the docstring's worked examples, the severity and its evidence, and the countere
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 
 from coherence.engine import verdict
@@ -30,8 +31,12 @@ async def decide(j: Judging, result: CheckResult, report_progress: Callable[[str
     """The severity, its evidence and the counterexample of an incoherent check, into ``result``.
 
     The docstring's worked examples are part of the spec: a function that contradicts one is
-    wrong or documented wrongly, whatever the alternatives say (``verdict.from_examples``)."""
+    wrong or documented wrongly, whatever the alternatives say (``verdict.from_examples``).
+    Its stages' seconds go into the result's timings: the verdict, the wait for the inputs run
+    ahead (``convincing.run_ahead``), then the counterexample."""
     target, scored = j.target, j.scored
+    timings = result.extra.setdefault("timings", {})
+    stage = time.monotonic()
     accepted: list[Accepted] = []
     if target.accept:
         accepted = await asyncio.to_thread(run_accepted, j.executor, j.config.seed, target, j.module, scored, j.cancel)
@@ -47,6 +52,28 @@ async def decide(j: Judging, result: CheckResult, report_progress: Callable[[str
     result.evidence = evidence.to_dict()
     if evidence.kind != "example" and without:
         result.evidence["discredited"] = len(without)  # alternatives without a vote
+    timings["verdict"] = round(time.monotonic() - stage, 4)
+    if j.ahead is not None and not (evidence.kind == "example" and evidence.input is not None):
+        stage = time.monotonic()
+        await asyncio.shield(j.ahead)  # what it runs, the shrink need not
+        timings["ahead"] = round(time.monotonic() - stage, 4)  # what scoring and the verdict did not hide
+    stage = time.monotonic()
+    try:
+        await _counterexample(j, result, evidence, examples, accepted, report_progress)
+    finally:
+        timings["counterexample"] = round(time.monotonic() - stage, 4)
+
+
+async def _counterexample(
+    j: Judging,
+    result: CheckResult,
+    evidence: verdict.Evidence,
+    examples: list[Found],
+    accepted: list[Accepted],
+    report_progress: Callable[[str, float], None],
+) -> None:
+    """The counterexample the verdict's evidence rests on, into ``result``."""
+    target, scored = j.target, j.scored
     if evidence.kind == "example" and evidence.input is not None:
         result.counterexample, result.disagreeing_code = example_counterexample(
             target, scored, examples[evidence.input], evidence

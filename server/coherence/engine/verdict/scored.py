@@ -4,6 +4,7 @@ a leaf that every judging module can import.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from dataclasses import dataclass
 from functools import cached_property
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from coherence.engine.config import CheckConfig
     from coherence.engine.execution import ModuleContext
     from coherence.engine.execution.executor import ExecutionReport, Executor
+    from coherence.engine.execution.seen import SeenOutcomes
     from coherence.engine.spec import Target
 
 
@@ -65,3 +67,5 @@ class Judging:
     scored: Scored
     report: ExecutionReport
     cancel: threading.Event | None = None
+    seen: SeenOutcomes | None = None  # outcomes kept between the checks of one Checker
+    ahead: asyncio.Future[None] | None = None  # yours run on the last shrink's inputs (``run_ahead``)

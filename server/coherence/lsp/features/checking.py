@@ -14,6 +14,7 @@ import asyncio
 
 from lsprotocol import types
 
+from coherence.engine.inputs.seeds.workspace import is_test_file
 from coherence.lsp.features import LanguageFeature
 
 
@@ -45,11 +46,26 @@ class CheckingFeature(LanguageFeature):
             return
         uri = params.text_document.uri
         state = self.ls.scheduler.docs.get(uri)
+        if state is not None and state.path and is_test_file(state.path):
+            self._tests_changed(uri)
         autosave = state is not None and state.autosaved
         self.ls.scheduler.cancel_debounce(uri)
         self.ls.run_task(
             self.ls.scheduler.check_document(uri, reason="autosave" if autosave else "save"), name=f"check {uri}"
         )
+
+    def _tests_changed(self, saved: str) -> None:
+        """A workspace test file was saved: the other open documents' results keys are made
+        again, so a result that predates it is shown stale and checked again."""
+        from coherence.engine.inputs.seeds.workspace import forget_recent
+
+        forget_recent()
+        sched = self.ls.scheduler
+        for uri, state in list(sched.docs.items()):
+            if uri != saved and state.open:
+                state.parsed_text_hash = None  # the same text, keyed again
+                sched.refresh_parse(uri)
+                self.ls.refresh(uri)
 
     def document_close(self, params: types.DidCloseTextDocumentParams) -> None:
         self.ls.scheduler.close(params.text_document.uri)

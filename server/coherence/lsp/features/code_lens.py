@@ -28,6 +28,7 @@ class CodeLensFeature(LanguageFeature):
                     checking=checking,
                     stale=result is not None and not checking and not state.is_fresh(q),
                     failure=state.failure_beside(q),
+                    stale_why=state.stale_reason(q),
                 )
             line = target.name_line - 1
             lenses.append(

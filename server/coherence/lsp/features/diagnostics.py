@@ -74,6 +74,10 @@ class DiagnosticsFeature(LanguageFeature):
             failure = state.failure_beside(q)
             if failure is not None:  # the finding stands; the check that failed is said beside it
                 message += f" ({display(failed_note(result, failure))})"
+            stale_why = state.stale_reason(q)
+            if stale_why:
+                rechecks = self.ls.settings_for(state.path).runOn != "manual"  # see Scheduler.recheck_stale
+                message += f" ({display(stale_why)}; re-checking)" if rechecks else f" ({display(stale_why)})"
             out.append(
                 types.Diagnostic(
                     range=self.ls.name_range(lines, line, col, len(name)),

@@ -26,7 +26,9 @@ class HoverFeature(LanguageFeature):
                 return None
             value = f"**coherence** · `{q}` · checking…"
         else:
-            value = hover_markdown(result, stale=not state.is_fresh(q), checking=checking)
+            value = hover_markdown(
+                result, stale=not state.is_fresh(q), checking=checking, stale_why=state.stale_reason(q)
+            )
             failure = state.failure_beside(q)
             if failure is not None:
                 value = f"{failure_markdown(result, failure)}\n\n{value}"

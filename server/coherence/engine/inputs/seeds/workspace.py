@@ -279,17 +279,101 @@ def _asserted(name: str, text: str, call: ast.AST, stated: ast.AST) -> StatedExa
     return StatedExample(call=written, expected=expected, value=value)
 
 
-def tests_fingerprint(workspace: str | Path | None) -> str:
-    """What the workspace's test files are now (each one's path, size and modification time):
-    inputs and worked examples read from them are kept only while it stays the same, so a check
-    never rests on a test file that is gone or changed."""
+def tests_state(workspace: str | Path | None) -> dict[str, str]:
+    """Each workspace test file's size and modification time, by its path under the workspace."""
     if workspace is None or not Path(workspace).is_dir():
-        return ""
-    parts = []
-    for path in _test_files(Path(workspace), time.monotonic() + 1.0):
+        return {}
+    root = Path(workspace)
+    state: dict[str, str] = {}
+    for path in _test_files(root, time.monotonic() + 1.0):
         try:
             st = path.stat()
         except OSError:
             continue
-        parts.append(f"{path}\0{st.st_size}\0{st.st_mtime_ns}")
-    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+        state[str(path)] = f"{st.st_size}\0{st.st_mtime_ns}"
+    return state
+
+
+def fingerprint_of(state: dict[str, str]) -> str:
+    """``tests_fingerprint`` of a ``tests_state``."""
+    if not state:
+        return ""
+    return hashlib.sha256("\n".join(f"{p}\0{v}" for p, v in state.items()).encode()).hexdigest()[:16]
+
+
+def tests_fingerprint(workspace: str | Path | None) -> str:
+    """What the workspace's test files are now (each one's path, size and modification time):
+    inputs and worked examples read from them are kept only while it stays the same, so a check
+    never rests on a test file that is gone or changed."""
+    return fingerprint_of(tests_state(workspace))
+
+
+# tests_state of each workspace lately read, for callers that ask on every parse (results keys),
+# and the states behind recent fingerprints (to say which test file a stale result predates)
+_RECENT: dict[str, tuple[float, str]] = {}
+_STATES: dict[str, dict[str, str]] = {}
+RECENT_SECONDS = 2.0
+
+
+def recent_tests_fingerprint(workspace: str | Path | None) -> str:
+    """``tests_fingerprint``, walked at most once every ``RECENT_SECONDS`` per workspace (see
+    ``forget_recent`` for a test file known to have changed): the language server keys every
+    marked function of a document at each parse, and a walk per keystroke would cost more than
+    the parse."""
+    if workspace is None:
+        return ""
+    now = time.monotonic()
+    key = str(workspace)
+    seen = _RECENT.get(key)
+    if seen is not None and now - seen[0] < RECENT_SECONDS:
+        return seen[1]
+    state = tests_state(workspace)
+    fingerprint = fingerprint_of(state)
+    if len(_RECENT) > 64:  # a server with many roots over a long session
+        _RECENT.clear()
+    if len(_STATES) > 256:
+        _STATES.clear()
+    _RECENT[key] = (now, fingerprint)
+    _STATES[fingerprint] = state
+    return fingerprint
+
+
+def is_test_file(path: str | Path) -> bool:
+    """Whether a Python file is one the workspace's tests are read from (``_test_files``)."""
+    p = Path(path)
+    if p.suffix != ".py":
+        return False
+    fn = p.name
+    return (
+        any(part in ("tests", "test") for part in p.parts[:-1])
+        or fn.startswith("test_")
+        or fn.endswith("_test.py")
+        or fn == "conftest.py"
+    )
+
+
+def forget_recent(workspace: str | Path | None = None) -> None:
+    """Walk the test files again on the next ``recent_tests_fingerprint`` (of ``workspace``, or
+    of every workspace): one of them was just saved."""
+    if workspace is None:
+        _RECENT.clear()
+    else:
+        _RECENT.pop(str(workspace), None)
+
+
+def tests_changed_since(fingerprint: str, workspace: str | Path | None) -> list[str]:
+    """The test files (paths relative to ``workspace``) added, changed or deleted since the
+    workspace's tests had ``fingerprint``, as far as this process saw that state; [] when it
+    did not."""
+    before = _STATES.get(fingerprint)
+    if before is None or workspace is None:
+        return []
+    now = tests_state(workspace)
+    changed = sorted(p for p in set(before) | set(now) if before.get(p) != now.get(p))
+    out = []
+    for p in changed:
+        try:
+            out.append(str(Path(p).relative_to(Path(workspace))))
+        except ValueError:
+            out.append(p)
+    return out
