@@ -39,6 +39,7 @@ from coherence.engine.verdict.convincing import run_ahead
 from coherence.engine.verdict.decide import against_examples, decide
 from coherence.engine.verdict.scored import Judging
 from coherence.engine.verdict.scoring import score_run
+from coherence.engine.verdict.timeouts import confirm_hangs, timed_out_with_finishers
 
 log = logging.getLogger(__name__)
 
@@ -311,8 +312,14 @@ class Checker:
         try:
             # Scoring runs in a thread: grouping long float outputs within tolerance can take a large
             # share of a second, and the editor's event loop must not wait (docs/results.md#scoring-thread).
+            # A timeout decides nothing unless it is a hang, which one short run tells (``verdict.timeouts``).
+            hangs = frozenset[int]()
+            if timed_out_with_finishers(report.outcomes):
+                hangs = await asyncio.to_thread(
+                    confirm_hangs, self.executor, module, programs, inputs, report, seed=cfg.seed, cancel=cancel
+                )
             scored = await asyncio.to_thread(
-                score_run, self.config, target, result, report, programs, valid, inputs, rerun, started
+                score_run, self.config, target, result, report, programs, valid, inputs, rerun, started, hangs
             )
             if scored is None:
                 return result

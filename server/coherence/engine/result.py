@@ -157,8 +157,9 @@ class CheckResult:
     sampling_problem_kind: str = ""
     notices: list[str] = field(default_factory=list)  # e.g. a sample cache that was rebuilt
     config_error: bool = False  # the check never ran: configuration, key or provider (no diagnostic)
-    # The run's accounting: alternatives dropped for being too slow, inputs that ran out of the
-    # time budget (and were left out), calls that timed out, and each program that failed to load.
+    # The run's accounting: alternatives dropped for being too slow (or hung), inputs left out
+    # because some program ran out of time on them (its budget, or a call's timeout:
+    # ``verdict.timeouts``), calls that timed out, and each program that failed to load.
     too_slow: int = 0
     inputs_over_budget: int = 0
     timeouts: int = 0

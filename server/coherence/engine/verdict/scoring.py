@@ -43,9 +43,13 @@ def score_run(
     inputs: list[Input],
     rerun: list[int],
     started: float,
+    hangs: frozenset[int] = frozenset(),
 ) -> Scored | None:
     """The outcome matrix to metrics, status and domain, filled into ``result``; None when the
-    result is final (an error: nothing ran, nothing left to compare)."""
+    result is final (an error: nothing ran, nothing left to compare).  ``hangs``: the inputs
+    where the programs that timed out hung (``verdict.timeouts.confirm_hangs``); every other
+    input where a program ran out of time is left out, and ``result.inputs`` (the PAC bound's n)
+    counts only the inputs kept."""
     if report.module_error:
         result.status = "error"
         result.reason = f"your module failed to load in the sandbox: {report.module_error}"
@@ -72,16 +76,18 @@ def score_run(
             f"{first.render(receiver=receiver)} then {second.render(receiver=receiver)}"
         )
 
-    # Inputs some program never reached within its time budget are left out for everyone:
-    # n shrinks, rather than one slow program "disagreeing" on every input it skipped.
+    # Inputs where a program ran out of time (never reached one in its budget, or a call timed
+    # out) are left out for everyone: n shrinks, rather than a slow program "disagreeing" where
+    # it never answered, or a call near its limit deciding the verdict (``verdict.timeouts``).
     ids, distinct = outcome_ids(report.outcomes)
     over_budget = np.fromiter((o.error == BUDGET_EXCEEDED for o in distinct), dtype=bool, count=len(distinct))
-    if over_budget.any():
+    out_of_time = np.fromiter((o.error in OUT_OF_TIME for o in distinct), dtype=bool, count=len(distinct))
+    if out_of_time.any():
         # But an alternative that ran out of time long before the others (one that hangs on
         # small inputs) would take most inputs away from everyone: it goes instead, and says so.
         reach = (~over_budget[ids]).sum(axis=1)
-        out_of_time = np.fromiter((o.error in OUT_OF_TIME for o in distinct), dtype=bool, count=len(distinct))
-        slow = too_slow(~over_budget[ids], ~out_of_time[ids])
+        slow = too_slow(~over_budget[ids], ~out_of_time[ids]) if over_budget.any() else []
+        hung = hung_alternatives(ids, out_of_time, hangs)
         if slow and len(programs) - len(slow) >= 2:
             programs, valid, keep = drop_programs(slow, programs, valid, report)
             ids = ids[keep]
@@ -89,8 +95,19 @@ def score_run(
                 f"; {len(slow)} dropped: too slow (reached {int(reach[slow].max())} of {len(inputs)} inputs in time)"
             )
             result.too_slow = len(slow)
-        reached = np.flatnonzero(~over_budget[ids].any(axis=0))
-        result.inputs_over_budget = len(inputs) - len(reached)
+            hung = [keep.index(p) for p in hung if p in keep]
+        # (a minority only: where most alternatives hang, the input goes, not most of the votes)
+        if hung and 2 * len(hung) < len(programs) - 1:
+            programs, valid, keep = drop_programs(hung, programs, valid, report)
+            ids = ids[keep]
+            result.sampling += f"; {len(hung)} dropped: hung where every other program answered at once"
+            result.too_slow += len(hung)
+        lost = out_of_time[ids].any(axis=0)
+        # a hang of yours is evidence, not noise: it stays (capped at information, ``yours_slow``)
+        yours_hang = [x for x in hangs if out_of_time[ids[0, x]] and not out_of_time[ids[1:, x]].any()]
+        lost[yours_hang] = False
+        reached = np.flatnonzero(~lost)
+        result.inputs_over_budget = int(lost.sum())  # out of time, never reached or timed out
         ids = ids[:, reached]
         reached = reached.tolist()
         inputs = [inputs[x] for x in reached]
@@ -279,6 +296,17 @@ def too_slow(reached: np.ndarray, finished: np.ndarray) -> list[int]:
         if 2 * finished_by_most.sum() > gave_up.sum():
             slow.append(p)
     return slow
+
+
+def hung_alternatives(ids: np.ndarray, out_of_time: np.ndarray, hangs: frozenset[int]) -> list[int]:
+    """The alternatives (rows after yours) that timed out on a hang where yours answered: they
+    leave the check rather than take the input away (``verdict.timeouts``)."""
+    hung: set[int] = set()
+    for x in sorted(hangs):
+        timed = out_of_time[ids[:, x]]
+        if not timed[0]:
+            hung.update((1 + np.flatnonzero(timed[1:])).tolist())
+    return sorted(hung)
 
 
 def drop_programs(
