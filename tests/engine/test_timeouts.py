@@ -82,13 +82,14 @@ async def test_your_hang_where_the_others_answer_at_once_is_reported(tmp_path):
     assert result.severity == "information", (result.severity, result.reason)
 
 
-async def test_an_alternative_that_hangs_where_yours_is_wrong_goes_not_the_input(tmp_path):
+async def test_an_alternative_that_hangs_where_yours_is_wrong_cannot_take_the_input_away(tmp_path):
     user = "    if x == 7:\n        return 0\n    return 2 * x\n"
     hang = _alternative("    if x == 7:\n        while True:\n            pass\n    return 2 * x\n")
     result = await _check(tmp_path, user, [hang, HONEST, HONEST, HONEST], call_timeout=0.25)
     assert result.status == "incoherent", (result.status, result.reason)
-    assert result.inputs == INPUTS and result.samples == 4 and result.too_slow == 1
-    assert "1 dropped: hung where every other program answered at once" in result.sampling
+    assert result.inputs == INPUTS and result.inputs_over_budget == 0
+    assert result.samples == 5 and result.too_slow == 0  # its vote elsewhere stays too
+    assert result.severity == "warning", (result.severity, result.reason)
     assert result.counterexample is not None and result.counterexample.call == "double(7)"
     assert result.counterexample.yours == "0"
 

@@ -87,7 +87,6 @@ def score_run(
         # small inputs) would take most inputs away from everyone: it goes instead, and says so.
         reach = (~over_budget[ids]).sum(axis=1)
         slow = too_slow(~over_budget[ids], ~out_of_time[ids]) if over_budget.any() else []
-        hung = hung_alternatives(ids, out_of_time, hangs)
         if slow and len(programs) - len(slow) >= 2:
             programs, valid, keep = drop_programs(slow, programs, valid, report)
             ids = ids[keep]
@@ -95,17 +94,10 @@ def score_run(
                 f"; {len(slow)} dropped: too slow (reached {int(reach[slow].max())} of {len(inputs)} inputs in time)"
             )
             result.too_slow = len(slow)
-            hung = [keep.index(p) for p in hung if p in keep]
-        # (a minority only: where most alternatives hang, the input goes, not most of the votes)
-        if hung and 2 * len(hung) < len(programs) - 1:
-            programs, valid, keep = drop_programs(hung, programs, valid, report)
-            ids = ids[keep]
-            result.sampling += f"; {len(hung)} dropped: hung where every other program answered at once"
-            result.too_slow += len(hung)
         lost = out_of_time[ids].any(axis=0)
-        # a hang of yours is evidence, not noise: it stays (capped at information, ``yours_slow``)
-        yours_hang = [x for x in hangs if out_of_time[ids[0, x]] and not out_of_time[ids[1:, x]].any()]
-        lost[yours_hang] = False
+        # a hang is evidence, not noise: it stays (one of yours is capped at information,
+        # ``yours_slow``; one of an alternative's raised, which sets no value against yours)
+        lost[sorted(hangs)] = False
         reached = np.flatnonzero(~lost)
         result.inputs_over_budget = int(lost.sum())  # out of time, never reached or timed out
         ids = ids[:, reached]
@@ -296,17 +288,6 @@ def too_slow(reached: np.ndarray, finished: np.ndarray) -> list[int]:
         if 2 * finished_by_most.sum() > gave_up.sum():
             slow.append(p)
     return slow
-
-
-def hung_alternatives(ids: np.ndarray, out_of_time: np.ndarray, hangs: frozenset[int]) -> list[int]:
-    """The alternatives (rows after yours) that timed out on a hang where yours answered: they
-    leave the check rather than take the input away (``verdict.timeouts``)."""
-    hung: set[int] = set()
-    for x in sorted(hangs):
-        timed = out_of_time[ids[:, x]]
-        if not timed[0]:
-            hung.update((1 + np.flatnonzero(timed[1:])).tolist())
-    return sorted(hung)
 
 
 def drop_programs(

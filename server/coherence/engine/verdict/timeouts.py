@@ -9,13 +9,12 @@ call near its limit must not decide anything.
 One exception, because a function that loops for ever where the others answer at once has a bug
 a user must hear of: an input is a *hang* when every program that finished there finishes again,
 in a second run, within ``HANG_SHARE`` of the call timeout (at least ten times faster than the
-ones that timed out).  On a hang:
+ones that timed out).  A hang stays, timeouts and all:
 
-- where your function timed out, the input stays (your timeout is evidence; the verdict caps it
-  at information, ``rules``' ``yours_slow``);
-- where only alternatives timed out, those alternatives leave the check instead of the input
-  (``scoring``), so that an alternative cannot take an input away by hanging on it; unless
-  they are half the alternatives or more (then the input goes, not most of the votes).
+- where your function timed out, your timeout is evidence (the verdict caps it at information,
+  ``rules``' ``yours_slow``);
+- where alternatives timed out, theirs raised and set no value against yours, and the others
+  still vote there: an alternative cannot take an input away by hanging on it.
 
 A machine busy enough to slow the finishers past a tenth of the limit makes the input contested,
 and it is left out: the two outcomes of the rule are keep (a hang) and leave out, never a timeout
