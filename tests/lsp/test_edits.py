@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 import textwrap
@@ -150,6 +151,8 @@ def test_a_pinned_test_fails_on_the_side_it_rejects(tmp_path, side):
         run = subprocess.run(
             [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", edits.test_module_name("vowels.py")],
             cwd=tmp_path,
+            # the written test needs plain pytest; this venv's plugins (hypothesis, pytest-lsp) cost seconds to load
+            env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
             capture_output=True,
             text=True,
             timeout=120,
