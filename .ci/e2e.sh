@@ -68,13 +68,6 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || [ ! -d "$E2E/node_modules/cod
   (cd "$E2E" && quiet env PATH="$N24/bin:$PATH" npm_config_nodedir="$N24" npm rebuild --foreground-scripts)
   echo "$want" >"$stamp"
 fi
-# E2E_PREPARE_ONLY: .ci/run prepares the above in the background while other suites run, and
-# calls this script again for the test (the stamps make that second install a no-op).
-if [ -n "${E2E_PREPARE_ONLY:-}" ]; then
-  say "prepared"
-  exit 0
-fi
-
 # -- the extension: build the .vsix from client-vscode (npm ci only when its lockfile changed) ---
 if [ -n "${COHERENCE_VSIX:-}" ]; then
   VSIX=$COHERENCE_VSIX
@@ -99,6 +92,15 @@ if [ -z "${COHERENCE_PLATFORM_VSIX:-}" ] && [ "$(uname -m)" = x86_64 ]; then
   rm -f "$ROOT/client-vscode/coherence-linux-x64-$version.vsix"
   (cd "$ROOT/client-vscode" && quiet npm run package:linux-x64)
   export COHERENCE_PLATFORM_VSIX=$ROOT/client-vscode/coherence-linux-x64-$version.vsix
+fi
+
+# E2E_PREPARE_ONLY: .ci/run prepares the above in the background while other suites run, and
+# calls this script again for the test with the two .vsix files named in test-artifacts/e2e-vsix.txt
+# (COHERENCE_VSIX, COHERENCE_PLATFORM_VSIX; the stamps make that second install a no-op).
+if [ -n "${E2E_PREPARE_ONLY:-}" ]; then
+  printf '%s\n%s\n' "$VSIX" "${COHERENCE_PLATFORM_VSIX:-}" >"$ROOT/test-artifacts/e2e-vsix.txt"
+  say "prepared"
+  exit 0
 fi
 
 # -- the test -------------------------------------------------------------------------------------

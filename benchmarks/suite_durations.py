@@ -6,7 +6,10 @@ pytest run and prints the time per file and the slowest tests, split by whether 
     python benchmarks/suite_durations.py /tmp/dur.txt [--top 30]
 
 A test's time is the sum of its setup, call and teardown.  Under ``-n 2`` the default run's wall
-time is about the sum of its tests' times over two, plus collection in each worker.
+time is about the sum of its tests' times over two, plus collection in each worker.  On a shared
+machine wall times mostly measure the load: the CPU seconds per test that tests/conftest.py writes
+with ``COHERENCE_TEST_CPU=/tmp/cpu.tsv python -m pytest ...`` are read the same way
+(``python benchmarks/suite_durations.py /tmp/cpu.tsv``).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 ROW = re.compile(r"^\s*(\d+(?:\.\d+)?)s\s+(setup|call|teardown)\s+(\S.*?)\s*$")
+CPU_ROW = re.compile(r"^(\d+(?:\.\d+)?)\t(\S.*?)\s*$")  # COHERENCE_TEST_CPU's lines
 
 
 def read_durations(path: Path) -> dict[str, float]:
@@ -29,6 +33,8 @@ def read_durations(path: Path) -> dict[str, float]:
         m = ROW.match(line)
         if m:
             per_test[m.group(3)] += float(m.group(1))
+        elif m := CPU_ROW.match(line):
+            per_test[m.group(2)] += float(m.group(1))
     return dict(per_test)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import resource
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,6 +22,26 @@ atexit.register(shutil.rmtree, _CONFIG_HOME, True)
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
 CORPUS = Path(os.environ.get("COHERENCE_CORPUS", REPO.parent / "shared" / "corpus"))
+
+
+# COHERENCE_TEST_CPU=FILE appends each test's CPU seconds (this process's, and those of the
+# processes it started and waited for) and node id to FILE: on a shared machine wall times say
+# more about the load than the test (benchmarks/suite_durations.py reads it).
+_CPU_LOG = os.environ.get("COHERENCE_TEST_CPU")
+
+
+def _cpu_seconds() -> float:
+    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    before = _cpu_seconds() if _CPU_LOG else 0.0
+    yield
+    if _CPU_LOG:
+        with open(_CPU_LOG, "a", encoding="utf-8") as fh:
+            fh.write(f"{_cpu_seconds() - before:.3f}\t{item.nodeid}\n")
 
 
 @pytest.fixture

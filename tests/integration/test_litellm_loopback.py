@@ -9,6 +9,8 @@ import subprocess
 import sys
 import urllib.request
 
+import pytest
+
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
 from coherence.engine.markers import find_targets
@@ -58,6 +60,7 @@ async def test_check_through_litellm_http_and_cache(tmp_path):
         assert fixed.cluster_sizes[fixed.user_cluster] == max(fixed.cluster_sizes)
 
 
+@pytest.mark.slow  # tests/cli/test_cli_cost.py's max-cost check runs the CLI through litellm's HTTP by default
 def test_cli_through_litellm_http(tmp_path):
     with LoopbackServer(replies=recorded("is_palindrome"), cycle=True) as server:
         mod = tmp_path / "pal.py"

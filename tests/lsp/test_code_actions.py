@@ -5,6 +5,7 @@ the text and checked, each pinned test run with pytest."""
 from __future__ import annotations
 
 import ast
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -86,6 +87,8 @@ def run_pytest(workspace: Path, test_file: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", test_file],
         cwd=workspace,
+        # the written test needs plain pytest; this venv's plugins (hypothesis, pytest-lsp) cost seconds to load
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         capture_output=True,
         text=True,
         timeout=120,

@@ -100,6 +100,7 @@ async def test_replayed_samples_cost_nothing_and_say_so(lsp):
     assert (await stats(lsp))["documents"] == 0
 
 
+@pytest.mark.slow  # the written cap below raises the cap and checks by default
 async def test_a_check_past_the_cost_cap_is_not_started_until_the_cap_is_raised(start, loopback):
     lsp = await start({**PRICED, "apiBase": loopback.url, "maxCostUsd": 0.000001}, env=KEY_ENV)
     asked = answer_requests(lsp, "Raise the cap")

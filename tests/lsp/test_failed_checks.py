@@ -96,6 +96,7 @@ async def test_a_failed_check_keeps_the_finding_and_says_why_once(start, rejecti
     assert "this check failed" not in again.message
 
 
+@pytest.mark.slow  # test_llm_loopback.py's bad key (an error lens per function, nothing kept) runs by default
 async def test_a_check_that_fails_with_nothing_shown_before_is_the_error(start, rejecting):
     lsp = await start({"model": "openai/loopback-model", "apiBase": rejecting.url}, env=KEY_ENV)
     uri = lsp.open("textutils.py")

@@ -41,6 +41,7 @@ async def test_an_untrusted_workspace_cannot_send_the_key_to_its_server(start, w
         assert theirs.request_count == 0
 
 
+@pytest.mark.slow  # two servers through litellm; the refusal above and the client-trust test below run by default
 async def test_the_editors_trust_or_the_users_store_lets_the_workspace_choose(start, workspace, tmp_path):
     with LoopbackServer([REPLY]) as theirs:
         point_at(workspace, theirs.url)
