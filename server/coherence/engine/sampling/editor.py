@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from coherence.engine.errors import CheckCancelled, ConfigurationError, SamplingError
-from coherence.engine.sampling.failures import Failure
+from coherence.engine.sampling.failures import RATE_LIMITED, TIMED_OUT, Failure
 from coherence.engine.sampling.prompt import build_messages, extract_program
 from coherence.engine.sampling.provider import ProviderReply
 from coherence.engine.spec import Spec
@@ -67,9 +67,9 @@ def _failure(kind: str, message: str, model: str) -> Failure:
     """The editor's error as litellm's path would have named it (label, kind, whether to stop)."""
     said = f" ({message})" if message else ""
     if kind == "rate_limit":
-        return Failure("rate limited (429)", "rate_limit", True)
+        return RATE_LIMITED
     if kind == "timeout":
-        return Failure("timeout", "timeout", True)
+        return TIMED_OUT
     if kind == "no_permission":
         return Failure(
             "authentication failed (no permission)",

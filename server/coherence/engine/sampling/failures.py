@@ -67,7 +67,7 @@ def retry_after(err: BaseException) -> float | None:
     return None
 
 
-@dataclass
+@dataclass(frozen=True)
 class Failure:
     label: str  # short, for SampleSet.failures: "rate limited (429)", "timeout", ...
     kind: str  # SamplingError kind
@@ -75,6 +75,11 @@ class Failure:
     fatal: bool = False  # the user must act; stop asking
     message: str = ""  # user-facing sentence for fatal failures
     bad_request: bool = False
+
+
+# Failures every provider names alike (litellm's path, the editor's models): one label each.
+RATE_LIMITED = Failure("rate limited (429)", "rate_limit", True)
+TIMED_OUT = Failure("timeout", "timeout", True)
 
 
 def _short(err: BaseException, limit: int = 300) -> str:
@@ -145,7 +150,7 @@ def _rejected(model: str, text: str) -> str:
 def classify(err: BaseException, model: str) -> Failure:
     """Map an exception from litellm (or asyncio) to a failure label and policy."""
     if isinstance(err, asyncio.TimeoutError):
-        return Failure("timeout", "timeout", True)
+        return TIMED_OUT
     litellm = import_litellm()
     status = getattr(err, "status_code", None)
     text = _short(err)
@@ -163,9 +168,9 @@ def classify(err: BaseException, model: str) -> Failure:
             message=_rejected(model, text),
         )
     if isinstance(err, litellm.RateLimitError) or status == 429:
-        return Failure("rate limited (429)", "rate_limit", True)
+        return RATE_LIMITED
     if isinstance(err, litellm.Timeout):
-        return Failure("timeout", "timeout", True)
+        return TIMED_OUT
     if isinstance(err, litellm.NotFoundError) or status == 404:
         return Failure(
             "model not found (404)",
