@@ -39,7 +39,7 @@ from coherence.engine.verdict.convincing import run_ahead
 from coherence.engine.verdict.decide import against_examples, decide
 from coherence.engine.verdict.scored import Judging
 from coherence.engine.verdict.scoring import score_run
-from coherence.engine.verdict.timeouts import confirm_hangs, timed_out_with_finishers
+from coherence.engine.verdict.timeouts import confirm_hangs
 
 log = logging.getLogger(__name__)
 
@@ -314,7 +314,7 @@ class Checker:
             # share of a second, and the editor's event loop must not wait (docs/results.md#scoring-thread).
             # A timeout decides nothing unless it is a hang, which one short run tells (``verdict.timeouts``).
             hangs = frozenset[int]()
-            if timed_out_with_finishers(report.outcomes):
+            if any(report.timeouts):  # (confirm_hangs finds the inputs, off the event loop)
                 hangs = await asyncio.to_thread(
                     confirm_hangs, self.executor, module, programs, inputs, report, seed=cfg.seed, cancel=cancel
                 )
