@@ -21,12 +21,15 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from typing import TypeVar
 
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.execution.worker_run import LOAD_ERROR, OUT_OF_TIME, WORKER_CRASH
 from coherence.engine.inputs import Input
 from coherence.engine.outcomes import Outcome
 
+_K = TypeVar("_K")
+_V = TypeVar("_V")
 _NOT_KEPT = OUT_OF_TIME | {LOAD_ERROR.error, WORKER_CRASH.error}
 SEEN_SIZE = 20_000  # shrink candidates are small inputs: a few MB at most
 SHRINKS_SIZE = 256
@@ -60,11 +63,10 @@ class SeenOutcomes:
     ``Checker`` (their threads)."""
 
     def __init__(self, size: int = SEEN_SIZE):
-        self._size = size
-        self._map: OrderedDict[tuple[str, str], Outcome] = OrderedDict()
-        self._shrinks: OrderedDict[tuple[object, ...], tuple[Input, list[Outcome]]] = OrderedDict()
+        self._map: _Recent[tuple[str, str], Outcome] = _Recent(size)
+        self._shrinks: _Recent[tuple[object, ...], tuple[Input, list[Outcome]]] = _Recent(SHRINKS_SIZE)
         self._ran: dict[tuple[object, ...], list[Input]] = {}
-        self._paths: OrderedDict[tuple[object, ...], tuple[Input, dict[tuple[int, str], str]]] = OrderedDict()
+        self._paths: _Recent[tuple[object, ...], tuple[Input, dict[tuple[int, str], str]]] = _Recent(SHRINKS_SIZE)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -72,36 +74,24 @@ class SeenOutcomes:
 
     def get(self, program: str, key: str) -> Outcome | None:
         with self._lock:
-            found = self._map.get((program, key))
-            if found is not None:
-                self._map.move_to_end((program, key))
-            return found
+            return self._map.recall((program, key))
 
     def put(self, program: str, key: str, outcome: Outcome) -> None:
         if outcome.kind == "raise" and outcome.error in _NOT_KEPT:
             return
         with self._lock:
-            self._map[(program, key)] = outcome
-            self._map.move_to_end((program, key))
-            while len(self._map) > self._size:
-                self._map.popitem(last=False)
+            self._map.keep((program, key), outcome)
 
     def shrunk(self, key: tuple[object, ...]) -> tuple[Input, list[Outcome]] | None:
         """Where the shrink ``key`` names ended, and every program's outcome there."""
         with self._lock:
-            found = self._shrinks.get(key)
-            if found is not None:
-                self._shrinks.move_to_end(key)
-            return found
+            return self._shrinks.recall(key)
 
     def keep_shrunk(self, key: tuple[object, ...], shrunk: Input, outcomes: Sequence[Outcome]) -> None:
         if any(o.kind == "raise" and o.error in _NOT_KEPT for o in outcomes):
             return  # the machine's load had a say in it
         with self._lock:
-            self._shrinks[key] = (shrunk, list(outcomes))
-            self._shrinks.move_to_end(key)
-            while len(self._shrinks) > SHRINKS_SIZE:
-                self._shrinks.popitem(last=False)
+            self._shrinks.keep(key, (shrunk, list(outcomes)))
 
     def for_run(
         self,
@@ -128,10 +118,7 @@ class SeenOutcomes:
 
     def keep_path(self, key: tuple[object, ...], shrunk: Input, consulted: dict[tuple[int, str], str]) -> None:
         with self._lock:
-            self._paths[key] = (shrunk, dict(consulted))
-            self._paths.move_to_end(key)
-            while len(self._paths) > SHRINKS_SIZE:
-                self._paths.popitem(last=False)
+            self._paths.keep(key, (shrunk, dict(consulted)))
 
     def ran_for(self, key: tuple[object, ...]) -> list[Input]:
         """The inputs the last shrink under ``key`` (a spec) had to run: a check of an edited
@@ -146,6 +133,26 @@ class SeenOutcomes:
             self._ran[key] = list(inputs)[:RAN_KEPT]
             while len(self._ran) > SHRINKS_SIZE:
                 self._ran.pop(next(iter(self._ran)))
+
+
+class _Recent(OrderedDict[_K, _V]):
+    """At most ``size`` items, the least recently kept or recalled going first."""
+
+    def __init__(self, size: int):
+        super().__init__()
+        self.size = size
+
+    def recall(self, key: _K) -> _V | None:
+        found = self.get(key)
+        if found is not None:
+            self.move_to_end(key)
+        return found
+
+    def keep(self, key: _K, value: _V) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        while len(self) > self.size:
+            self.popitem(last=False)
 
 
 def beside(source: str | None, yours: tuple[str, str] | None) -> str | None:
