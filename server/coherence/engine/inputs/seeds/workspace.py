@@ -8,7 +8,7 @@ import hashlib
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from coherence.engine import syntax
@@ -52,6 +52,14 @@ SKIP_DIRS = {
 }
 
 
+def _is_test_name(filename: str, folders: Sequence[str]) -> bool:
+    """A Python file named as a test, or in a ``tests``/``test`` folder."""
+    if not filename.endswith(".py"):
+        return False
+    in_tests = any(p in ("tests", "test") for p in folders)
+    return in_tests or filename.startswith("test_") or filename.endswith("_test.py") or filename == "conftest.py"
+
+
 def _test_files(root: Path, deadline: float) -> list[Path]:
     found: list[Path] = []
     total = 0
@@ -65,11 +73,8 @@ def _test_files(root: Path, deadline: float) -> list[Path]:
             and not os.path.exists(os.path.join(dirpath, d, "pyvenv.cfg"))
         )
         rel_parts = Path(dirpath).relative_to(root).parts
-        in_tests = any(p in ("tests", "test") for p in rel_parts)
         for fn in sorted(filenames):
-            if not fn.endswith(".py"):
-                continue
-            if not (in_tests or fn.startswith("test_") or fn.endswith("_test.py") or fn == "conftest.py"):
+            if not _is_test_name(fn, rel_parts):
                 continue
             p = Path(dirpath) / fn
             try:
@@ -341,15 +346,7 @@ def recent_tests_fingerprint(workspace: str | Path | None) -> str:
 def is_test_file(path: str | Path) -> bool:
     """Whether a Python file is one the workspace's tests are read from (``_test_files``)."""
     p = Path(path)
-    if p.suffix != ".py":
-        return False
-    fn = p.name
-    return (
-        any(part in ("tests", "test") for part in p.parts[:-1])
-        or fn.startswith("test_")
-        or fn.endswith("_test.py")
-        or fn == "conftest.py"
-    )
+    return _is_test_name(p.name, p.parts[:-1])
 
 
 def forget_recent(workspace: str | Path | None = None) -> None:
