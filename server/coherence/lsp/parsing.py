@@ -188,19 +188,23 @@ class DocumentParsing:
             return
         self.open_store()
         stale: list[str] = []
+        whys: dict[str, str] = {}  # by the test files' fingerprint a stale result was made with
         for q, key in zip(state.targets, analysis.keys):
             state.current_keys[q] = key
             cached = self.cache.get(key)
             if cached is not None and state.results.get(q) is not cached:
                 state.show(q, cached, key)
             elif cached is None:
-                stale += self._show_stale(state, q, key, work.config.workspace)
+                stale += self._show_stale(state, q, key, work.config.workspace, whys)
         if stale:
             self.recheck_stale(state, stale)
 
-    def _show_stale(self, state: DocumentState, q: str, key: str, workspace: str | None) -> list[str]:
+    def _show_stale(
+        self, state: DocumentState, q: str, key: str, workspace: str | None, whys: dict[str, str]
+    ) -> list[str]:
         """Show the newest result of the same function checked with other workspace test files,
-        marked stale; [q] when there is one (it is to be checked again), else []."""
+        marked stale; [q] when there is one (it is to be checked again), else [].  ``whys``:
+        what this parse already said of each earlier fingerprint (one walk of the test files)."""
         from coherence.engine.inputs.seeds.workspace import tests_changed_since
         from coherence.engine.results_key import tests_part
 
@@ -213,15 +217,20 @@ class DocumentParsing:
             return []  # shown already, and its check asked for
         if shown is not None and shown.checked_at > result.checked_at:
             return []  # a newer result (of an edit since) stays
-        changed = tests_changed_since(tests_part(old_key), workspace)
-        if len(changed) == 1:
-            why = f"checked before {changed[0]} changed"
-        elif changed:
-            why = f"checked before {changed[0]} and {len(changed) - 1} other test files changed"
-        else:
-            why = "checked before the workspace's test files changed"
-        state.show_stale(q, result, old_key, why)
+        before = tests_part(old_key)
+        if before not in whys:
+            whys[before] = _why_stale(tests_changed_since(before, workspace))
+        state.show_stale(q, result, old_key, whys[before])
         return [q]
+
+
+def _why_stale(changed: list[str]) -> str:
+    """What a stale result says of the test files ``changed`` since it was made."""
+    if len(changed) == 1:
+        return f"checked before {changed[0]} changed"
+    if changed:
+        return f"checked before {changed[0]} and {len(changed) - 1} other test files changed"
+    return "checked before the workspace's test files changed"
 
 
 # A document with this many characters is analysed on a thread: thousands of marked functions
