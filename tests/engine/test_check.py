@@ -12,6 +12,7 @@ import pytest
 
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig, load_project_config
+from coherence.engine.execution.executor import Executor
 from coherence.engine.inputs import Input
 from coherence.engine.markers import find_targets
 from coherence.engine.sampling.replay import ReplayProvider
@@ -22,6 +23,26 @@ from tests.support.sarif import valid_sarif
 def examples_checker(**overrides) -> Checker:
     cfg = load_project_config(EXAMPLES).merged(inputs=300, **overrides)
     return Checker(cfg)
+
+
+class JobCounting(Executor):
+    """The real executor, noting how many programs each job it started was given."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        self.jobs: list[int] = []  # programs per job started
+
+    def prepare(self, module, programs, **kw):
+        self.jobs.append(len(programs))
+        return super().prepare(module, programs, **kw)
+
+
+def job_counting_checker() -> tuple[Checker, JobCounting]:
+    """``examples_checker()`` on a ``JobCounting`` executor."""
+    checker = examples_checker()
+    config = checker.config
+    executor = JobCounting(python=config.python, limits=checker.executor.limits, sandbox=config.sandbox)
+    return Checker(config, executor=executor), executor
 
 
 def target(path, name):
@@ -706,20 +727,7 @@ async def test_the_counterexample_keeps_the_bloc_the_verdict_rests_on(tmp_path):
 async def test_a_recheck_shrinks_to_the_same_counterexample_without_running_its_candidates(path, name):
     """A re-check of an unchanged function (its inputs cached) finds the counterexample the check
     before found, from what the programs gave then: the shrinker starts no job."""
-    from coherence.engine.execution.executor import Executor
-
-    class Counting(Executor):
-        def __init__(self, **kw):
-            super().__init__(**kw)
-            self.jobs: list[int] = []  # programs per job started
-
-        def prepare(self, module, programs, **kw):
-            self.jobs.append(len(programs))
-            return super().prepare(module, programs, **kw)
-
-    checker = examples_checker()
-    executor = Counting(python=checker.config.python, limits=checker.executor.limits, sandbox=checker.config.sandbox)
-    checker = Checker(checker.config, executor=executor)
+    checker, executor = job_counting_checker()
     first = await checker.check(target(path, name))
     assert first.status == "incoherent" and first.counterexample is not None
     assert first.counterexample.shrunk_from  # it did shrink: the re-check has something to save
@@ -733,20 +741,7 @@ async def test_an_edited_body_runs_only_itself_on_the_last_shrinks_inputs():
     """After a body edit the alternatives' outcomes on the shrinker's inputs still hold (nothing
     else in the module names the function): yours alone runs them, beside scoring, and the
     shrink that follows runs nothing and ends where it did."""
-    from coherence.engine.execution.executor import Executor
-
-    class Counting(Executor):
-        def __init__(self, **kw):
-            super().__init__(**kw)
-            self.jobs: list[int] = []
-
-        def prepare(self, module, programs, **kw):
-            self.jobs.append(len(programs))
-            return super().prepare(module, programs, **kw)
-
-    checker = examples_checker()
-    executor = Counting(python=checker.config.python, limits=checker.executor.limits, sandbox=checker.config.sandbox)
-    checker = Checker(checker.config, executor=executor)
+    checker, executor = job_counting_checker()
     source = (EXAMPLES / "textutils.py").read_text()
     first = await checker.check(find_targets(source, str(EXAMPLES / "textutils.py"))[0])
     assert first.counterexample is not None and first.counterexample.shrunk_from

@@ -18,6 +18,19 @@ async def checks_queued(lsp) -> int:
     return (await lsp.command("coherence.serverStats"))["checksQueued"]
 
 
+async def reopened_without_a_check(lsp, uri: str) -> list:
+    """Close textutils.py and open it again: its incoherent diagnostics, from the results cache,
+    once no check was queued for them."""
+    queued = await checks_queued(lsp)
+    lsp.close(uri)
+    await lsp.wait_for(lambda: not lsp.coherence_diagnostics(uri), "the diagnostics to be cleared on close")
+    lsp.open("textutils.py")
+    shown = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the cached result on reopen")
+    await asyncio.sleep(QUIET_SECONDS)
+    assert await checks_queued(lsp) == queued
+    return shown
+
+
 async def test_run_on_save_does_not_check_on_open_and_shows_cached_results_on_reopen(start):
     lsp = await start({"runOn": "save"})
     uri = lsp.open("textutils.py")
@@ -30,18 +43,12 @@ async def test_run_on_save_does_not_check_on_open_and_shows_cached_results_on_re
     lsp.save(uri)
     await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "an incoherent diagnostic after the save")
     await lsp.wait_idle()
-    queued = await checks_queued(lsp)
-    assert queued >= 1
+    assert await checks_queued(lsp) >= 1
 
     # Closed and opened again, unchanged: the results come back from the results cache, and no
     # check is queued for them.
-    lsp.close(uri)
-    await lsp.wait_for(lambda: not lsp.coherence_diagnostics(uri), "the diagnostics to be cleared on close")
-    lsp.open("textutils.py")
-    d = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the cached result on reopen")
+    d = await reopened_without_a_check(lsp, uri)
     assert d[0].data["name"] == "count_vowels"
-    await asyncio.sleep(QUIET_SECONDS)
-    assert await checks_queued(lsp) == queued
 
 
 async def test_run_on_open_is_an_explicit_choice(start):
@@ -145,14 +152,8 @@ async def test_a_result_that_outlives_a_workspace_test_file_is_shown_stale_then_
     assert hover is not None and "checked before" not in hover.contents.value
 
     # Reopened again with the test file unchanged: the fresh result, from the cache, no check.
-    queued = await checks_queued(lsp)
-    lsp.close(uri)
-    await lsp.wait_for(lambda: not lsp.coherence_diagnostics(uri), "the diagnostics to be cleared on close")
-    lsp.open("textutils.py")
-    again = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the cached result")
+    again = await reopened_without_a_check(lsp, uri)
     assert "changed" not in again[0].message
-    await asyncio.sleep(QUIET_SECONDS)
-    assert await checks_queued(lsp) == queued
 
 
 async def test_saving_a_test_file_rechecks_the_open_functions_so_a_reopen_checks_nothing(start):
@@ -181,11 +182,5 @@ async def test_saving_a_test_file_rechecks_the_open_functions_so_a_reopen_checks
         "a fresh result once the test file is saved",
     )
     await lsp.wait_idle()
-    queued = await checks_queued(lsp)
-    lsp.close(uri)
-    await lsp.wait_for(lambda: not lsp.coherence_diagnostics(uri), "the diagnostics to be cleared on close")
-    lsp.open("textutils.py")
-    again = await lsp.wait_for(lambda: lsp.coherence_diagnostics(uri, "incoherent"), "the cached result on reopen")
+    again = await reopened_without_a_check(lsp, uri)
     assert "changed" not in again[0].message
-    await asyncio.sleep(QUIET_SECONDS)
-    assert await checks_queued(lsp) == queued
