@@ -1349,30 +1349,25 @@ async function stepRestrictedMode() {
     }
 }
 
-/** Step 17: the platform .vsix's first run with no network.  A code-server of its own (like step 16),
- * given a fresh venv (no numpy, no coherence) and a pip that reaches no index: no PIP_* of this
- * machine's, no pip config file, PIP_NO_INDEX and an index URL nothing listens on. */
-async function stepOfflineFirstRun() {
-    await ctx.stopMain();
-    if (!fs.existsSync(PLATFORM_VSIX)) fail(`no platform .vsix at ${PLATFORM_VSIX}: cd client-vscode && npm run package:linux-x64`);
-    const dirs = makeDirs();
-    const venv = path.join(dirs.root, 'offline-venv');
+/** A venv with nothing installed in a step's own ``dirs`` (steps 17 and 18), as the extension's
+ * interpreter, and the user settings checking a file when it opens, as a save would. */
+function freshVenvOpenChecks(dirs, name) {
+    const venv = path.join(dirs.root, `${name}-venv`);
     const made = spawnSync(process.env.E2E_BARE_PYTHON || 'python3', ['-m', 'venv', venv], { encoding: 'utf8' });
     if (made.status !== 0) fail(`python3 -m venv failed: ${made.stderr || made.error}`);
     const python = path.join(venv, 'bin', 'python');
-    const bare = spawnSync(python, ['-c', 'import numpy'], { encoding: 'utf8' });
-    if (bare.status === 0) fail(`the fresh venv ${venv} imports numpy: not a first run`);
     writeSettings(dirs, python);
     const user = path.join(dirs.userData, 'User', 'settings.json');
     const settings = JSON.parse(fs.readFileSync(user, 'utf8'));
-    settings['coherence.runOn'] = 'open'; // opening the demo checks it, as a save would
+    settings['coherence.runOn'] = 'open';
     fs.writeFileSync(user, JSON.stringify(settings, null, 4));
-    const env = serverEnv(dirs);
-    for (const k of Object.keys(env)) if (k.startsWith('PIP_')) delete env[k];
-    Object.assign(env, { PIP_CONFIG_FILE: os.devnull, PIP_NO_INDEX: '1', PIP_INDEX_URL: 'http://127.0.0.1:9/simple' });
-    const offline = spawnSync(python, ['-m', 'pip', 'download', '--no-deps', '-d', path.join(dirs.root, 'dl'), 'numpy'], { env, encoding: 'utf8' });
-    if (offline.status === 0) fail('pip reached an index from the offline environment');
-    installExtension(dirs, env, PLATFORM_VSIX);
+    return { python, user };
+}
+
+/** A code-server of a step's own on ``dirs`` with ``env``, and a browser on it: ``body(page, url)``
+ * runs, then the editor's logs (vscode-logs-<name>) and the files ``keep`` are kept among the
+ * artifacts, and everything is stopped and removed. */
+async function withOwnCodeServer(dirs, env, name, body, keep = []) {
     const port = await freePort();
     const child = spawn(
         NODE24,
@@ -1382,9 +1377,37 @@ async function stepOfflineFirstRun() {
     const url = `http://127.0.0.1:${port}`;
     let browser;
     try {
-        await poll('the offline code-server', async () => (await httpStatus(`${url}/healthz`)) === 200, { timeout: 60_000 });
+        await poll(`the code-server of the ${name} step`, async () => (await httpStatus(`${url}/healthz`)) === 200, { timeout: 60_000 });
         browser = await chromium.launchPersistentContext(dirs.chrome, { executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 }, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
         const page = browser.pages()[0] ?? (await browser.newPage());
+        return await body(page, url);
+    } finally {
+        const logs = path.join(dirs.userData, 'logs');
+        if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ARTIFACTS, `vscode-logs-${name}`), { recursive: true });
+        for (const f of keep) if (fs.existsSync(f)) fs.copyFileSync(f, path.join(ARTIFACTS, path.basename(f)));
+        await browser?.close().catch(() => {});
+        await stopProcessGroup(child);
+        if (!process.env.E2E_KEEP_TMP) fs.rmSync(dirs.root, { recursive: true, force: true });
+    }
+}
+
+/** Step 17: the platform .vsix's first run with no network.  A code-server of its own (like step 16),
+ * given a fresh venv (no numpy, no coherence) and a pip that reaches no index: no PIP_* of this
+ * machine's, no pip config file, PIP_NO_INDEX and an index URL nothing listens on. */
+async function stepOfflineFirstRun() {
+    await ctx.stopMain();
+    if (!fs.existsSync(PLATFORM_VSIX)) fail(`no platform .vsix at ${PLATFORM_VSIX}: cd client-vscode && npm run package:linux-x64`);
+    const dirs = makeDirs();
+    const { python } = freshVenvOpenChecks(dirs, 'offline');
+    const bare = spawnSync(python, ['-c', 'import numpy'], { encoding: 'utf8' });
+    if (bare.status === 0) fail(`the fresh venv ${path.dirname(path.dirname(python))} imports numpy: not a first run`);
+    const env = serverEnv(dirs);
+    for (const k of Object.keys(env)) if (k.startsWith('PIP_')) delete env[k];
+    Object.assign(env, { PIP_CONFIG_FILE: os.devnull, PIP_NO_INDEX: '1', PIP_INDEX_URL: 'http://127.0.0.1:9/simple' });
+    const offline = spawnSync(python, ['-m', 'pip', 'download', '--no-deps', '-d', path.join(dirs.root, 'dl'), 'numpy'], { env, encoding: 'utf8' });
+    if (offline.status === 0) fail('pip reached an index from the offline environment');
+    installExtension(dirs, env, PLATFORM_VSIX);
+    await withOwnCodeServer(dirs, env, 'offline', async (page, url) => {
         const loaded = Date.now();
         await page.goto(`${url}/?folder=${encodeURIComponent(dirs.workspace)}`);
         await openFile(page, 'textutils.py');
@@ -1404,13 +1427,7 @@ async function stepOfflineFirstRun() {
         const record = { secondsFromPageLoad: seconds, secondsFromActivation: fromActivation, vsix: path.basename(PLATFORM_VSIX) };
         fs.writeFileSync(path.join(ARTIFACTS, 'offline-first-run.json'), JSON.stringify(record, null, 2));
         await screenshot(page, 'offline-first-run-warning');
-    } finally {
-        const logs = path.join(dirs.userData, 'logs');
-        if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ARTIFACTS, 'vscode-logs-offline'), { recursive: true });
-        await browser?.close().catch(() => {});
-        await stopProcessGroup(child);
-        if (!process.env.E2E_KEEP_TMP) fs.rmSync(dirs.root, { recursive: true, force: true });
-    }
+    });
 }
 
 /** Step 18: samples from the editor's own chat model.  A code-server of its own (like step 17) with
@@ -1424,31 +1441,13 @@ async function stepEditorModel() {
     const dirs = makeDirs();
     // the first run: no replay file, no model anywhere
     fs.writeFileSync(path.join(dirs.workspace, 'pyproject.toml'), '[tool.coherence]\nsamples = 10\ninputs = 1000\n');
-    const venv = path.join(dirs.root, 'lm-venv');
-    const made = spawnSync(process.env.E2E_BARE_PYTHON || 'python3', ['-m', 'venv', venv], { encoding: 'utf8' });
-    if (made.status !== 0) fail(`python3 -m venv failed: ${made.stderr || made.error}`);
-    writeSettings(dirs, path.join(venv, 'bin', 'python'));
-    const user = path.join(dirs.userData, 'User', 'settings.json');
-    const settings = JSON.parse(fs.readFileSync(user, 'utf8'));
-    settings['coherence.runOn'] = 'open';
-    fs.writeFileSync(user, JSON.stringify(settings, null, 4));
+    const { user } = freshVenvOpenChecks(dirs, 'lm');
     const requests = path.join(dirs.root, 'lm-requests.jsonl');
     const env = { ...serverEnv(dirs), COHERENCE_E2E_RECORDED: path.join(dirs.workspace, 'recorded_samples.jsonl'), COHERENCE_E2E_LM_LOG: requests };
     fs.cpSync(path.join(HERE, 'lm-extension'), path.join(dirs.extensions, 'coherence-test.lm-recorded-0.0.1'), { recursive: true });
     installExtension(dirs, env, PLATFORM_VSIX);
-    const port = await freePort();
-    const child = spawn(
-        NODE24,
-        codeServerArgs(dirs, ['--auth', 'none', '--bind-addr', `127.0.0.1:${port}`, '--disable-workspace-trust', '--disable-getting-started-override', '--ignore-last-opened', dirs.workspace]),
-        { env, stdio: 'ignore', detached: true },
-    );
-    const url = `http://127.0.0.1:${port}`;
     const asked = () => (fs.existsSync(requests) ? fs.readFileSync(requests, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : []);
-    let browser;
-    try {
-        await poll('the code-server of the lm step', async () => (await httpStatus(`${url}/healthz`)) === 200, { timeout: 60_000 });
-        browser = await chromium.launchPersistentContext(dirs.chrome, { executablePath: CHROMIUM, headless: true, viewport: { width: 1400, height: 900 }, args: ['--no-sandbox', '--disable-gpu', '--no-first-run'] });
-        const page = browser.pages()[0] ?? (await browser.newPage());
+    await withOwnCodeServer(dirs, env, 'lm', async (page, url) => {
         await page.goto(`${url}/?folder=${encodeURIComponent(dirs.workspace)}`);
         await openFile(page, 'textutils.py');
         const toast = await notificationWith(page, 'no model configured');
@@ -1487,14 +1486,7 @@ async function stepEditorModel() {
         });
         log(`lm: ${sent.length} requests to the test provider (${vowels.length} for count_vowels), then the warning; lens: ${lens}; hover: ${hover.slice(0, 300)}`);
         await screenshot(page, 'lm-editor-model-warning');
-    } finally {
-        const logs = path.join(dirs.userData, 'logs');
-        if (fs.existsSync(logs)) fs.cpSync(logs, path.join(ARTIFACTS, 'vscode-logs-lm'), { recursive: true });
-        if (fs.existsSync(requests)) fs.copyFileSync(requests, path.join(ARTIFACTS, 'lm-requests.jsonl'));
-        await browser?.close().catch(() => {});
-        await stopProcessGroup(child);
-        if (!process.env.E2E_KEEP_TMP) fs.rmSync(dirs.root, { recursive: true, force: true });
-    }
+    }, [requests]);
 }
 
 const COLD_TIMEOUT_MS = Number(process.env.E2E_COLD_TIMEOUT_S || 900) * 1000;
