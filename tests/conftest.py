@@ -6,6 +6,7 @@ import atexit
 import os
 import resource
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -13,6 +14,12 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# Under PYTHONDONTWRITEBYTECODE (set in some CI images and sandboxes) every process the suite starts
+# (each xdist worker, server and CLI) compiles this tree again, and pytest rewrites every test
+# module again: keep their bytecode in the ignored __pycache__ folders, as Python does by default.
+# The sandbox sets its own environment, so generated code still writes none.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None):
+    sys.dont_write_bytecode = False
 # The user's own coherence settings and trust store live in XDG_CONFIG_HOME: every test, and every
 # process a test starts, gets an empty one instead, so what a developer configured changes nothing.
 _CONFIG_HOME = tempfile.mkdtemp(prefix="coherence-tests-config-")
