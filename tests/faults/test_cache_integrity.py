@@ -341,6 +341,9 @@ SHARER = textwrap.dedent(
 )
 
 
+# Slow because each of its two processes imports litellm (for mock_response): the default run writes
+# one cache from several processes in test_processes_opening_a_new_cache_at_once_all_get_it.
+@pytest.mark.slow
 def test_two_processes_share_one_cache(tmp_path):
     path = tmp_path / "shared" / "samples.sqlite3"
     rounds = 4

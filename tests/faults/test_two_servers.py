@@ -30,7 +30,7 @@ def loopback():
     server.stop()
 
 
-@pytest.mark.slow  # test_cache_integrity.py shares one cache between processes by default
+@pytest.mark.slow  # test_cache_integrity.py opens one cache from several processes by default
 async def test_two_servers_on_one_workspace_share_the_cache(start, loopback, tmp_path):
     settings = {"model": "openai/loopback-model", "apiBase": loopback.url}
     a = await start(settings, env=KEY_ENV, capture_stderr=True)

@@ -38,6 +38,9 @@ TIMEOUT = float(os.environ.get("COHERENCE_LSP_TEST_TIMEOUT", "60"))
 TEST_SETTINGS = {"inputs": 200, "runOn": "open"}
 
 
+# Both cached: decoding a client's capabilities, and cattrs building its hooks for each message
+# type, were repeated for every server a test starts, and no test or client changes either.
+@functools.cache
 def client_params(name: str) -> tuple[types.ClientCapabilities, types.ClientInfo]:
     data = json.loads((CLIENTS / CLIENT_FILES[name]).read_text())
     params = get_converter().structure(
@@ -46,6 +49,7 @@ def client_params(name: str) -> tuple[types.ClientCapabilities, types.ClientInfo
     return params.capabilities, params.client_info
 
 
+@functools.cache
 def converter():
     """pygls' converter, with lsprotocol 2025.0.0's Command | CodeAction hook fixed: it decodes
     every object with a ``command`` key as a Command, so a CodeAction carrying a command breaks."""
