@@ -73,7 +73,9 @@ class Evidence:
     agree: int = 0  # alternatives that agree with yours on that input
     alternatives: int = 0  # alternatives compared (m - 1)
     kind: str = ""  # value | yours-raises | theirs-raise | exception-type
-    why: str = ""  # for a hint or an information: why it is no more than that
+    why: str = (
+        ""  # for a hint or an information: why it is no more than that; for a panel's warning by whole models: so
+    )
     special_cased: bool = False  # a docstring example its backers special-case (``from_examples``)
 
     def to_dict(self) -> dict[str, Any]:
@@ -166,7 +168,11 @@ def judge(
     }
     if masks:
         given.update(masks)
-    flagged = {rule.name: rule.flagged(mask) for rule in rules.JUDGED if (mask := given.get(rule.name)) is not None}
+    flagged = {
+        rule.name: rule.flagged(mask)
+        for rule in rules.JUDGED
+        if (panel or not rule.panel_only) and (mask := given.get(rule.name)) is not None
+    }
     # the table's rules in order: those that drop inputs, then those that cap what remains, then
     # those that make an input the last choice as the evidence's
     judged = np.flatnonzero(against > 0)
@@ -190,6 +196,7 @@ def judge(
     unanimous_at = _unanimous(labels, raised, judged, rivals, backers, whole_models, flagged.get("degenerate"))
     if len(unanimous_at) < whole_min_inputs:
         unanimous_at = set()
+    by_whole_models: dict[int, str] = {}  # inputs the whole-models term lets through, and why
     for x, bloc, rival in zip(judged.tolist(), blocs.tolist(), rivals.tolist()):
         kind = _kind(bool(raised[0, x]), bool(raised[rival, x]))
         agree = alts - int(against[x])
@@ -214,6 +221,8 @@ def judge(
         if backed and model_backs == "hint" and not unanimous:
             seen["backed"] = True
             continue
+        if unanimous and (backed or held < held_share - 1e-9):  # a warning by the whole-models term alone
+            by_whole_models[x] = WHOLE_MODELS_BACKED if backed else WHOLE_MODELS_SPLIT
         if held < held_share - 1e-9 and not unanimous:
             seen["few-models"] = True
             continue
@@ -260,9 +269,15 @@ def judge(
             why = "fewer than a third of the alternatives agree with each other against yours"
         return Evidence("hint", alternatives=alts, why=why)
     _, x, rival, bloc, against_x, agree, kind = chosen
+    if severity == "warning":
+        why = by_whole_models.get(x, "")
     return Evidence(
         severity, input=x, rival=rival, bloc=bloc, against=against_x, agree=agree, alternatives=alts, kind=kind, why=why
     )
+
+
+WHOLE_MODELS_BACKED = "every alternative of two or more of the panel's models returns the same value against yours, and only one model agrees with yours"
+WHOLE_MODELS_SPLIT = "every alternative of two or more of the panel's models returns the same value against yours, and the rest of the panel splits"
 
 
 def _unanimous(
