@@ -19,6 +19,8 @@ from coherence.engine.markers import target_for
 from coherence.engine.sampling import extract_program
 from coherence.engine.verdict import PANEL_HELD_SHARE, PANEL_WHOLE_MIN_INPUTS, PANEL_WHOLE_MODELS, judge, rules
 from coherence.engine.verdict.severity import WHOLE_MODELS_BACKED, WHOLE_MODELS_SPLIT
+from coherence.formats import describe
+from coherence.lsp.render import hover_markdown
 from tests.support import CORPUS_DIR
 from tests.support.openai_loopback import LoopbackServer, corpus_responder
 
@@ -146,6 +148,9 @@ async def test_a_recorded_bug_two_whole_models_contradict_is_a_warning(tmp_path,
     assert result.status == "incoherent"
     assert result.severity == "warning" and result.evidence["why"] == WHOLE_MODELS_SPLIT, result.evidence
     assert result.evidence["bloc"] == 6
+    # the reader is told why, after the evidence, in the hover and in the text report
+    assert f"_From the panel: {WHOLE_MODELS_SPLIT}._" in hover_markdown(result).replace("\\", "")
+    assert f"    from the panel: {WHOLE_MODELS_SPLIT}" in describe(result)
     monkeypatch.setattr(verdict, "PANEL_WHOLE_MODELS", 0)  # the panel's verdict without the term
     without = await _check_against_panel(tmp_path / "without", monkeypatch, "llama_3_1_8b_instruct", "125")
     assert without.severity == "hint" and without.clusters == result.clusters

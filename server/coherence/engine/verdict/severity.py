@@ -73,9 +73,7 @@ class Evidence:
     agree: int = 0  # alternatives that agree with yours on that input
     alternatives: int = 0  # alternatives compared (m - 1)
     kind: str = ""  # value | yours-raises | theirs-raise | exception-type
-    why: str = (
-        ""  # for a hint or an information: why it is no more than that; for a panel's warning by whole models: so
-    )
+    why: str = ""  # a hint's or an information's: why no more; a warning's: why, on a panel alone
     special_cased: bool = False  # a docstring example its backers special-case (``from_examples``)
 
     def to_dict(self) -> dict[str, Any]:
@@ -276,7 +274,7 @@ def judge(
     )
 
 
-WHOLE_MODELS_BACKED = "every alternative of two or more of the panel's models returns the same value against yours, and only one model agrees with yours"
+WHOLE_MODELS_BACKED = "every alternative of two or more of the panel's models returns the same value against yours, where another model agrees with yours"
 WHOLE_MODELS_SPLIT = "every alternative of two or more of the panel's models returns the same value against yours, and the rest of the panel splits"
 
 
