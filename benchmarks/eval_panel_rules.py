@@ -6,6 +6,8 @@ cross_share=...)``) on recorded ``coherence eval --panel`` runs and on same-mode
     python benchmarks/eval_panel_rules.py PANEL_ROOT... --same SAME_MODEL_ROOT...   # each panel run
                                                          # beside its author's same-model run
     python benchmarks/eval_panel_rules.py PANEL_ROOT... --table SAME_MODEL_ROOT...  # the README's table
+    python benchmarks/eval_panel_rules.py --lomo PANEL_ROOT...   # the whole-models term's threshold,
+                                                                 # leave-one-model-out
 
 A panel run's rows get their models back from ``eval.panel.compose`` (the same corpora and seed
 as the run: ``run.json``); a same-model run's rows are all one model, so the panel term cannot
@@ -22,7 +24,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-from coherence.engine.verdict import judge
+from coherence.engine.verdict import PANEL_HELD_SHARE, PANEL_WHOLE_MIN_INPUTS, PANEL_WHOLE_MODELS, judge
 from coherence.eval.corpus import load_samples
 from coherence.eval.panel import compose
 
@@ -41,6 +43,25 @@ VARIANTS: dict[str, dict] = {
     "a model backs yours: hint; the bloc's models hold 2/3": {**BACKS, "held_share": 2 / 3},
     "a model backs yours: hint; the bloc's models hold 3/4": {**BACKS, "held_share": 3 / 4},
     "a model backs yours: hint; the bloc's models hold all": {**BACKS, "held_share": 1.0},
+}
+# the panel term of s37 (no whole-models term, no empty-collections cap), and the terms since:
+# ``masks_off`` leaves a table rule's mask out of the replay
+HELD = {**BACKS, "held_share": PANEL_HELD_SHARE}
+S37_PANEL_RULE = "s37: a model backs yours: hint; held 3/4; no empty-collections cap"
+VARIANTS[S37_PANEL_RULE] = {**HELD, "masks_off": ["empty_collections"]}
+VARIANTS["held 3/4; empty-collections cap"] = HELD
+WHOLE_MIN_INPUTS = (1, 3, 10, 30, 100)  # the thresholds leave-one-model-out chooses among
+for _k in WHOLE_MIN_INPUTS:
+    VARIANTS[f"held 3/4; empty-collections cap; two whole models on {_k}+ inputs"] = {
+        **HELD,
+        "whole_models": PANEL_WHOLE_MODELS,
+        "whole_min_inputs": _k,
+    }
+VARIANTS["held 3/4; two whole models on 10+ inputs; no empty-collections cap"] = {
+    **HELD,
+    "whole_models": PANEL_WHOLE_MODELS,
+    "whole_min_inputs": PANEL_WHOLE_MIN_INPUTS,
+    "masks_off": ["empty_collections"],
 }
 DIAGNOSTIC = ("warning", "information")
 
@@ -88,14 +109,15 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
             row = rows[name]
             row["functions"] += 1
             row["failing"] += fails
+            kept = {k: v for k, v in masks.items() if k not in kw.get("masks_off", ())}
             ev = judge(
                 labels,
                 raised,
                 inside=inside,
                 incoherent=incoherent,
                 models=models,
-                masks=masks,
-                **kw,
+                masks=kept,
+                **{k: v for k, v in kw.items() if k != "masks_off"},
             )
             if ev.severity in DIAGNOSTIC:
                 row["diag on passing"] += not fails
@@ -151,7 +173,8 @@ def versus(panel_roots: list[Path], same_roots: list[Path]) -> None:
             )
 
 
-SHIPPED_PANEL_RULE = "a model backs yours: hint; the bloc's models hold 3/4"  # what engine/verdict/scoring.py passes
+# what engine/verdict/scoring.py passes
+SHIPPED_PANEL_RULE = f"held 3/4; empty-collections cap; two whole models on {PANEL_WHOLE_MIN_INPUTS}+ inputs"
 EARLIER_PANEL_RULE = "a model backs yours: hint"  # the panel term before the held share
 
 
@@ -183,7 +206,48 @@ def readme_table(panel_roots: list[Path], same_roots: list[Path]) -> None:
         )
 
 
+def _fit(by_run: dict, train: list[Path], name: str) -> tuple[float, float]:
+    """A rule's verified precision, then recall, on the ``train`` runs."""
+    w, wf, wv, fl = (sum(by_run[r][name][k] for r in train) for k in ("W", "W failing", "W verified", "failing"))
+    return (wv / w if w else 0.0, wf / fl if fl else 0.0)
+
+
+def lomo(roots: list[Path]) -> None:
+    """The whole-models term's input threshold chosen leave-one-model-out: for each author, the
+    threshold of WHOLE_MIN_INPUTS with the highest verified precision on the other authors' panel
+    runs (then the higher recall), scored on that author's; pooled over the held-out authors,
+    beside the s37 rule and the empty-collections cap alone (no threshold to fit)."""
+    runs = sorted({p.parent for root in roots for p in root.rglob("matrices.jsonl")})
+    runs = [r for r in runs if json.loads((r / "run.json").read_text())["settings"].get("panel")]
+    whole = [f"held 3/4; empty-collections cap; two whole models on {k}+ inputs" for k in WHOLE_MIN_INPUTS]
+    fixed = [S37_PANEL_RULE, "held 3/4; empty-collections cap"]
+    by_run = {run: replay(run, rules=fixed + whole) for run in runs}
+    f = lambda a, b: f"{a / b:.3f}" if b else "–"  # noqa: E731
+    pooled: dict[str, dict[str, int]] = {name: defaultdict(int) for name in [*fixed, "two whole models, LOMO"]}
+    print("| held-out author | threshold chosen on the others | W | W recall | W prec. (verified) |")
+    print("|---|---|---|---|---|")
+    for held in runs:
+        train = [r for r in runs if r != held]
+
+        chosen = max(whole, key=lambda name, train=train: _fit(by_run, train, name))
+        row = by_run[held][chosen]
+        print(
+            f"| {held.name} | {chosen.rsplit(' on ', 1)[1]} | {row['W']} | {f(row['W failing'], row['failing'])} | "
+            f"{f(row['W verified'], row['W'])} |"
+        )
+        for name, got in [*((n, by_run[held][n]) for n in fixed), ("two whole models, LOMO", row)]:
+            for k, v in got.items():
+                pooled[name][k] += v
+    print("\n| pooled over held-out authors | W | W recall | W prec. (verified) |")
+    print("|---|---|---|---|")
+    for name, row in pooled.items():
+        print(f"| {name} | {row['W']} | {f(row['W failing'], row['failing'])} | {f(row['W verified'], row['W'])} |")
+
+
 def main(argv: list[str]) -> int:
+    if "--lomo" in argv:  # panel roots: the whole-models threshold, leave-one-model-out
+        lomo([Path(a) for a in argv if a != "--lomo"])
+        return 0
     if "--table" in argv:  # panel roots --table same-model roots
         i = argv.index("--table")
         readme_table([Path(a) for a in argv[:i]], [Path(a) for a in argv[i + 1 :]])

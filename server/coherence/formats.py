@@ -207,6 +207,8 @@ def describe(r: CheckResult) -> list[str]:
         lines.append(f"    only a hint: {why}")
     elif r.severity == "information" and why:  # why it is no warning: the example may be what is wrong
         lines.append(f"    only information: {why}")
+    elif r.severity == "warning" and why:  # a panel's warning that the whole-models term let through
+        lines.append(f"    from the panel: {why}")
     if r.status == "nondeterministic":
         lines.append(f"    {r.reason}")
     if ce is not None:

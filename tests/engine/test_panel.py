@@ -330,8 +330,9 @@ async def test_the_check_passes_who_wrote_each_row_to_the_verdict(tmp_path, monk
 
 async def test_the_check_asks_agreement_across_the_panels_models(tmp_path, monkeypatch):
     """Two of three models (6 of 9 alternatives) add 2 where yours adds 1; the third model adds
-    3.  From one model, 6 of 9 against yours is a warning; from this panel, one model in three
-    reads the spec another way, and it is a hint that says so."""
+    3, or splits.  From one model, 6 of 9 against yours is a warning.  From this panel, it is a
+    warning while each of the two models is whole against yours (``PANEL_WHOLE_MODELS``), and a
+    hint that says one model in three reads the spec another way once one of them splits."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-loopback")
     from tests.support.openai_loopback import code_reply
 
@@ -348,4 +349,13 @@ async def test_the_check_asks_agreement_across_the_panels_models(tmp_path, monke
         result = await Checker(_config(tmp_path, *members)).check(target)
     assert result.status == "incoherent"
     assert sorted(c.size for c in result.clusters) == [1, 3, 6]
-    assert result.severity == "hint" and "too few of the panel's models" in result.evidence["why"]
+    assert result.severity == "warning" and "two or more of the panel's models" in result.evidence["why"]
+    with (
+        LoopbackServer([code_reply(bump(2))]) as a,
+        LoopbackServer([code_reply(bump(2)), code_reply(bump(2)), code_reply(bump(4))]) as b,
+        LoopbackServer([code_reply(bump(3))]) as c,
+    ):
+        members = [PanelMember(f"openai/{n}", 1, s.url) for n, s in (("a", a), ("b", b), ("c", c))]
+        split = await Checker(_config(tmp_path / "split", *members)).check(target)
+    assert sorted(c.size for c in split.clusters) == [1, 1, 3, 5]
+    assert split.severity == "hint" and "too few of the panel's models" in split.evidence["why"]

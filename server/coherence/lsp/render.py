@@ -184,6 +184,9 @@ def hover_markdown(r: CheckResult, *, stale: bool = False, checking: bool = Fals
     elif r.severity == "information" and why:
         lines.append("")
         lines.append(f"_Only information: {why}._")
+    elif r.severity == "warning" and why:
+        lines.append("")
+        lines.append(f"_From the panel: {why}._")
     if stale_why:
         lines.append("")
         lines.append(f"_This result was {_text(stale_why)}." + (" Checking again…_" if checking else "_"))

@@ -45,3 +45,10 @@ def empty_string_argument(inp: Input) -> bool:
     ``cycpattern_check('a', '')``.  Is an empty substring found once, everywhere, or nowhere?  A
     docstring about substrings rarely says, and samples split there by convention, not by bug."""
     return any(isinstance(v, str) and v == "" for v in inp.values())
+
+
+def empty_collection_argument(inp: Input) -> bool:
+    """Whether some argument is an empty list, tuple, set or dict: ``max_occurrences([])``,
+    ``sum_range_list([], 0, 1)``.  A one-sentence spec rarely says what such a call should give,
+    and the reference solution often rejects it: samples split there by convention, not by bug."""
+    return any(isinstance(v, (*_CONTAINERS, dict)) and not v for v in inp.values())

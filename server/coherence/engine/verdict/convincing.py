@@ -152,7 +152,7 @@ def _shrunk(
     # it stays out of every rule's mask it started out of (``rules.shrink_keeper``): inside the
     # domain, near the examples' magnitudes (shrinking toward 0 turns is_leap(1900) into
     # is_leap(0)), not all-empty, no empty string argument, intervals ordered like the examples'
-    keep = rules.shrink_keeper(start, domain)
+    keep = rules.shrink_keeper(start, domain, panel=scored.panel)
     try:
         shrunk, outcomes = cx.shrink(
             j.executor,

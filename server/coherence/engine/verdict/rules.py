@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.degenerate import degenerate, empty_string_argument
+from coherence.engine.inputs.degenerate import degenerate, empty_collection_argument, empty_string_argument
 from coherence.engine.inputs.domain import Domain
 
 Test = Callable[[Input, Domain | None], bool]
@@ -45,6 +45,7 @@ class InputRule:
     flags: Test | None = None
     active: Callable[[Domain | None], bool] = lambda domain: True  # whether the mask exists at all
     shrink: bool = False  # a counterexample that starts unflagged stays unflagged while it shrinks
+    panel_only: bool = False  # applies only to a panel of models: a same-model check never meets it
 
     def flagged(self, mask: np.ndarray) -> np.ndarray:
         """The inputs this rule flags, from its keyword's mask."""
@@ -87,6 +88,15 @@ RULES: tuple[InputRule, ...] = (
         cap="information",
         flags=lambda inp, domain: empty_string_argument(inp),
         shrink=True,
+    ),
+    InputRule(
+        "empty_collections",
+        "cap",
+        reason="the panel outvotes yours only on calls with an empty list, tuple, set or dict argument, where a short spec rarely says what is right",
+        cap="information",
+        flags=lambda inp, domain: empty_collection_argument(inp),
+        shrink=True,
+        panel_only=True,
     ),
     InputRule(
         "degenerate",
@@ -141,11 +151,14 @@ def input_masks(
     return out
 
 
-def shrink_keeper(start: Input, domain: Domain | None) -> Callable[[Input], bool] | None:
+def shrink_keeper(start: Input, domain: Domain | None, panel: bool = False) -> Callable[[Input], bool] | None:
     """What a shrunk counterexample keeps of its start: out of every rule's mask it started out
     of (inside the domain, near the examples' magnitudes, not all-empty, no empty string argument,
-    ordered intervals), so the shrunk input carries the verdict its start did."""
-    tests = [r.flags for r in RULES if r.shrink and r.flags is not None and r.active(domain)]
+    ordered intervals; on a ``panel`` of models, no empty collection argument either), so the
+    shrunk input carries the verdict its start did."""
+    tests = [
+        r.flags for r in RULES if r.shrink and r.flags is not None and r.active(domain) and (panel or not r.panel_only)
+    ]
     kept = [t for t in tests if not t(start, domain)]
     if not kept:
         return None

@@ -50,6 +50,11 @@ class Scored:
         return [p.origin for p in self.programs]
 
     @cached_property
+    def panel(self) -> bool:
+        """Whether the alternatives come from two models or more: the panel's terms apply."""
+        return len(set(self.models[1:])) >= 2
+
+    @cached_property
     def voters(self) -> set[str]:
         """The models with a vote (``severity.voters``)."""
         return voters(self.models, self.raised)

@@ -217,7 +217,7 @@ def judge_scored(
     recorded median samples return 15.0 on every ordering of the example's list)."""
     disagreeing = np.flatnonzero(scored.disagree).tolist()
     # the table's masks that read the inputs (the domain's own, ``inside``, came with the score)
-    names = [r.name for r in rules.JUDGED if r.name != "inside"]
+    names = [r.name for r in rules.JUDGED if r.name != "inside" and (scored.panel or not r.panel_only)]
     masks = rules.input_masks(scored.inputs, disagreeing, scored.domain, names=names)
     rows = [j for j in range(len(scored.programs)) if j not in discredited and j not in followers]
     if len(rows) < 3:
@@ -236,6 +236,8 @@ def judge_scored(
         models=models,
         model_backs=verdict.PANEL_MODEL_BACKS,
         held_share=verdict.PANEL_HELD_SHARE,
+        whole_models=verdict.PANEL_WHOLE_MODELS,
+        whole_min_inputs=verdict.PANEL_WHOLE_MIN_INPUTS,
         masks=masks,
     )
     if evidence.severity == "none" and followers:

@@ -49,6 +49,11 @@ PANEL_MODEL_BACKS = "hint"
 # the single ones may be missing.  Chosen on the HumanEval panels (8 authors, the 3 strongest
 # others and the 7 others), validated on MBPP's: ``docs/results.md#panel-terms``.
 PANEL_HELD_SHARE = 3 / 4
+# ... unless the bloc holds every alternative of this many of the panel's models, each whole: models
+# that are each unanimous against yours outweigh one model that backs yours or splits (0: off).
+# Chosen leave-one-model-out on the MBPP panels (``docs/results.md#panel-terms``).
+PANEL_WHOLE_MODELS = 2
+PANEL_WHOLE_MIN_INPUTS = 10  # ... on this many inputs or more: one or two such inputs are often a corner
 
 
 def at_least(severity: str, floor: str) -> bool:
@@ -68,7 +73,7 @@ class Evidence:
     agree: int = 0  # alternatives that agree with yours on that input
     alternatives: int = 0  # alternatives compared (m - 1)
     kind: str = ""  # value | yours-raises | theirs-raise | exception-type
-    why: str = ""  # for a hint or an information: why it is no more than that
+    why: str = ""  # a hint's or an information's: why no more; a warning's: why, on a panel alone
     special_cased: bool = False  # a docstring example its backers special-case (``from_examples``)
 
     def to_dict(self) -> dict[str, Any]:
@@ -103,6 +108,9 @@ def judge(
     bloc_models: int = 1,
     model_backs: str = "",
     held_share: float = 0.0,
+    whole_models: int = 0,
+    whole_beats_backer: bool = True,
+    whole_min_inputs: int = 1,
     masks: Mapping[str, np.ndarray] | None = None,
 ) -> Evidence:
     """The verdict on program 0 from the m x n outcome labels (equal labels: equal outcomes) and
@@ -126,7 +134,12 @@ def judge(
     no warning there, and "hint" no diagnostic at all.  ``held_share``: a bloc is no bloc unless
     the models its alternatives come from hold at least this share of the alternatives; a model
     whose every alternative raised on every input is left out of the count (a broken member
-    does not silence the others)."""
+    does not silence the others).  ``whole_models``: a bloc that holds every alternative of at least
+    this many models (two or more alternatives each) is evidence whatever ``held_share`` asks, and,
+    with ``whole_beats_backer``, even where a whole model backs yours: models that are each
+    unanimous against yours outvote one that backs it.  Only where both sides return a value, on
+    an input that is not degenerate, and only when that holds on ``whole_min_inputs`` inputs or
+    more."""
     m, n = labels.shape
     alts = m - 1
     if incoherent is None:
@@ -136,7 +149,7 @@ def judge(
     mine = labels[0]
     panel = models is not None and len(set(models[1:])) >= 2
     backers: list[np.ndarray] = []  # per model with 2+ alternatives: its rows (into labels[1:])
-    if panel and model_backs and models is not None:
+    if panel and (model_backs or whole_models) and models is not None:
         rows_of: dict[str, list[int]] = {}
         for r, name in enumerate(models[1:]):
             rows_of.setdefault(name, []).append(r)
@@ -153,7 +166,11 @@ def judge(
     }
     if masks:
         given.update(masks)
-    flagged = {rule.name: rule.flagged(mask) for rule in rules.JUDGED if (mask := given.get(rule.name)) is not None}
+    flagged = {
+        rule.name: rule.flagged(mask)
+        for rule in rules.JUDGED
+        if (panel or not rule.panel_only) and (mask := given.get(rule.name)) is not None
+    }
     # the table's rules in order: those that drop inputs, then those that cap what remains, then
     # those that make an input the last choice as the evidence's
     judged = np.flatnonzero(against > 0)
@@ -174,6 +191,10 @@ def judge(
     best_capped: tuple[Any, ...] | None = None
     capped_why = ""
     blocs, rivals = _largest_blocs(labels[1:, judged], differs[:, judged])
+    unanimous_at = _unanimous(labels, raised, judged, rivals, backers, whole_models, flagged.get("degenerate"))
+    if len(unanimous_at) < whole_min_inputs:
+        unanimous_at = set()
+    by_whole_models: dict[int, str] = {}  # inputs the whole-models term lets through, and why
     for x, bloc, rival in zip(judged.tolist(), blocs.tolist(), rivals.tolist()):
         kind = _kind(bool(raised[0, x]), bool(raised[rival, x]))
         agree = alts - int(against[x])
@@ -194,10 +215,13 @@ def judge(
             seen["one-model"] = True
             continue
         backed = any(not differs[rows, x].any() for rows in backers)
-        if backed and model_backs == "hint":
+        unanimous = x in unanimous_at and (whole_beats_backer or not backed)
+        if backed and model_backs == "hint" and not unanimous:
             seen["backed"] = True
             continue
-        if held < held_share - 1e-9:
+        if unanimous and (backed or held < held_share - 1e-9):  # a warning by the whole-models term alone
+            by_whole_models[x] = WHOLE_MODELS_BACKED if backed else WHOLE_MODELS_SPLIT
+        if held < held_share - 1e-9 and not unanimous:
             seen["few-models"] = True
             continue
         seen["bloc"] = True
@@ -207,7 +231,7 @@ def judge(
         ev = (key, x, rival, bloc, int(against[x]), agree, kind)
         share = min(WARN_SHARE, cross_share) if cross_share is not None and spans >= 2 else WARN_SHARE
         cap = next((why for mask, why in caps if mask[x]), "")
-        if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts and not backed:
+        if bloc >= share * alts and bloc > agree and agree <= WARN_AGREE * alts and (unanimous or not backed):
             if not cap:
                 if best is None or key < best[0]:
                     best = ev
@@ -243,9 +267,40 @@ def judge(
             why = "fewer than a third of the alternatives agree with each other against yours"
         return Evidence("hint", alternatives=alts, why=why)
     _, x, rival, bloc, against_x, agree, kind = chosen
+    if severity == "warning":
+        why = by_whole_models.get(x, "")
     return Evidence(
         severity, input=x, rival=rival, bloc=bloc, against=against_x, agree=agree, alternatives=alts, kind=kind, why=why
     )
+
+
+WHOLE_MODELS_BACKED = "every alternative of two or more of the panel's models returns the same value against yours, where another model agrees with yours"
+WHOLE_MODELS_SPLIT = "every alternative of two or more of the panel's models returns the same value against yours, and the rest of the panel splits"
+
+
+def _unanimous(
+    labels: np.ndarray,
+    raised: np.ndarray,
+    judged: np.ndarray,
+    rivals: np.ndarray,
+    backers: list[np.ndarray],
+    whole_models: int,
+    degenerate: np.ndarray | None,
+) -> set[int]:
+    """The inputs among ``judged`` where the largest bloc against yours holds every alternative
+    of ``whole_models`` models or more (``backers``: each model's rows), and both yours and the
+    bloc return a value there, on an input that is not degenerate."""
+    if not whole_models or len(backers) < whole_models:
+        return set()
+    out = set()
+    for x, rival in zip(judged.tolist(), rivals.tolist()):
+        if raised[0, x] or raised[rival, x] or (degenerate is not None and degenerate[x]):
+            continue
+        col = labels[1:, x]
+        inbloc = col == col[rival - 1]
+        if sum(bool(inbloc[rows].all()) for rows in backers) >= whole_models:
+            out.add(x)
+    return out
 
 
 _PAIRS_AT_ONCE = 1 << 21  # booleans per (row, row, input) array in _largest_blocs
