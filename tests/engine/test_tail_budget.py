@@ -102,3 +102,18 @@ async def test_a_disagreement_on_small_inputs_is_still_found(tmp_path):
     assert result.counterexample is not None and result.counterexample.call == "grow(7)"
     assert TAIL_HEAD <= result.inputs < 300
     assert result.inputs_over_budget == 300 - result.inputs
+
+
+def test_an_alternative_that_hangs_is_dropped_though_yours_left_the_large_inputs_out():
+    """Yours' tail budget left inputs 8.. out, so every program skipped them; the alternative
+    that hung on the first inputs is still too slow, judged on the inputs yours reached (what
+    HumanEval/100's check with llama's samples kept 2 inputs for)."""
+    import numpy as np
+
+    from coherence.engine.verdict.scoring import too_slow
+
+    def runs(*rows: str):  # '.' finished, 'T' timed out, '-' never reached
+        return np.array([[c != "-" for c in r] for r in rows]), np.array([[c == "." for c in r] for r in rows])
+
+    yours = "." * 8 + "-" * 22
+    assert too_slow(*runs(yours, "TTT" + "-" * 27, yours, yours)) == [1]
