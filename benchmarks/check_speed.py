@@ -6,7 +6,7 @@ Not a test: it prints figures.  Needs ../shared/corpus.
 
 For each of the first --tasks HumanEval tasks of one model's recorded samples, candidate 0 plays
 the user's function and candidates 1..m-1 the alternatives (the replay provider).  "check" is the
-wall time of ``Checker.check`` (input generation, sandboxed execution, metrics, counterexample);
+wall time of ``Checker.check`` ("cpu s" its CPU seconds, as below) (input generation, sandboxed execution, metrics, counterexample);
 "re-check" is a second check of the same function, with its inputs cached as after an edit of the
 body in the editor (the LSP caches results by body, so this re-runs everything but the inputs);
 "bare" is the wall time of calling the same m programs on the same inputs in this process with no
@@ -188,7 +188,7 @@ async def main() -> int:
     ran = [0, 0]  # programs the checks ran, programs bare ran (copies of one program run once)
     cpus, cpu_ratios, bare_cpus, floors, unknown = [], [], [], [], 0
     print(
-        f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'re-check':>8} {'bare s':>8} {'ratio':>6}"
+        f"{'task':<16} {'status':<16} {'m':>3} {'n':>5} {'check s':>8} {'cpu s':>6} {'re-check':>8} {'bare s':>8} {'ratio':>6}"
         + (f" {'cold s':>8}" if args.cold else "")
     )
     for row in rows:
@@ -234,7 +234,7 @@ async def main() -> int:
             stages.setdefault(stage, []).append(seconds)
         if bare_s is None:
             print(
-                f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {'hung':>8} {'-':>6}{cold}"
+                f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {check_cpu:>6.2f} {recheck_s:>8.3f} {'hung':>8} {'-':>6}{cold}"
             )
             continue
         bares.append(bare_s)
@@ -247,7 +247,7 @@ async def main() -> int:
         if execution is not None:
             exec_ratios.append(execution / max(bare_s, 1e-9))
         print(
-            f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {recheck_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}"
+            f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {check_cpu:>6.2f} {recheck_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}"
         )
     if not checks:
         return 1

@@ -340,3 +340,16 @@ def test_render_raise_mutation_and_truncation():
     assert len(long) == 40 and long.endswith("…")
     assert render_canonical(["Z", "list", "abc"]) == "<list, too large to show>"
     assert math.isnan(float(ok(float("nan")).render()))
+
+
+def test_a_lazy_outcome_says_it_changed_nothing_without_decoding_its_value():
+    """``mutated`` of an outcome whose key ends in two nulls is None without reading the return
+    value (the verdict asks it of thousands of long lists); the value stays readable."""
+    value = canonical([[i] for i in range(300)])
+    big = Outcome.from_valid_key('["ok",' + json.dumps(value) + ",null,null]")
+    assert big.mutated is None
+    assert big.value == value
+    # (not valid JSON past its head: asking ``mutated`` would fail if it decoded it)
+    assert Outcome.from_valid_key('["ok",["L",[ not decoded ]],null,null]').mutated is None
+    changed = Outcome.from_valid_key('["ok",["N"],' + json.dumps(canonical(([1],))) + ",null]")
+    assert changed.mutated == canonical(([1],)) and changed.value == canonical(None)

@@ -114,6 +114,7 @@ class Checker:
                 call_timeout=self.config.call_timeout,
                 program_budget=self.config.program_budget,
                 run_budget=self.config.run_budget,
+                tail_budget=self.config.tail_budget,
             )
             self._executor = Executor(python=self.config.python, limits=limits, sandbox=self.config.sandbox)
         return self._executor

@@ -109,6 +109,10 @@ class CheckConfig:
     # least 1 s each): a task whose programs are all slow costs about this long, with fewer inputs,
     # instead of program_budget times m over the slots.
     run_budget: float | None = 10.0
+    # CPU seconds for all the programs of a check together on the inputs past each one's first
+    # 100 (shared out over the slots, at least 0.05 s each): see the tail budget in
+    # docs/configuration.md.  None: no tail budget.
+    tail_budget: float | None = 0.5
     # Seconds for input generation.  A safety net only: generation normally stops at n long
     # before it, and results must not depend on how busy the machine is.
     input_budget: float = 10.0
@@ -180,6 +184,7 @@ CEILINGS = {
     "call_timeout": "seconds one call may take",
     "program_budget": "seconds one program may take",
     "run_budget": "seconds the programs of a check may take",
+    "tail_budget": "CPU seconds the programs of a check may take past their first inputs",
     "max_concurrency": "requests to the model at once",
     "max_cost_usd": "dollars a run may spend",
 }

@@ -58,6 +58,7 @@ class EvalOptions:
     call_timeout: float = 1.0
     program_budget: float = 20.0
     run_budget: float | None = 10.0  # all programs of a task together (the engine's default)
+    tail_budget: float | None = 0.5  # past each program's first 100 inputs (the engine's default)
     input_budget: float = 2.0
     label_timeout: float = 10.0
     sandbox: str = "auto"
@@ -302,6 +303,7 @@ def _check(target, st: SampleTask, bt: BenchmarkTask, alternatives, reference, o
             call_timeout=opts.call_timeout,
             program_budget=opts.program_budget,
             run_budget=opts.run_budget,
+            tail_budget=opts.tail_budget,
             input_budget=opts.input_budget,
             sandbox=opts.sandbox,
             python=opts.python,
@@ -321,6 +323,7 @@ def _check(target, st: SampleTask, bt: BenchmarkTask, alternatives, reference, o
                     call_timeout=opts.call_timeout,
                     program_budget=opts.program_budget,
                     run_budget=opts.run_budget,
+                    tail_budget=opts.tail_budget,
                     jobs=workers,
                 ),
                 sandbox=opts.sandbox,

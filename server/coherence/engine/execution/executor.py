@@ -44,6 +44,13 @@ _JOB_IDS = itertools.count(1)
 _ABANDON_SECONDS = 1.0
 
 
+# The tail budget (ExecutionLimits.tail_budget): every program runs its first TAIL_HEAD inputs
+# (the smallest) under its program budget alone, so a slow function still has that many to be
+# compared on, and gets at least TAIL_FLOOR CPU seconds for the rest.
+TAIL_HEAD = 100
+TAIL_FLOOR = 0.05
+
+
 def _slots(lim: ExecutionLimits) -> int:
     """Programs run at once: ``jobs``, or one per CPU."""
     return lim.jobs if lim.jobs and lim.jobs > 0 else cpu_count()
@@ -149,9 +156,14 @@ class Executor:
 
     # ------------------------------------------------------------------------------------
     def limits_for(self, m: int) -> ExecutionLimits:
-        """The limits of a run of ``m`` programs: ``run_budget`` shared out as program budgets."""
+        """The limits of a run of ``m`` programs: ``run_budget`` and ``tail_budget`` shared out as
+        each program's budget and tail budget."""
         lim = self.limits
-        if not lim.run_budget or m <= 0:
+        if m <= 0:
+            return lim
+        if lim.tail_budget:
+            lim = replace(lim, program_tail=max(TAIL_FLOOR, lim.tail_budget * min(_slots(lim), m) / m))
+        if not lim.run_budget:
             return lim
         share = max(1.0, lim.run_budget * min(_slots(lim), m) / m)
         return replace(lim, program_budget=min(lim.program_budget, share))
@@ -206,6 +218,8 @@ class Executor:
                 # the guard's own tmpfs, or the leader's measured budget (coherence_worker/disk.py)
                 "disk_mb": sb.TMPFS_MB,
                 "jobs": lim.jobs,
+                "tail_budget": lim.program_tail or 0.0,
+                "tail_head": TAIL_HEAD,
             },
         }
 

@@ -52,6 +52,11 @@ class ExecutionLimits:
     # slots: each program's budget is min(program_budget, max(1, run_budget * slots / programs)).
     # None: no cap beyond program_budget.
     run_budget: float | None = None
+    # CPU seconds for all the programs of one run together on the inputs past their first
+    # TAIL_HEAD, shared out like run_budget (see coherence_worker/child.py, "the tail budget"):
+    # ``program_tail`` is one program's share.  None: no tail budget.
+    tail_budget: float | None = None
+    program_tail: float | None = None
     memory_mb: int = 1024  # address-space limit of each program's process
     file_size_mb: int = 16  # largest file a program may write (in its temp cwd)
     jobs: int = 0  # programs run at once; 0 = number of CPUs

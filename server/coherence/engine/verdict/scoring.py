@@ -277,14 +277,15 @@ def too_slow(reached: np.ndarray, finished: np.ndarray) -> list[int]:
     most programs are slow, the inputs are what is too big, and they go instead.  And a short
     reach alone is not enough, because where a run stops is noisy when the calls take about the
     timeout (docs/results.md#slow-alternatives): the
-    inputs the program gave up on must mostly be ones that most other programs finished."""
+    inputs the program gave up on must mostly be ones that most other programs finished.  Only
+    inputs yours reached count: the ones its tail budget left out, every program skipped."""
     reach = reached.sum(axis=1)
     bar = _SLOW_REACH * np.median(reach)
     slow = []
     for p in range(1, len(reach)):
         if reach[p] >= bar:
             continue
-        gave_up = ~finished[p]
+        gave_up = ~finished[p] & reached[0]
         others = np.delete(finished, p, axis=0)[:, gave_up]
         finished_by_most = 2 * others.sum(axis=0) > len(others)
         if 2 * finished_by_most.sum() > gave_up.sum():

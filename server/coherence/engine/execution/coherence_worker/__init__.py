@@ -39,6 +39,10 @@ anchor   the task of the user's own function: inputs it leaves out (its budget r
          hangs.  What it tells the others is the told map the leader shares with every child.
 cuts     the first positions in the input order the anchor left out, among the likely inputs
          and among the late ones: the head of the told map.
+tail     a task's inputs past its first ``tail_head`` (the smallest): their calls share the
+         task's ``tail_budget`` CPU seconds, and the inputs it has no time for are left out
+         (``BudgetExceeded``), for every program by the timeout rule, and at once by the
+         others where the anchor leaves them out.
 
 Modules, bottom up (each imports only modules above it in this list; tests/engine/
 test_worker_tower.py holds the layers): ``protocol`` the wire format, ``timer`` the per-call

@@ -318,6 +318,16 @@ def call_loop(
                 break
     likely_deadline = deadline - 0.2 * ctx.limits.program_budget if late_from < count else deadline
     skip_to = 0
+    # The tail budget: past its first tail_head inputs (the smallest), a program's calls share
+    # tail_budget CPU seconds, and the late inputs as many again.  Where it runs out, in a call
+    # (the timer's ticks stop it) or between calls, the rest of the group is left out, as past
+    # the program budget: a few giant inputs cannot keep every program busy for seconds once
+    # the small ones have had their say, and CPU time, unlike wall time, does not shrink the
+    # inputs kept when the machine is busy.
+    tail = ctx.limits.tail_budget
+    tail_at = min(ctx.limits.tail_head, late_from) if tail > 0 else count
+    cpu = time.process_time
+    spent = False
     # what the anchor task has left out (see Anchor.note_left_out), looked at every 20 ms
     rank = anchor.rank
     unpack = struct.unpack_from
@@ -338,19 +348,25 @@ def call_loop(
     for pos in range(count):
         if pos < skip_to:
             continue
+        if pos >= tail_at:  # the tail's clock starts (again, for the late inputs)
+            timer.cpu_end = cpu() + tail
+            spent = False
+            tail_at = late_from if pos < late_from else count
         i = indices[pos]
         pack("q", slot, SLOT_POS, pos)
         now = monotonic()
         if now > peek:
             cut_likely, cut_late = unpack("qq", told, 0)
             peek = now + 0.02
-        if pos < late_from and (streak >= streak_limit or now > likely_deadline or rank[i] >= cut_likely):
+            if cpu() >= timer.cpu_end:
+                spent = True
+        if pos < late_from and (streak >= streak_limit or spent or now > likely_deadline or rank[i] >= cut_likely):
             for j in indices[pos:late_from]:
                 lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
             skip_to = late_from
             streak = 0
             continue
-        if now > deadline or streak >= streak_limit or (pos >= late_from and rank[i] >= cut_late):
+        if now > deadline or streak >= streak_limit or spent or (pos >= late_from and rank[i] >= cut_late):
             for j in indices[pos:]:
                 lines.append(prefix + b"%d %s\n" % (j, K_BUDGET))
             break
@@ -449,6 +465,10 @@ def call_loop(
             else:
                 # the message rides after the key's four items: shown to the user, never compared
                 key = enc(["raise", None, None, tname(e), message(e)]).encode("ascii")
+        if timer.over:  # the tail budget ran out in this call: it was never made, like the rest
+            timer.over = False
+            spent = True
+            key = K_BUDGET
         lines.append(prefix + b"%d %s\n" % (i, key))
         if key is K_TIMEOUT:
             streak += 1

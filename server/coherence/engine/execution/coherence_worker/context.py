@@ -36,11 +36,17 @@ class Limits:
         "disk_mb",
         "jobs",
         "max_parked",
+        "tail_budget",
+        "tail_head",
     )
 
     def __init__(self, lim: dict[str, Any]) -> None:
         self.call_timeout = float(lim.get("call_timeout", 1.0))
         self.program_budget = float(lim.get("program_budget", 20.0))
+        # CPU seconds a program may spend past its first tail_head inputs (0: no limit), and
+        # again on the late inputs: see child.call_loop
+        self.tail_budget = float(lim.get("tail_budget", 0.0) or 0.0)
+        self.tail_head = int(lim.get("tail_head", 0) or 0)
         self.load_timeout = float(lim.get("load_timeout", 30.0))
         self.prog_load_timeout = min(self.load_timeout, max(5.0, 2 * self.call_timeout))
         self.memory_mb = int(lim.get("memory_mb", 1024))

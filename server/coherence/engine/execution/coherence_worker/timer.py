@@ -72,13 +72,17 @@ def handle_quietly(signum: int, fn: Callable[[int, object], None]) -> None:
 
 
 class Timer:
-    __slots__ = ("armed", "fired", "start", "limit", "_posix")
+    __slots__ = ("armed", "fired", "start", "limit", "cpu_end", "over", "_posix")
 
     def __init__(self) -> None:
         self.armed = False  # a call (or load) is in progress under this timer
         self.fired = False  # it ran out of time (the call may have swallowed the Timeout)
         self.start = 0.0  # when the call in progress began (periodic ticks)
         self.limit: float | None = None  # seconds a call may take (periodic ticks); None: a one-shot timer
+        # the process's CPU time (time.process_time) at which its tail budget runs out, checked
+        # by the ticks in a call; ``over`` says that is why the call was stopped
+        self.cpu_end = float("inf")
+        self.over = False
         self._posix: tuple[Any, int] | None = None  # (timer_settime, the timer's id): see install
 
     def install(self) -> None:
@@ -126,6 +130,9 @@ class Timer:
         if time.monotonic() - self.start >= self.limit:  # a tick of the calls' timer
             self.fired = True
             raise Timeout()  # the next tick pokes again if the code swallows it
+        if time.process_time() >= self.cpu_end:
+            self.fired = self.over = True
+            raise Timeout()
 
     def timed(self, seconds: float, fn: Callable[..., Any], *args: Any) -> Any:
         """fn(*args) under the timer; raises Timeout when it ran out of time."""

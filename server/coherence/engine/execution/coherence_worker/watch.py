@@ -231,6 +231,7 @@ def check_claim(c: Child, i: int, word: bytes, now: float, anchor: Anchor, limit
     InputError: no more than a raise (nothing treats it as anything else).
     BudgetExceeded: what child.call_loop skips, from what the leader knows itself: an input at
     or past the anchor's cut, or after the budget's deadline (the likely inputs' earlier one),
+    or past the head once the child has run as long as its tail budget,
     or right after three calls in a row that timed out, or the anchor's hang after one of this
     program's own."""
     key = b"%d" % i
@@ -275,6 +276,11 @@ def _run_skip(c: Child, i: int, pos: int, late: bool, now: float, anchor: Anchor
     if c.run_end is not None and c.run_end == (pos - 1, late):
         return True  # the run it began goes on to the end of its group
     if anchor.rank[i] >= anchor.cuts[1 if late else 0]:
+        return True
+    # past the head, the tail budget (CPU seconds, which the child cannot have spent in less
+    # wall time since it began): see child.call_loop
+    tail = limits.tail_budget
+    if tail > 0 and (late or pos >= limits.tail_head) and now - c.began + _EPSILON >= tail:
         return True
     deadline = c.task.deadline
     if deadline is not None:
