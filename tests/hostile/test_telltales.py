@@ -12,12 +12,19 @@ the README of this folder).
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ModuleContext, Program
 from coherence.engine.outcomes import Outcome, canonical
 from tests.hostile.harness import INPUTS, LIMITS, XS
+
+REPO = Path(__file__).resolve().parents[2]
 
 TELLTALES = {
     "the type of the standard streams": "any(type(s) is not io.TextIOWrapper for s in (sys.stdin, sys.stdout, sys.stderr))"
@@ -92,3 +99,35 @@ def test_a_program_s_own_alarm_works_as_in_a_script_and_the_call_timeout_still_h
     report = Executor(limits=LIMITS, sandbox=mode).run(module, [Program("f"), Program("f", program)], INPUTS[:2])
     assert report.outcomes[1][0] == Outcome.returned(canonical("rang"))
     assert report.outcomes[1][1] == Outcome.raised("Timeout"), report.outcomes[1]
+
+
+# A shell starts a background job (`coherence check . &`, nohup) with SIGINT ignored, which
+# Python keeps: the worker must not pass that on for a module to see.
+LAUNCHED_IGNORING_SIGINT = """
+import signal, sys
+from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.program import ModuleContext, Program
+from coherence.engine.outcomes import Outcome, canonical
+from tests.hostile.harness import INPUTS, LIMITS, XS
+assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+source, path, mode = sys.argv[1:]
+module = ModuleContext(source=source, filename=path + "/m.py", module_name="m", sys_path=(path,))
+right = "def f(x):\\n    return 3 * x + 1\\n"
+report = Executor(limits=LIMITS, sandbox=mode).run(module, [Program("f"), Program("f", right)], INPUTS)
+print(report.outcomes[0] == [Outcome.returned(canonical(3 * x + 2)) for x in XS], report.outcomes[0][:3])
+"""
+
+
+def test_a_worker_started_with_sigint_ignored_still_shows_the_bug(mode, tmp_path):
+    source = MODULE.format(telltale=TELLTALES["SIGINT without its KeyboardInterrupt"])
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCHED_IGNORING_SIGINT, source, str(tmp_path), mode],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=REPO,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    shows, _, outcomes = done.stdout.strip().splitlines()[-1].partition(" ")
+    assert shows == "True", f"the module saw SIGINT ignored and hid its bug: {outcomes}"

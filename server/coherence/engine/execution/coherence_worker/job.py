@@ -56,8 +56,14 @@ def setup(z: Leader) -> None:
         except BaseException:
             pass
     # SIGTERM from coherence: kill and reap the children, then leave (nothing orphaned).
-    # SIGINT keeps the interpreter's handler, as in a script (no terminal reaches this
-    # session); neither tells the module it is being checked (see timer.handle_quietly).
+    # SIGINT gets the interpreter's handler, as in a script (no terminal reaches this
+    # session), even where whatever started the worker ignored SIGINT (a job started in the
+    # background by a shell, nohup), which Python would keep; neither tells the module it is
+    # being checked (see timer.handle_quietly).
+    try:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    except (OSError, ValueError):
+        pass
     handle_quietly(signal.SIGTERM, z.on_term)
     if guard.resource is not None:
         guard.setrlimit(guard.resource.RLIMIT_CORE, 0)
