@@ -47,6 +47,11 @@ class InputRule:
     shrink: bool = False  # a counterexample that starts unflagged stays unflagged while it shrinks
     panel_only: bool = False  # applies only to a panel of models: a same-model check never meets it
 
+    def applies(self, panel: bool) -> bool:
+        """Whether the rule applies to a check whose alternatives are (``panel``) or are not from
+        a panel of models."""
+        return panel or not self.panel_only
+
     def flagged(self, mask: np.ndarray) -> np.ndarray:
         """The inputs this rule flags, from its keyword's mask."""
         return ~mask if self.spares else mask
@@ -156,9 +161,7 @@ def shrink_keeper(start: Input, domain: Domain | None, panel: bool = False) -> C
     of (inside the domain, near the examples' magnitudes, not all-empty, no empty string argument,
     ordered intervals; on a ``panel`` of models, no empty collection argument either), so the
     shrunk input carries the verdict its start did."""
-    tests = [
-        r.flags for r in RULES if r.shrink and r.flags is not None and r.active(domain) and (panel or not r.panel_only)
-    ]
+    tests = [r.flags for r in RULES if r.shrink and r.flags is not None and r.active(domain) and r.applies(panel)]
     kept = [t for t in tests if not t(start, domain)]
     if not kept:
         return None

@@ -17,7 +17,7 @@ from coherence.engine.inputs import Input
 from coherence.engine.inputs.domain import Domain
 from coherence.engine.outcomes import Outcome
 from coherence.engine.verdict.metrics import Metrics
-from coherence.engine.verdict.severity import voters
+from coherence.engine.verdict.severity import is_panel, voters
 
 if TYPE_CHECKING:
     from coherence.engine.config import CheckConfig
@@ -52,7 +52,7 @@ class Scored:
     @cached_property
     def panel(self) -> bool:
         """Whether the alternatives come from two models or more: the panel's terms apply."""
-        return len(set(self.models[1:])) >= 2
+        return is_panel(self.models)
 
     @cached_property
     def voters(self) -> set[str]:

@@ -217,7 +217,7 @@ def judge_scored(
     recorded median samples return 15.0 on every ordering of the example's list)."""
     disagreeing = np.flatnonzero(scored.disagree).tolist()
     # the table's masks that read the inputs (the domain's own, ``inside``, came with the score)
-    names = [r.name for r in rules.JUDGED if r.name != "inside" and (scored.panel or not r.panel_only)]
+    names = [r.name for r in rules.JUDGED if r.name != "inside" and r.applies(scored.panel)]
     masks = rules.input_masks(scored.inputs, disagreeing, scored.domain, names=names)
     rows = [j for j in range(len(scored.programs)) if j not in discredited and j not in followers]
     if len(rows) < 3:

@@ -56,6 +56,12 @@ PANEL_WHOLE_MODELS = 2
 PANEL_WHOLE_MIN_INPUTS = 10  # ... on this many inputs or more: one or two such inputs are often a corner
 
 
+def is_panel(models: list[str] | None) -> bool:
+    """Whether the alternatives come from two models or more (``models``: the model of each
+    program, yours first): the panel's terms apply."""
+    return models is not None and len(set(models[1:])) >= 2
+
+
 def at_least(severity: str, floor: str) -> bool:
     """Whether ``severity`` is ``floor`` or stronger ("warning" > "information" > "hint" > "none")."""
     return _RANK.get(severity, len(SEVERITIES)) <= _RANK.get(floor, len(SEVERITIES))
@@ -109,7 +115,6 @@ def judge(
     model_backs: str = "",
     held_share: float = 0.0,
     whole_models: int = 0,
-    whole_beats_backer: bool = True,
     whole_min_inputs: int = 1,
     masks: Mapping[str, np.ndarray] | None = None,
 ) -> Evidence:
@@ -135,9 +140,9 @@ def judge(
     the models its alternatives come from hold at least this share of the alternatives; a model
     whose every alternative raised on every input is left out of the count (a broken member
     does not silence the others).  ``whole_models``: a bloc that holds every alternative of at least
-    this many models (two or more alternatives each) is evidence whatever ``held_share`` asks, and,
-    with ``whole_beats_backer``, even where a whole model backs yours: models that are each
-    unanimous against yours outvote one that backs it.  Only where both sides return a value, on
+    this many models (two or more alternatives each) is evidence whatever ``held_share`` asks, and
+    even where a whole model backs yours: models that are each unanimous against yours outvote one
+    that backs it.  Only where both sides return a value, on
     an input that is not degenerate, and only when that holds on ``whole_min_inputs`` inputs or
     more."""
     m, n = labels.shape
@@ -147,7 +152,7 @@ def judge(
     if not incoherent or alts < 1 or n == 0:
         return Evidence("none", alternatives=max(0, alts))
     mine = labels[0]
-    panel = models is not None and len(set(models[1:])) >= 2
+    panel = is_panel(models)
     backers: list[np.ndarray] = []  # per model with 2+ alternatives: its rows (into labels[1:])
     if panel and (model_backs or whole_models) and models is not None:
         rows_of: dict[str, list[int]] = {}
@@ -169,7 +174,7 @@ def judge(
     flagged = {
         rule.name: rule.flagged(mask)
         for rule in rules.JUDGED
-        if (panel or not rule.panel_only) and (mask := given.get(rule.name)) is not None
+        if rule.applies(panel) and (mask := given.get(rule.name)) is not None
     }
     # the table's rules in order: those that drop inputs, then those that cap what remains, then
     # those that make an input the last choice as the evidence's
@@ -215,7 +220,7 @@ def judge(
             seen["one-model"] = True
             continue
         backed = any(not differs[rows, x].any() for rows in backers)
-        unanimous = x in unanimous_at and (whole_beats_backer or not backed)
+        unanimous = x in unanimous_at
         if backed and model_backs == "hint" and not unanimous:
             seen["backed"] = True
             continue
@@ -359,7 +364,7 @@ def panel_backs(
     ``held_share`` of a panel's alternatives, as a bloc must in ``judge`` (``with_vote``:
     ``voters``); always, when the programs come from one model (``models``: the model of each
     program, yours first)."""
-    if models is None or len(models) != len(support) + 1 or len(set(models[1:])) < 2:
+    if models is None or len(models) != len(support) + 1 or not is_panel(models):
         return True
     backers = {models[1 + j] for j, gives in enumerate(support) if gives}
     return held_by(models, backers, with_vote) >= held_share - 1e-9
