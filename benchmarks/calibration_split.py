@@ -13,7 +13,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from coherence.engine.verdict import SEVERITIES
 from coherence.eval import calibration
 
 
@@ -26,20 +25,16 @@ def main(dirs: list[str]) -> int:
     probs, _ = calibration.held_out(rows)
     print("| benchmark | checked by | severity | n | trust (held out) | share right | gap |")
     print("|---|---|---|---|---|---|---|")
-    for bench in sorted({r.benchmark for r in rows}):
-        for panel in (False, True):
-            for sev in SEVERITIES:
-                idx = [
-                    i
-                    for i, r in enumerate(rows)
-                    if r.benchmark == bench and r.panel == panel and r.severity == sev and probs[i] is not None
-                ]
-                if not idx:
-                    continue
-                trust = sum(p for i in idx if (p := probs[i]) is not None) / len(idx)
-                right = sum(rows[i].right for i in idx) / len(idx)
+    for panel in (False, True):
+        kept = [(r, p) for r, p in zip(rows, probs) if r.panel == panel]
+        table = calibration.by_severity([r for r, _ in kept], [p for _, p in kept])
+        for bench, cells in table.items():
+            for sev, c in cells.items():
                 who = "a panel" if panel else "one model"
-                print(f"| {bench} | {who} | {sev} | {len(idx)} | {trust:.3f} | {right:.3f} | {trust - right:+.3f} |")
+                print(
+                    f"| {bench} | {who} | {sev} | {c['n']} | {c['trust']:.3f} | {c['right']:.3f} | "
+                    f"{c['trust'] - c['right']:+.3f} |"
+                )
     return 0
 
 
