@@ -111,8 +111,8 @@ class CheckConfig:
     run_budget: float | None = 10.0
     # CPU seconds for all the programs of a check together on the inputs past each one's first
     # 100 (shared out over the slots, at least 0.05 s each): see the tail budget in
-    # docs/configuration.md.  None: no tail budget.  Off by default: at 0.5 a busy machine's
-    # slower calls cut ordinary functions' inputs too, so what is kept depends on the load.
+    # docs/configuration.md.  None: no tail budget.  Off by default: its share follows the
+    # slots, so what it keeps would depend on where the check runs.
     tail_budget: float | None = None
     # Seconds for input generation.  A safety net only: generation normally stops at n long
     # before it, and results must not depend on how busy the machine is.
