@@ -1,5 +1,6 @@
 // "Coherence: Show Last Result": the server answers with the result (its fields and `markdown`, the
-// hover's text); this opens it as a Markdown document the user can read, search and keep.
+// hover's text) of the function under the cursor, or else the latest one checked; this opens it as
+// a Markdown document the user can read, search and keep.
 import { window, workspace } from 'vscode';
 import { traceInfo } from './common/log';
 
@@ -38,7 +39,16 @@ export function lastResultText(reply: unknown): string | undefined {
 }
 
 export async function showLastResult(args: unknown[], send: Send): Promise<unknown> {
-    const reply = await send(args);
+    // From the palette (no arguments), the function under the cursor comes first: after a batch
+    // of checks, the latest one to finish is seldom the function the user is looking at.
+    let reply: unknown = undefined;
+    const editor = window.activeTextEditor;
+    if (args.length === 0 && editor?.document.languageId === 'python') {
+        reply = await send([editor.document.uri.toString(), { line: editor.selection.active.line }]);
+    }
+    if (lastResultText(reply) === undefined) {
+        reply = await send(args);
+    }
     const text = lastResultText(reply);
     if (text === undefined) {
         void window.showInformationMessage('Coherence: no result yet. Save a file with a marked function to check it.');

@@ -1174,6 +1174,8 @@ async function editorText(page) {
 }
 
 async function stepShowLastResult(page) {
+    // The cursor is on count_vowels (the last step's menu), whose result the command shows even
+    // where is_palindrome's re-check, after the test file was saved, finished later.
     await page.keyboard.press('Escape');
     await runCommand(page, 'Coherence: Show Last Result');
     const text = await poll('the last result as a Markdown document', async () => {
