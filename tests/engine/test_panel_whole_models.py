@@ -17,7 +17,7 @@ from coherence.engine.config import CheckConfig, PanelMember
 from coherence.engine.inputs import Input
 from coherence.engine.markers import target_for
 from coherence.engine.sampling import extract_program
-from coherence.engine.verdict import PANEL_HELD_SHARE, PANEL_WHOLE_MIN_INPUTS, PANEL_WHOLE_MODELS, judge, rules
+from coherence.engine.verdict import PANEL_TERMS, PANEL_WHOLE_MIN_INPUTS, judge, rules
 from coherence.engine.verdict.severity import WHOLE_MODELS_BACKED, WHOLE_MODELS_SPLIT
 from coherence.formats import describe
 from coherence.lsp.render import hover_markdown
@@ -25,12 +25,7 @@ from tests.support import CORPUS_DIR
 from tests.support.openai_loopback import LoopbackServer, corpus_responder
 
 PANEL = ["yours"] + ["claude"] * 3 + ["gemini"] * 3 + ["deepseek"] * 3
-SHIPPED = {
-    "model_backs": "hint",
-    "held_share": PANEL_HELD_SHARE,
-    "whole_models": PANEL_WHOLE_MODELS,
-    "whole_min_inputs": PANEL_WHOLE_MIN_INPUTS,
-}
+SHIPPED = PANEL_TERMS  # what a check passes
 
 
 def _panel_matrix(rows: list[int], inputs: int) -> tuple[np.ndarray, np.ndarray]:
@@ -151,7 +146,7 @@ async def test_a_recorded_bug_two_whole_models_contradict_is_a_warning(tmp_path,
     # the reader is told why, after the evidence, in the hover and in the text report
     assert f"_From the panel: {WHOLE_MODELS_SPLIT}._" in hover_markdown(result).replace("\\", "")
     assert f"    from the panel: {WHOLE_MODELS_SPLIT}" in describe(result)
-    monkeypatch.setattr(verdict, "PANEL_WHOLE_MODELS", 0)  # the panel's verdict without the term
+    monkeypatch.setitem(verdict.PANEL_TERMS, "whole_models", 0)  # the panel's verdict without the term
     without = await _check_against_panel(tmp_path / "without", monkeypatch, "llama_3_1_8b_instruct", "125")
     assert without.severity == "hint" and without.clusters == result.clusters
 

@@ -234,11 +234,8 @@ def judge_scored(
         incoherent=incoherent,
         yours_slow=scored.yours_slow,
         models=models,
-        model_backs=verdict.PANEL_MODEL_BACKS,
-        held_share=verdict.PANEL_HELD_SHARE,
-        whole_models=verdict.PANEL_WHOLE_MODELS,
-        whole_min_inputs=verdict.PANEL_WHOLE_MIN_INPUTS,
         masks=masks,
+        **verdict.PANEL_TERMS,
     )
     if evidence.severity == "none" and followers:
         return verdict.Evidence(

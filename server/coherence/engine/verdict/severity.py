@@ -54,6 +54,13 @@ PANEL_HELD_SHARE = 3 / 4
 # Chosen leave-one-model-out on the MBPP panels (``docs/results.md#panel-terms``).
 PANEL_WHOLE_MODELS = 2
 PANEL_WHOLE_MIN_INPUTS = 10  # ... on this many inputs or more: one or two such inputs are often a corner
+# the panel's terms as a check passes them to ``judge``
+PANEL_TERMS: dict[str, Any] = {
+    "model_backs": PANEL_MODEL_BACKS,
+    "held_share": PANEL_HELD_SHARE,
+    "whole_models": PANEL_WHOLE_MODELS,
+    "whole_min_inputs": PANEL_WHOLE_MIN_INPUTS,
+}
 
 
 def is_panel(models: list[str] | None) -> bool:
