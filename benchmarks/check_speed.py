@@ -6,7 +6,8 @@ Not a test: it prints figures.  Needs ../shared/corpus.
 
 For each of the first --tasks HumanEval tasks of one model's recorded samples, candidate 0 plays
 the user's function and candidates 1..m-1 the alternatives (the replay provider).  "check" is the
-wall time of ``Checker.check`` ("cpu s" its CPU seconds, as below) (input generation, sandboxed execution, metrics, counterexample);
+wall time of ``Checker.check`` (input generation, sandboxed execution, metrics, counterexample),
+"cpu s" its CPU seconds (as below);
 "re-check" is a second check of the same function, with its inputs cached as after an edit of the
 body in the editor (the LSP caches results by body, so this re-runs everything but the inputs);
 "bare" is the wall time of calling the same m programs on the same inputs in this process with no
@@ -232,10 +233,9 @@ async def main() -> int:
         timings = result.extra.get("timings", {})
         for stage, seconds in timings.items():
             stages.setdefault(stage, []).append(seconds)
+        head = f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {check_cpu:>6.2f} {recheck_s:>8.3f}"
         if bare_s is None:
-            print(
-                f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {check_cpu:>6.2f} {recheck_s:>8.3f} {'hung':>8} {'-':>6}{cold}"
-            )
+            print(f"{head} {'hung':>8} {'-':>6}{cold}")
             continue
         bares.append(bare_s)
         bare_cpus.append(bare[1])
@@ -246,9 +246,7 @@ async def main() -> int:
         execution = timings.get("execution")
         if execution is not None:
             exec_ratios.append(execution / max(bare_s, 1e-9))
-        print(
-            f"{row['task_id']:<16} {result.status:<16} {result.samples:>3} {result.inputs:>5} {check_s:>8.3f} {check_cpu:>6.2f} {recheck_s:>8.3f} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}"
-        )
+        print(f"{head} {bare_s:>8.3f} {ratios[-1]:>6.1f}{cold}")
     if not checks:
         return 1
     med_c = statistics.median(checks)
