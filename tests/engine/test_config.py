@@ -267,3 +267,10 @@ def test_an_error_at_the_end_of_the_file_says_which_line_that_is(tmp_path):
     write(tmp_path / "pyproject.toml", "[tool.coherence]\nsamples = 3\ninputs = [\n")
     with pytest.raises(ConfigurationError, match=r"end of document\) \(line 3\)"):
         load_project_config(tmp_path)
+
+
+@pytest.mark.parametrize("name", ["run_budget", "tail_budget"])
+def test_a_negative_budget_is_refused_and_zero_turns_it_off(name):
+    with pytest.raises(ConfigurationError, match=rf"{name} must be at least 0 \(0: no"):
+        CheckConfig(**{name: -1.0}).validated()
+    assert getattr(CheckConfig(**{name: 0.0}).validated(), name) == 0.0

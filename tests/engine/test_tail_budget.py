@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
-from coherence.engine.execution.executor import TAIL_HEAD, Executor
+from coherence.engine.execution.executor import TAIL_FLOOR, TAIL_HEAD, Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.markers import find_targets
 from coherence.engine.outcomes import Outcome, canonical
@@ -22,7 +24,7 @@ CHEAP = "def grow(x):\n    return x + 1\n"
 
 
 def executor(**limits) -> Executor:
-    # one slot, so a share is tail_budget / programs; call_timeout far above a costly call's cost
+    # a share is tail_budget / programs; call_timeout far above a costly call's cost
     base = dict(call_timeout=10.0, program_budget=60.0, jobs=1, sandbox_mode="guard")
     base.update(limits)
     sandbox = base.pop("sandbox_mode")
@@ -67,6 +69,14 @@ def test_the_first_inputs_run_whatever_they_cost():
     assert TAIL_HEAD <= kept < 150
     assert shared[0][:kept] == [ok(x + 1) for x in range(kept)]
     assert errors(shared[0][kept:]) == ["BudgetExceeded"] * (150 - kept)
+
+
+@pytest.mark.parametrize("m", [2, 10, 40])
+def test_a_programs_share_is_the_same_on_one_slot_or_many(m):
+    """A share of CPU time per program, not of wall time per slot: a check on a one-CPU Ray task
+    keeps the inputs it keeps on a laptop's eight cores (CI compares the two)."""
+    shares = {executor(tail_budget=1.0, jobs=jobs).limits_for(m).program_tail for jobs in (1, 2, 8)}
+    assert shares == {max(TAIL_FLOOR, 1.0 / m)}
 
 
 def test_an_alternative_is_bound_by_its_own_share_too():

@@ -59,8 +59,10 @@ BOUNDS = {
     "min_alternatives": Bounds(int, minimum=1),
     "max_cost_usd": Bounds(float, above=0, unit="dollars"),
     "delta": Bounds(float, above=0, below=1),
+    "run_budget": Bounds(float, minimum=0, why="0: no cap"),
+    "tail_budget": Bounds(float, minimum=0, why="0: none"),
 }
 # The bounds ``CheckConfig.validated`` holds every config to; the command line also refuses a
 # pyproject's call_timeout and temperature out of bounds (``cli/plan.py``), and its options refuse
 # any value out of bounds.
-VALIDATED = ("samples", "inputs", "min_alternatives", "max_cost_usd", "delta")
+VALIDATED = ("samples", "inputs", "min_alternatives", "max_cost_usd", "delta", "run_budget", "tail_budget")

@@ -109,6 +109,12 @@ def add_eval_parser(subparsers) -> None:
         help="seconds for all the programs of a task together, shared out over the parallel slots, at least 1 s each (default 10, the engine's; 0 for no cap)",
     )
     p.add_argument(
+        "--tail-budget",
+        type=float,
+        default=1.0,
+        help="CPU seconds for all the programs of a task together past each one's first 100 inputs, an equal share each (default 1, the engine's; 0 for none)",
+    )
+    p.add_argument(
         "--label-timeout", type=float, default=10.0, help="seconds for one candidate's benchmark tests (default 10)"
     )
     p.add_argument("--seed", type=int, default=0, help="input generation seed (default 0)")
@@ -191,6 +197,7 @@ def _options(args, seeds: str):
         call_timeout=args.call_timeout,
         program_budget=args.program_budget,
         run_budget=args.run_budget or None,
+        tail_budget=args.tail_budget or None,
         label_timeout=args.label_timeout,
         sandbox=args.sandbox,
         python=args.python,

@@ -156,13 +156,15 @@ class Executor:
 
     # ------------------------------------------------------------------------------------
     def limits_for(self, m: int) -> ExecutionLimits:
-        """The limits of a run of ``m`` programs: ``run_budget`` and ``tail_budget`` shared out as
-        each program's budget and tail budget."""
+        """The limits of a run of ``m`` programs: ``run_budget`` shared out over the slots as each
+        program's budget, and ``tail_budget`` over the programs as each one's tail budget."""
         lim = self.limits
         if m <= 0:
             return lim
         if lim.tail_budget:
-            lim = replace(lim, program_tail=max(TAIL_FLOOR, lim.tail_budget * min(_slots(lim), m) / m))
+            # a share of CPU time per program, not of wall time per slot: one slot or many, busy
+            # or idle, every program gets as far into its inputs
+            lim = replace(lim, program_tail=max(TAIL_FLOOR, lim.tail_budget / m))
         if not lim.run_budget:
             return lim
         share = max(1.0, lim.run_budget * min(_slots(lim), m) / m)

@@ -53,8 +53,8 @@ class ExecutionLimits:
     # None: no cap beyond program_budget.
     run_budget: float | None = None
     # CPU seconds for all the programs of one run together on the inputs past their first
-    # TAIL_HEAD, shared out like run_budget (see coherence_worker/child.py, "the tail budget"):
-    # ``program_tail`` is one program's share.  None: no tail budget.
+    # TAIL_HEAD, an equal share each whatever the slots (see coherence_worker/child.py, "the tail
+    # budget"): ``program_tail`` is one program's share.  None: no tail budget.
     tail_budget: float | None = None
     program_tail: float | None = None
     memory_mb: int = 1024  # address-space limit of each program's process
