@@ -111,8 +111,8 @@ class CheckConfig:
     run_budget: float | None = 10.0
     # CPU seconds for all the programs of a check together on the inputs past each one's first
     # 100 (an equal share each, at least 0.05 s): see the tail budget in docs/configuration.md.
-    # None or 0: no tail budget.  CPU time, and shared by the programs rather than the slots,
-    # so what it keeps does not depend on where the check runs or how busy the machine is.
+    # None or 0: no tail budget.  Shared by the programs rather than the slots, so what it keeps
+    # does not depend on how many programs run at once.
     tail_budget: float | None = 1.0
     # Seconds for input generation.  A safety net only: generation normally stops at n long
     # before it, and results must not depend on how busy the machine is.
