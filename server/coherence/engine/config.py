@@ -113,7 +113,7 @@ class CheckConfig:
     # 100 (an equal share each, at least 0.05 s): see the tail budget in docs/configuration.md.
     # None or 0: no tail budget.  Shared by the programs rather than the slots, so what it keeps
     # does not depend on how many programs run at once.
-    tail_budget: float | None = 1.0
+    tail_budget: float | None = 0.5
     # Seconds for input generation.  A safety net only: generation normally stops at n long
     # before it, and results must not depend on how busy the machine is.
     input_budget: float = 10.0

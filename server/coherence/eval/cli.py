@@ -111,8 +111,8 @@ def add_eval_parser(subparsers) -> None:
     p.add_argument(
         "--tail-budget",
         type=float,
-        default=1.0,
-        help="CPU seconds for all the programs of a task together past each one's first 100 inputs, an equal share each (default 1, the engine's; 0 for none)",
+        default=0.5,
+        help="CPU seconds for all the programs of a task together past each one's first 100 inputs, an equal share each, at least 0.05 s (default 0.5, the engine's; 0 for none)",
     )
     p.add_argument(
         "--label-timeout", type=float, default=10.0, help="seconds for one candidate's benchmark tests (default 10)"

@@ -59,7 +59,7 @@ class EvalOptions:
     program_budget: float = 20.0
     run_budget: float | None = 10.0  # all programs of a task together (the engine's default)
     tail_budget: float | None = (
-        1.0  # CPU seconds past each program's first 100 inputs, all together (the engine's default)
+        0.5  # CPU seconds past each program's first 100 inputs, all together (the engine's default)
     )
     input_budget: float = 2.0
     label_timeout: float = 10.0
