@@ -32,12 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from coherence.engine.inputs.binding import bind
 from coherence.engine.inputs.constraints import Constraints
 from coherence.engine.inputs.kinds import boundary_values, kind_of
 from coherence.engine.inputs.mutate import mutate_input, resolve_type
 from coherence.engine.inputs.param_types import param_types
 from coherence.engine.inputs.seeds import (
-    bind,
     default_seed,
     doctest_seeds,
     type_seeds,
