@@ -47,7 +47,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from coherence.engine.inputs.generate import generate_inputs, infer_types
+from coherence.engine.inputs.generate import generate_inputs
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.markers import target_for
 from coherence.engine.sampling import extract_program
 from coherence.engine.stated.domain import Domain

@@ -78,7 +78,7 @@ async def test_incoherent_function_gets_a_shrunk_counterexample():
 async def test_shrinking_keeps_the_intervals_ordered_like_the_examples():
     """merge_intervals' examples hold ordered intervals: the counterexample does not shrink into
     [(1, 0), (0, 0)], which holds an interval a reader dismisses."""
-    from coherence.engine.inputs.generate import infer_types
+    from coherence.engine.inputs.param_types import infer_types
     from coherence.engine.inputs.seeds import doctest_seeds
     from coherence.engine.stated.domain import Domain
 
@@ -585,7 +585,8 @@ async def test_the_counterexample_comes_from_inside_what_the_docstring_states(tm
 def test_the_domain_is_asked_only_of_inputs_the_programs_disagree_on():
     import numpy as np
 
-    from coherence.engine.inputs.generate import generate_inputs, infer_types
+    from coherence.engine.inputs.generate import generate_inputs
+    from coherence.engine.inputs.param_types import infer_types
     from coherence.engine.stated.domain import Domain
     from coherence.engine.verdict.scoring import inside_mask
 

@@ -8,8 +8,9 @@ import pytest
 
 from coherence.engine.inputs import Expr, Input
 from coherence.engine.inputs.constraints import Constraints
-from coherence.engine.inputs.generate import generate_inputs, infer_types
+from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.near_examples import near_examples
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.inputs.seeds import doctest_seeds
 from coherence.engine.markers import target_for
 from coherence.engine.stated.domain import Domain

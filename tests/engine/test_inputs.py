@@ -13,9 +13,10 @@ import pytest
 
 from coherence.engine.inputs import Construct, Expr, Input
 from coherence.engine.inputs.annotation_types import parse_annotation
-from coherence.engine.inputs.generate import generate_inputs, infer_types
+from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.mutate import mutate_value
 from coherence.engine.inputs.name_types import infer_from_name
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.inputs.seeds import doctest_seeds, workspace_seeds
 from coherence.engine.inputs.shrink import shrink_candidates, shrink_key
 from coherence.engine.spec import ClassInfo, Param, Spec

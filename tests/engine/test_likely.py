@@ -8,8 +8,9 @@ import pytest
 
 from coherence.engine.check import Checker
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.generate import generate_inputs, infer_types
+from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.likely import run_last
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.inputs.seeds import doctest_seeds
 from coherence.engine.markers import target_for
 from coherence.engine.stated.domain import Domain

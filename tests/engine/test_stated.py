@@ -9,7 +9,8 @@ import pytest
 
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.constraints import made_positive
-from coherence.engine.inputs.generate import generate_inputs, infer_types
+from coherence.engine.inputs.generate import generate_inputs
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.inputs.seeds import doctest_seeds
 from coherence.engine.markers import target_for
 from coherence.engine.spec import Param

@@ -276,7 +276,7 @@ def evaluate_task(
         if opts.keep_matrices:
             rec["_matrix"] = outcome_matrix(executor.first, [rows[r] for r in used_rows], used_rows, inputs)
             if inputs is not None:  # the stated domain, for replays of the severity rule
-                from coherence.engine.inputs.generate import infer_types
+                from coherence.engine.inputs.param_types import infer_types
                 from coherence.engine.stated.domain import Domain
                 from coherence.engine.verdict.acceptance import user_assumptions
 

@@ -20,7 +20,7 @@ import re
 from collections.abc import Sequence
 
 from coherence.engine.inputs.constraints import named_like_count
-from coherence.engine.inputs.generate import infer_types
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.inputs.types import type_family
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Spec

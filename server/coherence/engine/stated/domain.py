@@ -23,7 +23,7 @@ With neither examples nor statements there are no rules, and every input is in t
 
 ``Domain.violations(inp)`` says, in a few words each, why an input lies outside the domain.
 The parameters' types come from the type inference the caller hands in
-(``inputs.generate.infer_types``), so that the facts depend on nothing of input generation.
+(``inputs.param_types.infer_types``), so that the facts depend on nothing of input generation.
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from coherence.engine.stated.signs import backed_signs, stated_signs
 
 __all__ = ["EVIDENCE_ORIGINS", "Domain", "Rule", "TypeInference"]
 
-# One type per parameter from the spec and the examples' values (``inputs.generate.infer_types``).
+# One type per parameter from the spec and the examples' values (``inputs.param_types.infer_types``).
 TypeInference = Callable[[Spec, list[Input]], dict[str, TypeDesc]]
 
 # Inputs written by people: the docstring's examples and the workspace's tests.

@@ -20,7 +20,7 @@ from coherence.engine.config import CheckConfig
 from coherence.engine.execution import Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.generate import infer_types
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
 from coherence.engine.result import CheckResult, Cluster
 from coherence.engine.spec import Target
