@@ -8,8 +8,8 @@ import re
 from typing import Any
 
 from coherence.engine import syntax
-from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.seeds.expressions import Harvester, Unsupported, allowed_names, literalish
+from coherence.engine.inputs.seeds.module_names import module_names
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Spec
 from coherence.engine.stated.examples import balanced_call

@@ -12,8 +12,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from coherence.engine import syntax
-from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.seeds.expressions import Harvester, allowed_names
+from coherence.engine.inputs.seeds.module_names import module_names
 from coherence.engine.inputs.values import Input
 from coherence.engine.markers import read_source
 from coherence.engine.spec import Spec
