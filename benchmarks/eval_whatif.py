@@ -16,7 +16,7 @@ prints the detection rates, false alarms, warning precision and AUROCs.  Rules:
 - ``seeds-only`` / ``no-seeds``: only the seed inputs (doctest, test, default, annotation) / only the
   mutants, to see what mutation adds;
 - ``in-domain``: only the inputs inside the domain the docstring's examples show
-  (``coherence.engine.inputs.domain``: never negative, only these characters, sorted, rectangular,
+  (``coherence.engine.stated.domain``: never negative, only these characters, sorted, rectangular,
   equals len(other)); a task with no such rule, or none of whose inputs is in the domain, keeps all;
 - ``in-domain-or-seeds``: the in-domain inputs plus every seed (default and annotation seeds too);
 - ``out-of-domain``: only the inputs outside the domain (a task without a domain, or one that does
@@ -47,10 +47,11 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server"))
 
-from coherence.engine.inputs import generate_inputs
-from coherence.engine.inputs.domain import Domain
+from coherence.engine.inputs.generate import generate_inputs
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.markers import target_for
 from coherence.engine.sampling import extract_program
+from coherence.engine.stated.domain import Domain
 from coherence.engine.verdict.metrics import score
 from coherence.eval.corpus import load_samples, safe_name
 from coherence.eval.runner import read_records
@@ -131,7 +132,7 @@ def _domain_of(rec: dict, m: dict, st, settings: dict) -> dict:
     example = (rec.get("error_example") or {}).get("call")
     if example and example not in {i.call(name)[:300] for i in inputs}:
         return {"status": "recorded example input not regenerated"}
-    dom = Domain(target.spec, inputs)
+    dom = Domain(target.spec, inputs, infer_types)
     why = {x: v for x, inp in enumerate(inputs) if (v := dom.violations(inp))}
     return {
         "status": "lined up",

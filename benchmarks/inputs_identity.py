@@ -66,7 +66,8 @@ def _shrink(inp, shrink_candidates, rounds: int = 6) -> list[str]:
 
 
 def record(out: Path, n: int, mbpp: int, model: str, samples: int) -> None:
-    from coherence.engine.inputs import generate_inputs, shrink_candidates, shrink_key
+    from coherence.engine.inputs.generate import generate_inputs
+    from coherence.engine.inputs.shrink import shrink_candidates, shrink_key
 
     t0 = time.monotonic()
     with out.open("w", encoding="utf-8") as f:

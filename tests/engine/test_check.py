@@ -78,14 +78,16 @@ async def test_incoherent_function_gets_a_shrunk_counterexample():
 async def test_shrinking_keeps_the_intervals_ordered_like_the_examples():
     """merge_intervals' examples hold ordered intervals: the counterexample does not shrink into
     [(1, 0), (0, 0)], which holds an interval a reader dismisses."""
-    from coherence.engine.inputs.domain import Domain
+    from coherence.engine.inputs.param_types import infer_types
+    from coherence.engine.inputs.seeds import doctest_seeds
+    from coherence.engine.stated.domain import Domain
 
     t = target("intervals.py", "merge_intervals")
     result = await examples_checker().check(t)
     assert result.status == "incoherent" and result.counterexample is not None
     arg = eval(result.counterexample.call[len("merge_intervals") :])
     assert all(a <= b for a, b in arg), result.counterexample.call
-    assert Domain.for_spec(t.spec, t.module_source).crossed(Input((arg,))) == []
+    assert Domain(t.spec, doctest_seeds(t.spec, t.module_source), infer_types).crossed(Input((arg,))) == []
     assert result.counterexample.yours != result.counterexample.theirs
 
 
@@ -583,13 +585,14 @@ async def test_the_counterexample_comes_from_inside_what_the_docstring_states(tm
 def test_the_domain_is_asked_only_of_inputs_the_programs_disagree_on():
     import numpy as np
 
-    from coherence.engine.inputs.domain import Domain
     from coherence.engine.inputs.generate import generate_inputs
+    from coherence.engine.inputs.param_types import infer_types
+    from coherence.engine.stated.domain import Domain
     from coherence.engine.verdict.scoring import inside_mask
 
     (t,) = find_targets(ROUND_DOWN, "mod.py")
     inputs = generate_inputs(t.spec, 200, module_source=ROUND_DOWN)
-    domain = Domain(t.spec, inputs)
+    domain = Domain(t.spec, inputs, infer_types)
     full = np.array([domain.contains(i) for i in inputs])
     assert full.any() and not full.all()  # the examples say n >= 0; mutants go below
     disagree = np.array([i.args[0] < 0 or i.args[0] % 7 == 0 for i in inputs])

@@ -3,8 +3,8 @@ information, and the counterexample that does not shrink into one."""
 
 import pytest
 
-from coherence.engine.inputs.degenerate import degenerate, empty_string_argument, empty_value
 from coherence.engine.inputs.values import Construct, Expr, Input
+from coherence.engine.stated.degenerate import degenerate, empty_string_argument, empty_value
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""The domain the docstring's examples show (``coherence.engine.inputs.domain``)."""
+"""The domain the docstring's examples show (``coherence.engine.stated.domain``)."""
 
 from __future__ import annotations
 
@@ -6,16 +6,19 @@ import textwrap
 
 import pytest
 
-from coherence.engine.inputs import Expr, Input, generate_inputs
+from coherence.engine.inputs import Expr, Input
 from coherence.engine.inputs.constraints import Constraints
-from coherence.engine.inputs.domain import Domain
-from coherence.engine.inputs.generate import infer_types
+from coherence.engine.inputs.generate import generate_inputs
+from coherence.engine.inputs.near_examples import near_examples
+from coherence.engine.inputs.param_types import infer_types
+from coherence.engine.inputs.seeds import doctest_seeds
 from coherence.engine.markers import target_for
+from coherence.engine.stated.domain import Domain
 
 
 def domain(source: str, name: str = "f") -> Domain:
     t = target_for(textwrap.dedent(source), name)
-    return Domain.for_spec(t.spec, t.module_source)
+    return Domain(t.spec, doctest_seeds(t.spec, t.module_source), infer_types)
 
 
 def rules(d: Domain) -> set[tuple[str, str]]:
@@ -127,7 +130,7 @@ def test_no_examples_no_domain_even_where_generation_guesses_from_names():
         """Sum of the first n items of arr."""
     '''
     t = target_for(textwrap.dedent(src), "f")
-    d = Domain.for_spec(t.spec, t.module_source)
+    d = Domain(t.spec, doctest_seeds(t.spec, t.module_source), infer_types)
     assert d.empty and d.evidence == ()
     assert d.violations(Input(([3, 1], -5))) == []
     # generation does constrain these from the names alone; the domain does not
@@ -194,10 +197,12 @@ def test_only_examples_are_evidence_and_expr_values_are_not_judged():
     t = target_for(textwrap.dedent(SUM_FIRST), "f")
     generated = generate_inputs(t.spec, 200, module_source=t.module_source)
     assert any(i.origin == "mutation" and any(x < 0 for x in i.args[0]) for i in generated)
-    assert rules(Domain(t.spec, generated)) == rules(Domain.for_spec(t.spec, t.module_source))
+    assert rules(Domain(t.spec, generated, infer_types)) == rules(
+        Domain(t.spec, doctest_seeds(t.spec, t.module_source), infer_types)
+    )
     # the mutants did not count as evidence: with them only, there is no domain
-    assert Domain(t.spec, [i for i in generated if i.origin == "mutation"]).empty
-    d = Domain(t.spec, generated)
+    assert Domain(t.spec, [i for i in generated if i.origin == "mutation"], infer_types).empty
+    d = Domain(t.spec, generated, infer_types)
     assert d.violations(Input((Expr("list(range(-3, 0))"), 3))) == []
 
 
@@ -236,7 +241,7 @@ SPECS = [
 @pytest.mark.parametrize("src", SPECS)
 def test_every_rule_is_one_generation_learns_too(src):
     t = target_for(textwrap.dedent(src), "f")
-    d = Domain.for_spec(t.spec, t.module_source)
+    d = Domain(t.spec, doctest_seeds(t.spec, t.module_source), infer_types)
     c = Constraints(t.spec, infer_types(t.spec, list(d.evidence)), list(d.evidence))
     assert d.rules
     for r in d.rules:
@@ -265,8 +270,8 @@ def f(year):
 
 def test_toward_examples_gives_round_numbers_near_the_examples():
     d = domain(LEAP)
-    assert [inp.args for inp in d.toward_examples(Input((0,)))][:3] == [(2000,), (1900,), (2020,)]
-    assert d.toward_examples(Input((1999,))) == []  # already like the examples'
+    assert [inp.args for inp in near_examples(d, Input((0,)))][:3] == [(2000,), (1900,), (2020,)]
+    assert near_examples(d, Input((1999,))) == []  # already like the examples'
 
 
 def test_toward_examples_on_negative_numbers_and_floats():
@@ -280,7 +285,7 @@ def f(t):
     """
 ''')
     assert below.bands == {"t": (-80, -6.0)}
-    got = [inp.args[0] for inp in below.toward_examples(Input((0,)))]
+    got = [inp.args[0] for inp in near_examples(below, Input((0,)))]
     assert got and all(isinstance(v, int) and -80 <= v <= -6 for v in got) and got[0] == -40 and -12 in got
     floats = domain('''
 def f(x):
@@ -291,10 +296,10 @@ def f(x):
     21.0
     """
 ''')
-    got = [inp.args[0] for inp in floats.toward_examples(Input((0.0,)))]
+    got = [inp.args[0] for inp in near_examples(floats, Input((0.0,)))]
     assert got and all(isinstance(v, float) for v in got)
     assert {10.0, 2.75, 3.0, 10.5} <= set(got) and got[0] == 10.0  # the roundest first
-    assert [inp.args[0] for inp in floats.toward_examples(Input((0,)))][:1] == [10]  # an int stays an int
+    assert [inp.args[0] for inp in near_examples(floats, Input((0,)))][:1] == [10]  # an int stays an int
     mixed = domain('''
 def f(x):
     """
@@ -304,7 +309,7 @@ def f(x):
     4
     """
 ''')
-    assert mixed.bands == {} and mixed.toward_examples(Input((0,))) == []
+    assert mixed.bands == {} and near_examples(mixed, Input((0,))) == []
 
 
 INTERVALS = '''

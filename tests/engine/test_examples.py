@@ -1,9 +1,9 @@
-"""The docstring's worked examples (``engine.inputs.examples``) and when an outcome gives the
+"""The docstring's worked examples (``engine.stated.examples``) and when an outcome gives the
 stated result (``outcomes.gives``)."""
 
 from coherence.engine import verdict
-from coherence.engine.inputs.examples import stated_examples
 from coherence.engine.outcomes import Outcome, canonical, gives
+from coherence.engine.stated.examples import stated_examples
 
 
 def test_doctest_examples_with_their_results_and_exceptions():

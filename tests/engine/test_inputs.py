@@ -11,13 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from coherence.engine.inputs import Construct, Expr, Input, generate_inputs, shrink_candidates
+from coherence.engine.inputs import Construct, Expr, Input
 from coherence.engine.inputs.annotation_types import parse_annotation
-from coherence.engine.inputs.generate import infer_types
+from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.mutate import mutate_value
 from coherence.engine.inputs.name_types import infer_from_name
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.inputs.seeds import doctest_seeds, workspace_seeds
-from coherence.engine.inputs.shrink import shrink_key
+from coherence.engine.inputs.shrink import shrink_candidates, shrink_key
 from coherence.engine.spec import ClassInfo, Param, Spec
 
 
@@ -496,7 +497,7 @@ def test_deterministic_across_hash_seeds(tmp_path):
     script.write_text(
         textwrap.dedent("""\
         import hashlib
-        from coherence.engine.inputs import generate_inputs
+        from coherence.engine.inputs.generate import generate_inputs
         from coherence.engine.spec import Param, Spec
         spec = Spec("f", "()", (Param("a", "positional_or_keyword", "Set[str]"),
                                 Param("b", "positional_or_keyword", "Dict[str, FrozenSet[str]]"),

@@ -14,10 +14,11 @@ import pytest
 
 from coherence.engine.check import Checker
 from coherence.engine.config import CheckConfig
-from coherence.engine.inputs import Construct, Expr, Input, generate_inputs, parse_annotation, shrink_candidates
+from coherence.engine.inputs import Construct, Expr, Input, parse_annotation
 from coherence.engine.inputs import kinds as kinds_pkg
+from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.kinds import Kind, boundary_values, fits, kind_of, kinds, mutate_value, random_value
-from coherence.engine.inputs.shrink import shrink_key
+from coherence.engine.inputs.shrink import shrink_candidates, shrink_key
 from coherence.engine.inputs.types import (
     ANY,
     BOOL,

@@ -7,10 +7,13 @@ import textwrap
 import pytest
 
 from coherence.engine.check import Checker
-from coherence.engine.inputs import Input, generate_inputs
-from coherence.engine.inputs.domain import Domain
+from coherence.engine.inputs import Input
+from coherence.engine.inputs.generate import generate_inputs
 from coherence.engine.inputs.likely import run_last
+from coherence.engine.inputs.param_types import infer_types
+from coherence.engine.inputs.seeds import doctest_seeds
 from coherence.engine.markers import target_for
+from coherence.engine.stated.domain import Domain
 from tests.conftest import EXAMPLES, corpus_check
 
 COLLATZ = '''
@@ -32,14 +35,16 @@ def test_a_count_named_n_runs_its_negative_values_last_without_narrowing_the_dom
     inputs = [Input((5,), origin="doctest"), Input((-1,)), Input((0,)), Input((12,)), Input((-40,))]
     assert run_last(spec, inputs) == [1, 4]
     # one example backs no rule: the guess orders the inputs, it does not say they are invalid
-    assert Domain.for_spec(spec, module).empty
+    assert Domain(spec, doctest_seeds(spec, module), infer_types).empty
 
 
 def test_a_stated_positive_n_runs_zero_and_negatives_last_and_is_the_domain():
     spec, module = spec_of(COLLATZ, "get_odd_collatz")
     inputs = [Input((5,), origin="doctest"), Input((-1,)), Input((0,)), Input((12,)), Input((-40,))]
     assert run_last(spec, inputs) == [1, 2, 4]
-    assert Domain.for_spec(spec, module).describe() == ["n is positive (your docstring says so)"]
+    assert Domain(spec, doctest_seeds(spec, module), infer_types).describe() == [
+        "n is positive (your docstring says so)"
+    ]
 
 
 def test_the_docstring_or_the_examples_decide_for_other_names():

@@ -98,7 +98,7 @@ def test_an_example_alternatives_special_case_is_information_and_discredits_nobo
 
 def test_only_an_example_yours_contradicts_is_looked_at():
     from coherence.engine.execution import Program
-    from coherence.engine.inputs.examples import StatedExample
+    from coherence.engine.stated.examples import StatedExample
 
     ex = StatedExample(call="median([-10, 4, 6, 1000, 10, 20])", expected="15.0", value=15.0)
     programs = [Program("median")] + [Program("median", source=SORTED_COPY)] * 2 + [Program("median", source=HONEST)]

@@ -7,11 +7,15 @@ import textwrap
 
 import pytest
 
-from coherence.engine.inputs import Input, generate_inputs
-from coherence.engine.inputs.constraints import made_positive, numbers_in
-from coherence.engine.inputs.domain import Domain
+from coherence.engine.inputs import Input
+from coherence.engine.inputs.constraints import made_positive
+from coherence.engine.inputs.generate import generate_inputs
+from coherence.engine.inputs.param_types import infer_types
+from coherence.engine.inputs.seeds import doctest_seeds
 from coherence.engine.markers import target_for
 from coherence.engine.spec import Param
+from coherence.engine.stated.domain import Domain
+from coherence.engine.stated.evidence import numbers_in
 from coherence.engine.stated.signs import backed_signs, stated_signs
 
 
@@ -93,7 +97,7 @@ def test_positive_makes_every_number_positive():
 
 def domain(source: str, name: str = "f") -> Domain:
     t = target_for(textwrap.dedent(source), name)
-    return Domain.for_spec(t.spec, t.module_source)
+    return Domain(t.spec, doctest_seeds(t.spec, t.module_source), infer_types)
 
 
 COLLATZ = '''

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from coherence.engine.inputs.domain import EVIDENCE_ORIGINS
+from coherence.engine.stated.domain import EVIDENCE_ORIGINS
 
 if TYPE_CHECKING:
     from coherence.engine.result import CheckResult

@@ -54,7 +54,7 @@ class Counterexample:
     total: int  # alternatives run
     shrunk_from: str | None = None  # the call before shrinking, when it changed
     # the result the docstring's worked example states for ``call``, as written, when the
-    # evidence is that example (``engine.inputs.examples``); ``theirs`` then renders it
+    # evidence is that example (``engine.stated.examples``); ``theirs`` then renders it
     stated: str | None = None
     # where yours changes an argument the alternatives leave alone, that in words
     # (``verdict.mutation.in_words``)

@@ -1,10 +1,15 @@
-"""Inputs from the signature alone: seeds, then type-aware mutation."""
+"""Inputs from the signature alone: seeds, then type-aware mutation.
+
+The face holds the value model and annotations only; generation, mutation and shrinking are
+imported from their modules (``inputs.generate``, ``inputs.shrink``).  What the docstring states
+(``engine.stated``) imports the value model through this package, and generation imports
+``engine.stated``: a face that loaded generation would close a circle, and one that loaded the
+kinds would hand the facts the input builders.
+"""
 
 from __future__ import annotations
 
 from coherence.engine.inputs.annotation_types import parse_annotation
-from coherence.engine.inputs.generate import generate_inputs, infer_types
-from coherence.engine.inputs.shrink import shrink_candidates, shrink_key
 from coherence.engine.inputs.types import TypeDesc
 from coherence.engine.inputs.values import Construct, Expr, Input, to_source, value_size
 
@@ -13,11 +18,7 @@ __all__ = [
     "Expr",
     "Input",
     "TypeDesc",
-    "generate_inputs",
-    "infer_types",
     "parse_annotation",
-    "shrink_candidates",
-    "shrink_key",
     "to_source",
     "value_size",
 ]

@@ -1,22 +1,21 @@
 """Soft constraints on mutants, learned from the seeds, the parameters' names and the docstring
-(see :class:`Constraints`), and the readings of the seeds they are learned from: each
-parameter's values, their alphabet, their numbers, their sortedness.
+(see :class:`Constraints`).  The readings of the seeds they are learned from (each parameter's
+values, their alphabet, their numbers, their sortedness) are what the examples state
+(:mod:`coherence.engine.stated.evidence`), which the domain reads too.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from itertools import pairwise
 from typing import Any
 
+from coherence.engine.inputs.binding import bind
 from coherence.engine.inputs.param_types import description_hints
-from coherence.engine.inputs.seeds import (
-    bind,
-)
-from coherence.engine.inputs.types import TypeDesc
-from coherence.engine.inputs.values import Expr, Input
-from coherence.engine.spec import Param, Spec
+from coherence.engine.inputs.types import TypeDesc, type_family
+from coherence.engine.inputs.values import Input
+from coherence.engine.spec import Spec
+from coherence.engine.stated.evidence import evidence_by_param, is_sorted, len_evidence, narrow_alphabet, numbers_in
 from coherence.engine.stated.signs import backed_signs, stated_signs
 
 # Names of an int parameter that is usually the length of the collection before it
@@ -103,13 +102,13 @@ class Constraints:
             elif signs.get(p.name) == "nonneg" or (nums and all(x >= 0 for x in nums) and len(nums) >= 2):
                 self.nonneg[p.name] = 0.9
             if p.kind == "var_positional":
-                continue  # in step with the domain (``domain._learn``): sign and alphabet only
+                continue  # in step with the domain (``stated.domain._learn``): sign and alphabet only
             if fam == "int":
                 if not ev and named_like_count(p.name) and p.name not in signs:
                     self.nonneg[p.name] = 0.85
                 colls = [q for q in params[:idx] if kinds[q.name] in ("list", "tuple", "str")]
                 if colls:
-                    link = self._len_evidence(spec, p, colls, evid)
+                    link = len_evidence(p, colls, evid)
                     if link is not None:
                         self.len_of[p.name] = (link, 0.8)
                     elif not ev and len(colls) == 1 and p.name in _LEN_NAMES and kinds[colls[0].name] != "str":
@@ -129,18 +128,6 @@ class Constraints:
                     self.sorted[p.name] = 0.8
                 elif doc_sorted:
                     self.sorted[p.name] = 0.5
-
-    @staticmethod
-    def _len_evidence(spec: Spec, p: Param, colls: list[Param], evid: dict[str, list[tuple[Input, Any]]]) -> str | None:
-        mine = {id(inp): v for inp, v in evid.get(p.name, [])}
-        if not mine:
-            return None
-        for q in colls:
-            theirs = {id(inp): v for inp, v in evid.get(q.name, [])}
-            common = [k for k in mine if k in theirs]
-            if common and all(isinstance(theirs[k], (list, tuple, str)) and mine[k] == len(theirs[k]) for k in common):
-                return q.name
-        return None
 
     def active(self) -> bool:
         return bool(self.len_of or self.nonneg or self.positive or self.sorted or self.rect or self.alphabet)
@@ -224,54 +211,6 @@ def _put(args: list[Any], kwargs: list[Any], w: str, i: int, v: Any) -> None:
         kwargs[i] = (kwargs[i][0], v)
 
 
-_NARROW_CLASSES = [
-    frozenset("01"),
-    frozenset("0123456789"),
-    frozenset("0123456789.-+"),
-    frozenset("0123456789abcdefABCDEF"),
-]
-
-
-def evidence_by_param(spec: Spec, seeds: list[Input]) -> dict[str, list[tuple[Input, Any]]]:
-    """Each parameter's values in ``seeds``, with the seed each came from (verbatim ``Expr``
-    values say nothing about the domain and are left out)."""
-    evid: dict[str, list[tuple[Input, Any]]] = {}
-    for inp in seeds:
-        aps, kps = bind(spec.params, inp)
-        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
-            if p is not None and not isinstance(v, Expr):
-                evid.setdefault(p.name, []).append((inp, v))
-    return evid
-
-
-def narrow_alphabet(values: list[Any]) -> frozenset[str] | None:
-    """The narrow alphabet (digits, parentheses, binary, ...) the strings in ``values`` are drawn
-    from, widened to its usual class, or None.  Letters from a word in an example ("hello") say
-    nothing about the domain: natural text stays unconstrained, or upper case and punctuation
-    would never be tried."""
-    chars = "".join(x for v in values for x in strings_in(v))
-    if len(chars) < 3:
-        return None
-    seen = frozenset(chars)
-    for cls in _NARROW_CLASSES:
-        if seen <= cls:
-            seen = seen | cls
-            break
-    wordy = any(ch.isalpha() for ch in seen) and not any(seen <= cls for cls in _NARROW_CLASSES)
-    return seen if len(seen) <= 16 and not wordy else None
-
-
-def strings_in(v: Any) -> list[str]:
-    """Every str inside a value."""
-    if isinstance(v, str):
-        return [v]
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return [x for item in v for x in strings_in(item)]
-    if isinstance(v, dict):
-        return [x for item in list(v) + list(v.values()) for x in strings_in(item)]
-    return []
-
-
 def _in_alphabet(v: Any, chars: frozenset[str]) -> Any:
     """``v`` with every string's characters outside ``chars`` removed."""
     if isinstance(v, str):
@@ -281,19 +220,6 @@ def _in_alphabet(v: Any, chars: frozenset[str]) -> Any:
     if isinstance(v, tuple):
         return tuple(_in_alphabet(x, chars) for x in v)
     return v
-
-
-def numbers_in(v: Any) -> list[float]:
-    """Every int/float inside a value (not bools)."""
-    if isinstance(v, bool):
-        return []
-    if isinstance(v, (int, float)):
-        return [v]
-    if isinstance(v, (list, tuple, set, frozenset)):
-        return [x for item in v for x in numbers_in(item)]
-    if isinstance(v, dict):
-        return [x for item in v.values() for x in numbers_in(item)]
-    return []
 
 
 def _non_negative(v: Any, zero: Any = None) -> Any:
@@ -331,20 +257,3 @@ def _rectangular(v: Any, square: bool) -> Any:
         k = min(width, len(v))
         return [r[:k] for r in v[:k]]
     return [r[:width] for r in v]
-
-
-def is_sorted(v: list[Any]) -> bool:
-    try:
-        return all(a <= b for a, b in pairwise(v))
-    except TypeError:
-        return False
-
-
-def type_family(t: TypeDesc | None) -> str:
-    if t is None:
-        return "?"
-    if t.kind == "union":
-        return type_family(t.args[0]) if t.args else "?"
-    if t.kind == "char":
-        return "str"
-    return t.kind

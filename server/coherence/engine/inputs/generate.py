@@ -32,12 +32,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from coherence.engine.inputs.binding import bind
 from coherence.engine.inputs.constraints import Constraints
 from coherence.engine.inputs.kinds import boundary_values, kind_of
 from coherence.engine.inputs.mutate import mutate_input, resolve_type
-from coherence.engine.inputs.param_types import param_types
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.inputs.seeds import (
-    bind,
     default_seed,
     doctest_seeds,
     type_seeds,
@@ -48,21 +48,10 @@ from coherence.engine.inputs.types import MIXED, TypeDesc
 from coherence.engine.inputs.values import Construct, Expr, Input
 from coherence.engine.spec import Param, Spec
 
-__all__ = ["generate_inputs", "shrink_candidates", "shrink_key", "infer_types"]
+__all__ = ["generate_inputs", "shrink_candidates", "shrink_key"]
 
 
 _LINEAGE_WEIGHT = {"doctest": 4.0, "test": 4.0, "default": 1.0, "annotation": 1.0}
-
-
-def infer_types(spec: Spec, seeds: list[Input] | None = None) -> dict[str, TypeDesc]:
-    """One type descriptor per parameter (see :func:`types.param_types`), using seed values."""
-    seed_values: dict[str, list[Any]] = {}
-    for inp in seeds or []:
-        aps, kps = bind(spec.params, inp)
-        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
-            if p is not None:
-                seed_values.setdefault(p.name, []).append(v)
-    return param_types(spec.params, classes=spec.classes, docstring=spec.docstring, seed_values=seed_values)
 
 
 def _slot_types(

@@ -19,10 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from coherence.engine.inputs.constraints import named_like_count, numbers_in, type_family
-from coherence.engine.inputs.domain import Domain, Rule
+from coherence.engine.inputs.constraints import named_like_count
+from coherence.engine.inputs.param_types import infer_types
+from coherence.engine.inputs.types import type_family
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Spec
+from coherence.engine.stated.domain import Domain, Rule
+from coherence.engine.stated.evidence import numbers_in
 
 __all__ = ["run_last"]
 
@@ -52,7 +55,7 @@ def _guessed_rules(spec: Spec, domain: Domain) -> list[Rule]:
 
 def run_last(spec: Spec, inputs: Sequence[Input]) -> list[int]:
     """Indices of the inputs to run after all others (in order)."""
-    domain = Domain(spec, inputs)
+    domain = Domain(spec, inputs, infer_types)
     rules = _guessed_rules(spec, domain)
     if not rules:
         return []

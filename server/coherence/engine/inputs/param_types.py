@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from coherence.engine.inputs.annotation_types import parse_annotation
+from coherence.engine.inputs.binding import bind
 from coherence.engine.inputs.name_types import (
     DICT,
     LIST_INT,
@@ -20,8 +21,8 @@ from coherence.engine.inputs.name_types import (
 )
 from coherence.engine.inputs.types import FLOAT, INT, STR, TypeDesc, dict_of, list_of, optional, tuple_of, union
 from coherence.engine.inputs.value_types import merge_all, type_of_value
-from coherence.engine.inputs.values import Expr
-from coherence.engine.spec import ClassInfo, Param
+from coherence.engine.inputs.values import Expr, Input
+from coherence.engine.spec import ClassInfo, Param, Spec
 
 # Docstring words -> what a collection parameter holds / what a vague parameter is.
 _ELEM_HINTS: list[tuple[re.Pattern[str], TypeDesc]] = [
@@ -136,6 +137,17 @@ def _refine_elements(t: TypeDesc, elem: TypeDesc | None) -> TypeDesc:
     else:
         return t
     return out.with_weak(weak)
+
+
+def infer_types(spec: Spec, seeds: list[Input] | None = None) -> dict[str, TypeDesc]:
+    """One type descriptor per parameter (see :func:`param_types`), using seed values."""
+    seed_values: dict[str, list[Any]] = {}
+    for inp in seeds or []:
+        aps, kps = bind(spec.params, inp)
+        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+            if p is not None:
+                seed_values.setdefault(p.name, []).append(v)
+    return param_types(spec.params, classes=spec.classes, docstring=spec.docstring, seed_values=seed_values)
 
 
 def param_types(

@@ -155,3 +155,14 @@ def optional(t: TypeDesc) -> TypeDesc:
 
 # A mix of basic values, for names and annotations that say nothing (int first).
 MIXED = union(INT, STR, list_of(INT), FLOAT, weights=(0.45, 0.25, 0.2, 0.1)).with_weak()
+
+
+def type_family(t: TypeDesc | None) -> str:
+    """The kind a value of ``t`` is judged as: a union's first member's, a char's ``str``."""
+    if t is None:
+        return "?"
+    if t.kind == "union":
+        return type_family(t.args[0]) if t.args else "?"
+    if t.kind == "char":
+        return "str"
+    return t.kind

@@ -13,6 +13,7 @@ import numpy as np
 
 from coherence.engine import verdict
 from coherence.engine.errors import CheckCancelled
+from coherence.engine.inputs.near_examples import near_examples
 from coherence.engine.outcomes import Outcome, group_outcomes
 from coherence.engine.verdict import counterexample as cx
 from coherence.engine.verdict import rules
@@ -182,7 +183,7 @@ def _shrunk(
             rival,
             shrunk,
             outcomes,
-            [c for c in domain.toward_examples(shrunk) if keep is None or keep(c)],
+            [c for c in near_examples(domain, shrunk) if keep is None or keep(c)],
             seed=j.config.seed,
             cancel=j.cancel,
             known=known,

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.degenerate import degenerate, empty_collection_argument, empty_string_argument
-from coherence.engine.inputs.domain import Domain
+from coherence.engine.stated.degenerate import degenerate, empty_collection_argument, empty_string_argument
+from coherence.engine.stated.domain import Domain
 
 Test = Callable[[Input, Domain | None], bool]
 

@@ -14,8 +14,8 @@ import numpy as np
 
 from coherence.engine.execution import Program
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.domain import Domain
 from coherence.engine.outcomes import Outcome
+from coherence.engine.stated.domain import Domain
 from coherence.engine.verdict.metrics import Metrics
 from coherence.engine.verdict.severity import is_panel, voters
 

@@ -20,10 +20,11 @@ from coherence.engine.config import CheckConfig
 from coherence.engine.execution import Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.domain import Domain
+from coherence.engine.inputs.param_types import infer_types
 from coherence.engine.outcomes import Outcome, labels_from_ids, outcome_ids, outcomes_equal
 from coherence.engine.result import CheckResult, Cluster
 from coherence.engine.spec import Target
+from coherence.engine.stated.domain import Domain
 from coherence.engine.verdict import rules
 from coherence.engine.verdict.acceptance import user_assumptions
 from coherence.engine.verdict.metrics import Metrics, score
@@ -151,7 +152,11 @@ def score_run(
     # The stated domain: the docstring's preconditions and examples, the workspace's tests, the
     # user's ``assume``.  Disagreement outside it is still disagreement, but no evidence against
     # the user's function (``verdict``), and the counterexample comes from inside when it can.
-    domain = Domain(target.spec, inputs, assume=user_assumptions(target)) if result.status == "incoherent" else None
+    domain = (
+        Domain(target.spec, inputs, infer_types, assume=user_assumptions(target))
+        if result.status == "incoherent"
+        else None
+    )
     inside = None
     disagree = metrics.per_input > 0
     if domain is not None and not domain.empty:

@@ -12,10 +12,10 @@ from coherence.engine import verdict
 from coherence.engine.execution import ModuleContext, Program
 from coherence.engine.execution.executor import BUDGET_EXCEEDED, OUT_OF_TIME, ExecutionReport
 from coherence.engine.inputs import Input
-from coherence.engine.inputs.examples import StatedExample, stated_examples
 from coherence.engine.inputs.seeds.workspace import asserted_examples
 from coherence.engine.outcomes import Outcome, canonical, gives, outcomes_equal
 from coherence.engine.spec import Target
+from coherence.engine.stated.examples import StatedExample, stated_examples
 from coherence.engine.verdict import counterexample as cx
 from coherence.engine.verdict.acceptance import input_from_call
 from coherence.engine.verdict.special_cases import special_cases

@@ -8,7 +8,7 @@ imported, which is rewritten to ``__import__('mod').name``).
 
 One module per source of seeds:
 
-- ``binding``: which parameter each argument of a call fills; the names a module binds.
+- ``module_names``: the names a module binds.
 - ``expressions``: argument expressions to values, or to verbatim ``Expr`` nodes.
 - ``doctests``: the docstring's examples and prose assignments.
 - ``workspace``: calls and ``parametrize`` rows in the workspace's test files.
@@ -18,9 +18,9 @@ One module per source of seeds:
 
 from __future__ import annotations
 
-from coherence.engine.inputs.seeds.binding import bind, module_names
 from coherence.engine.inputs.seeds.defaults import default_seed, type_seeds
 from coherence.engine.inputs.seeds.doctests import doctest_seeds
+from coherence.engine.inputs.seeds.module_names import module_names
 from coherence.engine.inputs.seeds.workspace import workspace_seeds
 
 __all__ = [
@@ -28,6 +28,5 @@ __all__ = [
     "workspace_seeds",
     "default_seed",
     "type_seeds",
-    "bind",
     "module_names",
 ]

@@ -8,10 +8,11 @@ import re
 from typing import Any
 
 from coherence.engine import syntax
-from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.seeds.expressions import Harvester, Unsupported, allowed_names, literalish
+from coherence.engine.inputs.seeds.module_names import module_names
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Spec
+from coherence.engine.stated.examples import balanced_call
 
 _PROMPT = re.compile(r"^\s*(>>>|\.\.\.)\s?(.*)$")
 
@@ -31,34 +32,6 @@ def _examples(doc: str) -> list[str]:
         elif m.group(1) == ">>>":
             out.append(m.group(2))
     return out
-
-
-def balanced_call(text: str, start: int) -> str | None:
-    """The ``name(...)`` text starting at ``start`` (parentheses balanced, strings respected)."""
-    i = text.find("(", start)
-    if i < 0:
-        return None
-    depth = 0
-    quote: str | None = None
-    j = i
-    while j < len(text) and j - i < 2000:
-        ch = text[j]
-        if quote:
-            if ch == "\\":
-                j += 2
-                continue
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0:
-                return text[start : j + 1]
-        j += 1
-    return None
 
 
 def doctest_seeds(spec: Spec, module_source: str | None = None) -> list[Input]:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any, TypeGuard
 
 from coherence.engine import syntax
-from coherence.engine.inputs.seeds.binding import module_names
+from coherence.engine.inputs.seeds.module_names import module_names
 from coherence.engine.inputs.values import Expr, Input
 from coherence.engine.spec import Spec
 

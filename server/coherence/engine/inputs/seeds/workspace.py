@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from coherence.engine import syntax
-from coherence.engine.inputs.examples import StatedExample
-from coherence.engine.inputs.seeds.binding import module_names
 from coherence.engine.inputs.seeds.expressions import Harvester, allowed_names
+from coherence.engine.inputs.seeds.module_names import module_names
 from coherence.engine.inputs.values import Input
 from coherence.engine.markers import read_source
 from coherence.engine.spec import Spec
+from coherence.engine.stated.examples import StatedExample
 
 log = logging.getLogger(__name__)
 

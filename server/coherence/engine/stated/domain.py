@@ -1,7 +1,7 @@
 """The domain the examples show: which inputs look like the ones the docstring's examples (and the
 workspace's tests) call the function with.
 
-Input generation (:mod:`.generate`) learns soft constraints from those examples and from
+Input generation (``inputs.generate``) learns soft constraints from those examples and from
 parameter names, and applies them to mutants only with some probability, so that the boundary is
 still explored.  A :class:`Domain` keeps only the constraints that the examples themselves back,
 with the same evidence rules as generation's ``Constraints``:
@@ -22,34 +22,37 @@ says "sorted" are left out: they guide generation, they do not say what the func
 With neither examples nor statements there are no rules, and every input is in the domain.
 
 ``Domain.violations(inp)`` says, in a few words each, why an input lies outside the domain.
+The parameters' types come from the type inference the caller hands in
+(``inputs.param_types.infer_types``), so that the facts depend on nothing of input generation.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from coherence.engine.inputs.constraints import (
-    Constraints,
-    evidence_by_param,
-    is_sorted,
-    narrow_alphabet,
-    numbers_in,
-    strings_in,
-    type_family,
-)
-from coherence.engine.inputs.generate import infer_types
-from coherence.engine.inputs.seeds import bind, doctest_seeds, workspace_seeds
+from coherence.engine.inputs.binding import bind
+from coherence.engine.inputs.types import TypeDesc, type_family
 from coherence.engine.inputs.values import Expr, Input
 from coherence.engine.spec import Spec
 from coherence.engine.stated.docstring_preconditions import stated_assumptions
+from coherence.engine.stated.evidence import (
+    evidence_by_param,
+    is_sorted,
+    len_evidence,
+    narrow_alphabet,
+    numbers_in,
+    strings_in,
+)
 from coherence.engine.stated.preconditions import Assumption, holds
 from coherence.engine.stated.signs import backed_signs, stated_signs
 
-__all__ = ["EVIDENCE_ORIGINS", "Domain", "Rule"]
+__all__ = ["EVIDENCE_ORIGINS", "Domain", "Rule", "TypeInference"]
+
+# One type per parameter from the spec and the examples' values (``inputs.param_types.infer_types``).
+TypeInference = Callable[[Spec, list[Input]], dict[str, TypeDesc]]
 
 # Inputs written by people: the docstring's examples and the workspace's tests.
 EVIDENCE_ORIGINS = ("doctest", "test")
@@ -149,9 +152,16 @@ class Domain:
     """The evidence-backed part of generation's soft constraints for ``spec``.
 
     ``evidence``: the inputs people wrote (origin ``doctest`` or ``test``); others are ignored, so
-    the whole generated list may be passed."""
+    the whole generated list may be passed.  ``infer_types`` gives the parameters' types from
+    the examples' values."""
 
-    def __init__(self, spec: Spec, evidence: Iterable[Input], assume: Iterable[Assumption] = ()):
+    def __init__(
+        self,
+        spec: Spec,
+        evidence: Iterable[Input],
+        infer_types: TypeInference,
+        assume: Iterable[Assumption] = (),
+    ):
         self.spec = spec
         seen: set[str] = set()
         ev_inputs: list[Input] = []
@@ -192,13 +202,6 @@ class Domain:
         self.rules: tuple[Rule, ...] = tuple(rules)
         self.rules += tuple(self._assumed(rules, assume))
 
-    @classmethod
-    def for_spec(cls, spec: Spec, module_source: str | None = None, workspace: str | Path | None = None) -> Domain:
-        """Harvest the evidence itself: the docstring's examples and the workspace's tests."""
-        ev = list(doctest_seeds(spec, module_source))
-        ev += list(workspace_seeds(spec, workspace, module_source))
-        return cls(spec, ev)
-
     @property
     def empty(self) -> bool:
         """No rule: every input is in the domain (no examples, or none that constrain)."""
@@ -222,36 +225,6 @@ class Domain:
 
     def contains(self, inp: Input) -> bool:
         return not self.violations(inp)
-
-    def toward_examples(self, inp: Input, limit: int = 12) -> list[Input]:
-        """Variants of ``inp`` whose out-of-band numbers are replaced by round numbers near the
-        examples' (2024 gives 2024, 2020, 2000; -40 gives -40; 2.75 gives 2.75, 3.0): a shrunk
-        ``is_leap(0)`` becomes ``is_leap(2000)``, which a reader recognises.  A float stays a float.
-        Closest and roundest first; positional arguments only."""
-        if not self.bands:
-            return []
-        aps, _ = bind(self.spec.params, inp)
-        out: list[Input] = []
-        for i, (value, p) in enumerate(zip(inp.args, aps)):
-            if p is None or p.name not in self.bands or not isinstance(value, (int, float)) or isinstance(value, bool):
-                continue
-            lo, hi = self.bands[p.name]
-            if lo <= value <= hi:
-                continue
-            seen: list[int | float] = []
-            for _, e in self.evidence_by_param.get(p.name, []):
-                if not isinstance(e, (int, float)) or isinstance(e, bool):
-                    continue
-                for r in _roundings(e, float if isinstance(value, float) else int):
-                    if lo <= r <= hi and r not in seen:
-                        seen.append(r)
-            # rounder first (more trailing zeros), then nearer the examples' middle
-            mid = (lo + hi) / 2
-            seen.sort(key=lambda r: (-_roundness(r), abs(r - mid)))
-            for r in seen[:limit]:
-                args = inp.args[:i] + (r,) + inp.args[i + 1 :]
-                out.append(Input(args=args, kwargs=inp.kwargs, origin="shrink"))
-        return out
 
     def crossed(self, inp: Input) -> list[str]:
         """What ``inp`` breaks of the shapes the examples show beyond the rules (a pair out of
@@ -347,21 +320,6 @@ def _pairs(value: Any, depth: int = 0) -> list[tuple[float, float]]:
     return []
 
 
-def _roundings(e: int | float, kind: type) -> list[int | float]:
-    """``e`` rounded to units, tens, hundreds... (2024: 2024, 2020, 2000, 2000), as ``kind``; a
-    float first as it is (2.75: 2.75, 3.0)."""
-    out = [kind(e)] if kind is float else []
-    return out + [kind(round(e, -k)) for k in range(len(str(int(abs(e)))))]
-
-
-def _roundness(r: int | float) -> int:
-    """Trailing zeros of a whole number (2000: 3); -1 for a float with a fraction."""
-    if not float(r).is_integer():
-        return -1
-    digits = str(abs(int(r)))
-    return len(digits) - len(digits.rstrip("0")) if digits != "0" else 0
-
-
 def _opaque(value: Any) -> bool:
     """A value an assumption cannot judge: an expression built from the user's classes."""
     return isinstance(value, Expr)
@@ -398,7 +356,7 @@ def _learn(spec: Spec, types: dict[Any, Any], evid: dict[str, list[tuple[Input, 
         if fam == "int":
             colls = [q for q in params[:idx] if kinds[q.name] in ("list", "tuple", "str")]
             if colls:
-                link = Constraints._len_evidence(spec, p, colls, evid)
+                link = len_evidence(p, colls, evid)
                 if link is not None:
                     rules.append(Rule(p.name, "len", other=link))
         t = types.get(p.name)

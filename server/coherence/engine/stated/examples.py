@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from coherence.engine import syntax
-from coherence.engine.inputs.seeds.doctests import balanced_call
 
-__all__ = ["StatedExample", "stated_examples"]
+__all__ = ["StatedExample", "balanced_call", "stated_examples"]
 
 # what separates a call from its stated result in prose, longest first
 _ARROW = re.compile(r"\s*(?:#\s*)?(?:==>|=>|➞|->|→|==|=|should\s+return|returns|gives)\s*")
@@ -40,6 +39,34 @@ class StatedExample:
     expected: str
     value: Any = None  # the stated return value (a literal)
     raises: str | None = None  # the stated exception type name, when the example raises
+
+
+def balanced_call(text: str, start: int) -> str | None:
+    """The ``name(...)`` text starting at ``start`` (parentheses balanced, strings respected)."""
+    i = text.find("(", start)
+    if i < 0:
+        return None
+    depth = 0
+    quote: str | None = None
+    j = i
+    while j < len(text) and j - i < 2000:
+        ch = text[j]
+        if quote:
+            if ch == "\\":
+                j += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0:
+                return text[start : j + 1]
+        j += 1
+    return None
 
 
 def _literal_args(call: str, name: str) -> bool:
