@@ -8,6 +8,7 @@ import resource
 import shutil
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -31,9 +32,10 @@ EXAMPLES = REPO / "examples"
 CORPUS = Path(os.environ.get("COHERENCE_CORPUS", REPO.parent / "shared" / "corpus"))
 
 
-# COHERENCE_TEST_CPU=FILE appends each test's CPU seconds (this process's, and those of the
-# processes it started and waited for) and node id to FILE: on a shared machine wall times say
-# more about the load than the test (benchmarks/suite_durations.py reads it).
+# COHERENCE_TEST_CPU=FILE appends a line per test to FILE: its CPU seconds (this process's, and
+# those of the processes it started and waited for), node id, wall seconds, start (Unix time) and
+# xdist worker.  On a shared machine wall times say more about the load than the test, and the
+# starts show how the workers' queues ran out (benchmarks/suite_durations.py reads it).
 _CPU_LOG = os.environ.get("COHERENCE_TEST_CPU")
 
 
@@ -44,11 +46,12 @@ def _cpu_seconds() -> float:
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
-    before = _cpu_seconds() if _CPU_LOG else 0.0
+    before, start = (_cpu_seconds(), time.time()) if _CPU_LOG else (0.0, 0.0)
     yield
     if _CPU_LOG:
+        wall, worker = time.time() - start, os.environ.get("PYTEST_XDIST_WORKER", "-")
         with open(_CPU_LOG, "a", encoding="utf-8") as fh:
-            fh.write(f"{_cpu_seconds() - before:.3f}\t{item.nodeid}\n")
+            fh.write(f"{_cpu_seconds() - before:.3f}\t{item.nodeid}\t{wall:.3f}\t{start:.3f}\t{worker}\n")
 
 
 @pytest.fixture

@@ -161,7 +161,7 @@ async def test_a_request_the_editor_cancels_is_a_cancelled_check(start):
 
 async def test_an_editor_that_does_not_answer_in_time_has_its_request_cancelled(start, workspace: Path):
     pyproject = workspace / "pyproject.toml"
-    pyproject.write_text(pyproject.read_text() + "llm-timeout = 2\n")
+    pyproject.write_text(pyproject.read_text() + "llm-timeout = 0.5\n")  # any deadline: the editor never answers
     lsp = await start({"model": "editor"}, options=LENDS)
 
     async def never(request: Any) -> dict:
@@ -171,7 +171,7 @@ async def test_an_editor_that_does_not_answer_in_time_has_its_request_cancelled(
     editor = EditorModels(lsp.client, never)
     lsp.open("textutils.py")
     await lsp.wait_for(
-        lambda: any("did not answer within llm_timeout = 2 s" in m for m in warnings(lsp)), "the deadline"
+        lambda: any("did not answer within llm_timeout = 0.5 s" in m for m in warnings(lsp)), "the deadline"
     )
     await lsp.wait_for(lambda: len(editor.cancelled) == len(editor.requests) >= 1, "$/cancelRequest in the client")
     assert not [m for m in warnings(lsp) if "internal error" in m]
