@@ -147,9 +147,13 @@ def _many_functions(tmp: Path) -> list[str]:
             for i in range(count)
         )
         targets = find_targets(source, "many.py")
-        started = time.process_time()
-        results_keys(targets, CheckConfig())
-        seconds.append(time.process_time() - started)
+        # the least of three: one run of a tenth of a second was seen at 3.5x on a loaded machine
+        runs = []
+        for _ in range(3):
+            started = time.process_time()
+            results_keys(targets, CheckConfig())
+            runs.append(time.process_time() - started)
+        seconds.append(min(runs))
     # the keys include one more search for the module's functions, linear either way
     ratio = seconds[1] / max(seconds[0], 1e-6)
     return [f"keying 3,000 functions took {ratio:.1f}x as long as 1,500 (quadratic)"] if ratio > 3.0 else []
