@@ -7,6 +7,7 @@ an example's value belongs to) both read it, and it depends on neither.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from coherence.engine.inputs.values import Input
 from coherence.engine.spec import Param
@@ -25,3 +26,9 @@ def bind(params: Iterable[Param], inp: Input) -> tuple[list[Param | None], list[
         arg_params.append(positional[i] if i < len(positional) else star)
     kw_params = [by_name.get(k, starstar) for k, _ in inp.kwargs]
     return arg_params, kw_params
+
+
+def bound_values(params: Iterable[Param], inp: Input) -> list[tuple[Any, Param | None]]:
+    """Each argument of ``inp`` (positional, then keyword) with the parameter it binds to."""
+    aps, kps = bind(params, inp)
+    return list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps))

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from coherence.engine.inputs.binding import bind
+from coherence.engine.inputs.binding import bind, bound_values
 from coherence.engine.inputs.constraints import Constraints
 from coherence.engine.inputs.kinds import boundary_values, kind_of
 from coherence.engine.inputs.mutate import mutate_input, resolve_type
@@ -287,8 +287,7 @@ def _lineages(
 def _members_of(params: tuple[Param, ...], types: dict[str, TypeDesc], inp: Input) -> list[tuple[str, int]]:
     """For each argument whose parameter has a weighted union type: (parameter, member index)."""
     out: list[tuple[str, int]] = []
-    aps, kps = bind(params, inp)
-    for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+    for v, p in bound_values(params, inp):
         t = types.get(p.name) if p is not None else None
         if p is None or t is None or not kind_of(t).weighted(t) or isinstance(v, Expr):
             continue
@@ -338,8 +337,7 @@ def _typical(params: tuple[Param, ...], types: dict[str, TypeDesc], evidence: li
     boundary value."""
     typ: dict[str, Any] = {}
     for inp in evidence:
-        aps, kps = bind(params, inp)
-        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+        for v, p in bound_values(params, inp):
             if p is not None and p.name not in typ:
                 typ[p.name] = v
     for p in params:

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from coherence.engine.inputs.annotation_types import parse_annotation
-from coherence.engine.inputs.binding import bind
+from coherence.engine.inputs.binding import bound_values
 from coherence.engine.inputs.name_types import (
     DICT,
     LIST_INT,
@@ -143,8 +143,7 @@ def infer_types(spec: Spec, seeds: list[Input] | None = None) -> dict[str, TypeD
     """One type descriptor per parameter (see :func:`param_types`), using seed values."""
     seed_values: dict[str, list[Any]] = {}
     for inp in seeds or []:
-        aps, kps = bind(spec.params, inp)
-        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+        for v, p in bound_values(spec.params, inp):
             if p is not None:
                 seed_values.setdefault(p.name, []).append(v)
     return param_types(spec.params, classes=spec.classes, docstring=spec.docstring, seed_values=seed_values)

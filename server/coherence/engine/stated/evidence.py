@@ -11,7 +11,7 @@ from __future__ import annotations
 from itertools import pairwise
 from typing import Any
 
-from coherence.engine.inputs.binding import bind
+from coherence.engine.inputs.binding import bound_values
 from coherence.engine.inputs.values import Expr, Input
 from coherence.engine.spec import Param, Spec
 
@@ -28,8 +28,7 @@ def evidence_by_param(spec: Spec, seeds: list[Input]) -> dict[str, list[tuple[In
     values say nothing about the domain and are left out)."""
     evid: dict[str, list[tuple[Input, Any]]] = {}
     for inp in seeds:
-        aps, kps = bind(spec.params, inp)
-        for v, p in list(zip(inp.args, aps)) + list(zip((v for _, v in inp.kwargs), kps)):
+        for v, p in bound_values(spec.params, inp):
             if p is not None and not isinstance(v, Expr):
                 evid.setdefault(p.name, []).append((inp, v))
     return evid
