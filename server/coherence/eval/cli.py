@@ -105,14 +105,12 @@ def add_eval_parser(subparsers) -> None:
     p.add_argument(
         "--run-budget",
         type=float,
-        default=10.0,
-        help="seconds for all the programs of a task together, shared out over the parallel slots, at least 1 s each (default 10, the engine's; 0 for no cap)",
+        help="seconds for all the programs of a task together, shared out over the parallel slots, at least 1 s each (default: the engine's run_budget; 0 for no cap)",
     )
     p.add_argument(
         "--tail-budget",
         type=float,
-        default=0.5,
-        help="CPU seconds for all the programs of a task together past each one's first 100 inputs, an equal share each, at least 0.05 s (default 0.5, the engine's; 0 for none)",
+        help="CPU seconds for all the programs of a task together past each one's first 100 inputs, an equal share each, at least 0.05 s (default: the engine's tail_budget; 0 for none)",
     )
     p.add_argument(
         "--label-timeout", type=float, default=10.0, help="seconds for one candidate's benchmark tests (default 10)"
@@ -188,6 +186,10 @@ def run_eval(args) -> int:
 def _options(args, seeds: str):
     from coherence.eval.runner import EvalOptions
 
+    def budget(given: float | None, default: float | None) -> float | None:
+        """A budget not given is the engine's (EvalOptions' default); 0 turns it off."""
+        return default if given is None else (given or None)
+
     return EvalOptions(
         samples=args.samples,
         inputs=args.inputs,
@@ -196,8 +198,8 @@ def _options(args, seeds: str):
         seed=args.seed,
         call_timeout=args.call_timeout,
         program_budget=args.program_budget,
-        run_budget=args.run_budget or None,
-        tail_budget=args.tail_budget or None,
+        run_budget=budget(args.run_budget, EvalOptions.run_budget),
+        tail_budget=budget(args.tail_budget, EvalOptions.tail_budget),
         label_timeout=args.label_timeout,
         sandbox=args.sandbox,
         python=args.python,

@@ -48,6 +48,10 @@ _WORKER_FAILURE = re.compile(r"the worker (died|exited|did not finish)")
 RECORD_VERSION = 1
 
 
+# the engine's time budgets are the eval's defaults too, so that eval measures what users run
+_ENGINE = CheckConfig()
+
+
 @dataclass(frozen=True)
 class EvalOptions:
     samples: int = 10  # m, candidate 0 included
@@ -57,10 +61,8 @@ class EvalOptions:
     seed: int = 0
     call_timeout: float = 1.0
     program_budget: float = 20.0
-    run_budget: float | None = 10.0  # all programs of a task together (the engine's default)
-    tail_budget: float | None = (
-        0.5  # CPU seconds past each program's first 100 inputs, all together (the engine's default)
-    )
+    run_budget: float | None = _ENGINE.run_budget  # all programs of a task together
+    tail_budget: float | None = _ENGINE.tail_budget  # CPU seconds past each program's first 100 inputs
     input_budget: float = 2.0
     label_timeout: float = 10.0
     sandbox: str = "auto"
