@@ -144,3 +144,12 @@ def test_a_module_that_no_longer_loads_fails_the_kept_rows_too():
     assert whole.outcomes == [[LOAD_ERROR], [LOAD_ERROR]] and whole.load_errors == ["NameError: x"] * 2
     whole = kept.beside(_report([[Outcome.returned(2)]]))
     assert whole.outcomes == [[Outcome.returned(2)], [Outcome.returned(1)]] and whole.timeouts == [0, 0]
+
+
+def test_rows_of_long_outputs_are_not_kept():
+    seen, inputs = SeenOutcomes(), [Input((i,), ()) for i in range(3)]
+    long = [Outcome.returned("x" * (2 << 20) + str(i)) for i in range(3)]
+    seen.keep_rows(["a"], "spec", inputs, [long], 2)
+    assert seen.rows(["a"], "spec") is None
+    seen.keep_rows(["a"], "spec", inputs, [long[:1] * 3], 2)  # one distinct outcome, 2 MB
+    assert seen.rows(["a"], "spec") is not None

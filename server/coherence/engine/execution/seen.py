@@ -38,7 +38,8 @@ _NOT_KEPT = OUT_OF_TIME | {LOAD_ERROR.error, WORKER_CRASH.error}
 SEEN_SIZE = 20_000  # shrink candidates are small inputs: a few MB at most
 SHRINKS_SIZE = 256
 RAN_KEPT = 512  # shrink inputs run ahead of an edited body's shrink: beyond these it runs its own
-ROWS_SIZE = 16  # main runs whose alternatives' rows are kept: a few functions edited in turn
+ROWS_SIZE = 8  # main runs whose alternatives' rows are kept: a few functions edited in turn
+ROWS_TEXT = 4 << 20  # characters of outcome text in one run's rows, at most (long outputs are not kept)
 
 
 def fingerprint(
@@ -158,6 +159,9 @@ class SeenOutcomes:
         the next run of yours alone keeps."""
         if not rows or any(o.kind == "raise" and o.error in _NOT_KEPT for row in rows for o in row):
             return  # the machine's load had a say in them
+        distinct = {id(o): o for row in rows for o in row}  # a run decodes each distinct record once
+        if sum(len(o.key) for o in distinct.values()) > ROWS_TEXT:
+            return
         kept = KeptRows(tuple(tuple(row) for row in rows), shared, inputs_digest(inputs))
         with self._lock:
             self._rows.keep((tuple(prints), spec), kept)
