@@ -737,7 +737,7 @@ async def test_a_recheck_shrinks_to_the_same_counterexample_without_running_its_
     executor.jobs.clear()
     again = await checker.check(target(path, name))
     assert again.counterexample == first.counterexample and again.severity == first.severity
-    assert executor.jobs == [first.samples]  # the main run's job alone
+    assert executor.jobs == [1]  # the main run's job alone, of yours alone (the rows kept)
 
 
 async def test_an_edited_body_runs_only_itself_on_the_last_shrinks_inputs():
@@ -754,7 +754,7 @@ async def test_an_edited_body_runs_only_itself_on_the_last_shrinks_inputs():
     assert edited != source
     again = await checker.check(find_targets(edited, str(EXAMPLES / "textutils.py"))[0])
     assert again.counterexample == first.counterexample
-    assert executor.jobs == [first.samples, 1]  # the main run, and yours on the shrink's inputs
+    assert executor.jobs == [1, 1]  # the main run and the shrink's inputs: yours alone
     assert "ahead" in again.extra["timings"]
 
 

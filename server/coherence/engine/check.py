@@ -265,16 +265,25 @@ class Checker:
             )
             for i, s in enumerate(valid, start=1)
         ]
+        # After an edit of your body, on the same inputs, the alternatives' rows are those of the
+        # check before: only yours runs.
+        view = self._seen.for_run(
+            module, programs, cfg.seed, self.executor.limits, (target.function_source, target.name)
+        )
+        starting_rerun = 0 if cfg.rerun_inputs > 0 else -1
+        spec_key = (spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace)
+        kept = self._seen.rows(view.prints[1:], spec_key)
         # The workers load the module and the programs while the inputs are still being made
         # (with cached or replayed samples, nothing else hides their generation).
         starting = asyncio.ensure_future(
             asyncio.to_thread(
                 self.executor.prepare,
                 module,
-                programs,
-                rerun_program=0 if cfg.rerun_inputs > 0 else -1,
+                programs[:1] if kept is not None else programs,
+                rerun_program=starting_rerun,
                 seed=cfg.seed,
                 anchor=0,
+                shared=kept.shared if kept is not None else None,
             )
         )
         try:
@@ -284,10 +293,24 @@ class Checker:
             raise
         if early is not None:
             early.run_prepared(prepared)
+
+        # An edited body's shrink inputs run while scoring and the verdict do, on workers the
+        # main run gave back, or beside it when yours runs alone (``decide`` waits for them).
+        ahead_cancel = threading.Event()
+
+        def start_ahead() -> asyncio.Future[None]:
+            task = asyncio.ensure_future(
+                asyncio.to_thread(run_ahead, self.executor, self._seen, cfg, target, module, programs, ahead_cancel)
+            )
+            task.add_done_callback(retrieve)
+            return task
+
+        ahead = start_ahead() if kept is not None else None
         try:
             report_progress(f"{target.name}: generating inputs", 0.2)
             inputs, last = await inputs_task  # "inputs" below is what it added after sampling
             if not inputs:
+                ahead_cancel.set()
                 result.reason = "could not build any input from the signature"
                 result.seconds = time.monotonic() - started
                 return result
@@ -296,20 +319,28 @@ class Checker:
             stage = time.monotonic()
             report_progress(f"{target.name}: running {len(programs)} programs × {len(inputs)} inputs", 0.3)
             rerun = list(range(min(len(inputs), cfg.rerun_inputs)))
+            if kept is not None and not kept.hold_for(inputs):  # the workspace's tests changed them
+                kept = None
+                close_in_background(prepared)
+                prepared = await asyncio.to_thread(
+                    self.executor.prepare, module, programs, rerun_program=starting_rerun, seed=cfg.seed, anchor=0
+                )
             report = await asyncio.to_thread(prepared.run, inputs, rerun=rerun, cancel=cancel, last=last)
+        except BaseException:
+            ahead_cancel.set()
+            raise
         finally:
             if prepared.pending:  # it never got its inputs
                 close_in_background(prepared)
+        if kept is not None:
+            report = kept.beside(report)
+        else:
+            self._seen.keep_rows(view.prints[1:], spec_key, inputs, report.outcomes[1:], report.programs_run)
         result.sandbox = report.sandbox
         timings["execution"] = round(time.monotonic() - stage, 4)
         stage = time.monotonic()
-        # An edited body's shrink inputs run while scoring and the verdict do, on workers the
-        # main run gave back (``decide`` waits for them before shrinking).
-        ahead_cancel = threading.Event()
-        ahead = asyncio.ensure_future(
-            asyncio.to_thread(run_ahead, self.executor, self._seen, cfg, target, module, programs, ahead_cancel)
-        )
-        ahead.add_done_callback(retrieve)
+        if ahead is None:
+            ahead = start_ahead()
         try:
             # Scoring runs in a thread: grouping long float outputs within tolerance can take a large
             # share of a second, and the editor's event loop must not wait (docs/results.md#scoring-thread).

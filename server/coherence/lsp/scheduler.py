@@ -43,9 +43,10 @@ _CACHEABLE = ("coherent", "incoherent", "nondeterministic", "skipped")
 # typing, an edit storm) the next change would supersede it anyway, and a check that has started
 # competes with the event loop (hover) for the CPU and the GIL.
 SETTLE_SECONDS = 0.25
-# After a save with no edit since, a shorter wait: long enough that an edit arriving right
-# behind the save (format on save, an edit storm) still cancels the check before it starts.
-SAVE_SETTLE_SECONDS = 0.05
+# After a save with no edit since, a shorter wait: long enough that what the client sent in the
+# same burst as the save (an edit storm's next change) cancels the check before it starts; a
+# later edit cancels it running, and a check of an edited body is now cheaper than this wait was.
+SAVE_SETTLE_SECONDS = 0.015
 # After an autosave, a check that would buy samples (its function's spec changed) waits until the
 # document has been still this long: code-server's default autosave saves ~1 s after every pause
 # in typing, and each pause in a docstring edit would otherwise buy a batch.

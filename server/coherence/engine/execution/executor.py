@@ -141,11 +141,22 @@ class Executor:
         seed: int = 0,
         budget: float | None = None,
         anchor: int | None = None,
+        shared: int | None = None,
     ) -> PreparedRun:
         """``run`` in two steps, for a caller whose inputs are not ready yet: the workers start now
         and load the module and the programs, and ``PreparedRun.run`` gives them the inputs.
-        ``rerun_program`` (-1: none) is the program a re-run may be asked for."""
-        return PreparedRun(self, module, programs, rerun_program=rerun_program, seed=seed, budget=budget, anchor=anchor)
+        ``rerun_program`` (-1: none) is the program a re-run may be asked for; ``shared``: the
+        limits are those of a run of this many programs (default: of these)."""
+        return PreparedRun(
+            self,
+            module,
+            programs,
+            rerun_program=rerun_program,
+            seed=seed,
+            budget=budget,
+            anchor=anchor,
+            shared=shared,
+        )
 
     def _count_cpu(self, report: ExecutionReport) -> None:
         with self._cpu_lock:

@@ -46,6 +46,7 @@ class PreparedRun:
         seed: int,
         budget: float | None,
         anchor: int | None,
+        shared: int | None = None,
     ):
         self.executor = ex = executor
         self.programs = list(programs)
@@ -56,7 +57,8 @@ class PreparedRun:
         self.interp = sb.probe_interpreter(ex.python)
         self.extra = tuple(os.path.abspath(p) for p in module.sys_path if p)
         self.mode = sb.choose_mode(ex.sandbox, self.interp, self.extra)
-        lim = ex.limits_for(m)
+        # a run of yours alone beside kept rows keeps the limits of the whole run it stands for
+        lim = ex.limits_for(shared or m)
         if budget is not None and budget < lim.program_budget:
             lim = replace(lim, program_budget=max(budget, 0.01))
         self.lim = lim

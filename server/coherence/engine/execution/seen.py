@@ -12,6 +12,9 @@ After an edit of your body, an alternative's outcomes still hold when nothing el
 names your function (``beside``); the inputs the last shrink had to run are kept per spec, so
 the next check runs yours on them ahead, and its shrink takes the last path again when every
 outcome that path read is the same (``KnownOutcomes.agrees``).
+
+The main run's rows are kept the same way (``KeptRows``): after an edit of your body, with the
+same inputs, the alternatives' rows are those of the check before, and only yours runs.
 """
 
 from __future__ import annotations
@@ -21,9 +24,10 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
-from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
+from coherence.engine.execution.program import ExecutionLimits, ExecutionReport, ModuleContext, Program
 from coherence.engine.execution.worker_run import LOAD_ERROR, OUT_OF_TIME, WORKER_CRASH
 from coherence.engine.inputs import Input
 from coherence.engine.outcomes import Outcome
@@ -34,6 +38,8 @@ _NOT_KEPT = OUT_OF_TIME | {LOAD_ERROR.error, WORKER_CRASH.error}
 SEEN_SIZE = 20_000  # shrink candidates are small inputs: a few MB at most
 SHRINKS_SIZE = 256
 RAN_KEPT = 512  # shrink inputs run ahead of an edited body's shrink: beyond these it runs its own
+ROWS_SIZE = 8  # main runs whose alternatives' rows are kept: a few functions edited in turn
+ROWS_TEXT = 4 << 20  # characters of outcome text in one run's rows, at most (long outputs are not kept)
 
 
 def fingerprint(
@@ -67,6 +73,7 @@ class SeenOutcomes:
         self._shrinks: _Recent[tuple[object, ...], tuple[Input, list[Outcome]]] = _Recent(SHRINKS_SIZE)
         self._ran: dict[tuple[object, ...], list[Input]] = {}
         self._paths: _Recent[tuple[object, ...], tuple[Input, dict[tuple[int, str], str]]] = _Recent(SHRINKS_SIZE)
+        self._rows: _Recent[tuple[tuple[str, ...], object], KeptRows] = _Recent(ROWS_SIZE)
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
@@ -133,6 +140,69 @@ class SeenOutcomes:
             self._ran[key] = list(inputs)[:RAN_KEPT]
             while len(self._ran) > SHRINKS_SIZE:
                 self._ran.pop(next(iter(self._ran)))
+
+    def rows(self, prints: Sequence[str], spec: object) -> KeptRows | None:
+        """The rows these programs (by fingerprint) gave in the last main run for ``spec`` (what
+        its inputs are made from), when every outcome in them was kept."""
+        with self._lock:
+            return self._rows.recall((tuple(prints), spec))
+
+    def keep_rows(
+        self,
+        prints: Sequence[str],
+        spec: object,
+        inputs: Sequence[Input],
+        rows: Sequence[Sequence[Outcome]],
+        shared: int,
+    ) -> None:
+        """``shared``: the distinct programs of the run, whose limits (``Executor.limits_for``)
+        the next run of yours alone keeps."""
+        if not rows or any(o.kind == "raise" and o.error in _NOT_KEPT for row in rows for o in row):
+            return  # the machine's load had a say in them
+        distinct = {id(o): o for row in rows for o in row}  # a run decodes each distinct record once
+        if sum(len(o.key) for o in distinct.values()) > ROWS_TEXT:
+            return
+        kept = KeptRows(tuple(tuple(row) for row in rows), shared, inputs_digest(inputs))
+        with self._lock:
+            self._rows.keep((tuple(prints), spec), kept)
+
+
+@dataclass(frozen=True)
+class KeptRows:
+    """The alternatives' rows of a main run, how many distinct programs shared its limits, and
+    its inputs (``inputs_digest``): a spec's inputs change with the workspace's tests."""
+
+    rows: tuple[tuple[Outcome, ...], ...]
+    shared: int
+    inputs: str
+
+    def hold_for(self, inputs: Sequence[Input]) -> bool:
+        return self.inputs == inputs_digest(inputs)
+
+    def beside(self, report: ExecutionReport) -> ExecutionReport:
+        """A run of yours alone (row 0 of ``report``) as the run of every program: the kept rows
+        after yours.  A module that no longer loads fails every program, as in a whole run."""
+        n = len(report.outcomes[0]) if report.outcomes else 0
+        if report.module_error is not None or any(len(row) != n for row in self.rows):
+            rows = [list(report.outcomes[0])] * len(self.rows) if report.outcomes else [[] for _ in self.rows]
+            errors = [report.module_error] * len(self.rows)
+        else:
+            rows, errors = [list(row) for row in self.rows], [None] * len(self.rows)
+        return replace(
+            report,
+            outcomes=report.outcomes[:1] + rows,
+            load_errors=report.load_errors[:1] + errors,
+            timeouts=report.timeouts[:1] + [0] * len(self.rows),
+        )
+
+
+def inputs_digest(inputs: Sequence[Input]) -> str:
+    """What identifies a run's inputs, in their order."""
+    digest = hashlib.blake2b(digest_size=16)
+    for inp in inputs:
+        digest.update(inp.source().encode("utf-8", "surrogatepass"))
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 class _Recent(OrderedDict[_K, _V]):
