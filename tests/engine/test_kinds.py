@@ -38,6 +38,7 @@ from coherence.engine.inputs.types import (
 )
 from coherence.engine.markers import find_targets
 from coherence.engine.spec import ClassInfo, Param
+from tests.support.imports import modules_imported
 
 INPUTS = Path(kinds_pkg.__file__).resolve().parent.parent
 POINT = ClassInfo(
@@ -107,8 +108,8 @@ def _kind_comparisons(path: Path) -> list[str]:
 def test_generation_mutation_and_shrinking_dispatch_through_the_registry(module):
     path = INPUTS / module
     assert _kind_comparisons(path) == []
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and ".kinds" in n.module}
+    registry = kinds_pkg.__name__
+    imported = {m for m in modules_imported(path) if m == registry or m.startswith(registry + ".")}
     assert imported or module == "kinds/registry.py", f"{module} does not ask the registry"
 
 

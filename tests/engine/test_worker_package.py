@@ -3,7 +3,6 @@ wire format both sides share, and nothing of coherence within a program's reach.
 
 from __future__ import annotations
 
-import ast
 import sys
 from pathlib import Path
 
@@ -16,22 +15,15 @@ from coherence.engine.execution.coherence_worker import protocol
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.program import ExecutionLimits, ModuleContext, Program
 from coherence.engine.outcomes import Outcome
+from tests.support.imports import imports
 
 PACKAGE = Path(sb.WORKER).with_name("coherence_worker")
 
 
-def _imports(path: Path):
+def _imports(path: Path) -> tuple[list[str], list[int]]:
     """(absolute module names, relative import levels) of every import in a source file."""
-    names, levels = [], []
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.Import):
-            names += [a.name for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                levels.append(node.level)
-            else:
-                names.append(node.module)
-    return names, levels
+    found = imports(path)
+    return [i.module for i in found if not i.level], [i.level for i in found if i.level]
 
 
 @pytest.mark.parametrize("path", sorted(PACKAGE.glob("*.py")), ids=lambda p: p.name)

@@ -3,10 +3,10 @@ so no import runs back up and none closes a circle (annotations' imports include
 
 from __future__ import annotations
 
-import ast
 from pathlib import Path
 
 from coherence.engine.execution import sandbox as sb
+from tests.support.imports import cycles, import_graph
 
 PACKAGE = Path(sb.WORKER).with_name("coherence_worker")
 
@@ -29,67 +29,22 @@ LAYERS: list[set[str]] = [
 ]
 
 
-def sibling_imports(path: Path) -> set[str]:
-    """The package's modules that a source file imports, anywhere in it (under
-    ``TYPE_CHECKING`` and inside functions too)."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.level == 1:
-            if node.module:
-                found.add(node.module.split(".")[0])
-            else:
-                found.update(a.name for a in node.names)
-    return found
-
-
-def import_graph() -> dict[str, set[str]]:
-    return {p.stem: sibling_imports(p) for p in sorted(PACKAGE.glob("*.py"))}
-
-
-def find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """One import circle of ``graph`` as a path that ends where it starts, or None."""
-    state: dict[str, int] = {}  # 1 on the current path, 2 done
-    path: list[str] = []
-
-    def visit(m: str) -> list[str] | None:
-        state[m] = 1
-        path.append(m)
-        for n in sorted(graph.get(m, ())):
-            if state.get(n) == 1:
-                return path[path.index(n) :] + [n]
-            if n not in state and (found := visit(n)) is not None:
-                return found
-        path.pop()
-        state[m] = 2
-        return None
-
-    for m in sorted(graph):
-        if m not in state and (found := visit(m)) is not None:
-            return found
-    return None
-
-
-def test_find_cycle_finds_a_circle_and_only_one():
-    assert find_cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert find_cycle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
-
-
 def test_every_module_has_one_layer():
-    modules = set(import_graph())
+    modules = set(import_graph(PACKAGE))
     layered = [m for layer in LAYERS for m in layer]
     assert len(layered) == len(set(layered)), "a module is in two layers"
     assert modules == set(layered), f"unlayered: {modules - set(layered)}, gone: {set(layered) - modules}"
 
 
 def test_no_import_circle():
-    assert find_cycle(import_graph()) is None
+    assert cycles(import_graph(PACKAGE)) == []
 
 
 def test_every_import_goes_down_the_tower():
     level = {m: k for k, layer in enumerate(LAYERS) for m in layer}
     upward = sorted(
         f"{m} (layer {level[m]}) imports {n} (layer {level.get(n)})"
-        for m, names in import_graph().items()
+        for m, names in import_graph(PACKAGE).items()
         for n in names
         if n not in level or m not in level or level[n] >= level[m]
     )
