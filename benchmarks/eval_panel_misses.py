@@ -114,12 +114,15 @@ def misses(roots: list[Path]) -> None:
     buckets: dict[str, Counter] = defaultdict(Counter)
     examples: dict[str, list[str]] = defaultdict(list)
     cost: dict[str, Counter] = defaultdict(Counter)
+    split: Counter = Counter()  # failing (True) or passing: the strongest evidence is one model's
     for run in panel_runs(roots):
         for t in judged(run):
             ev = verdict_of(t, (SHIPPED, ()))
             if ev.severity == "warning":
                 continue
             lifts = {name: verdict_of(t, terms) for name, terms in RELAXED.items()}
+            if t["incoherent"]:
+                split[t["fails"]] += one_model_against(t)
             if not t["fails"]:  # what lifting each term costs on passing functions
                 together = {TOGETHER[0]: verdict_of(t, BOTH_MODEL_TERMS), TOGETHER[1]: verdict_of(t, NO_TERMS)}
                 for name, got in (lifts | together).items():
@@ -165,6 +168,10 @@ def misses(roots: list[Path]) -> None:
     print("|---|---|---|")
     for name in (*RELAXED, *TOGETHER):
         print(f"| {name} | {cost[name]['warnings']} | {cost[name]['unverified']} |")
+    print(
+        f"\nbelow a warning, the strongest evidence is one whole model against yours and every other model whole "
+        f"behind it: {split[True]} failing, {split[False]} passing functions"
+    )
 
 
 # --- the bound: one per-input extension of the shipped rule, chosen leave-one-model-out ---
@@ -175,10 +182,21 @@ GRID = list(
 )  # kind, bloc B, agree A, whole models behind yours Y, inputs N, degenerate inputs excluded
 
 
+def one_model_against(t: dict) -> bool:
+    """Whether, on the input with the largest bloc against yours (then the fewest with yours),
+    the bloc is one model's every alternative and every other model's stand whole behind yours."""
+    f = features(t)
+    if not len(f):
+        return False
+    best = f[np.lexsort((f[:, 2], -f[:, 1]))[0]]
+    models = Counter(t["models"][1:])
+    return best[7] == 1 and best[3] == sum(k >= 2 for k in models.values()) - 1 and best[1] == max(models.values())
+
+
 def features(t: dict) -> np.ndarray:
     """Per input where yours and a bloc of alternatives differ and the bloc returns a value, inside
     the domain and out of every cap: (input, bloc, agree, whole models behind yours, yours
-    raised, degenerate, the reference backs the bloc)."""
+    raised, degenerate, the reference backs the bloc, whole models in the bloc)."""
     labels, raised, models = t["labels"], t["raised"], t["models"]
     rows_of = [np.array([i for i, m in enumerate(models[1:]) if m == name]) for name in sorted(set(models[1:]))]
     rows_of = [r for r in rows_of if len(r) >= 2]
@@ -191,7 +209,7 @@ def features(t: dict) -> np.ndarray:
     xs = np.flatnonzero((differs.sum(axis=0) > 0) & out_of_caps)
     degenerate = t["masks"].get("degenerate", np.zeros(n, dtype=bool))
     if not xs.size:
-        return np.zeros((0, 7), dtype=np.int64)
+        return np.zeros((0, 8), dtype=np.int64)
     blocs, rivals = _largest_blocs(labels[1:, xs], differs[:, xs])
     out = []
     for x, bloc, rival in zip(xs.tolist(), blocs.tolist(), rivals.tolist()):
@@ -199,10 +217,11 @@ def features(t: dict) -> np.ndarray:
             continue
         col = labels[1:, x]
         behind = sum(bool((col[r] == labels[0, x]).all()) for r in rows_of)
+        against = sum(bool((col[r] == col[rival - 1]).all()) for r in rows_of)
         agree = int((~differs[:, x]).sum())
         backs = not t["ref_raised"][x] and t["ref"][x] == labels[rival, x]
-        out.append((x, bloc, agree, behind, bool(raised[0, x]), bool(degenerate[x]), backs))
-    return np.array(out, dtype=np.int64).reshape(-1, 7)
+        out.append((x, bloc, agree, behind, bool(raised[0, x]), bool(degenerate[x]), backs, against))
+    return np.array(out, dtype=np.int64).reshape(-1, 8)
 
 
 def extension(f: np.ndarray, kind: str, bloc: int, agree: int, behind: int, inputs: int, no_degenerate: bool):
