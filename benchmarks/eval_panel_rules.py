@@ -14,7 +14,9 @@ as the run: ``run.json``); a same-model run's rows are all one model, so the pan
 change its verdicts (the script counts them anyway, to show it).  A diagnostic on a passing
 function is "unverified" unless the reference solution returns what the bloc returns on the
 evidence's input (then it is a bug the tests miss).  "verified" uses the reference's
-outcome on the rule's own (unshrunk) input, as ``eval_verdict_rules.py`` does.
+outcome on the rule's own (unshrunk) input, as ``eval_verdict_rules.py`` does.  What holds a
+panel's missed failures down, and how far a per-input extension of the rule gets:
+``eval_panel_misses.py``.
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from coherence.engine.execution.executor import OUT_OF_TIME
 from coherence.engine.inputs import Input
 from coherence.engine.verdict import judge
 from coherence.engine.verdict.rules import input_masks as input_masks_of
@@ -65,8 +66,8 @@ def unpack(mtx: dict):
 def input_masks(mtx: dict) -> dict[str, np.ndarray]:
     """``judge``'s masks of the rules that read the inputs alone (``verdict.rules``: every rule
     the domain does not decide), as the engine builds them, from the input sources the eval stores
-    beside the matrix, each parsed once; empty for runs recorded before the sources were (an input
-    whose source does not parse as literals is in no mask)."""
+    beside the matrix, each parsed once (none for runs recorded before the sources were; an input
+    whose source does not parse as literals is in no mask); and ``yours_slow``, from the outcomes."""
     sources = mtx.get("inputs")
     if not sources:
         return {}
@@ -79,7 +80,15 @@ def input_masks(mtx: dict) -> dict[str, np.ndarray]:
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             inputs.append(Input(()))
     keep = _kept(mtx)
-    return {name: mask[keep] for name, mask in input_masks_of(inputs, parsed).items()}
+    return {name: mask[keep] for name, mask in input_masks_of(inputs, parsed).items()} | yours_slow(mtx)
+
+
+def yours_slow(mtx: dict) -> dict[str, np.ndarray]:
+    """``judge``'s ``yours_slow`` mask, as the check builds it: the inputs where your function
+    (row 0) ran out of time (``OUT_OF_TIME``), among those every program reached."""
+    names = mtx["error_names"]
+    slow = [names.index(n) for n in OUT_OF_TIME if n in names]
+    return {"yours_slow": np.isin(np.array(mtx["errors"])[0], slow)[_kept(mtx)]}
 
 
 def evaluate(root_dirs: list[Path]) -> dict:
