@@ -21,6 +21,7 @@ from coherence.engine.calibration import calibrate, shows_examples
 from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
+from coherence.engine.execution.distinct import distinct_programs
 from coherence.engine.execution.executor import Executor
 from coherence.engine.execution.seen import SeenOutcomes
 from coherence.engine.inputs import Input
@@ -335,7 +336,10 @@ class Checker:
         if kept is not None:
             report = kept.beside(report)
         else:
-            self._seen.keep_rows(view.prints[1:], spec_key, inputs, report.outcomes[1:], report.programs_run)
+            # the limits a run of yours alone keeps are those of these programs (the eval's first
+            # run also ran the reference: its report's count is not theirs)
+            shared = len(distinct_programs(programs)[0])
+            self._seen.keep_rows(view.prints[1:], spec_key, inputs, report.outcomes[1:], shared)
         result.sandbox = report.sandbox
         timings["execution"] = round(time.monotonic() - stage, 4)
         stage = time.monotonic()
