@@ -22,7 +22,7 @@ from coherence.engine.config import CheckConfig
 from coherence.engine.errors import CheckCancelled, CoherenceError
 from coherence.engine.execution import ExecutionLimits, ModuleContext, Program
 from coherence.engine.execution.distinct import distinct_programs
-from coherence.engine.execution.executor import Executor
+from coherence.engine.execution.executor import Executor, PreparedRun
 from coherence.engine.execution.seen import SeenOutcomes
 from coherence.engine.inputs import Input
 from coherence.engine.inputs.generate import generate_inputs
@@ -171,6 +171,28 @@ class Checker:
         pending.set_result(made)
         return made
 
+    async def _prepare(
+        self, module: ModuleContext, programs: list[Program], *, rerun_program: int, shared: int | None = None
+    ) -> PreparedRun:
+        """``Executor.prepare`` off the event loop; a check cancelled meanwhile gives up what it
+        starts (the start goes on in its thread)."""
+        starting = asyncio.ensure_future(
+            asyncio.to_thread(
+                self.executor.prepare,
+                module,
+                programs,
+                rerun_program=rerun_program,
+                seed=self.config.seed,
+                anchor=0,
+                shared=shared,
+            )
+        )
+        try:
+            return await asyncio.shield(starting)
+        except asyncio.CancelledError:
+            starting.add_done_callback(close_when_started)
+            raise
+
     async def check_source(self, source: str, path: str, **kw: Any) -> list[CheckResult]:
         """Check every marked function of one module.  A syntax error becomes one error result."""
         try:
@@ -276,22 +298,12 @@ class Checker:
         kept = self._seen.rows(view.prints[1:], spec_key)
         # The workers load the module and the programs while the inputs are still being made
         # (with cached or replayed samples, nothing else hides their generation).
-        starting = asyncio.ensure_future(
-            asyncio.to_thread(
-                self.executor.prepare,
-                module,
-                programs[:1] if kept is not None else programs,
-                rerun_program=starting_rerun,
-                seed=cfg.seed,
-                anchor=0,
-                shared=kept.shared if kept is not None else None,
-            )
+        prepared = await self._prepare(
+            module,
+            programs[:1] if kept is not None else programs,
+            rerun_program=starting_rerun,
+            shared=kept.shared if kept is not None else None,
         )
-        try:
-            prepared = await asyncio.shield(starting)
-        except asyncio.CancelledError:  # the start goes on in its thread: what it starts is given up
-            starting.add_done_callback(close_when_started)
-            raise
         if early is not None:
             early.run_prepared(prepared)
 
@@ -323,9 +335,7 @@ class Checker:
             if kept is not None and not kept.hold_for(inputs):  # the workspace's tests changed them
                 kept = None
                 close_in_background(prepared)
-                prepared = await asyncio.to_thread(
-                    self.executor.prepare, module, programs, rerun_program=starting_rerun, seed=cfg.seed, anchor=0
-                )
+                prepared = await self._prepare(module, programs, rerun_program=starting_rerun)
             report = await asyncio.to_thread(prepared.run, inputs, rerun=rerun, cancel=cancel, last=last)
         except BaseException:
             ahead_cancel.set()
