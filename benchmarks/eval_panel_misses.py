@@ -40,7 +40,7 @@ from coherence.engine.verdict.severity import _largest_blocs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_panel_rules import origins_of
-from eval_verdict_rules import input_masks, unpack
+from eval_verdict_rules import checked, input_masks, reference_backs, unpack
 
 SHIPPED = dict(PANEL_TERMS)
 # the terms a missed failure may be held down by: judge's keywords, then the masks left out
@@ -60,19 +60,10 @@ TOGETHER = ("model_backs and held_share together", "every panel term and mask to
 
 def judged(run: Path):
     """Per checked task of a panel run: what the replay needs, in one dict."""
-    records = {
-        str(r["task_id"]): r
-        for r in map(json.loads, (run / "tasks.jsonl").read_text().splitlines())
-        if r.get("complete")
-    }
     origins = origins_of(run)
     if origins is None:
         return
-    for line in (run / "matrices.jsonl").read_text().splitlines():
-        mtx = json.loads(line)
-        r = records.get(str(mtx["task_id"]))
-        if r is None or r.get("status") not in ("coherent", "incoherent"):
-            continue
+    for r, mtx in checked(run, complete=True):
         labels, raised, ref, ref_raised, inside = unpack(mtx)
         used = r.get("used") or list(range(len(r["passed"])))
         yield {
@@ -101,8 +92,7 @@ def verdict_of(t: dict, terms: tuple[dict, tuple[str, ...]]):
 
 def backs_bloc(t: dict, ev) -> bool:
     """The reference returns the bloc's value on the evidence's input."""
-    x = ev.input
-    return ev.rival is not None and not t["ref_raised"][x] and t["ref"][x] == t["labels"][ev.rival, x]
+    return reference_backs(t["labels"], t["ref"], t["ref_raised"], ev.rival, ev.input)
 
 
 def panel_runs(roots: list[Path]) -> list[Path]:

@@ -31,7 +31,7 @@ from coherence.eval.corpus import load_samples
 from coherence.eval.panel import compose
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from eval_verdict_rules import input_masks, unpack
+from eval_verdict_rules import checked, input_masks, reference_backs, unpack
 
 # name -> judge's panel keywords
 BACKS = {"model_backs": "hint"}
@@ -84,20 +84,9 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
     """Per rule (``rules``: these of VARIANTS alone): the counts over the run's checked tasks
     (``only``: these task ids alone)."""
     variants = {k: v for k, v in VARIANTS.items() if rules is None or k in rules}
-    records = {
-        str(r["task_id"]): r
-        for r in map(json.loads, (run / "tasks.jsonl").read_text().splitlines())
-        if r.get("complete")
-    }
-    if only is not None:
-        records = {k: r for k, r in records.items() if k in only}
     origins = origins_of(run)
     rows: dict[str, dict[str, int]] = {v: defaultdict(int) for v in variants}
-    for line in (run / "matrices.jsonl").read_text().splitlines():
-        mtx = json.loads(line)
-        r = records.get(str(mtx["task_id"]))
-        if r is None or r.get("status") not in ("coherent", "incoherent"):
-            continue
+    for r, mtx in checked(run, complete=True, only=only):
         labels, raised, ref, ref_raised, inside = unpack(mtx)
         models = (
             [origins[str(mtx["task_id"])][c] for c in mtx["candidates"]]
@@ -124,13 +113,13 @@ def replay(run: Path, only: set[str] | None = None, rules: list[str] | None = No
             if ev.severity in DIAGNOSTIC:
                 row["diag on passing"] += not fails
                 # a real bug the tests miss: the reference sides with the bloc
-                theirs = not ref_raised[ev.input] and ref[ev.input] == labels[ev.rival, ev.input] if ev.rival else False
+                theirs = reference_backs(labels, ref, ref_raised, ev.rival, ev.input)
                 row["unverified on passing"] += not fails and not theirs
                 row["diag on failing"] += fails
             if ev.severity == "warning":
                 row["W"] += 1
                 row["W failing"] += fails
-                row["W verified"] += fails or (not ref_raised[ev.input] and ref[ev.input] == labels[ev.rival, ev.input])
+                row["W verified"] += fails or theirs
     return rows
 
 
