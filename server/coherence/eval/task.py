@@ -280,11 +280,9 @@ def evaluate_task(
         if opts.keep_matrices:
             rec["_matrix"] = outcome_matrix(executor.first, [rows[r] for r in used_rows], used_rows, inputs)
             if inputs is not None:  # the stated domain, for replays of the severity rule
-                from coherence.engine.inputs.param_types import infer_types
-                from coherence.engine.stated.domain import Domain
-                from coherence.engine.verdict.acceptance import user_assumptions
+                from coherence.engine.verdict.scoring import stated_domain
 
-                domain = Domain(target.spec, inputs, infer_types, assume=user_assumptions(target))
+                domain = stated_domain(target, inputs)
                 rec["_matrix"]["inside"] = "".join("1" if domain.empty or domain.contains(i) else "0" for i in inputs)
                 # each input's source (cut at 300 characters), for replays of rules that look at
                 # the arguments themselves (``stated.degenerate``)

@@ -34,6 +34,11 @@ from coherence.engine.verdict.scored import Scored
 _MISSING_MODULE = re.compile(r"^(ModuleNotFoundError|ImportError)\b")
 
 
+def stated_domain(target: Target, inputs: list[Input]) -> Domain:
+    """The domain a check holds its disagreement to (the eval's kept matrices record it too)."""
+    return Domain(target.spec, inputs, infer_types, assume=user_assumptions(target))
+
+
 def score_run(
     config: CheckConfig,
     target: Target,
@@ -152,11 +157,7 @@ def score_run(
     # The stated domain: the docstring's preconditions and examples, the workspace's tests, the
     # user's ``assume``.  Disagreement outside it is still disagreement, but no evidence against
     # the user's function (``verdict``), and the counterexample comes from inside when it can.
-    domain = (
-        Domain(target.spec, inputs, infer_types, assume=user_assumptions(target))
-        if result.status == "incoherent"
-        else None
-    )
+    domain = stated_domain(target, inputs) if result.status == "incoherent" else None
     inside = None
     disagree = metrics.per_input > 0
     if domain is not None and not domain.empty:
