@@ -120,13 +120,19 @@ class Checker:
             self._executor = Executor(python=self.config.python, limits=limits, sandbox=self.config.sandbox)
         return self._executor
 
+    def _spec_key(self, target: Target) -> tuple[Any, ...]:
+        """What a check's inputs are made from, but the workspace's test files (whose state
+        ``_inputs_for`` adds, and kept rows check by the inputs' digest)."""
+        cfg = self.config
+        return (target.spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace)
+
     def _inputs_for(self, target: Target, early: EarlyRerun | None = None) -> tuple[list[Input], list[int]]:
         """The inputs, and those of them to run last (``inputs.likely``).  Inputs depend on the
         spec alone (never the body), so a body edit reuses them.  ``early`` gets the first inputs
         as soon as they exist, when this call makes them."""
         cfg = self.config
         # the workspace's tests seed inputs: a changed or deleted test file makes new ones
-        key = (target.spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace, tests_fingerprint(cfg.workspace))
+        key = (*self._spec_key(target), tests_fingerprint(cfg.workspace))
         with self._inputs_lock:
             cached = self._inputs_cache.get(key)
             if cached is not None:
@@ -294,7 +300,7 @@ class Checker:
             module, programs, cfg.seed, self.executor.limits, (target.function_source, target.name)
         )
         starting_rerun = 0 if cfg.rerun_inputs > 0 else -1
-        spec_key = (spec.spec_hash, cfg.inputs, cfg.seed, cfg.workspace)
+        spec_key = self._spec_key(target)
         kept = self._seen.rows(view.prints[1:], spec_key)
         # The workers load the module and the programs while the inputs are still being made
         # (with cached or replayed samples, nothing else hides their generation).
