@@ -319,7 +319,9 @@ class Checker:
 
         def start_ahead() -> asyncio.Future[None]:
             task = asyncio.ensure_future(
-                asyncio.to_thread(run_ahead, self.executor, self._seen, cfg, target, module, programs, ahead_cancel)
+                asyncio.to_thread(
+                    run_ahead, self.executor, self._seen, view, cfg, target, module, programs, ahead_cancel
+                )
             )
             task.add_done_callback(retrieve)
             return task

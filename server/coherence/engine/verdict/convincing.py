@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from coherence.engine.config import CheckConfig
     from coherence.engine.execution import ModuleContext, Program
     from coherence.engine.execution.executor import Executor
-    from coherence.engine.execution.seen import SeenOutcomes
+    from coherence.engine.execution.seen import SeenOutcomes, SeenView
     from coherence.engine.inputs import Input
     from coherence.engine.result import Counterexample
     from coherence.engine.spec import Target
@@ -102,6 +102,7 @@ def for_verdict(
 def run_ahead(
     executor: Executor,
     seen: SeenOutcomes,
+    view: SeenView,
     config: CheckConfig,
     target: Target,
     module: ModuleContext,
@@ -110,11 +111,11 @@ def run_ahead(
 ) -> None:
     """Run your function on the inputs the last shrink of this spec had to run, when the
     alternatives' outcomes there are known and yours are not (its body was edited): the shrink
-    that follows finds them all known, with no job of its own.  Meant to run beside scoring."""
+    that follows finds them all known, with no job of its own.  Meant to run beside scoring.
+    ``view``: ``seen`` for these programs (``SeenOutcomes.for_run``)."""
     ran = seen.ran_for(ran_key(target, config))
     if not ran or len(programs) < 2:
         return
-    view = seen.for_run(module, programs, config.seed, executor.limits, (target.function_source, target.name))
     keys = [inp.key() for inp in ran]
     todo = [inp for inp, key in zip(ran, keys) if view.get(0, key) is None]
     if not todo:
