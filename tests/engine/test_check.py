@@ -37,12 +37,16 @@ class JobCounting(Executor):
         return super().prepare(module, programs, **kw)
 
 
-def job_counting_checker() -> tuple[Checker, JobCounting]:
-    """``examples_checker()`` on a ``JobCounting`` executor."""
-    checker = examples_checker()
+def counting(checker: Checker) -> tuple[Checker, JobCounting]:
+    """``checker``'s configuration on a ``JobCounting`` executor."""
     config = checker.config
     executor = JobCounting(python=config.python, limits=checker.executor.limits, sandbox=config.sandbox)
     return Checker(config, executor=executor), executor
+
+
+def job_counting_checker() -> tuple[Checker, JobCounting]:
+    """``examples_checker()`` on a ``JobCounting`` executor."""
+    return counting(examples_checker())
 
 
 def target(path, name):

@@ -17,15 +17,9 @@ from coherence.engine.inputs import Input
 from coherence.engine.markers import find_targets
 from coherence.engine.outcomes import Outcome
 from tests.conftest import EXAMPLES
-from tests.engine.test_check import JobCounting, examples_checker
+from tests.engine.test_check import counting, examples_checker
 
 SAME = ("sampling", "status", "severity", "incoherence", "trust", "inputs", "counterexample", "error_lower_bound")
-
-
-def counting(checker: Checker) -> tuple[Checker, JobCounting]:
-    config = checker.config
-    executor = JobCounting(python=config.python, limits=checker.executor.limits, sandbox=config.sandbox)
-    return Checker(config, executor=executor), executor
 
 
 def same_result(a, b) -> None:
