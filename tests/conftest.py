@@ -55,6 +55,14 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 @pytest.fixture
+def zygote():
+    """How a test starts ``python -m coherence``: forked from a pre-imported one (tests/support/zygote.py)."""
+    from tests.support.zygote import forked_command
+
+    return forked_command
+
+
+@pytest.fixture
 def corpus_dir() -> Path:
     if not (CORPUS / "README.md").is_file():
         pytest.skip(f"recorded corpus not found at {CORPUS}")

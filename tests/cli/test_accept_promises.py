@@ -8,8 +8,9 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
+
+from tests.support.zygote import coherence_argv
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
@@ -20,7 +21,7 @@ def check(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("COHERENCE_")}
     env.update(PYTHONPATH=str(REPO / "server"), LITELLM_LOCAL_MODEL_COST_MAP="True", HF_HUB_OFFLINE="1")
     return subprocess.run(
-        [sys.executable, "-m", "coherence", "check", *args],
+        [*coherence_argv(env), "check", *args],
         capture_output=True,
         text=True,
         cwd=cwd,

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.zygote import coherence_argv
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 # --python: the worker is stdlib-only and says it needs CPython 3.8 or newer (sandbox.py's probe);
@@ -25,7 +27,12 @@ def coherence(*args: str, cwd: Path, python: str = sys.executable) -> subprocess
     env = {k: v for k, v in os.environ.items() if not k.startswith("COHERENCE_")}
     env["PYTHONPATH"] = str(REPO / "server")
     return subprocess.run(
-        [python, "-m", "coherence", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300
+        [*(coherence_argv(env) if python == sys.executable else [python, "-m", "coherence"]), *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=env,
+        timeout=300,
     )
 
 

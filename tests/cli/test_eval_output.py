@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 
 import pytest
+
+from tests.support.zygote import coherence_argv
 
 pytest.importorskip("matplotlib")
 
@@ -47,7 +48,7 @@ def run_dir(tmp_path_factory):
     (folder / "tasks.jsonl").write_text("".join(json.dumps(_record(i)) + "\n" for i in range(10)))
     env = {**os.environ, "MPLBACKEND": "Agg"}
     proc = subprocess.run(
-        [sys.executable, "-m", "coherence", "eval", "--rebuild", str(folder)],
+        [*coherence_argv(env), "eval", "--rebuild", str(folder)],
         capture_output=True,
         text=True,
         env=env,

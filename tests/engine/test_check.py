@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import textwrap
 
 import pytest
@@ -18,6 +17,7 @@ from coherence.engine.markers import find_targets
 from coherence.engine.sampling.replay import ReplayProvider
 from tests.conftest import EXAMPLES, corpus_check
 from tests.support.sarif import valid_sarif
+from tests.support.zygote import coherence_argv
 
 
 def examples_checker(**overrides) -> Checker:
@@ -280,7 +280,7 @@ def run_cli(*args, cwd=None, env=None):
     full_env = {k: v for k, v in os.environ.items() if k not in ("COHERENCE_MODEL", "COHERENCE_API_BASE")}
     full_env.update(env or {})
     return subprocess.run(
-        [sys.executable, "-m", "coherence", *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=300
+        [*coherence_argv(full_env), *args], capture_output=True, text=True, cwd=cwd, env=full_env, timeout=300
     )
 
 

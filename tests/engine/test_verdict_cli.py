@@ -6,12 +6,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.sarif import valid_sarif
+from tests.support.zygote import coherence_argv
 
 PROBES = Path(__file__).resolve().parents[1] / "probes"
 
@@ -19,7 +19,7 @@ PROBES = Path(__file__).resolve().parents[1] / "probes"
 def run(args, cwd):
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
     return subprocess.run(
-        [sys.executable, "-m", "coherence", "check", *args],
+        [*coherence_argv(env), "check", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

@@ -5,7 +5,6 @@ the maps exactly as the fit scored them, the shipped file, and ``coherence eval 
 import json
 import random
 import subprocess
-import sys
 from itertools import pairwise
 
 import numpy as np
@@ -18,6 +17,7 @@ from coherence.engine.calibration import EXAMPLES, NO_EXAMPLES, blend, calibrate
 from coherence.engine.result import SEVERITIES
 from coherence.eval.calibration import fit, isotonic_decreasing, rows_of, spec_examples
 from coherence.eval.labels import right
+from tests.support.zygote import coherence_argv
 
 # the share right per severity the synthetic corpus draws from (falling with DSDE within each)
 BASE = {"warning": 0.15, "information": 0.55, "hint": 0.8, "none": 0.97}
@@ -158,8 +158,7 @@ def test_the_cli_fits_and_writes_the_maps_and_the_report(tmp_path):
     (run / "tasks.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records) + "not json\n")
     out = tmp_path / "cal"
     proc = subprocess.run(
-        [sys.executable, "-m", "coherence", "eval", "--calibrate", str(tmp_path / "runs"), "--out", str(out)]
-        + ["--no-plots"],
+        [*coherence_argv(), "eval", "--calibrate", str(tmp_path / "runs"), "--out", str(out)] + ["--no-plots"],
         capture_output=True,
         text=True,
         timeout=300,

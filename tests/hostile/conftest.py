@@ -11,6 +11,12 @@ from tests.hostile.harness import Machine, bwrap_ok
 from tests.lsp.conftest import start  # noqa: F401
 
 
+@pytest.fixture
+def zygote():
+    """No forked servers here: the server's own process is part of what these tests watch."""
+    return None
+
+
 # The default run keeps the guard (it works on every machine, and bwrap adds its layers on top of
 # the same guards); the bubblewrap runs are marked slow, and CI runs them.
 @pytest.fixture(params=["guard", pytest.param("bwrap", marks=pytest.mark.slow)])

@@ -12,6 +12,7 @@ import asyncio
 import functools
 import json
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -316,11 +317,18 @@ def client_name(request) -> str:
 
 
 @pytest_asyncio.fixture
-async def start(client_name: str, workspace: Path, tmp_path: Path):
+async def start(
+    client_name: str, workspace: Path, tmp_path: Path, zygote: Callable[[dict], list[str] | None] | None, request
+):
     """``await start(settings=..., options_style=...)`` starts a server and initializes it as
     the parametrized client would.  ``folders``: more workspace folders after ``workspace``;
     ``scoped``: the "coherence" section the client answers for a folder (by its path), as VS Code
-    does for a folder's own settings; ``options``: more top-level ``initializationOptions``."""
+    does for a folder's own settings; ``options``: more top-level ``initializationOptions``.
+
+    The server is forked from this worker's zygote, already imported, unless the test is marked
+    ``fresh_server`` (its subject is the server's process or its imports) or its environment
+    changes what Python imports."""
+    fresh = request.node.get_closest_marker("fresh_server") is not None
     sessions: list[Session] = []
 
     async def _start(
@@ -337,14 +345,16 @@ async def start(client_name: str, workspace: Path, tmp_path: Path):
         options: dict | None = None,
     ) -> Session:
         cname = name or client_name
-        command = [sys.executable, "-m", "coherence", "serve"]
+        full_env = {**server_env(tmp_path), **(env or {})}
+        forked = None if fresh or zygote is None else zygote(full_env)
+        command = [*forked, "serve"] if forked else [sys.executable, "-m", "coherence", "serve"]
         stderr_path = tmp_path / f"server-stderr-{len(sessions)}.txt"
         if capture_stderr:
-            command = ["/bin/sh", "-c", f'exec "{sys.executable}" -m coherence serve 2>"{stderr_path}"']
+            command = ["/bin/sh", "-c", f'exec {shlex.join(command)} 2>"{stderr_path}"']
         config = ClientServerConfig(
             server_command=command,
             client_factory=functools.partial(make_client, answer_registrations),
-            server_env={**server_env(tmp_path), **(env or {})},
+            server_env=full_env,
         )
         client = await config.start()
         if configuration is not None:

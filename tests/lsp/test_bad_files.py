@@ -9,13 +9,13 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from coherence.engine.calibration import calibrated_trust
+from tests.support.zygote import coherence_argv
 
 from .conftest import line_of, server_env
 
@@ -128,7 +128,7 @@ def add_replay(workspace: Path, name: str, *bodies: str) -> None:
 def cli_json(workspace: Path, path: Path, tmp_path: Path) -> dict:
     env = server_env(tmp_path)
     proc = subprocess.run(
-        [sys.executable, "-m", "coherence", "check", str(path), "--format", "json", "--inputs", "100"],
+        [*coherence_argv(env), "check", str(path), "--format", "json", "--inputs", "100"],
         cwd=workspace,
         env=env,
         capture_output=True,

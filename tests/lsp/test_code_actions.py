@@ -12,6 +12,8 @@ from pathlib import Path
 
 from lsprotocol import types
 
+from tests.support.zygote import coherence_argv
+
 from .conftest import line_of
 
 
@@ -291,7 +293,7 @@ async def test_a_baseline_file_accepts_its_disagreements_in_the_editor_too(start
     # file (the nearest .coherence-baseline.json up to the workspace root) and shows a hint only
     env = {**__import__("os").environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "HF_HUB_OFFLINE": "1"}
     wrote = subprocess.run(
-        [sys.executable, "-m", "coherence", "check", "textutils.py", "--write-baseline"],
+        [*coherence_argv(env), "check", "textutils.py", "--write-baseline"],
         cwd=workspace,
         env=env,
         capture_output=True,

@@ -24,6 +24,7 @@ def loopback():
 
 
 @pytest.mark.slow  # test_autosave.py's body edit checks from the cached samples with no request by default
+@pytest.mark.fresh_server  # litellm's import in the server's thread is part of what it checks
 async def test_samples_from_the_llm_are_cached_so_body_edits_cost_no_call(start, loopback):
     # The editor names a model: the pyproject's replay file is not used.
     lsp = await start({"model": "openai/loopback-model", "apiBase": loopback.url}, env=KEY_ENV)

@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+# The server's own process is the subject: it starts as itself, not forked from the test zygote.
+pytestmark = pytest.mark.fresh_server
+
 # Every call of the user's function sleeps: a check runs for many seconds unless stopped.
 SLOW = '''import time
 
