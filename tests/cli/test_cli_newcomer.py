@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import EXAMPLES
 from tests.support.openai_loopback import Fault, LoopbackServer, code_reply, rate_limited
 from tests.support.sarif import valid_sarif
-from tests.support.zygote import forked_command
+from tests.support.zygote import coherence_argv
 
 # The newcomer suite starts the CLI once per case: the slow run (CI, and its Python 3.10 and 3.13
 # runs) has it; the default run meets the CLI in tests/cli/test_promises.py and test_sarif.py.
@@ -52,7 +52,7 @@ def run_cli(*args, cwd: Path, env: dict | None = None, encoding: str = "utf-8") 
     full = {k: v for k, v in os.environ.items() if not k.startswith("COHERENCE_") and not k.endswith("_API_KEY")}
     full.update(env or {})
     return subprocess.run(
-        [*(forked_command(full) or [sys.executable, "-m", "coherence"]), *map(str, args)],
+        [*coherence_argv(full), *map(str, args)],
         capture_output=True,
         encoding=encoding,
         cwd=cwd,

@@ -6,10 +6,10 @@ Each child is its own process: it gets the test's argv, environment, working dir
 launcher's stdin, stdout and stderr, in a new session, and runs ``python -m coherence`` as a fresh
 interpreter would.  What it does not repeat is importing modules, so the tests whose subject is
 what happens before or during those imports (the server's startup, litellm's lazy import, a
-missing litellm) start the real command instead (``Zygote.command`` returns ``None`` for them).
+missing litellm) start the real command instead (``forked_command`` returns ``None`` for them).
 
     python tests/support/zygote.py SOCKET OWNER [--preload litellm]   # a zygote, until OWNER ends
-    python -S -E tests/support/zygote.py launch SOCKET ARGS...     # the process a test starts
+    python -I -S tests/support/zygote.py launch SOCKET ARGS...        # the process a test starts
 
 The launcher stands in for the command: it exits with the child's code (or by the child's
 signal) and forwards SIGTERM, SIGINT and SIGHUP to it.  The zygote is single-threaded (a fork
@@ -81,15 +81,11 @@ def launch(path: str, argv: list[str]) -> int:
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)
     os.dup2(null, 1)
-    while True:
-        try:
-            status, _ = _recv(conn)
-            break
-        except InterruptedError:
-            continue
-        except EOFError:
-            os.write(2, b"zygote: the zygote went away before the command ended\n")
-            return 1
+    try:
+        status, _ = _recv(conn)  # a forwarded signal interrupts nothing: recv resumes (PEP 475)
+    except EOFError:
+        os.write(2, b"zygote: the zygote went away before the command ended\n")
+        return 1
     if isinstance(status, dict) and status.get("signal"):
         signal.signal(status["signal"], signal.SIG_DFL)
         os.kill(os.getpid(), status["signal"])
@@ -208,9 +204,9 @@ def serve(path: str, owner: int, preload: list[str]) -> None:
 
 
 class Zygote:
-    """One zygote, started on first use: ``command(env)`` is the argv prefix that runs ``python -m
-    coherence`` through it, or ``None`` where a fresh process is needed (an environment whose
-    PYTHON* variables differ from the zygote's: they decide what imports)."""
+    """One zygote, started on first use: ``command()`` is the argv prefix that runs ``python -m
+    coherence`` through it (``forked_command`` picks the zygote whose start-up environment is the
+    caller's)."""
 
     def __init__(self, env: dict[str, str], preload: tuple[str, ...] = ("litellm",)):
         self.env = env
@@ -234,10 +230,7 @@ class Zygote:
         self.pid = int(line[1])
         return path
 
-    def command(self, env: dict[str, str]) -> list[str] | None:
-        keys = {k for k in (*env, *self.env) if k.startswith("PYTHON")}
-        if any(env.get(k) != self.env.get(k) for k in keys):
-            return None
+    def command(self) -> list[str]:
         path = os.path.join(self.dir, "z.sock") if self.pid is not None else self._start()
         return [sys.executable, "-I", "-S", os.path.abspath(__file__), "launch", path]
 
@@ -289,7 +282,7 @@ def forked_command(env: dict[str, str]) -> list[str] | None:
             atexit.register(lambda: [z.close() for z in _BY_IMPORTS.values()])
         clean = {k: v for k, v in env.items() if not k.endswith("_API_KEY")}
         zygote = _BY_IMPORTS[key] = Zygote(clean)
-    return zygote.command(env)
+    return zygote.command()
 
 
 def coherence_argv(env: dict[str, str] | None = None) -> list[str]:
