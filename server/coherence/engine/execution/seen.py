@@ -157,9 +157,11 @@ class SeenOutcomes:
     ) -> None:
         """``shared``: the distinct programs of the run, whose limits (``Executor.limits_for``)
         the next run of yours alone keeps."""
-        if not rows or any(o.kind == "raise" and o.error in _NOT_KEPT for row in rows for o in row):
-            return  # the machine's load had a say in them
+        if not rows:
+            return
         distinct = {id(o): o for row in rows for o in row}  # a run decodes each distinct record once
+        if any(o.kind == "raise" and o.error in _NOT_KEPT for o in distinct.values()):
+            return  # the machine's load had a say in them
         if sum(len(o.key) for o in distinct.values()) > ROWS_TEXT:
             return
         kept = KeptRows(tuple(tuple(row) for row in rows), shared, inputs_digest(inputs))

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 _FLAT = frozenset((int, str, bool, float, type(None)))
 _FLAT_LEN = 4096  # well under canon.MAX_NODES: long sequences take the general path and its caps
 _enc_str = json.encoder.encode_basestring_ascii
+_int_repr = int.__repr__
 
 
 def snapshotter(canon: Top, dump: Dump) -> tuple[Callable[[Any], Any], Callable[[Any, Any], bytes | None]]:
@@ -153,12 +154,14 @@ def flat_seq(r: Any, tr: type) -> bytes | None:
         return b'["L",[]]' if tr is list else b'["T",[]]'
     kinds = set(map(type, r))
     kind = kinds.pop() if len(kinds) == 1 else None
+    # one join over C-level conversions: formatting each element costs twice as much, and this
+    # runs for every call that returns a list (docs/results.md#call-costs)
     if kind is int:
         if min(r) <= -_LIM or max(r) >= _LIM:
             return None
-        body = ",".join(map('["I","%d"]'.__mod__, r))
+        body = '["I","' + '"],["I","'.join(map(_int_repr, r)) + '"]'
     elif kind is str:
-        body = ",".join(['["S",' + e + "]" for e in map(_enc_str, r)])
+        body = '["S",' + '],["S",'.join(map(_enc_str, r)) + "]"
     else:
         mixed = scalars_json(r)  # mixed (an int and a str), floats, bools, Nones
         if mixed is None:
