@@ -219,12 +219,18 @@ def describe(r: CheckResult) -> list[str]:
     if r.accepted:
         lines.append(f"    accepted as intended: {', '.join(r.accepted)}")
     clusters = " + ".join(f"{c.size} (yours)" if c.yours else str(c.size) for c in r.clusters)
-    lines.append(
-        f"    incoherence {r.incoherence:.3f} (95% CI {r.incoherence_interval[0]:.3f}–{r.incoherence_interval[1]:.3f}) · "
-        f"disagreement with yours {r.disagreement:.3f} · error ≥ {r.error_lower_bound:.3f}"
-        if r.incoherence_interval
-        else f"    incoherence {r.incoherence:.3f}"
-    )
+    # Where no input shows a disagreement, the bound below is the interval (the Hoeffding one,
+    # 0.043 wide at n = 1000, would contradict it), and an error bound of 0 says nothing: as the hover.
+    if r.incoherence_interval and r.incoherence:
+        lo, hi = r.incoherence_interval
+        lines.append(
+            f"    incoherence {r.incoherence:.3f} ({1 - r.delta:.0%} CI {lo:.3f}–{hi:.3f}) · "
+            f"disagreement with yours {r.disagreement:.3f} · error ≥ {r.error_lower_bound:.3f}"
+        )
+    elif r.disagreement is not None:
+        lines.append(f"    incoherence {r.incoherence:.3f} · disagreement with yours {r.disagreement:.3f}")
+    else:
+        lines.append(f"    incoherence {r.incoherence:.3f}")
     if r.pac_bound is not None:
         lines.append(
             f"    no disagreement on {r.inputs} inputs: incoherence ≤ {r.pac_bound:.4f} with {1 - r.delta:.0%} confidence"

@@ -34,3 +34,23 @@ def test_the_cli_line_says_the_evidence_then_trust_in_words():
     calm = next(ln for ln in lines if " is_palindrome: " in ln)
     assert calm.endswith(f"is_palindrome: coherent · trust {pal['trust']:.2f}: {in_words(pal['trust'])}"), calm
     assert pal["trust"] > 0.9 and pal["trust_map"].startswith(f"none · {WITH_EXAMPLES}")
+
+
+def test_each_result_gives_one_interval_for_its_incoherence():
+    """A coherent result's interval is the bound of no disagreement on n inputs, as in the hover:
+    the Hoeffding interval beside it (0.043 wide at n = 1000) read as a contradiction."""
+    text = run_cli("check", "textutils.py", cwd=EXAMPLES).stdout
+    blocks: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if re.match(r"\S+\.py:\d+  ", line):
+            blocks[line.split()[1].rstrip(":")] = []
+        elif blocks and line.startswith("    "):
+            blocks[list(blocks)[-1]].append(line.strip())
+    warned = next(ln for ln in blocks["count_vowels"] if ln.startswith("incoherence "))
+    assert re.match(
+        r"incoherence 0\.\d+ \(95% CI 0\.\d+–0\.\d+\) · disagreement with yours 0\.\d+ · error ≥ 0\.\d+$", warned
+    )
+    calm = blocks["is_palindrome"]
+    assert "incoherence 0.000 · disagreement with yours 0.000" in calm, calm
+    assert not any("CI" in ln or "error ≥" in ln for ln in calm), calm
+    assert "no disagreement on 1000 inputs: incoherence ≤ 0.0030 with 95% confidence" in calm, calm
