@@ -26,6 +26,9 @@ VALUES = {
     "9 strings": ["abc", "de", "f"] * 3,
     "3 floats": [0.5, 1.25, -3.0],
     "dict of 3": {"a": 1, "b": 2, "c": 3},
+    "grid 3x4": [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]],
+    "5 pairs": [(1, 2), (3, 4), (5, 6), (7, 8), (9, 10)],
+    "record": {"name": "a", "tags": ["x", "y"], "size": (1, 2)},
 }
 
 
@@ -41,7 +44,7 @@ def row(name: str, value: object, take, changed, canon, dump) -> str:
     if type(value) is dict:
         encode = partial(flat_map, value)
     else:
-        encode = partial(flat_seq, value, type(value))
+        encode = partial(flat_seq, value, type(value))  # None at once for nested values
     figures = (
         micros(partial(marshal.loads, packed)),
         micros(partial(take, argv)),

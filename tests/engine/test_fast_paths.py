@@ -156,11 +156,108 @@ def test_flat_arguments_are_compared_by_identity_not_canonicalized():
     before = TAKE((big,))
     big[0] = int(str(10**30))  # a new object of the same value: no change
     assert big[0] is not before[0][0] and CHANGED(before, (big,)) is None
-    ys = [[1], [2]]  # nested: the general canonical structure is taken
+    ys = [[1], [2]]  # nested: copied as a tree, not canonicalized
     before = TAKE((ys,))
-    assert type(before) is list
+    assert type(before) is not list and before[0] == ys and before[0][0] is not ys[0]
+    assert CHANGED(before, (ys,)) is None
     ys[0].append(0)
     assert CHANGED(before, (ys,)) == key(([[1, 0], [2]],))
+
+
+trees = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(hashable, inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _edit_tree(value, how: int, rng) -> None:
+    """An in-place change somewhere in ``value`` (or none), some of which leave its canonical
+    form as it was: the containers a tree snapshot copies, at any depth."""
+    mutable = []
+
+    def walk(v):
+        if type(v) in (list, dict):
+            mutable.append(v)
+        if type(v) in (list, tuple):
+            for x in v:
+                walk(x)
+        elif type(v) is dict:
+            for x in v.values():
+                walk(x)
+
+    walk(value)
+    if not mutable:
+        return
+    v = mutable[rng.randrange(len(mutable))]
+    if type(v) is dict:
+        if not v:
+            v[0] = 0
+        elif how == 0:
+            k = next(iter(v))
+            v[k] = v.pop(k)  # the same items in another order: no change
+        elif how == 1:
+            k = next(iter(v))
+            v[k] = [v[k]]
+        elif how == 2:
+            del v[next(iter(v))]
+        elif how == 3 and 1 in v:
+            x = v.pop(1)
+            v[True] = x  # an equal key of another type: a change
+    elif v:
+        if how == 0:
+            v[0] = v[0]  # the same object back: no change
+        elif how == 1:
+            v.append(v[0])
+        elif how == 2:
+            v.reverse()
+        elif how == 3:
+            x = v[0]
+            v[0] = int(str(x)) if type(x) is int else x  # an equal value, often a new object
+
+
+@settings(max_examples=800, deadline=None)
+@given(trees, st.dictionaries(texts, trees, max_size=2), st.integers(0, 3), st.randoms(use_true_random=False))
+def test_nested_arguments_changed_exactly_when_their_canonical_form_changed(a, kwargs, how, rng):
+    argv = (a, kwargs) if kwargs else (a,)
+    expected_before = CANON(argv, False)
+    before = TAKE(argv)
+    _edit_tree(a if rng.random() < 0.7 or not kwargs else kwargs, how, rng)
+    after = CHANGED(before, argv)
+    if CANON(argv, False) == expected_before:
+        assert after is None
+    else:
+        assert after == key(argv)
+
+
+def test_shared_and_cyclic_arguments_keep_their_meaning():
+    x = [1]
+    shared = [x, x]  # one list twice: a change through one place shows in both
+    before = TAKE((shared,))
+    assert CHANGED(before, (shared,)) is None
+    x.append(2)
+    assert CHANGED(before, (shared,)) == key(([[1, 2], [1, 2]],))
+    loop: list = [1]
+    loop.append(loop)  # no tree: the general path and its cycle marker
+    before = TAKE((loop,))
+    assert type(before) is list
+    assert CHANGED(before, (loop,)) is None
+    loop[0] = 2
+    assert CHANGED(before, (loop,)) == key((loop,))
+    grid = [[0] * 4 for _ in range(3)]
+    record = {"name": "a", "tags": ["x", "y"], "size": (1, 2)}
+    before = TAKE((grid, record))
+    assert CHANGED(before, (grid, record)) is None
+    record["tags"].sort(reverse=True)
+    assert CHANGED(before, (grid, record)) == key((grid, record))
+    flags = {1: "a"}
+    before = TAKE((flags,))
+    flags[True] = flags.pop(1)  # an equal key of another type, the value the same object
+    assert CHANGED(before, (flags,)) == key(({True: "a"},)) != key(({1: "a"},))
 
 
 def test_a_changed_flat_argument_is_recorded_without_the_general_path():
