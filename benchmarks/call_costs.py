@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server" / "coherence" / "engine" / "execution"))
 
 from coherence_worker.canon import make_canonicalizer
-from coherence_worker.flat import flat_map, flat_seq, snapshotter
+from coherence_worker.flat import flat_map, flat_seq, snapshotter, tree_json
 
 VALUES = {
     "10 ints": list(range(10)),
@@ -41,10 +41,12 @@ def row(name: str, value: object, take, changed, canon, dump) -> str:
     packed = marshal.dumps(((value,), {}))
     argv = (value,)
     before = take(argv)
-    if type(value) is dict:
-        encode = partial(flat_map, value)
-    else:
-        encode = partial(flat_seq, value, type(value))  # None at once for nested values
+
+    def encode() -> bytes | None:  # as the call loop encodes a result
+        if type(value) is dict:
+            return flat_map(value) or tree_json(value)
+        return flat_seq(value, type(value)) or tree_json(value)
+
     figures = (
         micros(partial(marshal.loads, packed)),
         micros(partial(take, argv)),

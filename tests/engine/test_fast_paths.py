@@ -90,6 +90,46 @@ def test_the_fast_path_is_taken_for_plain_dicts_and_sets():
     )
 
 
+nested_values = st.recursive(
+    scalars,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.lists(inner, max_size=3).map(tuple)
+        | st.dictionaries(hashable, inner, max_size=3)
+        | st.sets(hashable, max_size=3)
+    ),  # a set inside: the general path
+    max_leaves=16,
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(nested_values)
+def test_nested_values_get_the_canonical_key(r):
+    fast = paths.tree_json(r)
+    if fast is not None:
+        assert fast == DUMP(CANON(r), r).encode("ascii")
+
+
+def test_the_tree_path_is_taken_for_nested_values():
+    grid = [[1, 2], [3, 4]]
+    assert paths.tree_json(grid) == b'["L",[["L",[["I","1"],["I","2"]]],["L",[["I","3"],["I","4"]]]]]'
+    pairs = [(0, "a"), (2, None)]
+    assert paths.tree_json(pairs) == DUMP(CANON(pairs), pairs).encode("ascii")
+    groups = {"b": [2], "a": [1, 1.5], 3: {"x": ()}}
+    assert paths.tree_json(groups) == DUMP(CANON(groups), groups).encode("ascii")
+    assert paths.tree_json([[LIM]]) is None  # big ints: the general path
+    assert paths.tree_json([{1, 2}]) is None and paths.tree_json({(1, 2): 3}) is None
+    deep: list = []
+    for _ in range(40):
+        deep = [deep]
+    assert paths.tree_json(deep) is None  # past the depth: the general path and its caps
+    loop: list = []
+    loop.append(loop)
+    assert paths.tree_json(loop) is None
+    wide = [["x" * 100] for _ in range(200)]  # past the size cap: the general path's digest
+    assert paths.tree_json(wide) is None and DUMP(CANON(wide), wide).startswith('["Z"')
+
+
 TAKE, CHANGED = paths.snapshotter(CANON, DUMP)
 
 

@@ -266,6 +266,56 @@ def flat_seq(r: Any, tr: type) -> bytes | None:
     return text.encode("ascii")
 
 
+def tree_json(r: Any) -> bytes | None:
+    """Canonical JSON (bytes) of a list, tuple or dict nested at most ``_TREE_DEPTH`` deep, of
+    at most ``_TREE_NODES`` nodes, whose leaves and dict keys are flat scalars (a grid, pairs, a
+    dict of lists), or None for anything else (then the general path decides)."""
+    try:
+        text = _tree_text(r, [_TREE_NODES], 0)
+    except _NotTree:
+        return None
+    if len(text) > SIZE_CAP:
+        return None  # the general path applies the size cap
+    return text.encode("ascii")
+
+
+def _tree_text(v: Any, budget: list[int], depth: int) -> str:
+    t = type(v)
+    if depth >= _TREE_DEPTH or not (t is list or t is tuple or t is dict):
+        raise _NotTree
+    budget[0] -= len(v)
+    if budget[0] < 0:
+        raise _NotTree
+    if t is list or t is tuple:
+        parts: list[str] = []
+        add = parts.append
+        for e in v:
+            te = type(e)
+            if te is int and -_LIM < e < _LIM:
+                add('["I","' + _int_repr(e) + '"]')
+            elif te is str:
+                add('["S",' + _enc_str(e) + "]")
+            elif te is list or te is tuple or te is dict:
+                add(_tree_text(e, budget, depth + 1))
+            else:
+                one = scalar_json(e)
+                if one is None:
+                    raise _NotTree
+                add(one)
+        return ('["L",[' if t is list else '["T",[') + ",".join(parts) + "]]"
+    items: list[tuple[str, str]] = []  # a dict
+    for k, x in v.items():
+        ke = scalar_json(k)
+        tx = type(x)
+        ve = _tree_text(x, budget, depth + 1) if tx is list or tx is tuple or tx is dict else scalar_json(x)
+        if ke is None or ve is None:
+            raise _NotTree
+        items.append((ke, "[" + ke + "," + ve + "]"))
+    if len(items) > 1:
+        items.sort(key=_first)  # by key alone, and stable, as the general path sorts
+    return '["D",[' + ",".join([x for _, x in items]) + "]]"
+
+
 def scalar_json(e: Any) -> str | None:
     """The canonical JSON of one flat scalar (see ``scalars_json``), or None."""
     te = type(e)
