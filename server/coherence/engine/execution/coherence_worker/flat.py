@@ -1,6 +1,6 @@
 """The fast paths of the canonical form for flat values (the common case: ints, strings, and
-lists, tuples, sets and dicts of them), and the snapshots that tell whether a call changed its
-arguments.
+lists, tuples, sets and dicts of them) and for trees of them (a grid, pairs, a dict of lists),
+and the snapshots that tell whether a call changed its arguments.
 
 Each writes the canonical JSON directly, without building the structure ``canon.py`` builds.
 Both must agree exactly with the general canonicalizer: a value takes the fast path in one
@@ -100,32 +100,31 @@ class _Trees(tuple):  # type: ignore[type-arg]
     __slots__ = ()
 
 
-_TREE_NODES = 4096  # containers and leaves one argument may have to take the tree path
-_TREE_DEPTH = 16
+class _NotTree(Exception):
+    """A value that is no tree of flat scalars (or too deep, or too large) for the fast paths."""
+
+
+_TREE_NODES = 4096  # leaves and items one value may have to take the tree paths
+_TREE_DEPTH = 16  # a cycle reaches it: the general path marks cycles
 
 
 def tree_copy(v: Any) -> Any:
     """A copy of ``v``'s containers (lists, tuples, dicts) down to its leaves, which are kept as
-    they are (flat scalars cannot change in place, nor tuples of them), or None when ``v`` holds anything else, nests
-    deeper than ``_TREE_DEPTH`` (a cycle does) or has more than ``_TREE_NODES`` nodes."""
-    budget = [_TREE_NODES]
+    they are (flat scalars cannot change in place, nor tuples of them), or None when ``v`` holds
+    anything else, nests deeper than ``_TREE_DEPTH`` or has more than ``_TREE_NODES`` items."""
     try:
-        return _copy(v, budget, 0)
+        return _copy(v, [_TREE_NODES], 0)
     except _NotTree:
         return None
-
-
-class _NotTree(Exception):
-    pass
 
 
 def _copy(v: Any, budget: list[int], depth: int) -> Any:
     t = type(v)
     if t in _FLAT:
         return v
-    if depth >= _TREE_DEPTH:
+    if depth >= _TREE_DEPTH or not (t is list or t is tuple or t is dict):
         raise _NotTree
-    budget[0] -= len(v) if t is list or t is tuple or t is dict else 1
+    budget[0] -= len(v)
     if budget[0] < 0:
         raise _NotTree
     if t is list:
@@ -135,14 +134,12 @@ def _copy(v: Any, budget: list[int], depth: int) -> Any:
             return v
         items = [x if type(x) in _FLAT else _copy(x, budget, depth + 1) for x in v]
         return v if all(map(operator.is_, items, v)) else tuple(items)
-    if t is dict:
-        out = {}
-        for k, x in v.items():
-            if type(k) not in _FLAT:
-                raise _NotTree
-            out[k] = x if type(x) in _FLAT else _copy(x, budget, depth + 1)
-        return out
-    raise _NotTree
+    out = {}  # a dict
+    for k, x in v.items():
+        if type(k) not in _FLAT:
+            raise _NotTree
+        out[k] = x if type(x) in _FLAT else _copy(x, budget, depth + 1)
+    return out
 
 
 def tree_same(a: Any, b: Any) -> bool:
