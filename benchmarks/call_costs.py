@@ -18,7 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "server" / "coherence" / "engine" / "execution"))
 
 from coherence_worker.canon import make_canonicalizer
-from coherence_worker.flat import flat_map, flat_seq, snapshotter, tree_json
+from coherence_worker.flat import flat_map, flat_seq, snapshotter
 
 VALUES = {
     "10 ints": list(range(10)),
@@ -43,9 +43,7 @@ def row(name: str, value: object, take, changed, canon, dump) -> str:
     before = take(argv)
 
     def encode() -> bytes | None:  # as the call loop encodes a result
-        if type(value) is dict:
-            return flat_map(value) or tree_json(value)
-        return flat_seq(value, type(value)) or tree_json(value)
+        return flat_map(value) if type(value) is dict else flat_seq(value, type(value))
 
     figures = (
         micros(partial(marshal.loads, packed)),

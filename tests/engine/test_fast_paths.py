@@ -40,7 +40,7 @@ def test_the_fast_path_is_taken_for_plain_lists():
     assert paths.flat_seq([float("nan"), -float("inf")], list) == b'["L",[["F","nan"],["F","-inf"]]]'
     assert paths.flat_seq([LIM], list) is None  # big ints: the general path
     assert paths.flat_seq(["a", LIM], list) is None
-    assert paths.flat_seq([1, [2]], list) is None  # nested: the general path
+    assert paths.flat_seq([1, [2]], list) == paths.tree_json([1, [2]])  # nested: the tree path
 
 
 hashable = st.one_of(ints, texts, st.booleans(), floats, st.none())
@@ -75,7 +75,8 @@ def test_the_fast_path_is_taken_for_plain_dicts_and_sets():
     assert paths.flat_map({"b": 2, "a": 1}) == b'["D",[[["S","a"],["I","1"]],[["S","b"],["I","2"]]]]'
     assert paths.flat_map({}) == b'["D",[]]'
     assert paths.flat_map({10: "x", 9: None}) == b'["D",[[["I","10"],["S","x"]],[["I","9"],["N"]]]]'  # by key JSON
-    assert paths.flat_map({"a": [1]}) is None  # nested: the general path
+    assert paths.flat_map({"a": [1]}) == paths.tree_json({"a": [1]})  # nested: the tree path
+    assert paths.flat_map({"a": {1, 2}}) is None  # a set inside: the general path
     assert paths.flat_map({"a": LIM}) is None  # big ints: the general path
     assert paths.flat_set({3, 1, 2}) == b'["E",[["I","1"],["I","2"],["I","3"]]]'
     assert paths.flat_set(frozenset({"b", "a"})) == b'["E",[["S","a"],["S","b"]]]'

@@ -19,7 +19,7 @@ import types
 from . import guard, handover, kernel, loading, protocol
 from .call_setup import coroutines, input_makers, may_draw, numpy_seed
 from .canon import LIM, message, tname
-from .flat import flat_map, flat_seq, flat_set, snapshotter, tree_json
+from .flat import flat_map, flat_seq, flat_set, snapshotter
 from .protocol import (
     BUDGET_EXCEEDED,
     INPUT_ERROR,
@@ -424,9 +424,9 @@ def call_loop(
                     v = b'["S",' + enc(r).encode("ascii") + b"]"
                 else:
                     if tr is list or tr is tuple:
-                        v = flat_seq(r, tr) or tree_json(r)
+                        v = flat_seq(r, tr)
                     elif tr is dict:
-                        v = flat_map(r) or tree_json(r)
+                        v = flat_map(r)
                     elif tr is set or tr is frozenset:
                         v = flat_set(r)
                     else:

@@ -27,6 +27,7 @@ _FLAT = frozenset((int, str, bool, float, type(None)))
 _FLAT_LEN = 4096  # well under canon.MAX_NODES: long sequences take the general path and its caps
 _enc_str = json.encoder.encode_basestring_ascii
 _int_repr = int.__repr__
+_NESTED = frozenset((list, tuple, dict))  # containers the tree paths take
 
 
 def snapshotter(canon: Top, dump: Dump) -> tuple[Callable[[Any], Any], Callable[[Any, Any], bytes | None]]:
@@ -236,13 +237,16 @@ def flat_args(argv: Any) -> bytes | None:
 
 
 def flat_seq(r: Any, tr: type) -> bytes | None:
-    """Canonical JSON (bytes) of a list/tuple of flat scalars, or None for anything else."""
+    """Canonical JSON (bytes) of a list/tuple of flat scalars, or of a tree of them
+    (``tree_json``), or None for anything else."""
     n = len(r)
     if n > _FLAT_LEN:
         return None
     if n == 0:
         return b'["L",[]]' if tr is list else b'["T",[]]'
     kinds = set(map(type, r))
+    if not kinds.isdisjoint(_NESTED):
+        return tree_json(r)
     kind = kinds.pop() if len(kinds) == 1 else None
     # one join over C-level conversions: formatting each element costs twice as much, and this
     # runs for every call that returns a list (docs/results.md#call-costs)
@@ -333,8 +337,8 @@ def scalar_json(e: Any) -> str | None:
 
 def flat_map(r: Any) -> bytes | None:
     """Canonical JSON (bytes) of a dict whose keys and values are flat scalars (a word count), or
-    None for anything else.  The general path costs more than most calls that return one
-    (docs/results.md#call-costs)."""
+    whose values are trees of them (``tree_json``), or None for anything else.  The general path
+    costs more than most calls that return one (docs/results.md#call-costs)."""
     n = len(r)
     if n > _FLAT_LEN:
         return None
@@ -346,7 +350,7 @@ def flat_map(r: Any) -> bytes | None:
             return None
         ve = scalar_json(v)
         if ve is None:
-            return None
+            return tree_json(r) if type(v) in _NESTED else None
         add((ke, "[" + ke + "," + ve + "]"))
     if n > 1:
         # by key alone, and stable: two NaN keys keep their order, as in the general path
