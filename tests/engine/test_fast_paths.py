@@ -171,10 +171,15 @@ def _edit(value, how: int):
 @settings(max_examples=600, deadline=None)
 @given(st.one_of(flat, nested), scalars, st.integers(0, 7))
 def test_a_call_changed_its_arguments_exactly_when_their_canonical_form_changed(a, b, how):
-    argv = (a, b)
+    assert_change_seen((a, b), lambda: _edit(a, how))
+
+
+def assert_change_seen(argv: tuple, edit) -> None:
+    """Snapshot ``argv``, make ``edit`` in place, and hold the snapshot's verdict to the general
+    path's: None when the canonical form is unchanged, else the changed arguments' key."""
     expected_before = CANON(argv, False)
     before = TAKE(argv)
-    _edit(a, how)
+    edit()
     after = CHANGED(before, argv)
     if CANON(argv, False) == expected_before:
         assert after is None
@@ -264,15 +269,8 @@ def _edit_tree(value, how: int, rng) -> None:
 @settings(max_examples=800, deadline=None)
 @given(trees, st.dictionaries(texts, trees, max_size=2), st.integers(0, 3), st.randoms(use_true_random=False))
 def test_nested_arguments_changed_exactly_when_their_canonical_form_changed(a, kwargs, how, rng):
-    argv = (a, kwargs) if kwargs else (a,)
-    expected_before = CANON(argv, False)
-    before = TAKE(argv)
-    _edit_tree(a if rng.random() < 0.7 or not kwargs else kwargs, how, rng)
-    after = CHANGED(before, argv)
-    if CANON(argv, False) == expected_before:
-        assert after is None
-    else:
-        assert after == key(argv)
+    target = a if rng.random() < 0.7 or not kwargs else kwargs
+    assert_change_seen((a, kwargs) if kwargs else (a,), lambda: _edit_tree(target, how, rng))
 
 
 def test_shared_and_cyclic_arguments_keep_their_meaning():
