@@ -213,8 +213,9 @@ class Zygote:
         self.preload = preload
         self.pid: int | None = None
         self.dir: str | None = None
+        self.path = ""  # its socket, once started
 
-    def _start(self) -> str:
+    def _start(self) -> None:
         import subprocess
         import tempfile
 
@@ -228,11 +229,12 @@ class Zygote:
         if line[:1] != [b"ready"]:
             raise RuntimeError(f"the test zygote did not start (exit code {starter.returncode})")
         self.pid = int(line[1])
-        return path
+        self.path = path
 
     def command(self) -> list[str]:
-        path = os.path.join(self.dir, "z.sock") if self.pid is not None else self._start()
-        return [sys.executable, "-I", "-S", os.path.abspath(__file__), "launch", path]
+        if not self.path:
+            self._start()
+        return [sys.executable, "-I", "-S", os.path.abspath(__file__), "launch", self.path]
 
     def close(self) -> None:
         import shutil
