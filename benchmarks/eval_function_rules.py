@@ -14,13 +14,15 @@ when the function fails its tests or the reference returns the bloc's value ther
 families, each chosen leave-one-model-out (for each held-out author, the member with the highest
 recall at verified precision at least the floor on the other authors, else the shipped rule):
 one feature against a threshold, two of them together, and gradient-boosted trees over all of
-them (but trust, fit on these runs), whose score threshold is chosen by a nested
-leave-one-model-out; the trees also in place of the rule, deciding every warning themselves.
-``--across``: the trees in place of the rule trained on one benchmark's runs (each author held
+them but trust (fit on these runs), whose score threshold is chosen by a nested
+leave-one-model-out.  The trees are also tried in place of the rule, deciding every warning.
+Printed: each one's pooled out-of-sample recall and verified precision, beside the shipped
+rule's replay (which verifies the rule's own input, not the shrunk counterexample a real run
+verifies).
+
+``--across``: the trees in place of the rule, trained on one benchmark's runs (each author held
 out) and tested on the other's, then trained on both: whether what they learn is evidence or the
-benchmark.  Printed: each family's
-pooled out-of-sample recall and verified precision, beside the shipped rule's replay (which
-verifies the rule's own input, not the shrunk counterexample a real run verifies).
+benchmark.
 """
 
 from __future__ import annotations
