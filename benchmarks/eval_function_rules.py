@@ -34,10 +34,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from eval_ceiling import features as matrix_features
-from eval_panel_misses import SHIPPED, backs_bloc, verdict_of
+from eval_panel_misses import SHIPPED, backs_bloc, largest_bloc, task_view, verdict_of
 from eval_panel_misses import features as input_features
 from eval_panel_rules import origins_of
-from eval_verdict_rules import checked, input_masks, unpack
+from eval_verdict_rules import checked
 
 FLOORS = (0.85, 0.87, 0.9)
 # Trust is left out: its maps were fit on these very runs' labels, so it would carry the
@@ -53,26 +53,16 @@ def functions(roots: list[Path]):
     for run in sorted({p.parent for root in roots for p in root.rglob("matrices.jsonl")}):
         origins = origins_of(run)
         for r, mtx in checked(run, complete=True):
-            labels, raised, ref, ref_raised, inside = unpack(mtx)
+            t = task_view(run.name, r, mtx, origins)
+            labels = t["labels"]
             if labels.shape[1] == 0 or labels.shape[0] < 2:
                 continue
-            models = [origins[str(mtx["task_id"])][c] for c in mtx["candidates"]] if origins else ["one"] * len(labels)
-            t = {
-                "labels": labels,
-                "raised": raised,
-                "ref": ref,
-                "ref_raised": ref_raised,
-                "inside": inside,
-                "masks": input_masks(mtx),
-                "models": models,
-                "incoherent": (r.get("incoherence") or 0) > 0,
-            }
-            fails = not r.get("candidate0_pass")
+            fails = t["fails"]
             ev = verdict_of(t, (SHIPPED, ()))
             per_input = input_features(t)
-            evidence = per_input[np.lexsort((per_input[:, 2], -per_input[:, 1]))[0]] if len(per_input) else None
-            f = matrix_features(r, labels, raised, inside)
-            f.update(_panel_features(labels, models))
+            evidence = largest_bloc(per_input) if len(per_input) else None
+            f = matrix_features(r, labels, t["raised"], t["inside"])
+            f.update(_panel_features(labels, t["models"]))
             yield {
                 "author": run.name,
                 "fails": fails,
@@ -114,11 +104,12 @@ class Table:
         self.open = ~self.shipped & np.array([r["has_evidence"] for r in rows])
 
     def figures(self, warn: np.ndarray, where: np.ndarray | None = None) -> tuple[float, float, int]:
+        """Recall, verified precision and the number of warnings (``where``: of these functions)."""
         if where is not None:
             warn, fails, ok = warn[where], self.fails[where], self.ok[where]
         else:
             fails, ok = self.fails, self.ok
-        return (warn & fails).sum() / max(fails.sum(), 1), ok[warn].mean() if warn.any() else 0.0, int(warn.sum())
+        return (*_figures(warn, fails, ok), int(warn.sum()))
 
     def thresholds(self, grid: np.ndarray) -> list[tuple[str, np.ndarray]]:
         """Single-feature extensions: ``feature >= q`` and ``feature <= q`` at the grid's quantiles

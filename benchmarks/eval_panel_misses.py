@@ -64,21 +64,26 @@ def judged(run: Path):
     if origins is None:
         return
     for r, mtx in checked(run, complete=True):
-        labels, raised, ref, ref_raised, inside = unpack(mtx)
-        used = r.get("used") or list(range(len(r["passed"])))
-        yield {
-            "task": f"{run.name}/{r['entry_point']}",
-            "labels": labels,
-            "raised": raised,
-            "ref": ref,
-            "ref_raised": ref_raised,
-            "inside": inside,
-            "masks": input_masks(mtx),
-            "models": [origins[str(mtx["task_id"])][c] for c in mtx["candidates"]],
-            "fails": not r.get("candidate0_pass"),
-            "incoherent": (r.get("incoherence") or 0) > 0,
-            "alternatives_pass": sum(r["passed"][i] for i in used[1:]) if len(used) == len(labels) else None,
-        }
+        yield task_view(run.name, r, mtx, origins)
+
+
+def task_view(run_name: str, r: dict, mtx: dict, origins: dict[str, list[str]] | None) -> dict:
+    """One checked task as the replay reads it (``origins`` None: a same-model run)."""
+    labels, raised, ref, ref_raised, inside = unpack(mtx)
+    used = r.get("used") or list(range(len(r["passed"])))
+    return {
+        "task": f"{run_name}/{r['entry_point']}",
+        "labels": labels,
+        "raised": raised,
+        "ref": ref,
+        "ref_raised": ref_raised,
+        "inside": inside,
+        "masks": input_masks(mtx),
+        "models": [origins[str(mtx["task_id"])][c] for c in mtx["candidates"]] if origins else ["one"] * len(labels),
+        "fails": not r.get("candidate0_pass"),
+        "incoherent": (r.get("incoherence") or 0) > 0,
+        "alternatives_pass": sum(r["passed"][i] for i in used[1:]) if len(used) == len(labels) else None,
+    }
 
 
 def verdict_of(t: dict, terms: tuple[dict, tuple[str, ...]]):
@@ -178,9 +183,15 @@ def one_model_against(t: dict) -> bool:
     f = features(t)
     if not len(f):
         return False
-    best = f[np.lexsort((f[:, 2], -f[:, 1]))[0]]
+    best = largest_bloc(f)
     models = Counter(t["models"][1:])
     return best[7] == 1 and best[3] == sum(k >= 2 for k in models.values()) - 1 and best[1] == max(models.values())
+
+
+def largest_bloc(f: np.ndarray) -> np.ndarray:
+    """Of ``features``' rows, the input with the largest bloc against yours, then the fewest
+    alternatives with yours."""
+    return f[np.lexsort((f[:, 2], -f[:, 1]))[0]]
 
 
 def features(t: dict) -> np.ndarray:

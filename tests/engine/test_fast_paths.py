@@ -91,14 +91,18 @@ def test_the_fast_path_is_taken_for_plain_dicts_and_sets():
     )
 
 
-nested_values = st.recursive(
-    scalars,
-    lambda inner: (
+def _containers(inner):
+    """Lists, tuples and dicts of ``inner``: the shapes the tree paths copy and write."""
+    return (
         st.lists(inner, max_size=4)
         | st.lists(inner, max_size=3).map(tuple)
         | st.dictionaries(hashable, inner, max_size=3)
-        | st.sets(hashable, max_size=3)
-    ),  # a set inside: the general path
+    )
+
+
+nested_values = st.recursive(
+    scalars,
+    lambda inner: _containers(inner) | st.sets(hashable, max_size=3),  # a set inside: the general path
     max_leaves=16,
 )
 
@@ -210,15 +214,7 @@ def test_flat_arguments_are_compared_by_identity_not_canonicalized():
     assert CHANGED(before, (ys,)) == key(([[1, 0], [2]],))
 
 
-trees = st.recursive(
-    scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4)
-        | st.lists(inner, max_size=3).map(tuple)
-        | st.dictionaries(hashable, inner, max_size=3)
-    ),
-    max_leaves=12,
-)
+trees = st.recursive(scalars, _containers, max_leaves=12)
 
 
 def _edit_tree(value, how: int, rng) -> None:
