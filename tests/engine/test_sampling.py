@@ -553,6 +553,28 @@ def test_litellm_not_imported_by_the_package():
     assert out.stdout.strip() == "False", out.stderr
 
 
+def test_what_importing_litellm_leaves_is_out_of_every_collection():
+    # A full collection walks every object it tracks with the interpreter lock held: litellm's
+    # hundreds of thousands would stall the language server (benchmarks/gc_pauses.py).
+    pytest.importorskip("litellm")
+    code = (
+        "import gc, json, coherence.engine.sampling.quiet_litellm as q\n"
+        "before = len(gc.get_objects())\n"
+        "q.import_litellm()\n"
+        "print(json.dumps([before, len(gc.get_objects()), gc.get_freeze_count()]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(SERVER_DIR)},
+        timeout=120,
+    )
+    before, tracked, frozen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert frozen > 10 * before  # the import's objects, frozen
+    assert tracked < frozen / 10  # and what collections still walk is a small remainder
+
+
 # ---------------------------------------------------------------------------------------------
 # litellm mock_response: cost and token accounting
 # ---------------------------------------------------------------------------------------------

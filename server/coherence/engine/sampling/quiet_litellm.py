@@ -9,6 +9,7 @@ none of it, so a model configured without it is one ``SamplingError`` that names
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib.util
 import logging
 import os
@@ -60,6 +61,10 @@ def import_litellm(model: str | None = None) -> Any:
     for name in _QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.WARNING)
     _LITELLM = litellm
+    # Its import leaves some 370,000 objects that live as long as the process, and every full
+    # collection would walk them with the interpreter lock held: 0.2 s in which the language
+    # server answers nothing (docs/results.md#collections).  Frozen, collections leave them out.
+    gc.freeze()
     return litellm
 
 
