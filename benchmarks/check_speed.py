@@ -14,6 +14,9 @@ body in the editor (the LSP caches results by body, so this re-runs everything b
 isolation at all (every sample, where the check runs copies of one program once: the count is
 printed).  The ratio check/bare is the sandbox's price.  With --cold, each task is also
 checked with one-shot workers (no warm pool), right after the warm check, so both see the same load.
+With --input-cost 1,0.5,0, each first check is run again with a stand-in for its input stage
+that spends the given fraction of the CPU time generating, ordering and packing its inputs takes
+(measured alone, per task), then hands over the same inputs: what a cheaper generator would give.
 With --overlap, each first check is run again by a fresh checker on the same workers with its
 inputs already made (what it would take if generating them cost nothing), and once more with a
 generation of them running beside it in this process (a perfect overlap of generation and run).
@@ -178,6 +181,47 @@ async def _check_with_inputs_made(checker: Checker, config: CheckConfig, provide
     return time.perf_counter() - start
 
 
+def _burn_cpu(seconds: float) -> None:
+    """Pure-Python work for ``seconds`` of this thread's CPU time, holding the interpreter lock
+    between its switches as generating inputs does."""
+    end = time.thread_time() + seconds
+    total = 0
+    while time.thread_time() < end:
+        for i in range(200):
+            total += i
+
+
+async def _check_with_input_cost(
+    checker: Checker, config: CheckConfig, provider, target, fraction: float, stage_cpu: float
+) -> float:
+    """Seconds of a first check (a fresh checker on the same workers) whose input stage costs
+    ``fraction`` of ``stage_cpu``, the CPU time that generating, ordering and packing its inputs
+    takes: a stand-in spends that much and hands over the inputs the first check made (the
+    re-run's first inputs at once, as a generation makes them first).  What a check would take
+    with an input generator that much cheaper."""
+    made = checker._inputs_for(target)  # the first check's, from its cache
+
+    def stand_in(_target, early=None):
+        if early is not None:
+            early.inputs_made(made[0][: early.count])
+        _burn_cpu(fraction * stage_cpu)
+        return made
+
+    fresh = Checker(config, provider=provider, executor=checker.executor)
+    fresh._inputs_for = stand_in  # type: ignore[method-assign]  # the input stage, replaced
+    start = time.perf_counter()
+    await fresh.check(target)
+    return time.perf_counter() - start
+
+
+def _input_stage_cpu(config: CheckConfig, provider, checker: Checker, target) -> float:
+    """CPU seconds of one input stage for ``target`` (generation, ordering, packing), alone."""
+    fresh = Checker(config, provider=provider, executor=checker.executor)
+    start = time.thread_time()
+    fresh._inputs_for(target)
+    return time.thread_time() - start
+
+
 async def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", default="gpt_4o")
@@ -191,7 +235,18 @@ async def main() -> int:
         action="store_true",
         help="also time each check with its inputs already made, and with a generation's CPU spent beside it",
     )
+    ap.add_argument(
+        "--input-cost",
+        default="",
+        metavar="F,F...",
+        help="also time each first check with a stand-in input stage costing each fraction F of its CPU",
+    )
     args = ap.parse_args()
+    try:
+        fractions = [float(f) for f in args.input_cost.split(",") if f.strip()]
+    except ValueError:
+        print(f"--input-cost takes fractions such as 1,0.5,0: {args.input_cost!r}", file=sys.stderr)
+        return 2
     corpus = CORPUS / f"humaneval-{args.model}.jsonl.gz"
     if not corpus.is_file():
         print(f"corpus not found: {corpus}", file=sys.stderr)
@@ -212,6 +267,8 @@ async def main() -> int:
         )
     checks, bares, ratios, colds, exec_ratios, rechecks, recheck_ratios = [], [], [], [], [], [], []
     made_ratios: list[float] = []
+    cost_ratios: dict[float, list[float]] = {f: [] for f in fractions}
+    stage_cpus: list[float] = []
     beside_ratios: list[float] = []
     stages: dict[str, list[float]] = {}
     ran = [0, 0]  # programs the checks ran, programs bare ran (copies of one program run once)
@@ -247,6 +304,12 @@ async def main() -> int:
         if args.overlap:
             made_s = await _check_with_inputs_made(checker, config, provider, target, beside=False)
             beside_s = await _check_with_inputs_made(checker, config, provider, target, beside=True)
+        cost_s: dict[float, float] = {}
+        if fractions:
+            stage_cpus.append(_input_stage_cpu(config, provider, checker, target))
+            # alternated per task, so that a drift of the machine's speed does not favour one
+            for f in fractions if len(checks) % 2 == 0 else fractions[::-1]:
+                cost_s[f] = await _check_with_input_cost(checker, config, provider, target, f, stage_cpus[-1])
         inputs = generate_inputs(
             target.spec,
             args.inputs,
@@ -278,6 +341,8 @@ async def main() -> int:
         if made_s is not None and beside_s is not None:
             made_ratios.append(made_s / max(bare_s, 1e-9))
             beside_ratios.append(beside_s / max(bare_s, 1e-9))
+        for f, seconds in cost_s.items():
+            cost_ratios[f].append(seconds / max(bare_s, 1e-9))
         execution = timings.get("execution")
         if execution is not None:
             exec_ratios.append(execution / max(bare_s, 1e-9))
@@ -320,6 +385,15 @@ async def main() -> int:
                 f"the same first check with its inputs already made: median ratio {statistics.median(made_ratios):.2f}x bare; "
                 f"with a generation's CPU spent beside it (input generation overlapped with the run in this process, "
                 f"perfectly): {statistics.median(beside_ratios):.2f}x"
+            )
+        if stage_cpus and any(cost_ratios.values()):
+            print(
+                f"the same first check with a stand-in input stage (median CPU of the real one "
+                f"{statistics.median(stage_cpus) * 1000:.0f} ms) costing a fraction of it: "
+                + " · ".join(
+                    f"{f:g}: {statistics.median(v):.2f}x" for f, v in sorted(cost_ratios.items(), reverse=True) if v
+                )
+                + " bare"
             )
         if exec_ratios:
             print(
