@@ -38,6 +38,8 @@ TELLTALES = {
     "a handler of any signal": "any(signal.getsignal(s) not in (signal.SIG_DFL, signal.SIG_IGN, None)"
     " for s in signal.valid_signals() if s != signal.SIGINT)",
     "SIGINT without its KeyboardInterrupt": "signal.getsignal(signal.SIGINT) is not signal.default_int_handler",
+    "the worker's modules and its launcher": "any(n.partition('.')[0] == 'coherence_worker' for n in sys.modules)"
+    " or 'worker' in ' '.join(sys.argv) or 'worker' in str(getattr(sys.modules['__main__'], '__file__', ''))",
 }
 
 MODULE = '''import io
