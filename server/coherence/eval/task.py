@@ -83,8 +83,9 @@ class EvalOptions:
 
 
 class _ReferenceExecutor(Executor):
-    """Runs like a plain Executor, except that the first run also runs ``reference`` as one more
-    program; its row (and the full report) is kept here and removed from what the caller gets.
+    """Runs like a plain Executor, except that after the first run the benchmark's ``reference``
+    runs alone on the same inputs; ``first`` is that run's report with the reference's row
+    appended, and the caller gets the run without it.
 
     It also drops the module's extra ``sys_path`` (the ``--seeds tests`` workspace is for seed
     harvesting only, and the corpus programs import nothing from it)."""
@@ -101,28 +102,40 @@ class _ReferenceExecutor(Executor):
         module = replace(module, sys_path=())
         if self.first is not None or self.reference is None:
             return super().prepare(module, programs, **kw)
-        return _FirstRun(self, super().prepare(module, list(programs) + [self.reference], **kw))
+        return _FirstRun(self, module, kw.get("seed", 0), super().prepare(module, programs, **kw))
 
 
 class _FirstRun:
-    """The checker's first run, with the reference as its last program (see _ReferenceExecutor)."""
+    """The checker's first run, then the reference's own run on its inputs (see
+    _ReferenceExecutor).  The reference used to be one more program of the first run: it shared
+    the run's budget and slots, and under one slot (``--jobs`` as many as the cores) a slow one
+    left the check no input at all, which no user's check would have lost."""
 
-    def __init__(self, owner: _ReferenceExecutor, prepared):
+    def __init__(self, owner: _ReferenceExecutor, module, seed: int, prepared):
         self.owner = owner
+        self.module = module
+        self.seed = seed
         self.prepared = prepared
 
     def run(self, inputs, **kw):
         owner = self.owner
         report = self.prepared.run(inputs, **kw)
-        owner.first = report
+        owner.first = report  # set first: the reference's run below is a plain one
         owner.first_inputs = input_sources(inputs)
         owner.first_values = list(inputs) if all(isinstance(i, Input) for i in inputs) else None
-        return replace(
-            report,
-            outcomes=report.outcomes[:-1],
-            load_errors=report.load_errors[:-1],
-            timeouts=report.timeouts[:-1],
+        assert owner.reference is not None  # (prepare made this run for it)
+        # a failure to load shows in its row; a cancelled check raises here as in the first run
+        ref = owner.run(
+            self.module, [owner.reference], inputs, seed=self.seed, cancel=kw.get("cancel"), last=kw.get("last", ())
         )
+        row, error, timeouts = ref.outcomes[0], ref.load_errors[0], ref.timeouts[0]
+        owner.first = replace(
+            report,
+            outcomes=[*report.outcomes, row],
+            load_errors=[*report.load_errors, error],
+            timeouts=[*report.timeouts, timeouts],
+        )
+        return report
 
     def start_rerun(self, inputs):
         """The checker's early nondeterminism re-run (``PreparedRun.start_rerun``): without it, the
