@@ -539,17 +539,23 @@ def test_fresh_process_prints_nothing_on_stdout():
     assert out.stdout == ""
 
 
-def test_litellm_not_imported_by_the_package():
-    code = (
-        "import sys, coherence.engine.sampling as s; s.make_provider(model='openai/x'); print('litellm' in sys.modules)"
-    )
-    out = subprocess.run(
+def _fresh_python(code: str, timeout: float) -> subprocess.CompletedProcess[str]:
+    """``code`` run by a fresh interpreter that imports coherence from this tree (what a module
+    imports, or leaves behind, differs in one that ran other tests)."""
+    return subprocess.run(
         [sys.executable, "-c", code],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(SERVER_DIR)},
-        timeout=60,
+        timeout=timeout,
     )
+
+
+def test_litellm_not_imported_by_the_package():
+    code = (
+        "import sys, coherence.engine.sampling as s; s.make_provider(model='openai/x'); print('litellm' in sys.modules)"
+    )
+    out = _fresh_python(code, timeout=60)
     assert out.stdout.strip() == "False", out.stderr
 
 
@@ -563,13 +569,7 @@ def test_what_importing_litellm_leaves_is_out_of_every_collection():
         "q.import_litellm()\n"
         "print(json.dumps([before, len(gc.get_objects()), gc.get_freeze_count()]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(SERVER_DIR)},
-        timeout=120,
-    )
+    out = _fresh_python(code, timeout=120)
     before, tracked, frozen = json.loads(out.stdout.strip().splitlines()[-1])
     assert frozen > 10 * before  # the import's objects, frozen
     assert tracked < frozen / 10  # and what collections still walk is a small remainder
