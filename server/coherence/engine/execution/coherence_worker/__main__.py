@@ -26,9 +26,9 @@ def disappear() -> None:
     """What the checked code could test to tell a check from a real run (and pass only under
     the check), taken out of its sight before any of it runs: the worker's modules in
     ``sys.modules`` (this process holds them all already, and imports none of them later), its
-    launcher as ``__main__`` and in ``sys.argv``.  Done here once, every job's leader, where the
-    module is imported, and every child inherit it; each child doing it for itself wrote to
-    some 250 pages it shares with its leader, about 1 ms of CPU a program
+    launcher as ``__main__`` and in ``sys.argv``.  Done here once, so that every job's leader
+    (where the checked module is imported) and every child start without them; each child doing
+    it for itself wrote to some 250 pages it shares with its leader, about 1 ms of CPU a program
     (docs/results.md#worker-start).  What stays visible is listed in docs/sandbox.md."""
     own = _OWN + "."
     for name in [k for k in sys.modules if k == _OWN or k.startswith(own)]:
